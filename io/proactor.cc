@@ -1,0 +1,376 @@
+#include "io/proactor.h"
+
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/fiber/all.hpp>
+#include <cerrno>
+#include <cstring>
+
+#include <absl/strings/str_cat.h>
+#include <glog/logging.h>
+
+#include "io/uring_scheduler.h"
+
+namespace shardis::io {
+
+using boost::fibers::context;
+
+namespace {
+
+thread_local Proactor* tl_proactor = nullptr;
+
+// user_data values below this are tags, not Completion pointers (which are 8-byte aligned).
+constexpr uint64_t kIgnoreTag = 0;   // CQEs nobody waits for (the source side of MSG_RING)
+constexpr uint64_t kWakeTag = 1;     // a MSG_RING wake-up from another proactor
+constexpr uint64_t kEventfdTag = 2;  // the eventfd read completed: external tasks or notify()
+constexpr uint64_t kMaxTag = 8;
+
+constexpr unsigned kRingEntries = 1024;
+// Tasks taken from one inbox per poll: bounds the time the loop spends away from its own fibers.
+constexpr size_t kInboxBudget = 1024;
+// Fiber stacks: guard-paged mmap, committed lazily, so an idle connection costs a page or two.
+constexpr size_t kFiberStackSize = 256 * 1024;
+
+}  // namespace
+
+Mesh::Mesh(unsigned num_threads, size_t ring_capacity) : n_(num_threads) {
+  rings_.reserve(size_t(n_) * n_);
+  for (size_t i = 0; i < size_t(n_) * n_; ++i) {
+    rings_.push_back(std::make_unique<SpscRing<Task>>(ring_capacity));
+  }
+}
+
+Proactor::Proactor(unsigned index, Mesh* mesh, std::vector<Proactor*>* all)
+    : index_(index), mesh_(mesh), all_(all), overflow_(mesh->size()) {}
+
+Proactor::~Proactor() {
+  if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+Proactor* Proactor::current() { return tl_proactor; }
+
+absl::Status Proactor::Init() {
+  event_fd_ = eventfd(0, EFD_CLOEXEC);
+  if (event_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
+
+  // SINGLE_ISSUER + DEFER_TASKRUN: completions are processed only when this thread enters the
+  // ring, which is exactly once per loop iteration anyway, and the kernel skips cross-thread
+  // task-work signalling. Older kernels reject the flags: fall back to a plain ring.
+  io_uring_params params{};
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  int rc = io_uring_queue_init_params(kRingEntries, &ring_, &params);
+  if (rc == -EINVAL) {
+    params = {};
+    rc = io_uring_queue_init_params(kRingEntries, &ring_, &params);
+  } else if (rc == 0) {
+    defer_taskrun_ = true;
+  }
+  if (rc < 0) {
+    return absl::UnavailableError(absl::StrCat("io_uring_setup failed: ", strerror(-rc)));
+  }
+  ring_ready_ = true;
+  // One fewer fd lookup per io_uring_enter; optional.
+  io_uring_register_ring_fd(&ring_);
+
+  if (io_uring_probe* probe = io_uring_get_probe_ring(&ring_)) {
+    msg_ring_supported_ = io_uring_opcode_supported(probe, IORING_OP_MSG_RING);
+    io_uring_free_probe(probe);
+  }
+  ArmEventfd();
+  return absl::OkStatus();
+}
+
+void Proactor::ArmEventfd() {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_read(sqe, event_fd_, &eventfd_buf_, sizeof(eventfd_buf_), 0);
+  io_uring_sqe_set_data64(sqe, kEventfdTag);
+}
+
+io_uring_sqe* Proactor::GetSqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) {
+    // The submission queue is full: hand what we have to the kernel and take a fresh slot.
+    io_uring_submit(&ring_);
+    ++stats_.enters;
+    pending_sqes_ = 0;
+    sqe = io_uring_get_sqe(&ring_);
+    CHECK(sqe != nullptr);
+  }
+  ++pending_sqes_;
+  return sqe;
+}
+
+template <typename Prep>
+int Proactor::Await(Prep&& prep) {
+  DCHECK(tl_proactor == this) << "I/O must be issued on the proactor's own thread";
+  Completion done;
+  done.waiter = context::active();
+  io_uring_sqe* sqe = GetSqe();
+  prep(sqe);
+  io_uring_sqe_set_data(sqe, &done);
+  // Resumed by ReapCompletions on this thread when the CQE for `done` arrives.
+  done.waiter->suspend();
+  return done.res;
+}
+
+int Proactor::Accept(int listen_fd) {
+  return Await([&](io_uring_sqe* sqe) {
+    io_uring_prep_accept(sqe, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  });
+}
+
+int Proactor::Recv(int fd, void* buf, size_t len) {
+  return Await([&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, fd, buf, len, 0); });
+}
+
+int Proactor::Send(int fd, const void* buf, size_t len) {
+  return Await([&](io_uring_sqe* sqe) { io_uring_prep_send(sqe, fd, buf, len, MSG_NOSIGNAL); });
+}
+
+int Proactor::SendAll(int fd, const char* buf, size_t len) {
+  while (len > 0) {
+    int n = Send(fd, buf, len);
+    if (n < 0) return n;
+    if (n == 0) return -EPIPE;
+    buf += n;
+    len -= size_t(n);
+  }
+  return 0;
+}
+
+void Proactor::SleepFor(std::chrono::nanoseconds duration) {
+  __kernel_timespec ts;
+  ts.tv_sec = duration.count() / 1000000000;
+  ts.tv_nsec = duration.count() % 1000000000;
+  Await([&](io_uring_sqe* sqe) { io_uring_prep_timeout(sqe, &ts, 0, 0); });
+}
+
+void Proactor::CancelFd(int fd) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+  io_uring_sqe_set_data64(sqe, kIgnoreTag);
+}
+
+void Proactor::Launch(std::function<void()> fn) {
+  DCHECK(tl_proactor == this);
+  ++live_fibers_;
+  boost::fibers::fiber(std::allocator_arg, boost::fibers::protected_fixedsize_stack(kFiberStackSize),
+                       [this, fn = std::move(fn)] {
+                         fn();
+                         // The last fiber out lets a stopping Run() return.
+                         if (--live_fibers_ == 0 && stop_requested_.load() && main_waiter_) {
+                           context* waiter = std::exchange(main_waiter_, nullptr);
+                           context::active()->schedule(waiter);
+                         }
+                       })
+      .detach();
+}
+
+void Proactor::Run(std::function<void()> on_start) {
+  tl_proactor = this;
+  boost::fibers::use_scheduling_algorithm<UringScheduler>(this);
+  Launch(std::move(on_start));
+  // The thread's main context sleeps here; Stop() and the last fiber wake it.
+  while (!(stop_requested_.load() && live_fibers_ == 0)) {
+    main_waiter_ = context::active();
+    main_waiter_->suspend();
+  }
+  main_waiter_ = nullptr;
+}
+
+void Proactor::Stop() {
+  PostExternal([this] {
+    stop_requested_.store(true);
+    if (live_fibers_ == 0 && main_waiter_) {
+      context* waiter = std::exchange(main_waiter_, nullptr);
+      context::active()->schedule(waiter);
+    }
+  });
+}
+
+void Proactor::SendHop(unsigned to, Hop* hop) {
+  hop->origin_ = index_;
+  Task task{&Proactor::HopRun, hop};
+  SpscRing<Task>& ring = mesh_->ring(index_, to);
+  // Backpressure: a full ring makes this fiber yield (the loop keeps draining our own inboxes in
+  // the meantime, so two threads with full rings towards each other still make progress).
+  while (!overflow_[to].empty() || !ring.TryPush(task)) {
+    ++stats_.ring_full_waits;
+    FlushOverflow();
+    if (overflow_[to].empty() && ring.TryPush(task)) break;
+    boost::this_fiber::yield();
+  }
+  WakeIfParked((*all_)[to]);
+}
+
+void Proactor::HopRun(void* arg) {
+  Hop* hop = static_cast<Hop*>(arg);
+  hop->Run();
+  Proactor::current()->Post(hop->origin_, Task{&Proactor::HopDone, hop});
+}
+
+void Proactor::HopDone(void* arg) { static_cast<Hop*>(arg)->Done(); }
+
+void Proactor::Post(unsigned to, Task task) {
+  if (overflow_[to].empty() && mesh_->ring(index_, to).TryPush(task)) {
+    WakeIfParked((*all_)[to]);
+    return;
+  }
+  overflow_[to].push_back(task);
+  ++overflow_count_;
+}
+
+void Proactor::FlushOverflow() {
+  if (overflow_count_ == 0) return;
+  for (unsigned to = 0; to < overflow_.size(); ++to) {
+    auto& q = overflow_[to];
+    if (q.empty()) continue;
+    SpscRing<Task>& ring = mesh_->ring(index_, to);
+    while (!q.empty() && ring.TryPush(q.front())) {
+      q.pop_front();
+      --overflow_count_;
+    }
+    WakeIfParked((*all_)[to]);
+  }
+}
+
+void Proactor::WakeIfParked(Proactor* target) {
+  // Pairs with the fence in Park(): either the target sees our pushed task when it re-checks its
+  // inboxes, or we see its parked_ flag here. seq_cst on both sides rules out missing both.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!target->parked_.load(std::memory_order_relaxed)) return;
+  // exchange (not store) so that among several producers only one sends the wake-up.
+  if (!target->parked_.exchange(false, std::memory_order_relaxed)) return;
+  ++stats_.wakeups_sent;
+  if (msg_ring_supported_) {
+    // Rides on our next batched submit: no syscall of its own.
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_msg_ring(sqe, target->ring_.ring_fd, 0, kWakeTag, 0);
+    io_uring_sqe_set_data64(sqe, kIgnoreTag);
+  } else {
+    uint64_t one = 1;
+    ssize_t n = write(target->event_fd_, &one, sizeof(one));
+    (void)n;
+  }
+}
+
+void Proactor::PostExternal(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(external_mu_);
+    external_tasks_.push_back(std::move(fn));
+  }
+  uint64_t one = 1;
+  ssize_t n = write(event_fd_, &one, sizeof(one));
+  (void)n;
+}
+
+void Proactor::RunExternalTasks() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard<std::mutex> lock(external_mu_);
+    tasks.swap(external_tasks_);
+  }
+  for (auto& fn : tasks) fn();
+}
+
+bool Proactor::InboxesEmpty() const {
+  for (unsigned from = 0; from < mesh_->size(); ++from) {
+    if (from != index_ && !mesh_->ring(from, index_).Empty()) return false;
+  }
+  return true;
+}
+
+size_t Proactor::DrainInboxes() {
+  size_t ran = 0;
+  for (unsigned from = 0; from < mesh_->size(); ++from) {
+    if (from == index_) continue;
+    SpscRing<Task>& ring = mesh_->ring(from, index_);
+    Task task;
+    for (size_t i = 0; i < kInboxBudget && ring.TryPop(&task); ++i) {
+      task.fn(task.arg);
+      ++ran;
+    }
+  }
+  stats_.tasks_run += ran;
+  return ran;
+}
+
+void Proactor::ReapCompletions() {
+  io_uring_cqe* cqe;
+  unsigned head;
+  unsigned seen = 0;
+  bool eventfd_fired = false;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    ++seen;
+    uint64_t data = io_uring_cqe_get_data64(cqe);
+    if (data >= kMaxTag) {
+      Completion* done = reinterpret_cast<Completion*>(data);
+      done->res = cqe->res;
+      context::active()->get_scheduler()->schedule(done->waiter);
+    } else if (data == kEventfdTag) {
+      eventfd_fired = true;
+    }
+    // kWakeTag and kIgnoreTag need nothing: a wake-up only has to end the wait.
+  }
+  io_uring_cq_advance(&ring_, seen);
+  if (eventfd_fired) {
+    ArmEventfd();
+    RunExternalTasks();
+  }
+}
+
+void Proactor::Poll() {
+  ++stats_.loop_polls;
+  FlushOverflow();
+  // One enter per iteration: submit what the fibers queued and (with DEFER_TASKRUN) run the
+  // completion work. Without pending SQEs and without DEFER_TASKRUN the CQ ring is read directly.
+  if (pending_sqes_ > 0 || defer_taskrun_) {
+    io_uring_submit_and_get_events(&ring_);
+    pending_sqes_ = 0;
+    ++stats_.enters;
+  }
+  ReapCompletions();
+  DrainInboxes();
+}
+
+void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
+  FlushOverflow();
+  ReapCompletions();
+  if (DrainInboxes() > 0 || context::active()->get_scheduler()->has_ready_fibers()) {
+    Poll();
+    return;
+  }
+  // Announce that we are about to block, then look at the inboxes once more (see WakeIfParked).
+  parked_.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!InboxesEmpty()) {
+    parked_.store(false, std::memory_order_relaxed);
+    Poll();
+    return;
+  }
+  ++stats_.parks;
+  ++stats_.enters;
+  pending_sqes_ = 0;
+  io_uring_cqe* cqe = nullptr;
+  if (overflow_count_ > 0) {
+    // Our own outbox is full: the peer drains it without telling us, so look again shortly.
+    deadline = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(50));
+  }
+  if (deadline == std::chrono::steady_clock::time_point::max()) {
+    io_uring_submit_and_wait(&ring_, 1);
+  } else {
+    auto wait = deadline - std::chrono::steady_clock::now();
+    if (wait < std::chrono::nanoseconds(0)) wait = std::chrono::nanoseconds(0);
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+    __kernel_timespec ts{ns / 1000000000, ns % 1000000000};
+    io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+  }
+  parked_.store(false, std::memory_order_relaxed);
+  ReapCompletions();
+  DrainInboxes();
+}
+
+}  // namespace shardis::io

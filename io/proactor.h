@@ -1,0 +1,147 @@
+// Proactor: one per pinned thread. It owns an io_uring and drives the thread's boost.fibers
+// scheduler (see UringScheduler): fibers issue I/O through it and sleep until the completion
+// arrives; tasks from other threads arrive on SPSC rings and run inline in the loop.
+#pragma once
+
+#include <liburing.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include <absl/status/status.h>
+#include <absl/types/span.h>
+
+#include "io/spsc_ring.h"
+#include "io/task.h"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace shardis::io {
+
+class Proactor;
+
+// The N x N mesh of rings: ring(from, to) carries tasks from thread `from` to thread `to`.
+class Mesh {
+ public:
+  Mesh(unsigned num_threads, size_t ring_capacity);
+  unsigned size() const { return n_; }
+  SpscRing<Task>& ring(unsigned from, unsigned to) { return *rings_[from * n_ + to]; }
+
+ private:
+  unsigned n_;
+  std::vector<std::unique_ptr<SpscRing<Task>>> rings_;
+};
+
+class Proactor {
+ public:
+  struct Stats {
+    uint64_t loop_polls = 0;       // non-blocking poll passes (one per round of the ready queue)
+    uint64_t enters = 0;           // io_uring_enter calls (submit/reap/wait)
+    uint64_t parks = 0;            // times the thread blocked waiting for completions
+    uint64_t tasks_run = 0;        // tasks taken from the inbox rings
+    uint64_t wakeups_sent = 0;     // MSG_RING wake-ups sent to parked threads
+    uint64_t ring_full_waits = 0;  // times a fiber yielded because an outbox ring was full
+  };
+
+  Proactor(unsigned index, Mesh* mesh, std::vector<Proactor*>* all);
+  ~Proactor();
+  Proactor(const Proactor&) = delete;
+  Proactor& operator=(const Proactor&) = delete;
+
+  // Creates the io_uring. Must run on the thread that will own it (SINGLE_ISSUER).
+  absl::Status Init();
+  // Installs the fiber scheduler and runs the loop until Stop(); returns on the same thread.
+  // `on_start` runs in a fiber once the loop is up.
+  void Run(std::function<void()> on_start);
+  // Asks the loop to end (any thread). Run returns once every fiber launched here has finished.
+  void Stop();
+
+  static Proactor* current();  // the proactor of the calling thread, or nullptr
+  unsigned index() const { return index_; }
+  const Stats& stats() const { return stats_; }
+
+  // Starts a detached fiber on this thread. Call on this proactor's thread only.
+  void Launch(std::function<void()> fn);
+
+  // --- Fiber-blocking I/O. Call from a fiber on this proactor's thread. Results are like the
+  // syscalls' but errors are returned as -errno.
+  int Accept(int listen_fd);
+  int Recv(int fd, void* buf, size_t len);
+  int Send(int fd, const void* buf, size_t len);
+  // Sends all of buf (loops over short sends). Returns 0 or -errno.
+  int SendAll(int fd, const char* buf, size_t len);
+  // Sleeps the calling fiber. Returns early (false) only if the sleep was cancelled.
+  void SleepFor(std::chrono::nanoseconds duration);
+  // Cancels every pending operation on fd (they complete with -ECANCELED).
+  void CancelFd(int fd);
+
+  // --- Cross-thread messages.
+  // Sends a hop to thread `to` from a fiber on this thread; yields while the ring is full.
+  // hop->Run() executes on `to`, then hop->Done() back here.
+  void SendHop(unsigned to, Hop* hop);
+  // Posts a task to thread `to` from this thread without blocking (loop context or fiber); when the
+  // ring is full the task waits in a local overflow queue, keeping order.
+  void Post(unsigned to, Task task);
+  // Posts a task from a thread that is not a proactor (main thread, tests). Control plane only:
+  // it takes a mutex and writes an eventfd.
+  void PostExternal(std::function<void()> fn);
+
+  // --- Used by UringScheduler (the boost.fibers algorithm).
+  // Non-blocking: submit queued SQEs, reap completions, run inbox tasks.
+  void Poll();
+  // Blocks the thread until a completion, a task or the deadline (steady clock).
+  void Park(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  struct Completion {
+    boost::fibers::context* waiter = nullptr;
+    int res = 0;
+  };
+
+  io_uring_sqe* GetSqe();
+  // Queues an SQE prepared by `prep`, suspends the calling fiber until its CQE, returns cqe->res.
+  template <typename Prep>
+  int Await(Prep&& prep);
+  void ReapCompletions();
+  size_t DrainInboxes();
+  void FlushOverflow();
+  bool InboxesEmpty() const;
+  void WakeIfParked(Proactor* target);
+  void ArmEventfd();
+  void RunExternalTasks();
+  static void HopRun(void* arg);
+  static void HopDone(void* arg);
+
+  const unsigned index_;
+  Mesh* mesh_;
+  std::vector<Proactor*>* all_;  // every proactor of the pool, by index
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  bool defer_taskrun_ = false;
+  bool msg_ring_supported_ = false;
+  unsigned pending_sqes_ = 0;  // SQEs queued since the last enter
+
+  // Set by this thread right before it blocks; a producer that pushes into one of our inboxes
+  // and sees it set clears it and sends one wake-up, so a parked thread is woken at most once.
+  alignas(kCacheLine) std::atomic<bool> parked_{false};
+  alignas(kCacheLine) int event_fd_ = -1;  // wake-ups from non-proactor threads
+  uint64_t eventfd_buf_ = 0;
+  std::mutex external_mu_;
+  std::vector<std::function<void()>> external_tasks_;
+
+  std::vector<std::deque<Task>> overflow_;  // per destination, when its ring was full
+  size_t overflow_count_ = 0;
+  std::atomic<bool> stop_requested_{false};
+  boost::fibers::context* main_waiter_ = nullptr;
+  unsigned live_fibers_ = 0;
+  Stats stats_;
+};
+
+}  // namespace shardis::io
