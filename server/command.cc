@@ -1,0 +1,32 @@
+#include "server/command.h"
+
+#include <absl/strings/ascii.h>
+#include <absl/strings/str_cat.h>
+#include <glog/logging.h>
+
+namespace shardis::server {
+
+void CommandRegistry::Register(const CommandSpec& spec) {
+  CHECK((spec.on_shard == nullptr) != (spec.on_conn == nullptr)) << spec.name;
+  CHECK(specs_.emplace(std::string(spec.name), spec).second) << "duplicate command " << spec.name;
+}
+
+const CommandSpec* CommandRegistry::Find(std::string_view name) const {
+  // Command names are short: lower-case into a stack buffer instead of allocating.
+  char buf[32];
+  if (name.size() > sizeof(buf)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = absl::ascii_tolower(name[i]);
+  auto it = specs_.find(std::string_view(buf, name.size()));
+  return it == specs_.end() ? nullptr : &it->second;
+}
+
+CommandRegistry& Registry() {
+  static CommandRegistry* registry = new CommandRegistry();
+  return *registry;
+}
+
+std::string WrongArgsError(std::string_view command) {
+  return core::Concat("ERR wrong number of arguments for '", core::ToLower(command), "' command");
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,97 @@
+// The command table: one CommandSpec per command, registered by its family file
+// (string_family.cc, generic_family.cc, server_family.cc, connection_family.cc).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "core/reply_builder.h"
+#include "core/string_util.h"
+#include "shard/shard.h"
+
+namespace shardis::server {
+
+// args[0] is the command name as the client sent it; views into the connection's input buffer.
+using ArgSlice = std::span<const std::string_view>;
+
+struct ConnectionState;
+
+// What a command that runs on the shard owning its key sees. The handler runs on that shard's
+// thread (inline for local keys, in the owner's loop for remote ones): it must not block.
+struct ShardContext {
+  shard::Shard& shard;
+  shard::Db& db;  // the client's selected database on this shard
+  core::ReplyBuilder& rb;
+  int64_t now_ms;
+};
+using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
+
+// What a command that runs in the connection's fiber sees: it may hop to shards and wait.
+struct ConnContext {
+  ConnectionState& conn;
+  core::ReplyBuilder& rb;
+};
+using ConnHandler = void (*)(ArgSlice args, ConnContext& ctx);
+
+// Flags, reported by COMMAND INFO with Redis' names.
+enum CommandFlag : uint32_t {
+  kWrite = 1 << 0,
+  kReadOnly = 1 << 1,
+  kDenyOom = 1 << 2,
+  kAdmin = 1 << 3,
+  kPubSub = 1 << 4,
+  kNoScript = 1 << 5,
+  kLoading = 1 << 6,
+  kStale = 1 << 7,
+  kFast = 1 << 8,
+  kNoAuth = 1 << 9,
+};
+
+struct CommandSpec {
+  std::string_view name;  // lower case
+  int arity;              // Redis' arity: N = exactly N args (with the name), -N = at least N
+  uint32_t flags;
+  int first_key;          // Redis' legacy key spec; 0 = no keys
+  int last_key;           // -1 = the last argument
+  int key_step;
+  std::string_view acl_categories;  // space separated, without '@', e.g. "write string slow"
+  // Exactly one handler is set. Commands whose only key is args[1] use on_shard: the connection
+  // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
+  ShardHandler on_shard = nullptr;
+  ConnHandler on_conn = nullptr;
+};
+
+class CommandRegistry {
+ public:
+  void Register(const CommandSpec& spec);
+  // Case-insensitive lookup; nullptr for unknown commands.
+  const CommandSpec* Find(std::string_view name) const;
+  const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all() const { return specs_; }
+
+ private:
+  absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq> specs_;
+};
+
+// The process' command table, filled at start by the Register*Family functions.
+CommandRegistry& Registry();
+
+void RegisterStringFamily(CommandRegistry* registry);
+void RegisterGenericFamily(CommandRegistry* registry);
+void RegisterServerFamily(CommandRegistry* registry);
+void RegisterConnectionFamily(CommandRegistry* registry);
+
+// Redis' error texts, shared by the families.
+inline constexpr std::string_view kSyntaxErr = "ERR syntax error";
+inline constexpr std::string_view kNotIntegerErr = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloatErr = "ERR value is not a valid float";
+inline constexpr std::string_view kWrongTypeErr =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kOverflowErr = "ERR increment or decrement would overflow";
+std::string WrongArgsError(std::string_view command);  // "ERR wrong number of arguments for 'x' command"
+
+}  // namespace shardis::server

@@ -1,0 +1,91 @@
+// Connection: one client, served by one fiber on the thread that accepted it, for its whole life.
+// Each read is parsed into a batch of every complete request in the buffer; the batch executes in
+// request order (local keys inline, remote keys grouped into one hop per owning shard) and all
+// its replies leave in one send.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/reply_builder.h"
+#include "core/resp_parser.h"
+#include "io/proactor.h"
+#include "server/command.h"
+#include "server/connection_state.h"
+
+namespace shardis::server {
+
+class Connection {
+ public:
+  Connection(int fd, io::Proactor* proactor);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // The fiber body: reads, executes and replies until the client leaves or the server stops.
+  void Run();
+
+  ConnectionState& state() { return state_; }
+
+ private:
+  // A command the batch sends to another shard, with everything the owner needs to run it.
+  struct RemoteItem {
+    const CommandSpec* spec;
+    uint32_t args_begin;  // into args_
+    uint32_t args_count;
+    uint32_t slot;        // into slots_
+    int db;
+    bool resp3;
+  };
+  // One hop: this connection's commands for one remote shard, run there in order.
+  class RemoteBatch final : public io::Hop {
+   public:
+    Connection* conn = nullptr;
+    unsigned shard = 0;
+    std::vector<RemoteItem> items;
+    void Run() override;
+    void Done() override;
+  };
+
+  // Reads into the input buffer; false on EOF or error.
+  bool ReadMore();
+  // Parses every complete request in the buffer and executes them. False when the connection must
+  // close after the replies are sent (protocol error, QUIT).
+  bool ProcessInput();
+  void Dispatch(uint32_t args_begin, uint32_t args_count);
+  // Sends the pending remote batches, waits for them and appends their replies in order.
+  void FlushRemote();
+  // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before it.
+  std::string* NextReplyTarget(uint32_t* slot);
+  void ReplyUnknownCommand(ArgSlice args);
+
+  io::Proactor* proactor_;
+  ConnectionState state_;
+  core::RespParser parser_;
+  core::ReplyBuilder rb_;
+
+  // Input: bytes [parse_start_, filled_) are received but not yet consumed.
+  std::string in_;
+  size_t parse_start_ = 0;
+  size_t filled_ = 0;
+
+  struct Parsed {
+    uint32_t begin, count;  // the command's args in args_
+  };
+  std::vector<Parsed> parsed_;
+  // The batch being executed: the args of all its commands (views into in_, or into owned_args_).
+  std::vector<std::string_view> args_;
+  std::deque<std::string> owned_args_;  // copies of args the parser unescaped (quoted inline)
+  std::string out_;                     // replies ready to send, in request order
+  std::vector<std::string> slots_;      // replies that wait behind a remote one
+  uint32_t used_slots_ = 0;
+  std::vector<RemoteBatch> batches_;    // by shard id; reused
+  std::vector<unsigned> pending_shards_;
+  int outstanding_ = 0;                 // remote batches in flight
+  bool waiting_ = false;                // the fiber is suspended in FlushRemote
+  boost::fibers::context* fiber_ = nullptr;
+};
+
+}  // namespace shardis::server

@@ -1,0 +1,106 @@
+// Commands about the client's own connection: PING, ECHO, QUIT, HELLO, SELECT.
+#include <absl/strings/ascii.h>
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+
+#include "core/number.h"
+#include "core/string_util.h"
+#include "server/command.h"
+#include "server/connection_state.h"
+#include "shard/shard.h"
+
+namespace shardis::server {
+
+namespace {
+
+void Ping(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 2) return ctx.rb.Error(WrongArgsError("ping"));
+  if (args.size() == 2) return ctx.rb.Bulk(args[1]);
+  ctx.rb.SimpleString("PONG");
+}
+
+void Echo(ArgSlice args, ConnContext& ctx) { ctx.rb.Bulk(args[1]); }
+
+void Quit(ArgSlice, ConnContext& ctx) {
+  ctx.rb.Ok();
+  ctx.conn.close_after_reply = true;
+}
+
+void Select(ArgSlice args, ConnContext& ctx) {
+  int64_t index;
+  if (!core::ParseInt64(args[1], &index)) return ctx.rb.Error(kNotIntegerErr);
+  if (index < 0 || index >= shard::Shard::kNumDbs) {
+    return ctx.rb.Error("ERR DB index is out of range");
+  }
+  ctx.conn.db = int(index);
+  ctx.rb.Ok();
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+void Hello(ArgSlice args, ConnContext& ctx) {
+  int64_t version = ctx.conn.resp3 ? 3 : 2;
+  size_t i = 1;
+  if (args.size() > 1) {
+    if (!core::ParseInt64(args[1], &version)) {
+      return ctx.rb.Error("ERR Protocol version is not an integer or out of range");
+    }
+    i = 2;
+  }
+  std::string_view new_name;
+  bool set_name = false;
+  for (; i < args.size(); ++i) {
+    size_t more = args.size() - i - 1;
+    if (core::EqualsIgnoreCase(args[i], "AUTH") && more >= 2) {
+      i += 2;  // No password is configured: every user/password pair is accepted, as in Redis.
+    } else if (core::EqualsIgnoreCase(args[i], "SETNAME") && more >= 1) {
+      new_name = args[++i];
+      set_name = true;
+    } else {
+      return ctx.rb.Error(core::Concat("ERR Syntax error in HELLO option '", args[i], "'"));
+    }
+  }
+  if (version < 2 || version > 3) {
+    return ctx.rb.Error("NOPROTO unsupported protocol version");
+  }
+  if (set_name) {
+    for (char c : new_name) {
+      if (c < '!' || c > '~') {
+        return ctx.rb.Error(
+            "ERR Client names cannot contain spaces, newlines or special characters.");
+      }
+    }
+    ctx.conn.name = std::string(new_name);
+  }
+  ctx.conn.resp3 = version == 3;
+  ctx.rb.set_resp3(ctx.conn.resp3);
+  ctx.rb.MapHeader(7);
+  ctx.rb.Bulk("server");
+  ctx.rb.Bulk("redis");
+  ctx.rb.Bulk("version");
+  ctx.rb.Bulk("7.0.15");
+  ctx.rb.Bulk("proto");
+  ctx.rb.Integer(version);
+  ctx.rb.Bulk("id");
+  ctx.rb.Integer(int64_t(ctx.conn.id));
+  ctx.rb.Bulk("mode");
+  ctx.rb.Bulk("standalone");
+  ctx.rb.Bulk("role");
+  ctx.rb.Bulk("master");
+  ctx.rb.Bulk("modules");
+  ctx.rb.ArrayHeader(0);
+}
+
+}  // namespace
+
+void RegisterConnectionFamily(CommandRegistry* r) {
+  r->Register({"ping", -1, kFast | kStale, 0, 0, 0, "fast connection", nullptr, &Ping});
+  r->Register({"echo", 2, kFast | kStale, 0, 0, 0, "fast connection", nullptr, &Echo});
+  r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,
+               "fast connection", nullptr, &Quit});
+  r->Register({"select", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr,
+               &Select});
+  r->Register({"hello", -1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,
+               "fast connection", nullptr, &Hello});
+}
+
+}  // namespace shardis::server

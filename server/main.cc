@@ -1,0 +1,153 @@
+// shardis: the process. Parses flags, starts one pinned io_uring thread per shard, listens on
+// every thread, and on SIGTERM/SIGINT drains the connections and exits 0.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include <absl/strings/str_cat.h>
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include "io/cpu_count.h"
+#include "io/proactor_pool.h"
+#include "server/command.h"
+#include "server/listener.h"
+#include "server/server_state.h"
+#include "shard/shard_set.h"
+
+DEFINE_int32(port, 6379, "TCP port to listen on");
+DEFINE_string(bind, "127.0.0.1", "address to listen on (0.0.0.0 for every interface)");
+DEFINE_int32(threads, 0,
+             "shard threads; 0 = the CPUs this process may use (affinity mask, capped by the "
+             "cgroup CPU quota)");
+DEFINE_int32(shutdown_timeout_ms, 10000,
+             "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
+
+namespace shardis::server {
+namespace {
+
+std::string RandomHex(size_t n) {
+  std::random_device rd;
+  std::mt19937_64 gen(rd());
+  static const char kHex[] = "0123456789abcdef";
+  std::string s(n, '0');
+  for (char& c : s) c = kHex[gen() % 16];
+  return s;
+}
+
+void ExplainIoUringFailure(const absl::Status& status) {
+  std::cerr << "shardis: cannot start: " << status.message() << "\n"
+            << "shardis runs every thread on io_uring, and this system refused it. Check:\n"
+            << "  - the kernel is Linux 6.0 or newer with io_uring enabled "
+               "(sysctl kernel.io_uring_disabled must be 0);\n"
+            << "  - in a container, the seccomp profile allows io_uring_setup, io_uring_enter "
+               "and io_uring_register\n"
+            << "    (Docker: docker run --security-opt seccomp=unconfined ..., or a profile "
+               "that allows them);\n"
+            << "  - the locked-memory limit is large enough (ulimit -l; raise it with "
+               "--ulimit memlock=-1 in Docker).\n";
+}
+
+int Main(int argc, char** argv) {
+  gflags::SetUsageMessage("shardis: a Redis-compatible, thread-per-core datastore on io_uring");
+  gflags::SetVersionString("0.1.0");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  google::InstallFailureSignalHandler();
+
+  if (argc > 1) {
+    std::cerr << "shardis: unexpected argument '" << argv[1] << "' (flags are --name=value)\n";
+    return 1;
+  }
+
+  io::CpuBudget budget = io::DetectCpuBudget();
+  unsigned threads = FLAGS_threads > 0 ? unsigned(FLAGS_threads) : budget.threads;
+  LOG(INFO) << "shardis 0.1.0 starting: " << threads << " thread(s) (affinity allows "
+            << budget.affinity_cpus << " CPU(s), cgroup quota "
+            << (budget.quota_cpus > 0 ? absl::StrCat(budget.quota_cpus) : "none")
+            << (FLAGS_threads > 0 ? ", set by --threads)" : ")");
+
+  // Signals are taken synchronously by this thread; every other thread inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  ServerInfo& info = MutableInfo();
+  info.start_ms = shard::NowMs();
+  info.run_id = RandomHex(40);
+  info.bind = FLAGS_bind;
+  info.port = FLAGS_port;
+  info.threads = threads;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  info.executable = n > 0 ? std::string(exe, size_t(n)) : argv[0];
+
+  CommandRegistry& registry = Registry();
+  RegisterConnectionFamily(&registry);
+  RegisterStringFamily(&registry);
+  RegisterGenericFamily(&registry);
+  RegisterServerFamily(&registry);
+
+  // One listening socket per thread, all on the same port (SO_REUSEPORT).
+  std::vector<int> listen_fds;
+  for (unsigned i = 0; i < threads; ++i) {
+    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_port);
+    if (!fd.ok()) {
+      std::cerr << "shardis: " << fd.status().message() << "\n";
+      return 1;
+    }
+    listen_fds.push_back(*fd);
+  }
+
+  io::ProactorPool pool(threads);
+  if (absl::Status status = pool.Start(); !status.ok()) {
+    ExplainIoUringFailure(status);
+    return 1;
+  }
+  shard::ShardSet shards(&pool);
+  shard::shard_set = &shards;
+  shards.Start();
+  pool.AwaitOnAll([&](io::Proactor* p) {
+    int fd = listen_fds[p->index()];
+    p->Launch([p, fd] { AcceptLoop(p, fd); });
+  });
+  LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG(INFO) << "received " << strsignal(sig) << ", shutting down";
+
+  // Stop accepting, let every connection finish what it has read, then stop the threads.
+  pool.AwaitOnAll([](io::Proactor*) { StopServing(); });
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(FLAGS_shutdown_timeout_ms);
+  while (true) {
+    std::atomic<size_t> open{0};
+    pool.AwaitOnAll([&](io::Proactor*) { open += ConnectionCount(); });
+    if (open == 0) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      LOG(WARNING) << open << " connection(s) still open after " << FLAGS_shutdown_timeout_ms
+                   << " ms; exiting anyway";
+      std::_Exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  shards.Stop();
+  pool.Stop();
+  LOG(INFO) << "bye";
+  return 0;
+}
+
+}  // namespace
+}  // namespace shardis::server
+
+int main(int argc, char** argv) { return shardis::server::Main(argc, argv); }

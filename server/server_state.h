@@ -1,0 +1,59 @@
+// Server-wide facts (start time, run id, listening address) and the per-thread state that INFO and
+// CLIENT read: the connections living on a thread and its counters. Per-thread state is only
+// touched by its own thread; a command that needs all of it hops to every thread
+// (shard_set->AwaitAll) and reads ServerThreadState::current() there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <absl/container/flat_hash_set.h>
+
+#include "server/connection_state.h"
+
+namespace shardis::server {
+
+struct ServerInfo {
+  int64_t start_ms = 0;         // Unix ms at start
+  std::string run_id;           // 40 hex chars, random per start
+  std::string bind;
+  int port = 0;
+  unsigned threads = 0;
+  std::string executable;       // absolute path of the binary
+  std::string config_file;      // empty: embedded defaults
+};
+
+// Filled by main before serving; read-only afterwards.
+const ServerInfo& Info();
+ServerInfo& MutableInfo();
+
+struct ThreadStats {
+  uint64_t connections_received = 0;
+  uint64_t commands_processed = 0;
+  uint64_t net_input_bytes = 0;
+  uint64_t net_output_bytes = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t protocol_errors = 0;
+  uint64_t unknown_commands = 0;  // errors replied for commands not in the table
+};
+
+class ServerThreadState {
+ public:
+  static ServerThreadState& current();  // this thread's (thread_local)
+
+  ThreadStats& stats() { return stats_; }
+  // The clients connected to this thread; a ConnectionState is registered while its fiber runs.
+  const absl::flat_hash_set<ConnectionState*>& connections() const { return connections_; }
+  void AddConnection(ConnectionState* c) { connections_.insert(c); }
+  void RemoveConnection(ConnectionState* c) { connections_.erase(c); }
+
+ private:
+  ThreadStats stats_;
+  absl::flat_hash_set<ConnectionState*> connections_;
+};
+
+// A unique, increasing client id (CLIENT ID). Called once per accepted connection, not per request.
+uint64_t NextClientId();
+
+}  // namespace shardis::server

@@ -1,0 +1,173 @@
+#include "shard/shard_set.h"
+
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/operations.hpp>
+
+#include <absl/hash/hash.h>
+
+#include "io/proactor.h"
+
+namespace shardis::shard {
+
+using boost::fibers::context;
+using io::Proactor;
+
+ShardSet* shard_set = nullptr;
+
+namespace {
+
+// Active expiry: how often a shard looks for expired keys, and how many it removes per step before
+// yielding to its connections.
+constexpr auto kExpiryPeriod = std::chrono::milliseconds(100);
+constexpr size_t kExpiryChunk = 512;
+
+// Fan-out bookkeeping of one waiting fiber: the hops it sent and how many are still out.
+struct Waiter {
+  int outstanding = 0;
+  context* fiber = nullptr;
+  // The fiber may yield while hops are out (full ring, a local part that yields): it is scheduled
+  // only while it is actually suspended in Wait, never a second time while it sits in the ready queue.
+  bool suspended = false;
+  void Wait() {
+    while (outstanding > 0) {
+      suspended = true;
+      fiber->suspend();
+      suspended = false;
+    }
+  }
+  void OneDone() {
+    if (--outstanding == 0 && suspended) context::active()->schedule(fiber);
+  }
+};
+
+class FnHop final : public io::Hop {
+ public:
+  FnHop(absl::FunctionRef<void(Shard&)> fn, Waiter* waiter) : fn_(fn), waiter_(waiter) {}
+  void Run() override { fn_(*Shard::current()); }
+  void Done() override { waiter_->OneDone(); }
+
+ private:
+  absl::FunctionRef<void(Shard&)> fn_;
+  Waiter* waiter_;
+};
+
+}  // namespace
+
+ShardSet::ShardSet(io::ProactorPool* pool) : pool_(pool) {}
+ShardSet::~ShardSet() = default;
+
+void ShardSet::Start() {
+  shards_.resize(pool_->size());
+  pool_->AwaitOnAll([this](Proactor* p) {
+    shards_[p->index()] = std::make_unique<Shard>(p->index());
+    Shard* shard = shards_[p->index()].get();
+    Shard::set_current(shard);
+    p->Launch([this, shard] { ExpiryLoop(shard); });
+  });
+}
+
+void ShardSet::Stop() {
+  pool_->AwaitOnAll([this](Proactor*) { stopping_ = true; });
+}
+
+void ShardSet::ExpiryLoop(Shard* shard) {
+  Proactor* p = Proactor::current();
+  while (!stopping_) {
+    p->SleepFor(kExpiryPeriod);
+    // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
+    // pile up, and connections on this thread still get their turn.
+    while (!stopping_ && shard->ExpireStep(NowMs(), kExpiryChunk) == kExpiryChunk) {
+      boost::this_fiber::yield();
+    }
+  }
+}
+
+uint64_t ShardSet::HashKey(std::string_view key) {
+  // Redis Cluster's rule: hash only what is between the first '{' and the next '}', if non-empty.
+  size_t open = key.find('{');
+  if (open != std::string_view::npos) {
+    size_t close = key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) {
+      key = key.substr(open + 1, close - open - 1);
+    }
+  }
+  return absl::HashOf(key);
+}
+
+unsigned ShardSet::ShardOf(std::string_view key) const {
+  if (shards_.size() == 1) return 0;
+  return unsigned(HashKey(key) % shards_.size());
+}
+
+void ShardSet::Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn) {
+  Proactor* self = Proactor::current();
+  if (sid == self->index()) {
+    fn(*Shard::current());
+    return;
+  }
+  Waiter waiter{1, context::active(), false};
+  FnHop hop(fn, &waiter);
+  self->SendHop(sid, &hop);
+  waiter.Wait();
+}
+
+void ShardSet::AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn) {
+  Proactor* self = Proactor::current();
+  Waiter waiter{0, context::active(), false};
+  std::vector<FnHop> hops;
+  hops.reserve(sids.size());
+  bool run_local = false;
+  for (unsigned sid : sids) {
+    if (sid == self->index()) {
+      run_local = true;
+      continue;
+    }
+    hops.emplace_back(fn, &waiter);
+    ++waiter.outstanding;
+    self->SendHop(sid, &hops.back());
+  }
+  // The local part runs while the remote shards work on theirs.
+  if (run_local) fn(*Shard::current());
+  waiter.Wait();
+}
+
+void ShardSet::AwaitAll(absl::FunctionRef<void(Shard&)> fn) {
+  std::vector<unsigned> all(size());
+  for (unsigned i = 0; i < size(); ++i) all[i] = i;
+  AwaitShards(all, fn);
+}
+
+namespace {
+
+// A job run in a fiber on a remote shard; its fiber posts `done` back to the origin at the end.
+struct FiberJob {
+  const std::function<void(Shard&)>* fn;
+  Waiter* waiter;
+  unsigned origin;
+};
+
+void FiberJobDone(void* arg) { static_cast<FiberJob*>(arg)->waiter->OneDone(); }
+
+void FiberJobStart(void* arg) {
+  Proactor::current()->Launch([job = static_cast<FiberJob*>(arg)] {
+    (*job->fn)(*Shard::current());
+    Proactor::current()->Post(job->origin, io::Task{&FiberJobDone, job});
+  });
+}
+
+}  // namespace
+
+void ShardSet::AwaitAllInFibers(const std::function<void(Shard&)>& fn) {
+  Proactor* self = Proactor::current();
+  Waiter waiter{0, context::active(), false};
+  std::vector<FiberJob> jobs(size(), FiberJob{&fn, &waiter, self->index()});
+  for (unsigned sid = 0; sid < size(); ++sid) {
+    if (sid == self->index()) continue;
+    ++waiter.outstanding;
+    self->Post(sid, io::Task{&FiberJobStart, &jobs[sid]});
+  }
+  fn(*Shard::current());
+  waiter.Wait();
+}
+
+}  // namespace shardis::shard

@@ -1,0 +1,59 @@
+// ShardSet: which shard owns a key, and the hops that run code on other shards. A hop reads like a
+// function call: `shard_set->Await(sid, [&](Shard& s) { ... })` runs the lambda on the owner's
+// thread and resumes the calling fiber when it is done.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+
+#include "io/proactor_pool.h"
+#include "shard/shard.h"
+
+namespace shardis::shard {
+
+class ShardSet {
+ public:
+  explicit ShardSet(io::ProactorPool* pool);
+  ~ShardSet();
+
+  // Creates each thread's Shard on its own thread and starts its active-expiry fiber.
+  void Start();
+  // Stops the background fibers (call before the pool stops).
+  void Stop();
+
+  unsigned size() const { return unsigned(shards_.size()); }
+  // The shard that owns `key`: a hash of the key, or of its {hashtag} when it has a non-empty one,
+  // so that users can place related keys on one shard.
+  unsigned ShardOf(std::string_view key) const;
+  static uint64_t HashKey(std::string_view key);
+
+  // --- Hops. Call from a fiber on a proactor thread. fn runs inline in the target's loop, so it
+  // must not block; writes it makes to caller memory must not overlap between shards.
+  void Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn);
+  // Runs fn on every shard in parallel (the local one inline) and waits for all.
+  void AwaitAll(absl::FunctionRef<void(Shard&)> fn);
+  // Runs fn on the listed shards in parallel and waits for all.
+  void AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn);
+  // Runs fn in a new fiber on every shard, so it may block or yield (long jobs such as
+  // DEBUG POPULATE), and waits for all of them.
+  void AwaitAllInFibers(const std::function<void(Shard&)>& fn);
+
+  io::ProactorPool* pool() { return pool_; }
+
+ private:
+  void ExpiryLoop(Shard* shard);
+
+  io::ProactorPool* pool_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // shards_[i] is only touched by thread i
+  bool stopping_ = false;                      // read by the expiry fibers after each sleep
+};
+
+// The process' shard set (set by main before serving).
+extern ShardSet* shard_set;
+
+}  // namespace shardis::shard
