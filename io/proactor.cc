@@ -11,6 +11,7 @@
 #include <absl/strings/str_cat.h>
 #include <glog/logging.h>
 
+#include "io/fiber_stack.h"
 #include "io/uring_scheduler.h"
 
 namespace shardis::io {
@@ -157,7 +158,7 @@ void Proactor::CancelFd(int fd) {
 void Proactor::Launch(std::function<void()> fn) {
   DCHECK(tl_proactor == this);
   ++live_fibers_;
-  boost::fibers::fiber(std::allocator_arg, boost::fibers::protected_fixedsize_stack(kFiberStackSize),
+  boost::fibers::fiber(std::allocator_arg, FiberStack(kFiberStackSize),
                        [this, fn = std::move(fn)] {
                          fn();
                          // The last fiber out lets a stopping Run() return.
