@@ -1,0 +1,44 @@
+// Number parsing and formatting with Redis 7.0's exact rules.
+//
+// Clients see these texts (INCR, INCRBYFLOAT, ZSCORE, ZSCAN, ...) and scripts compare them
+// byte for byte, so every function documents the Redis routine whose behaviour it reproduces.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace shardis::core {
+
+// Enough for "-9223372036854775808" plus a NUL.
+inline constexpr size_t kInt64BufSize = 21;
+
+// Redis string2ll: optional '-', then digits; no '+', no spaces, no leading zeros ("0" alone is
+// fine, "-0" is not), no overflow, not empty.
+bool ParseInt64(std::string_view s, int64_t* out);
+
+// Redis string2d (getDoubleFromObject): strtod must consume the whole string; a leading space,
+// NaN, overflow to +-HUGE_VAL and underflow to zero are rejected. "inf", "+inf", "-inf",
+// "infinity" and hex floats are accepted because strtod accepts them.
+bool ParseDouble(std::string_view s, double* out);
+
+// Redis string2ld: like ParseDouble but with strtold, and strings of 5 KiB or more
+// (MAX_LONG_DOUBLE_CHARS) are rejected.
+bool ParseLongDouble(std::string_view s, long double* out);
+
+// Writes the decimal form of v to buf (at least kInt64BufSize bytes, no NUL written) and returns
+// its length. Table-driven, two digits per step: this is on the reply hot path.
+size_t FormatInt64(int64_t v, char* buf);
+std::string Int64ToString(int64_t v);
+
+// Redis 7.0 d2string: "nan", "inf", "-inf", "0", "-0"; integral values below 2^52 as integers;
+// everything else "%.17g". This is the text Redis stores for zset scores (visible in ZSCAN).
+std::string FormatDouble(double d);
+
+// Redis ld2string in LD_STR_HUMAN mode (INCRBYFLOAT, HINCRBYFLOAT): "%.17Lf" with trailing zeros
+// and a trailing '.' removed, "-0" printed as "0", infinities as "inf"/"-inf".
+std::string FormatLongDouble(long double v);
+
+}  // namespace shardis::core

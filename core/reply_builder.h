@@ -1,0 +1,56 @@
+// Serialises replies in RESP2 or RESP3 (after HELLO 3) by appending to a caller-owned string.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardis::core {
+
+// Appends to *output(); it never clears or shrinks it, so one string can collect the replies of a
+// whole pipeline and be sent with one write. The builder keeps no other state than the protocol
+// version, so it is cheap to create or to re-point with set_output() per reply slot.
+// RESP3-only types are downgraded for RESP2 exactly as Redis 7.0 does.
+class ReplyBuilder {
+ public:
+  explicit ReplyBuilder(std::string* out = nullptr) : out_(out) {}
+
+  void set_output(std::string* out) { out_ = out; }
+  std::string* output() const { return out_; }
+  void set_resp3(bool v) { resp3_ = v; }
+  bool resp3() const { return resp3_; }
+
+  void SimpleString(std::string_view s);  // "+s"; s must not contain CR or LF
+  void Ok();                              // "+OK"
+  // "-msg". The caller supplies the error code word ("ERR ...", "WRONGTYPE ..."). CR/LF at the
+  // ends are trimmed and inner ones become spaces (Redis' addReplyErrorFormat), so a message
+  // that quotes client input cannot break the framing.
+  void Error(std::string_view msg);
+  void Integer(int64_t v);        // ":v"
+  void Bulk(std::string_view s);  // "$len" CRLF s
+  void Null();                    // RESP2 "$-1", RESP3 "_"
+  void NullArray();               // RESP2 "*-1", RESP3 "_"
+  void ArrayHeader(size_t n);     // "*n"
+  void MapHeader(size_t n);       // RESP3 "%n"; RESP2 "*2n" (flat key, value, key, value...)
+  void SetHeader(size_t n);       // RESP3 "~n"; RESP2 "*n"
+  void PushHeader(size_t n);      // RESP3 ">n"; RESP2 "*n"
+  // Redis 7.0 addReplyDouble: "%.17g" (ZSCORE 0.1 -> "0.10000000000000001"), "inf"/"-inf";
+  // RESP3 ",repr", RESP2 a bulk string of repr. NaN is written "nan" (RESP3's spelling).
+  void Double(double d);
+  void Bool(bool b);  // RESP3 "#t"/"#f"; RESP2 ":1"/":0"
+  // RESP3 "=len" CRLF "txt:s"; RESP2 a plain bulk of s. type must be exactly 3 characters.
+  void Verbatim(std::string_view s, std::string_view type = "txt");
+  void BulkArray(const std::vector<std::string_view>& items);  // "*n" then n bulks
+
+ private:
+  // One append of prefix, decimal n and CRLF: the shape of every header and of integers.
+  void Line(char prefix, int64_t n);
+
+  std::string* out_;
+  bool resp3_ = false;
+};
+
+}  // namespace shardis::core
