@@ -1,0 +1,252 @@
+// Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, the EXPIRE family, TTL, PERSIST, TYPE, KEYS.
+//
+// Commands over many keys fan out: key positions are grouped per owning shard and each shard
+// involved counts its part in one parallel hop; the connection sums the counts.
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/glob.h"
+#include "core/number.h"
+#include "core/string_util.h"
+#include "server/command.h"
+#include "server/connection_state.h"
+#include "shard/shard_set.h"
+
+namespace shardis::server {
+
+namespace {
+
+using shard::Entry;
+
+// Runs `fn(db, key, now)` for every key in args[1..] on the key's shard and returns how many calls
+// returned true. Each shard writes only its own counter.
+template <typename Fn>
+int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, Fn&& fn) {
+  shard::ShardSet& ss = *shard::shard_set;
+  std::vector<std::vector<uint32_t>> by_shard(ss.size());
+  std::vector<unsigned> shards;
+  for (size_t i = 1; i < args.size(); ++i) {
+    unsigned sid = ss.ShardOf(args[i]);
+    if (by_shard[sid].empty()) shards.push_back(sid);
+    by_shard[sid].push_back(uint32_t(i));
+  }
+  std::vector<int64_t> counts(ss.size(), 0);
+  const int db_index = ctx.conn.db;
+  ss.AwaitShards(shards, [&](shard::Shard& s) {
+    shard::Db& db = s.db(db_index);
+    const int64_t now = shard::NowMs();
+    int64_t n = 0;
+    for (uint32_t i : by_shard[s.id()]) n += fn(s, db, args[i], now) ? 1 : 0;
+    counts[s.id()] = n;
+  });
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  return total;
+}
+
+// A read lookup that counts a keyspace hit or miss, as Redis' lookupKeyRead does.
+Entry* LookupRead(shard::Shard& s, shard::Db& db, std::string_view key, int64_t now) {
+  Entry* e = db.Find(key, now);
+  if (e != nullptr) {
+    ++s.stats().keyspace_hits;
+  } else {
+    ++s.stats().keyspace_misses;
+  }
+  return e;
+}
+
+void CmdDel(ArgSlice args, ConnContext& ctx) {
+  ctx.rb.Integer(
+      CountOverKeys(args, ctx, [](shard::Shard&, shard::Db& db, std::string_view key, int64_t now) {
+        return db.Erase(key, now);
+      }));
+}
+
+// EXISTS and TOUCH: a key given twice counts twice.
+void CmdExists(ArgSlice args, ConnContext& ctx) {
+  ctx.rb.Integer(CountOverKeys(
+      args, ctx, [](shard::Shard& s, shard::Db& db, std::string_view key, int64_t now) {
+        return LookupRead(s, db, key, now) != nullptr;
+      }));
+}
+
+// --- EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX | XX | GT | LT]
+
+enum ExpireFlag : unsigned { kNx = 1, kXx = 2, kGt = 4, kLt = 8 };
+
+template <bool kMillis, bool kAbsolute>
+void CmdExpire(ArgSlice args, ShardContext& ctx) {
+  constexpr std::string_view kName =
+      kMillis ? (kAbsolute ? "pexpireat" : "pexpire") : (kAbsolute ? "expireat" : "expire");
+  unsigned flags = 0;
+  for (size_t j = 3; j < args.size(); ++j) {
+    std::string_view opt = args[j];
+    if (core::EqualsIgnoreCase(opt, "nx")) {
+      flags |= kNx;
+    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+      flags |= kXx;
+    } else if (core::EqualsIgnoreCase(opt, "gt")) {
+      flags |= kGt;
+    } else if (core::EqualsIgnoreCase(opt, "lt")) {
+      flags |= kLt;
+    } else {
+      return ctx.rb.Error(core::Concat("ERR Unsupported option ", opt));
+    }
+  }
+  if ((flags & kNx) && (flags & (kXx | kGt | kLt))) {
+    return ctx.rb.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if ((flags & kGt) && (flags & kLt)) {
+    return ctx.rb.Error("ERR GT and LT options at the same time are not compatible");
+  }
+
+  int64_t when;
+  if (!core::ParseInt64(args[2], &when)) return ctx.rb.Error(kNotIntegerErr);
+  auto invalid = [&] {
+    ctx.rb.Error(core::Concat("ERR invalid expire time in '", kName, "' command"));
+  };
+  // Negative times are allowed (they delete the key); only overflow is an error.
+  if (!kMillis) {
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 1000;
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min() / 1000;
+    if (when > kMax || when < kMin) return invalid();
+    when *= 1000;
+  }
+  const int64_t base = kAbsolute ? 0 : ctx.now_ms;
+  if (when > std::numeric_limits<int64_t>::max() - base) return invalid();
+  when += base;
+
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  if (e == nullptr) return ctx.rb.Integer(0);
+  // A key without expiry has an infinite TTL: GT never beats it, LT always does.
+  const int64_t current = e->expire_at_ms;
+  if ((flags & kNx) && current != 0) return ctx.rb.Integer(0);
+  if ((flags & kXx) && current == 0) return ctx.rb.Integer(0);
+  if ((flags & kGt) && (current == 0 || when <= current)) return ctx.rb.Integer(0);
+  if ((flags & kLt) && current != 0 && when >= current) return ctx.rb.Integer(0);
+
+  if (when <= ctx.now_ms) {
+    ctx.db.Erase(args[1], ctx.now_ms);  // a deadline already passed deletes the key
+  } else {
+    ctx.db.SetExpire(args[1], e, when);
+  }
+  ctx.rb.Integer(1);
+}
+
+// TTL, PTTL (remaining time) and EXPIRETIME, PEXPIRETIME (absolute deadline):
+// -2 for a missing key, -1 for a key without expiry.
+template <bool kMillis, bool kAbsolute>
+void CmdTtl(ArgSlice args, ShardContext& ctx) {
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  if (e == nullptr) {
+    ++ctx.shard.stats().keyspace_misses;
+    return ctx.rb.Integer(-2);
+  }
+  ++ctx.shard.stats().keyspace_hits;
+  if (e->expire_at_ms == 0) return ctx.rb.Integer(-1);
+  int64_t ttl = kAbsolute ? e->expire_at_ms : e->expire_at_ms - ctx.now_ms;
+  if (ttl < 0) ttl = 0;
+  ctx.rb.Integer(kMillis ? ttl : (ttl + 500) / 1000);
+}
+
+void CmdPersist(ArgSlice args, ShardContext& ctx) {
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  if (e == nullptr || e->expire_at_ms == 0) return ctx.rb.Integer(0);
+  ctx.db.SetExpire(args[1], e, 0);
+  ctx.rb.Integer(1);
+}
+
+std::string_view TypeName(shard::ObjType type) {
+  switch (type) {
+    case shard::ObjType::kString:
+      return "string";
+  }
+  return "none";
+}
+
+void CmdType(ArgSlice args, ShardContext& ctx) {
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  if (e == nullptr) {
+    ++ctx.shard.stats().keyspace_misses;
+    return ctx.rb.SimpleString("none");
+  }
+  ++ctx.shard.stats().keyspace_hits;
+  ctx.rb.SimpleString(TypeName(e->type));
+}
+
+// KEYS pattern: every shard matches its own keys in parallel; the order is unspecified, as in
+// Redis.
+void CmdKeys(ArgSlice args, ConnContext& ctx) {
+  std::string_view pattern = args[1];
+  const bool all = pattern == "*";  // "*" also matches the empty key, unlike the glob itself
+  shard::ShardSet& ss = *shard::shard_set;
+  std::vector<std::vector<std::string>> found(ss.size());
+  const int db_index = ctx.conn.db;
+  ss.AwaitAll([&](shard::Shard& s) {
+    std::vector<std::string>& out = found[s.id()];
+    s.db(db_index).ForEachLive(shard::NowMs(), [&](std::string_view key, const Entry&) {
+      if (all || core::GlobMatch(pattern, key)) out.emplace_back(key);
+    });
+  });
+  size_t total = 0;
+  for (const auto& v : found) total += v.size();
+  ctx.rb.ArrayHeader(total);
+  for (const auto& v : found) {
+    for (const std::string& key : v) ctx.rb.Bulk(key);
+  }
+}
+
+}  // namespace
+
+void RegisterGenericFamily(CommandRegistry* r) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
+  auto multi_key = [&](std::string_view name, uint32_t flags, std::string_view acl, ConnHandler h) {
+    r->Register({.name = name,
+                 .arity = -2,
+                 .flags = flags,
+                 .first_key = 1,
+                 .last_key = -1,
+                 .key_step = 1,
+                 .acl_categories = acl,
+                 .on_conn = h});
+  };
+  multi_key("del", kW, "keyspace write slow", CmdDel);
+  multi_key("unlink", kW | kF, "keyspace write fast", CmdDel);
+  multi_key("exists", kR | kF, "keyspace read fast", CmdExists);
+  multi_key("touch", kR | kF, "keyspace read fast", CmdExists);
+
+  auto one_key = [&](std::string_view name, int arity, uint32_t flags, std::string_view acl,
+                     ShardHandler h) {
+    r->Register({.name = name,
+                 .arity = arity,
+                 .flags = flags,
+                 .first_key = 1,
+                 .last_key = 1,
+                 .key_step = 1,
+                 .acl_categories = acl,
+                 .on_shard = h});
+  };
+  one_key("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>);
+  one_key("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>);
+  one_key("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>);
+  one_key("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>);
+  one_key("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>);
+  one_key("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>);
+  one_key("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>);
+  one_key("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>);
+  one_key("persist", 2, kW | kF, "keyspace write fast", CmdPersist);
+  one_key("type", 2, kR | kF, "keyspace read fast", CmdType);
+
+  r->Register({.name = "keys",
+               .arity = 2,
+               .flags = kR,
+               .first_key = 0,
+               .last_key = 0,
+               .key_step = 0,
+               .acl_categories = "keyspace read slow dangerous",
+               .on_conn = CmdKeys});
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,522 @@
+// String commands: GET, SET and its variants, counters, APPEND, ranges, MGET/MSET.
+//
+// Single-key commands run on the shard that owns the key (ShardHandler). MGET and MSET fan out:
+// the key indices are grouped per owning shard and every shard involved handles its group in one
+// hop, in parallel (their cross-shard atomicity is the transaction layer's job, not yet here).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/number.h"
+#include "core/string_util.h"
+#include "server/command.h"
+#include "server/connection_state.h"
+#include "shard/shard_set.h"
+
+namespace shardis::server {
+
+namespace {
+
+using shard::Entry;
+using shard::ObjType;
+
+// Redis' proto-max-bulk-len: the largest string a command may build (APPEND, SETRANGE).
+constexpr int64_t kMaxStringLen = 512ll * 1024 * 1024;
+constexpr std::string_view kStringTooLongErr =
+    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+// A lookup for reading: counts a keyspace hit or miss, as Redis' lookupKeyRead does.
+Entry* LookupRead(ShardContext& ctx, std::string_view key) {
+  Entry* e = ctx.db.Find(key, ctx.now_ms);
+  if (e != nullptr) {
+    ++ctx.shard.stats().keyspace_hits;
+  } else {
+    ++ctx.shard.stats().keyspace_misses;
+  }
+  return e;
+}
+
+bool IsString(const Entry* e) { return e->type == ObjType::kString; }
+
+// Stores a string value at key. Unless keep_ttl, the expiry becomes at_ms (0: none), as Redis'
+// setKey removes the TTL of a key it overwrites.
+void StoreString(ShardContext& ctx, std::string_view key, std::string_view value, bool keep_ttl,
+                 int64_t at_ms) {
+  bool inserted;
+  Entry* e = ctx.db.FindOrInsert(key, ctx.now_ms, &inserted);
+  e->type = ObjType::kString;
+  e->value.assign(value.data(), value.size());
+  if (!keep_ttl) ctx.db.SetExpire(key, e, at_ms);
+}
+
+// --- SET / GETEX option parsing (Redis' parseExtendedStringArgumentsOrReply).
+
+enum SetFlag : unsigned {
+  kSetNx = 1 << 0,
+  kSetXx = 1 << 1,
+  kSetGet = 1 << 2,
+  kKeepTtl = 1 << 3,
+  kPersist = 1 << 4,
+  kEx = 1 << 5,
+  kPx = 1 << 6,
+  kExAt = 1 << 7,
+  kPxAt = 1 << 8,
+};
+constexpr unsigned kAnyExpire = kEx | kPx | kExAt | kPxAt;
+
+struct SetOptions {
+  unsigned flags = 0;
+  std::string_view expire;  // the argument after EX/PX/EXAT/PXAT
+};
+
+enum class OptionsFor { kSet, kGetEx };
+
+// Parses args[start..]. Returns false on a syntax error (the caller replies it). Like Redis, a
+// repeated expiry option of the same kind is accepted and the last one wins.
+bool ParseSetOptions(ArgSlice args, size_t start, OptionsFor cmd, SetOptions* opts) {
+  unsigned& f = opts->flags;
+  const bool is_set = cmd == OptionsFor::kSet;
+  for (size_t j = start; j < args.size(); ++j) {
+    std::string_view opt = args[j];
+    const bool has_next = j + 1 < args.size();
+    auto expire_option = [&](unsigned flag) {
+      if ((f & (kKeepTtl | kPersist | (kAnyExpire & ~flag))) || !has_next) return false;
+      f |= flag;
+      opts->expire = args[++j];
+      return true;
+    };
+    if (core::EqualsIgnoreCase(opt, "nx") && !(f & kSetXx) && is_set) {
+      f |= kSetNx;
+    } else if (core::EqualsIgnoreCase(opt, "xx") && !(f & kSetNx) && is_set) {
+      f |= kSetXx;
+    } else if (core::EqualsIgnoreCase(opt, "get") && is_set) {
+      f |= kSetGet;
+    } else if (core::EqualsIgnoreCase(opt, "keepttl") && !(f & (kPersist | kAnyExpire)) && is_set) {
+      f |= kKeepTtl;
+    } else if (core::EqualsIgnoreCase(opt, "persist") && !(f & (kKeepTtl | kAnyExpire)) &&
+               !is_set) {
+      f |= kPersist;
+    } else if (core::EqualsIgnoreCase(opt, "ex")) {
+      if (!expire_option(kEx)) return false;
+    } else if (core::EqualsIgnoreCase(opt, "px")) {
+      if (!expire_option(kPx)) return false;
+    } else if (core::EqualsIgnoreCase(opt, "exat")) {
+      if (!expire_option(kExAt)) return false;
+    } else if (core::EqualsIgnoreCase(opt, "pxat")) {
+      if (!expire_option(kPxAt)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ReplyInvalidExpire(core::ReplyBuilder& rb, std::string_view command) {
+  rb.Error(core::Concat("ERR invalid expire time in '", command, "' command"));
+}
+
+// Turns an EX/PX/EXAT/PXAT argument into an absolute deadline in ms (Redis'
+// getExpireMillisecondsOrReply): it must be a positive integer, and the result must not overflow.
+// Replies the error and returns false otherwise.
+bool ParseExpireDeadline(std::string_view arg, unsigned flags, int64_t now_ms,
+                         std::string_view command, core::ReplyBuilder& rb, int64_t* at_ms) {
+  int64_t v;
+  if (!core::ParseInt64(arg, &v)) {
+    rb.Error(kNotIntegerErr);
+    return false;
+  }
+  const bool seconds = flags & (kEx | kExAt);
+  if (v <= 0 || (seconds && v > std::numeric_limits<int64_t>::max() / 1000)) {
+    ReplyInvalidExpire(rb, command);
+    return false;
+  }
+  if (seconds) v *= 1000;
+  if ((flags & (kEx | kPx)) && __builtin_add_overflow(v, now_ms, &v)) {
+    ReplyInvalidExpire(rb, command);
+    return false;
+  }
+  *at_ms = v;
+  return true;
+}
+
+// --- GET and SET family.
+
+void CmdGet(ArgSlice args, ShardContext& ctx) {
+  Entry* e = LookupRead(ctx, args[1]);
+  if (e == nullptr) return ctx.rb.Null();
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  ctx.rb.Bulk(e->value);
+}
+
+// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
+void CmdSet(ArgSlice args, ShardContext& ctx) {
+  std::string_view key = args[1], value = args[2];
+  SetOptions opts;
+  if (!ParseSetOptions(args, 3, OptionsFor::kSet, &opts)) return ctx.rb.Error(kSyntaxErr);
+  const unsigned f = opts.flags;
+  int64_t at_ms = 0;
+  if ((f & kAnyExpire) && !ParseExpireDeadline(opts.expire, f, ctx.now_ms, "set", ctx.rb, &at_ms)) {
+    return;
+  }
+  const bool keep_ttl = f & kKeepTtl;
+  if (!(f & (kSetNx | kSetXx | kSetGet))) {  // the common case: one table probe
+    StoreString(ctx, key, value, keep_ttl, at_ms);
+    return ctx.rb.Ok();
+  }
+
+  bool found;
+  if (f & kSetGet) {
+    // The old value is the reply, whether or not NX/XX then let the write happen.
+    Entry* e = LookupRead(ctx, key);
+    if (e != nullptr && !IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+    found = e != nullptr;
+    if (found) {
+      ctx.rb.Bulk(e->value);
+    } else {
+      ctx.rb.Null();
+    }
+  } else {
+    found = ctx.db.Find(key, ctx.now_ms) != nullptr;
+  }
+  if (((f & kSetNx) && found) || ((f & kSetXx) && !found)) {
+    if (!(f & kSetGet)) ctx.rb.Null();
+    return;
+  }
+  StoreString(ctx, key, value, keep_ttl, at_ms);
+  if (!(f & kSetGet)) ctx.rb.Ok();
+}
+
+void CmdSetNx(ArgSlice args, ShardContext& ctx) {
+  if (ctx.db.Find(args[1], ctx.now_ms) != nullptr) return ctx.rb.Integer(0);
+  StoreString(ctx, args[1], args[2], false, 0);
+  ctx.rb.Integer(1);
+}
+
+// SETEX key seconds value / PSETEX key milliseconds value.
+template <bool kMillis>
+void CmdSetEx(ArgSlice args, ShardContext& ctx) {
+  int64_t at_ms;
+  if (!ParseExpireDeadline(args[2], kMillis ? kPx : kEx, ctx.now_ms, kMillis ? "psetex" : "setex",
+                           ctx.rb, &at_ms)) {
+    return;
+  }
+  StoreString(ctx, args[1], args[3], false, at_ms);
+  ctx.rb.Ok();
+}
+
+void CmdGetSet(ArgSlice args, ShardContext& ctx) {
+  Entry* e = LookupRead(ctx, args[1]);
+  if (e == nullptr) {
+    ctx.rb.Null();
+    StoreString(ctx, args[1], args[2], false, 0);
+    return;
+  }
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  ctx.rb.Bulk(e->value);
+  e->value.assign(args[2].data(), args[2].size());
+  ctx.db.SetExpire(args[1], e, 0);
+}
+
+void CmdGetDel(ArgSlice args, ShardContext& ctx) {
+  Entry* e = LookupRead(ctx, args[1]);
+  if (e == nullptr) return ctx.rb.Null();
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  ctx.rb.Bulk(e->value);
+  ctx.db.Erase(args[1], ctx.now_ms);
+}
+
+// GETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST]
+void CmdGetEx(ArgSlice args, ShardContext& ctx) {
+  SetOptions opts;
+  if (!ParseSetOptions(args, 2, OptionsFor::kGetEx, &opts)) return ctx.rb.Error(kSyntaxErr);
+  const unsigned f = opts.flags;
+  Entry* e = LookupRead(ctx, args[1]);
+  if (e == nullptr) return ctx.rb.Null();
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  int64_t at_ms = 0;
+  if ((f & kAnyExpire) &&
+      !ParseExpireDeadline(opts.expire, f, ctx.now_ms, "getex", ctx.rb, &at_ms)) {
+    return;
+  }
+  ctx.rb.Bulk(e->value);
+  if ((f & (kExAt | kPxAt)) && at_ms <= ctx.now_ms) {
+    ctx.db.Erase(args[1], ctx.now_ms);  // an absolute deadline already in the past
+  } else if (f & kAnyExpire) {
+    ctx.db.SetExpire(args[1], e, at_ms);
+  } else if (f & kPersist) {
+    ctx.db.SetExpire(args[1], e, 0);
+  }
+}
+
+// --- Counters.
+
+void IncrBy(ShardContext& ctx, std::string_view key, int64_t incr) {
+  Entry* e = ctx.db.Find(key, ctx.now_ms);
+  int64_t value = 0;
+  if (e != nullptr) {
+    if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+    if (!core::ParseInt64(e->value, &value)) return ctx.rb.Error(kNotIntegerErr);
+  }
+  if (__builtin_add_overflow(value, incr, &value)) return ctx.rb.Error(kOverflowErr);
+  char buf[core::kInt64BufSize];
+  std::string_view text(buf, core::FormatInt64(value, buf));
+  if (e == nullptr) {
+    StoreString(ctx, key, text, false, 0);
+  } else {
+    e->value.assign(text.data(), text.size());  // the TTL stays, as in Redis
+  }
+  ctx.rb.Integer(value);
+}
+
+void CmdIncr(ArgSlice args, ShardContext& ctx) { IncrBy(ctx, args[1], 1); }
+void CmdDecr(ArgSlice args, ShardContext& ctx) { IncrBy(ctx, args[1], -1); }
+
+void CmdIncrBy(ArgSlice args, ShardContext& ctx) {
+  int64_t incr;
+  if (!core::ParseInt64(args[2], &incr)) return ctx.rb.Error(kNotIntegerErr);
+  IncrBy(ctx, args[1], incr);
+}
+
+void CmdDecrBy(ArgSlice args, ShardContext& ctx) {
+  int64_t decr;
+  if (!core::ParseInt64(args[2], &decr)) return ctx.rb.Error(kNotIntegerErr);
+  if (decr == std::numeric_limits<int64_t>::min()) {
+    return ctx.rb.Error("ERR decrement would overflow");
+  }
+  IncrBy(ctx, args[1], -decr);
+}
+
+void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  long double value = 0, incr;
+  if (e != nullptr) {
+    if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+    if (!core::ParseLongDouble(e->value, &value)) return ctx.rb.Error(kNotFloatErr);
+  }
+  if (!core::ParseLongDouble(args[2], &incr)) return ctx.rb.Error(kNotFloatErr);
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) {
+    return ctx.rb.Error("ERR increment would produce NaN or Infinity");
+  }
+  std::string text = core::FormatLongDouble(value);
+  if (e == nullptr) {
+    StoreString(ctx, args[1], text, false, 0);
+  } else {
+    e->value = text;
+  }
+  ctx.rb.Bulk(text);
+}
+
+// --- Byte-level string commands.
+
+void CmdAppend(ArgSlice args, ShardContext& ctx) {
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  if (e == nullptr) {
+    StoreString(ctx, args[1], args[2], false, 0);
+    return ctx.rb.Integer(int64_t(args[2].size()));
+  }
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  if (int64_t(e->value.size() + args[2].size()) > kMaxStringLen) {
+    return ctx.rb.Error(kStringTooLongErr);
+  }
+  e->value.append(args[2].data(), args[2].size());
+  ctx.rb.Integer(int64_t(e->value.size()));
+}
+
+void CmdStrLen(ArgSlice args, ShardContext& ctx) {
+  Entry* e = LookupRead(ctx, args[1]);
+  if (e == nullptr) return ctx.rb.Integer(0);
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  ctx.rb.Integer(int64_t(e->value.size()));
+}
+
+// GETRANGE key start end (and its old name SUBSTR): inclusive, negative indices count from the end.
+void CmdGetRange(ArgSlice args, ShardContext& ctx) {
+  int64_t start, end;
+  if (!core::ParseInt64(args[2], &start) || !core::ParseInt64(args[3], &end)) {
+    return ctx.rb.Error(kNotIntegerErr);
+  }
+  Entry* e = LookupRead(ctx, args[1]);
+  if (e == nullptr) return ctx.rb.Bulk("");
+  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  const int64_t len = int64_t(e->value.size());
+  if (start < 0 && end < 0 && start > end) return ctx.rb.Bulk("");
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return ctx.rb.Bulk("");
+  ctx.rb.Bulk(std::string_view(e->value).substr(size_t(start), size_t(end - start + 1)));
+}
+
+void CmdSetRange(ArgSlice args, ShardContext& ctx) {
+  int64_t offset;
+  if (!core::ParseInt64(args[2], &offset)) return ctx.rb.Error(kNotIntegerErr);
+  if (offset < 0) return ctx.rb.Error("ERR offset is out of range");
+  std::string_view value = args[3];
+  // Redis' checkStringLength, overflow included.
+  auto too_long = [&] {
+    return offset > kMaxStringLen || int64_t(value.size()) > kMaxStringLen - offset;
+  };
+  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  if (e == nullptr) {
+    if (value.empty()) return ctx.rb.Integer(0);
+    if (too_long()) return ctx.rb.Error(kStringTooLongErr);
+    bool inserted;
+    e = ctx.db.FindOrInsert(args[1], ctx.now_ms, &inserted);
+    e->type = ObjType::kString;
+    e->value.clear();
+  } else {
+    if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+    if (value.empty()) return ctx.rb.Integer(int64_t(e->value.size()));
+    if (too_long()) return ctx.rb.Error(kStringTooLongErr);
+  }
+  const size_t needed = size_t(offset) + value.size();
+  if (e->value.size() < needed) e->value.resize(needed, '\0');
+  memcpy(e->value.data() + offset, value.data(), value.size());
+  ctx.rb.Integer(int64_t(e->value.size()));
+}
+
+// --- Multi-key commands: group the key positions by shard, one parallel hop.
+
+// Key positions args[first], args[first + step], ... grouped by owning shard.
+struct KeyGroups {
+  std::vector<std::vector<uint32_t>> by_shard;  // by_shard[sid] = arg indices of its keys
+  std::vector<unsigned> shards;                 // the shards with at least one key
+};
+
+KeyGroups GroupKeys(ArgSlice args, size_t first, size_t step) {
+  shard::ShardSet& ss = *shard::shard_set;
+  KeyGroups g;
+  g.by_shard.resize(ss.size());
+  for (size_t i = first; i < args.size(); i += step) {
+    unsigned sid = ss.ShardOf(args[i]);
+    if (g.by_shard[sid].empty()) g.shards.push_back(sid);
+    g.by_shard[sid].push_back(uint32_t(i));
+  }
+  return g;
+}
+
+void CmdMGet(ArgSlice args, ConnContext& ctx) {
+  const size_t n = args.size() - 1;
+  KeyGroups groups = GroupKeys(args, 1, 1);
+  const int db_index = ctx.conn.db;
+  shard::Shard* local = shard::Shard::current();
+  if (groups.shards.size() == 1 && groups.shards[0] == local->id()) {
+    // Every key is ours: reply straight from the table, no hop and no copies.
+    shard::Db& db = local->db(db_index);
+    ShardContext sctx{*local, db, ctx.rb, shard::NowMs()};
+    ctx.rb.ArrayHeader(n);
+    for (size_t i = 1; i < args.size(); ++i) {
+      const Entry* e = LookupRead(sctx, args[i]);
+      if (e != nullptr && IsString(e)) {
+        ctx.rb.Bulk(e->value);
+      } else {
+        ctx.rb.Null();
+      }
+    }
+    return;
+  }
+  // Each shard fills the slots of its own keys only: no two threads write the same element.
+  std::vector<std::string> values(n);
+  std::vector<uint8_t> found(n, 0);
+  shard::shard_set->AwaitShards(groups.shards, [&](shard::Shard& s) {
+    shard::Db& db = s.db(db_index);
+    const int64_t now = shard::NowMs();
+    for (uint32_t i : groups.by_shard[s.id()]) {
+      const Entry* e = db.Find(args[i], now);
+      if (e == nullptr) {
+        ++s.stats().keyspace_misses;
+        continue;
+      }
+      ++s.stats().keyspace_hits;
+      if (!IsString(e)) continue;  // MGET answers nil for other types
+      values[i - 1] = e->value;
+      found[i - 1] = 1;
+    }
+  });
+  ctx.rb.ArrayHeader(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (found[i]) {
+      ctx.rb.Bulk(values[i]);
+    } else {
+      ctx.rb.Null();
+    }
+  }
+}
+
+void CmdMSet(ArgSlice args, ConnContext& ctx) {
+  if (args.size() % 2 == 0) return ctx.rb.Error(WrongArgsError("mset"));
+  KeyGroups groups = GroupKeys(args, 1, 2);
+  const int db_index = ctx.conn.db;
+  shard::shard_set->AwaitShards(groups.shards, [&](shard::Shard& s) {
+    shard::Db& db = s.db(db_index);
+    const int64_t now = shard::NowMs();
+    for (uint32_t i : groups.by_shard[s.id()]) {
+      bool inserted;
+      Entry* e = db.FindOrInsert(args[i], now, &inserted);
+      e->type = ObjType::kString;
+      e->value.assign(args[i + 1].data(), args[i + 1].size());
+      db.SetExpire(args[i], e, 0);
+    }
+  });
+  ctx.rb.Ok();
+}
+
+}  // namespace
+
+void RegisterStringFamily(CommandRegistry* r) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
+  auto shard_cmd = [&](std::string_view name, int arity, uint32_t flags, std::string_view acl,
+                       ShardHandler h) {
+    r->Register({.name = name,
+                 .arity = arity,
+                 .flags = flags,
+                 .first_key = 1,
+                 .last_key = 1,
+                 .key_step = 1,
+                 .acl_categories = acl,
+                 .on_shard = h});
+  };
+  shard_cmd("get", 2, kR | kF, "read string fast", CmdGet);
+  shard_cmd("set", -3, kW | kD, "write string slow", CmdSet);
+  shard_cmd("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx);
+  shard_cmd("setex", 4, kW | kD, "write string slow", CmdSetEx<false>);
+  shard_cmd("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>);
+  shard_cmd("getset", 3, kW | kD | kF, "write string fast", CmdGetSet);
+  shard_cmd("getdel", 2, kW | kF, "write string fast", CmdGetDel);
+  shard_cmd("getex", -2, kW | kF, "write string fast", CmdGetEx);
+  shard_cmd("incr", 2, kW | kD | kF, "write string fast", CmdIncr);
+  shard_cmd("decr", 2, kW | kD | kF, "write string fast", CmdDecr);
+  shard_cmd("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy);
+  shard_cmd("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy);
+  shard_cmd("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat);
+  shard_cmd("append", 3, kW | kD | kF, "write string fast", CmdAppend);
+  shard_cmd("strlen", 2, kR | kF, "read string fast", CmdStrLen);
+  shard_cmd("getrange", 4, kR, "read string slow", CmdGetRange);
+  shard_cmd("substr", 4, kR, "read string slow", CmdGetRange);
+  shard_cmd("setrange", 4, kW | kD, "write string slow", CmdSetRange);
+
+  r->Register({.name = "mget",
+               .arity = -2,
+               .flags = kR | kF,
+               .first_key = 1,
+               .last_key = -1,
+               .key_step = 1,
+               .acl_categories = "read string fast",
+               .on_conn = CmdMGet});
+  r->Register({.name = "mset",
+               .arity = -3,
+               .flags = kW | kD,
+               .first_key = 1,
+               .last_key = -1,
+               .key_step = 2,
+               .acl_categories = "write string slow",
+               .on_conn = CmdMSet});
+}
+
+}  // namespace shardis::server
