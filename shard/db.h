@@ -49,7 +49,8 @@ class Db {
   // Keys removed because their deadline passed (lazily or by the active cycle), for INFO.
   uint64_t expired_keys() const { return expired_keys_; }
   size_t expires_count() const { return deadlines_.size(); }
-  // Sum of remaining TTLs of keys with expiry (for INFO's avg_ttl), in ms.
+  // Sum of remaining TTLs of keys with expiry (for INFO's avg_ttl), in ms. O(1): it comes from a
+  // running sum of the deadlines.
   int64_t SumTtlMs(int64_t now_ms) const;
   void Clear();
 
@@ -68,7 +69,11 @@ class Db {
   // (deadline, key) for every key with an expiry: the active cycle pops from the front, so expired
   // keys never pile up however large the table is.
   absl::btree_set<std::pair<int64_t, std::string>> deadlines_;
+  __int128 deadline_sum_ = 0;  // sum of deadlines_' deadlines (may exceed 64 bits)
   uint64_t expired_keys_ = 0;
+
+  void AddDeadline(int64_t at_ms, std::string_view key);
+  void RemoveDeadline(int64_t at_ms, const std::string& key);
 };
 
 }  // namespace shardis::shard

@@ -79,3 +79,32 @@ TEST(DbTest, PersistAndChangeExpiry) {
 
 }  // namespace
 }  // namespace shardis::shard
+
+namespace shardis::shard {
+namespace {
+
+TEST(DbTest, SumTtlFollowsEveryChange) {
+  Db db;
+  bool inserted;
+  Entry* a = db.FindOrInsert("a", 0, &inserted);
+  db.SetExpire("a", a, 1000);
+  Entry* b = db.FindOrInsert("b", 0, &inserted);
+  db.SetExpire("b", b, 3000);
+  EXPECT_EQ(db.SumTtlMs(500), 500 + 2500);
+  db.SetExpire("b", b, 2000);
+  EXPECT_EQ(db.SumTtlMs(500), 500 + 1500);
+  db.Erase("a", 500);
+  EXPECT_EQ(db.SumTtlMs(500), 1500);
+  EXPECT_EQ(db.ExpireSome(2500, 10), 1u);
+  EXPECT_EQ(db.SumTtlMs(2500), 0);
+  // Deadlines whose sum overflows 64 bits: the running sum stays exact, the answer saturates.
+  for (int i = 0; i < 1000; ++i) {
+    std::string key = "k" + std::to_string(i);
+    db.SetExpire(key, db.FindOrInsert(key, 0, &inserted), int64_t(1) << 60);
+  }
+  EXPECT_EQ(db.SumTtlMs(0), INT64_MAX);
+  EXPECT_EQ(db.SumTtlMs((int64_t(1) << 60) - 1), 1000);
+}
+
+}  // namespace
+}  // namespace shardis::shard
