@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds shardis and runs every test: the README's test command and what CI runs.
+#   1. installs the missing Debian packages (build + test sets)
+#   2. builds build/release and build/asan (ASan+UBSan)
+#   3. unit tests (ctest) of both builds
+#   4. the pytest integration suite against build/release/shardis
+#   5. the malformed-input/protocol integration tests against build/asan/shardis
+#   6. the io/ and shard/ unit tests under ThreadSanitizer (build/tsan)
+# Every step runs even when an earlier one failed (unless it depends on a failed build);
+# the exit status is non-zero if any step failed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON=/usr/bin/python3   # Debian's python3-redis/python3-pytest live there, not in a pyenv
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+passed=()
+failed=()
+section() { printf '\n==================== %s ====================\n' "$*"; }
+
+step() {  # NAME COMMAND... : runs one step under a header and records its outcome
+  local name=$1 start=$SECONDS rc
+  shift
+  section "$name"
+  "$@"
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "---- $name: ok ($((SECONDS - start)) s)"
+    passed+=("$name")
+  else
+    echo "---- $name: FAILED (exit $rc, $((SECONDS - start)) s)"
+    failed+=("$name")
+  fi
+  return $rc
+}
+
+skip() {  # NAME REASON
+  section "$1"
+  echo "---- $1: not run ($2)"
+  failed+=("$1 (not run)")
+}
+
+step "install dependencies" bash scripts/install-deps.sh test || exit 1
+
+release_ok=0 asan_ok=0
+step "build release" bash scripts/build.sh release && release_ok=1
+step "build asan" bash scripts/build.sh asan && asan_ok=1
+
+ctest_run() { ctest --test-dir "build/$1" --output-on-failure -j2 --no-tests=error; }
+pytest_run() {  # BINARY PYTEST-ARGS...
+  local bin=$1
+  shift
+  # The suite bounds its own waits; the outer timeout only stops a runaway hang.
+  SHARDIS_BIN="$PWD/$bin" timeout -k 30 1500 "$PYTHON" -m pytest -q -rfEs "$@"
+}
+
+if [ $release_ok = 1 ]; then step "unit tests (release)" ctest_run release
+else skip "unit tests (release)" "release build failed"; fi
+if [ $asan_ok = 1 ]; then step "unit tests (asan)" ctest_run asan
+else skip "unit tests (asan)" "asan build failed"; fi
+if [ $release_ok = 1 ]; then
+  step "integration tests (release)" pytest_run build/release/shardis tests/integration
+else skip "integration tests (release)" "release build failed"; fi
+if [ $asan_ok = 1 ]; then
+  step "protocol integration tests (asan)" pytest_run build/asan/shardis \
+    tests/integration/test_protocol.py
+else skip "protocol integration tests (asan)" "asan build failed"; fi
+
+# ThreadSanitizer: only the io/ and shard/ tests, where the threads meet.
+TSAN_TESTS=(io_spsc_ring_test io_proactor_test shard_db_test shard_shard_set_test)
+tsan_run() {
+  bash scripts/build.sh tsan "${TSAN_TESTS[@]}" || return 1
+  local t
+  for t in "${TSAN_TESTS[@]}"; do
+    TSAN_OPTIONS=halt_on_error=1 "$(find build/tsan/tests -name "$t" -type f | head -1)" \
+      --gtest_brief=1 || return 1
+  done
+}
+step "unit tests (tsan: io, shard)" tsan_run
+
+section "summary"
+for s in "${passed[@]}"; do echo "  ok      $s"; done
+for s in "${failed[@]}"; do echo "  FAILED  $s"; done
+echo "steps: ${#passed[@]} passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]
