@@ -21,6 +21,10 @@ namespace {
 constexpr auto kExpiryPeriod = std::chrono::milliseconds(100);
 constexpr size_t kExpiryChunk = 512;
 
+// Set on each thread by Stop(); read by that thread's expiry fiber. Per thread, so that no
+// variable is shared between threads.
+thread_local bool tl_stopping = false;
+
 // Fan-out bookkeeping of one waiting fiber: the hops it sent and how many are still out.
 struct Waiter {
   int outstanding = 0;
@@ -67,16 +71,16 @@ void ShardSet::Start() {
 }
 
 void ShardSet::Stop() {
-  pool_->AwaitOnAll([this](Proactor*) { stopping_ = true; });
+  pool_->AwaitOnAll([](Proactor*) { tl_stopping = true; });
 }
 
 void ShardSet::ExpiryLoop(Shard* shard) {
   Proactor* p = Proactor::current();
-  while (!stopping_) {
+  while (!tl_stopping) {
     p->SleepFor(kExpiryPeriod);
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.
-    while (!stopping_ && shard->ExpireStep(NowMs(), kExpiryChunk) == kExpiryChunk) {
+    while (!tl_stopping && shard->ExpireStep(NowMs(), kExpiryChunk) == kExpiryChunk) {
       boost::this_fiber::yield();
     }
   }

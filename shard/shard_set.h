@@ -50,7 +50,6 @@ class ShardSet {
 
   io::ProactorPool* pool_;
   std::vector<std::unique_ptr<Shard>> shards_;  // shards_[i] is only touched by thread i
-  bool stopping_ = false;                      // read by the expiry fibers after each sleep
 };
 
 // The process' shard set (set by main before serving).
