@@ -22,7 +22,7 @@ namespace {
 
 thread_local Proactor* tl_proactor = nullptr;
 
-// user_data values below this are tags, not Completion pointers (which are 8-byte aligned).
+// user_data values below this are tags, not IoOp pointers (which are 8-byte aligned).
 constexpr uint64_t kIgnoreTag = 0;   // CQEs nobody waits for (the source side of MSG_RING)
 constexpr uint64_t kWakeTag = 1;     // a MSG_RING wake-up from another proactor
 constexpr uint64_t kEventfdTag = 2;  // the eventfd read completed: external tasks or notify()
@@ -107,14 +107,25 @@ io_uring_sqe* Proactor::GetSqe() {
 template <typename Prep>
 int Proactor::Await(Prep&& prep) {
   DCHECK(tl_proactor == this) << "I/O must be issued on the proactor's own thread";
-  Completion done;
-  done.waiter = context::active();
+  FiberOp op;
+  op.waiter = context::active();
   io_uring_sqe* sqe = GetSqe();
   prep(sqe);
-  io_uring_sqe_set_data(sqe, &done);
-  // Resumed by ReapCompletions on this thread when the CQE for `done` arrives.
-  done.waiter->suspend();
-  return done.res;
+  io_uring_sqe_set_data(sqe, static_cast<IoOp*>(&op));
+  // Resumed by op.Complete on this thread when the CQE arrives.
+  op.waiter->suspend();
+  return op.res;
+}
+
+void Proactor::FiberOp::Complete(int r) {
+  res = r;
+  context::active()->get_scheduler()->schedule(waiter);
+}
+
+void Proactor::SendAsync(int fd, const void* buf, size_t len, IoOp* op) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_send(sqe, fd, buf, len, MSG_NOSIGNAL);
+  io_uring_sqe_set_data(sqe, op);
 }
 
 int Proactor::Accept(int listen_fd) {
@@ -308,9 +319,7 @@ void Proactor::ReapCompletions() {
     ++seen;
     uint64_t data = io_uring_cqe_get_data64(cqe);
     if (data >= kMaxTag) {
-      Completion* done = reinterpret_cast<Completion*>(data);
-      done->res = cqe->res;
-      context::active()->get_scheduler()->schedule(done->waiter);
+      reinterpret_cast<IoOp*>(data)->Complete(cqe->res);
     } else if (data == kEventfdTag) {
       eventfd_fired = true;
     }

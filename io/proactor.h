@@ -27,6 +27,16 @@ namespace shardis::io {
 
 class Proactor;
 
+// An I/O operation in flight that nobody waits for in a fiber: its CQE calls Complete on the
+// proactor's thread, inside the loop (so Complete must not block; it may queue more I/O).
+class IoOp {
+ public:
+  virtual void Complete(int res) = 0;
+
+ protected:
+  ~IoOp() = default;
+};
+
 // The N x N mesh of rings: ring(from, to) carries tasks from thread `from` to thread `to`.
 class Mesh {
  public:
@@ -77,7 +87,10 @@ class Proactor {
   int Send(int fd, const void* buf, size_t len);
   // Sends all of buf (loops over short sends). Returns 0 or -errno.
   int SendAll(int fd, const char* buf, size_t len);
-  // Sleeps the calling fiber. Returns early (false) only if the sleep was cancelled.
+  // Starts a send without waiting: op->Complete(result) runs when it finishes. buf must stay
+  // valid until then. Lets a connection queue its replies and its next recv in one submit.
+  void SendAsync(int fd, const void* buf, size_t len, IoOp* op);
+  // Sleeps the calling fiber.
   void SleepFor(std::chrono::nanoseconds duration);
   // Cancels every pending operation on fd (they complete with -ECANCELED).
   void CancelFd(int fd);
@@ -100,9 +113,11 @@ class Proactor {
   void Park(std::chrono::steady_clock::time_point deadline);
 
  private:
-  struct Completion {
+  // The IoOp of a fiber-blocking call: completing it resumes the fiber.
+  struct FiberOp final : IoOp {
     boost::fibers::context* waiter = nullptr;
     int res = 0;
+    void Complete(int r) override;
   };
 
   io_uring_sqe* GetSqe();

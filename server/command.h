@@ -1,5 +1,6 @@
 // The command table: one CommandSpec per command, registered by its family file
-// (string_family.cc, generic_family.cc, server_family.cc, connection_family.cc).
+// (string_family.cc, generic_family.cc, server_family.cc, connection_family.cc, client_family.cc,
+// config_family.cc, command_family.cc, info.cc).
 #pragma once
 
 #include <cstdint>
@@ -83,6 +84,10 @@ CommandRegistry& Registry();
 void RegisterStringFamily(CommandRegistry* registry);
 void RegisterGenericFamily(CommandRegistry* registry);
 void RegisterServerFamily(CommandRegistry* registry);
+void RegisterInfoCommand(CommandRegistry* registry);
+void RegisterConfigFamily(CommandRegistry* registry);
+void RegisterCommandFamily(CommandRegistry* registry);
+void RegisterClientFamily(CommandRegistry* registry);
 void RegisterConnectionFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.

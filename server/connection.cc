@@ -59,6 +59,7 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) state_.laddr = SockAddrToString(ss);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  send_op_.conn = this;
   batches_.resize(shard::shard_set->size());
   for (unsigned i = 0; i < batches_.size(); ++i) {
     batches_[i].conn = this;
@@ -79,6 +80,46 @@ void Connection::Run() {
   while (ReadMore()) {
     if (!ProcessInput()) break;
   }
+  // The buffer of a send in flight must outlive it, and the fd must stay open until it ends.
+  WaitSendDone();
+}
+
+bool Connection::StartSend() {
+  if (!WaitSendDone()) return false;
+  sending_.swap(out_);
+  if (out_.capacity() > kKeepBufferSize) std::string().swap(out_);
+  send_offset_ = 0;
+  send_in_flight_ = true;
+  proactor_->SendAsync(state_.fd, sending_.data(), sending_.size(), &send_op_);
+  return true;
+}
+
+bool Connection::WaitSendDone() {
+  while (send_in_flight_) {
+    waiting_send_ = true;
+    fiber_->suspend();
+    waiting_send_ = false;
+  }
+  return send_error_ == 0;
+}
+
+void Connection::SendOp::Complete(int res) {
+  // In the proactor's loop, on the connection's thread.
+  Connection* c = conn;
+  if (res > 0 && c->send_offset_ + size_t(res) < c->sending_.size()) {
+    // A short send (full socket buffer): send the rest.
+    c->send_offset_ += size_t(res);
+    c->proactor_->SendAsync(c->state_.fd, c->sending_.data() + c->send_offset_,
+                            c->sending_.size() - c->send_offset_, this);
+    return;
+  }
+  if (res <= 0) {
+    c->send_error_ = res < 0 ? res : -EPIPE;
+  } else {
+    ServerThreadState::current().stats().net_output_bytes += c->sending_.size();
+  }
+  c->send_in_flight_ = false;
+  if (c->waiting_send_) context::active()->schedule(c->fiber_);
 }
 
 bool Connection::ReadMore() {
@@ -159,11 +200,7 @@ bool Connection::ProcessInput() {
     rb_.Error(protocol_error);
     LOG_EVERY_N(INFO, 100) << "protocol error from " << state_.addr << ": " << protocol_error;
   }
-  if (!out_.empty()) {
-    if (proactor_->SendAll(state_.fd, out_.data(), out_.size()) < 0) return false;
-    ServerThreadState::current().stats().net_output_bytes += out_.size();
-    if (out_.capacity() > kKeepBufferSize) std::string().swap(out_);
-  }
+  if (!out_.empty() && !StartSend()) return false;
   return keep_open;
 }
 

@@ -49,6 +49,19 @@ class Connection {
     void Done() override;
   };
 
+  // The reply send in flight. Sending does not block the fiber: the batch's replies and the
+  // next recv go to the kernel in the same submit; a batch waits only if the previous send is
+  // still unfinished when its own replies are ready.
+  class SendOp final : public io::IoOp {
+   public:
+    Connection* conn = nullptr;
+    void Complete(int res) override;
+  };
+
+  // Starts sending out_ (swapped into sending_) after the previous send finished.
+  bool StartSend();
+  // Waits until no send is in flight; false if a send failed.
+  bool WaitSendDone();
   // Reads into the input buffer; false on EOF or error.
   bool ReadMore();
   // Parses every complete request in the buffer and executes them. False when the connection must
@@ -79,6 +92,12 @@ class Connection {
   std::vector<std::string_view> args_;
   std::deque<std::string> owned_args_;  // copies of args the parser unescaped (quoted inline)
   std::string out_;                     // replies ready to send, in request order
+  std::string sending_;                 // replies being sent (owned until the send completes)
+  size_t send_offset_ = 0;
+  bool send_in_flight_ = false;
+  bool waiting_send_ = false;           // the fiber is suspended in WaitSendDone
+  int send_error_ = 0;
+  SendOp send_op_;
   std::vector<std::string> slots_;      // replies that wait behind a remote one
   uint32_t used_slots_ = 0;
   std::vector<RemoteBatch> batches_;    // by shard id; reused

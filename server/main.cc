@@ -96,6 +96,10 @@ int Main(int argc, char** argv) {
   RegisterStringFamily(&registry);
   RegisterGenericFamily(&registry);
   RegisterServerFamily(&registry);
+  RegisterInfoCommand(&registry);
+  RegisterConfigFamily(&registry);
+  RegisterCommandFamily(&registry);
+  RegisterClientFamily(&registry);
 
   // One listening socket per thread, all on the same port (SO_REUSEPORT).
   std::vector<int> listen_fds;

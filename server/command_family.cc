@@ -1,0 +1,463 @@
+// COMMAND [COUNT | INFO | DOCS | LIST | GETKEYS | GETKEYSANDFLAGS | HELP]: the command table as
+// Redis 7 reports it, with the subcommands of every registered container.
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/glob.h"
+#include "core/string_util.h"
+#include "server/command.h"
+#include "server/connection_state.h"
+#include "server/subcommand.h"
+
+namespace shardis::server {
+
+namespace {
+
+// Documentation and key-spec facts that CommandSpec does not carry, for COMMAND INFO and DOCS.
+struct CommandDoc {
+  std::string_view name;
+  std::string_view group;
+  std::string_view since;
+  std::string_view complexity;
+  std::string_view summary;
+  std::string_view key_flags;  // flags of the key spec, space separated
+  std::string_view tips;
+};
+
+constexpr std::string_view kMultiShardSum = "request_policy:multi_shard response_policy:agg_sum";
+constexpr std::string_view kAllShardsOk = "request_policy:all_shards response_policy:all_succeeded";
+
+constexpr CommandDoc kDocs[] = {
+    // strings
+    {"get", "string", "1.0.0", "O(1)", "Returns the string value of a key.", "RO access", ""},
+    {"set", "string", "1.0.0", "O(1)",
+     "Sets the string value of a key, optionally with an expiry, a condition or the old value.",
+     "RW access update variable_flags", ""},
+    {"setnx", "string", "1.0.0", "O(1)", "Sets a key only when it does not exist.", "OW insert",
+     ""},
+    {"setex", "string", "2.0.0", "O(1)", "Sets a key with an expiry in seconds.", "OW update", ""},
+    {"psetex", "string", "2.6.0", "O(1)", "Sets a key with an expiry in milliseconds.", "OW update",
+     ""},
+    {"getset", "string", "1.0.0", "O(1)", "Sets a key and returns its previous value.",
+     "RW access update", ""},
+    {"getdel", "string", "6.2.0", "O(1)", "Returns the value of a key and deletes it.",
+     "RW access delete", ""},
+    {"getex", "string", "6.2.0", "O(1)", "Returns the value of a key and changes its expiry.",
+     "RW access update", ""},
+    {"mget", "string", "1.0.0", "O(N) where N is the number of keys to retrieve.",
+     "Returns the values of several keys.", "RO access", "request_policy:multi_shard"},
+    {"mset", "string", "1.0.1", "O(N) where N is the number of keys to set.",
+     "Sets several keys at once.", "OW update",
+     "request_policy:multi_shard response_policy:all_succeeded"},
+    {"incr", "string", "1.0.0", "O(1)", "Adds one to the integer value of a key.",
+     "RW access update", ""},
+    {"decr", "string", "1.0.0", "O(1)", "Subtracts one from the integer value of a key.",
+     "RW access update", ""},
+    {"incrby", "string", "1.0.0", "O(1)", "Adds an integer to the integer value of a key.",
+     "RW access update", ""},
+    {"decrby", "string", "1.0.0", "O(1)", "Subtracts an integer from the integer value of a key.",
+     "RW access update", ""},
+    {"incrbyfloat", "string", "2.6.0", "O(1)", "Adds a float to the numeric value of a key.",
+     "RW access update", ""},
+    {"append", "string", "2.0.0", "O(1)", "Appends a string to the value of a key.", "RW insert",
+     ""},
+    {"strlen", "string", "2.2.0", "O(1)", "Returns the length of a string value.", "RO", ""},
+    {"getrange", "string", "2.4.0", "O(N) where N is the length of the returned string.",
+     "Returns a substring of a string value.", "RO access", ""},
+    {"substr", "string", "1.0.0", "O(N) where N is the length of the returned string.",
+     "Returns a substring of a string value (old name of GETRANGE).", "RO access", ""},
+    {"setrange", "string", "2.2.0", "O(1), not counting the time to grow the string.",
+     "Overwrites part of a string value from an offset.", "RW update", ""},
+    // keyspace
+    {"del", "generic", "1.0.0", "O(N) where N is the number of keys to remove.", "Deletes keys.",
+     "RM delete", kMultiShardSum},
+    {"unlink", "generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.", "RM delete",
+     kMultiShardSum},
+    {"exists", "generic", "3.0.3", "O(N) where N is the number of keys to check.",
+     "Counts how many of the given keys exist.", "RO", kMultiShardSum},
+    {"touch", "generic", "3.2.1", "O(N) where N is the number of keys to touch.",
+     "Counts the given keys that exist, updating their access time.", "RO", kMultiShardSum},
+    {"expire", "generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.", "RW update", ""},
+    {"pexpire", "generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
+     "RW update", ""},
+    {"expireat", "generic", "1.2.0", "O(1)", "Sets the expiry of a key to a Unix time in seconds.",
+     "RW update", ""},
+    {"pexpireat", "generic", "2.6.0", "O(1)",
+     "Sets the expiry of a key to a Unix time in milliseconds.", "RW update", ""},
+    {"ttl", "generic", "1.0.0", "O(1)", "Returns the remaining time to live of a key in seconds.",
+     "RO access", "nondeterministic_output"},
+    {"pttl", "generic", "2.6.0", "O(1)",
+     "Returns the remaining time to live of a key in milliseconds.", "RO access",
+     "nondeterministic_output"},
+    {"expiretime", "generic", "7.0.0", "O(1)",
+     "Returns the expiry of a key as a Unix time in seconds.", "RO access", ""},
+    {"pexpiretime", "generic", "7.0.0", "O(1)",
+     "Returns the expiry of a key as a Unix time in milliseconds.", "RO access", ""},
+    {"persist", "generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update", ""},
+    {"type", "generic", "1.0.0", "O(1)", "Returns the type of the value stored at a key.", "RO",
+     ""},
+    {"keys", "generic", "1.0.0", "O(N) with N the number of keys in the database.",
+     "Returns the keys matching a glob-style pattern.", "",
+     "request_policy:all_shards nondeterministic_output_order"},
+    {"wait", "generic", "3.0.0", "O(1)",
+     "Waits for writes to be acknowledged by replicas (there are none).", "",
+     "request_policy:all_shards response_policy:agg_min"},
+    // server
+    {"dbsize", "server", "1.0.0", "O(1)", "Returns the number of keys in the database.", "",
+     "request_policy:all_shards response_policy:agg_sum"},
+    {"flushdb", "server", "1.0.0", "O(N) where N is the number of keys in the database.",
+     "Removes all keys from the current database.", "", kAllShardsOk},
+    {"flushall", "server", "1.0.0", "O(N) where N is the total number of keys.",
+     "Removes all keys from all databases.", "", kAllShardsOk},
+    {"info", "server", "1.0.0", "O(1)", "Returns information and statistics about the server.", "",
+     "nondeterministic_output request_policy:all_shards response_policy:special"},
+    {"config", "server", "2.0.0", "Depends on subcommand.", "Commands about configuration.", "",
+     ""},
+    {"command", "server", "2.8.13", "O(N) where N is the total number of commands.",
+     "Returns details about all commands.", "", "nondeterministic_output_order"},
+    {"debug", "server", "1.0.0", "Depends on subcommand.", "Commands for debugging and testing.",
+     "", ""},
+    {"time", "server", "2.6.0", "O(1)", "Returns the server time.", "", "nondeterministic_output"},
+    // connection
+    {"client", "connection", "2.4.0", "Depends on subcommand.",
+     "Commands about client connections.", "", ""},
+    {"ping", "connection", "1.0.0", "O(1)", "Returns the server's liveliness response.", "", ""},
+    {"echo", "connection", "1.0.0", "O(1)", "Returns the given string.", "", ""},
+    {"quit", "connection", "1.0.0", "O(1)", "Closes the connection.", "", ""},
+    {"select", "connection", "1.0.0", "O(1)", "Changes the selected database.", "", ""},
+    {"hello", "connection", "6.0.0", "O(1)", "Handshakes with the server (protocol version).", "",
+     ""},
+};
+
+const CommandDoc* FindDoc(std::string_view name) {
+  for (const CommandDoc& d : kDocs) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+// Splits a space-separated list (no allocation beyond the vector).
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags) {
+  static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
+      {kWrite, "write"},   {kReadOnly, "readonly"}, {kDenyOom, "denyoom"}, {kAdmin, "admin"},
+      {kPubSub, "pubsub"}, {kNoScript, "noscript"}, {kLoading, "loading"}, {kStale, "stale"},
+      {kFast, "fast"},     {kNoAuth, "no_auth"},
+  };
+  size_t n = 0;
+  for (const auto& [bit, name] : kNames) n += (flags & bit) ? 1 : 0;
+  rb.SetHeader(n);
+  for (const auto& [bit, name] : kNames) {
+    if (flags & bit) rb.SimpleString(name);
+  }
+}
+
+void ReplyCategories(core::ReplyBuilder& rb, std::string_view acl) {
+  std::vector<std::string_view> cats = Words(acl);
+  rb.SetHeader(cats.size());
+  for (std::string_view c : cats) rb.SimpleString(core::Concat("@", c));
+}
+
+void ReplyTips(core::ReplyBuilder& rb, std::string_view tips) {
+  std::vector<std::string_view> words = Words(tips);
+  rb.SetHeader(words.size());
+  for (std::string_view t : words) rb.Bulk(t);
+}
+
+// One COMMAND INFO entry of a subcommand.
+void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubCommand& sub) {
+  rb.ArrayHeader(10);
+  rb.Bulk(core::Concat(container, "|", sub.name));
+  rb.Integer(sub.arity);
+  ReplyFlags(rb, sub.flags);
+  rb.Integer(0);
+  rb.Integer(0);
+  rb.Integer(0);
+  ReplyCategories(rb, sub.acl_categories);
+  ReplyTips(rb, sub.tips);
+  rb.SetHeader(0);  // key specs
+  rb.SetHeader(0);  // subcommands
+}
+
+// One COMMAND INFO entry: [name, arity, flags, first key, last key, step, categories, tips,
+// key specs, subcommands], as Redis 7.
+void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
+  const CommandDoc* doc = FindDoc(spec.name);
+  rb.ArrayHeader(10);
+  rb.Bulk(spec.name);
+  rb.Integer(spec.arity);
+  ReplyFlags(rb, spec.flags);
+  rb.Integer(spec.first_key);
+  rb.Integer(spec.last_key);
+  rb.Integer(spec.key_step);
+  ReplyCategories(rb, spec.acl_categories);
+  ReplyTips(rb, doc != nullptr ? doc->tips : "");
+  if (spec.first_key > 0) {
+    // The legacy key range as one key spec: begin at first_key, range to last_key.
+    std::string_view key_flags = doc != nullptr && !doc->key_flags.empty() ? doc->key_flags
+                                 : (spec.flags & kWrite)                   ? "RW update"
+                                                                           : "RO access";
+    std::vector<std::string_view> kf = Words(key_flags);
+    rb.SetHeader(1);
+    rb.MapHeader(3);
+    rb.Bulk("flags");
+    rb.SetHeader(kf.size());
+    for (std::string_view f : kf) rb.SimpleString(f);
+    rb.Bulk("begin_search");
+    rb.MapHeader(2);
+    rb.Bulk("type");
+    rb.Bulk("index");
+    rb.Bulk("spec");
+    rb.MapHeader(1);
+    rb.Bulk("index");
+    rb.Integer(spec.first_key);
+    rb.Bulk("find_keys");
+    rb.MapHeader(2);
+    rb.Bulk("type");
+    rb.Bulk("range");
+    rb.Bulk("spec");
+    rb.MapHeader(3);
+    rb.Bulk("lastkey");
+    rb.Integer(spec.last_key < 0 ? spec.last_key : spec.last_key - spec.first_key);
+    rb.Bulk("keystep");
+    rb.Integer(spec.key_step);
+    rb.Bulk("limit");
+    rb.Integer(0);
+  } else {
+    rb.SetHeader(0);
+  }
+  const Container* c = FindContainer(spec.name);
+  if (c == nullptr) {
+    rb.SetHeader(0);
+    return;
+  }
+  rb.SetHeader(c->subs.size());
+  for (const SubCommand& sub : c->subs) ReplySubInfo(rb, c->name, sub);
+}
+
+// Looks up "name" or "container|sub" for COMMAND INFO/DOCS. Returns false if unknown.
+bool ReplyInfoByName(core::ReplyBuilder& rb, std::string_view name) {
+  size_t bar = name.find('|');
+  if (bar == std::string_view::npos) {
+    const CommandSpec* spec = Registry().Find(name);
+    if (spec == nullptr) return false;
+    ReplyCommandInfo(rb, *spec);
+    return true;
+  }
+  const Container* c = FindContainer(name.substr(0, bar));
+  const SubCommand* sub = c == nullptr ? nullptr : FindSub(*c, name.substr(bar + 1));
+  if (sub == nullptr) return false;
+  ReplySubInfo(rb, c->name, *sub);
+  return true;
+}
+
+// The names of every command, sorted (the registry is a hash map).
+std::vector<const CommandSpec*> AllSpecs() {
+  std::vector<const CommandSpec*> specs;
+  for (const auto& [name, spec] : Registry().all()) specs.push_back(&spec);
+  std::sort(specs.begin(), specs.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  return specs;
+}
+
+void CommandNoArgs(ArgSlice, ConnContext& ctx) {
+  std::vector<const CommandSpec*> specs = AllSpecs();
+  ctx.rb.ArrayHeader(specs.size());
+  for (const CommandSpec* spec : specs) ReplyCommandInfo(ctx.rb, *spec);
+}
+
+void CommandCount(ArgSlice, ConnContext& ctx) { ctx.rb.Integer(int64_t(Registry().all().size())); }
+
+void CommandInfo(ArgSlice args, ConnContext& ctx) {
+  if (args.size() == 2) return CommandNoArgs(args, ctx);
+  ctx.rb.ArrayHeader(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (!ReplyInfoByName(ctx.rb, core::ToLower(args[i]))) ctx.rb.Null();
+  }
+}
+
+void ReplyDoc(core::ReplyBuilder& rb, std::string_view name) {
+  const CommandDoc* doc = FindDoc(name);
+  const Container* c = FindContainer(name);
+  rb.MapHeader(4 + (c != nullptr ? 1 : 0));
+  rb.Bulk("summary");
+  rb.Bulk(doc != nullptr ? doc->summary : "");
+  rb.Bulk("since");
+  rb.Bulk(doc != nullptr ? doc->since : "0.1.0");
+  rb.Bulk("group");
+  rb.Bulk(doc != nullptr ? doc->group : "generic");
+  rb.Bulk("complexity");
+  rb.Bulk(doc != nullptr ? doc->complexity : "");
+  if (c == nullptr) return;
+  rb.Bulk("subcommands");
+  rb.MapHeader(c->subs.size());
+  for (const SubCommand& sub : c->subs) {
+    rb.Bulk(core::Concat(c->name, "|", sub.name));
+    rb.MapHeader(3);
+    rb.Bulk("summary");
+    rb.Bulk(sub.summary);
+    rb.Bulk("since");
+    rb.Bulk(sub.since);
+    rb.Bulk("group");
+    rb.Bulk(doc != nullptr ? doc->group : "server");
+  }
+}
+
+void CommandDocs(ArgSlice args, ConnContext& ctx) {
+  std::vector<std::string> names;
+  if (args.size() == 2) {
+    for (const CommandSpec* spec : AllSpecs()) names.emplace_back(spec->name);
+  } else {
+    for (size_t i = 2; i < args.size(); ++i) {
+      std::string name = core::ToLower(args[i]);
+      if (Registry().Find(name) != nullptr) names.push_back(std::move(name));
+    }
+  }
+  ctx.rb.MapHeader(names.size());
+  for (const std::string& name : names) {
+    ctx.rb.Bulk(name);
+    ReplyDoc(ctx.rb, name);
+  }
+}
+
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+void CommandList(ArgSlice args, ConnContext& ctx) {
+  enum class Filter { kNone, kModule, kAclCat, kPattern } filter = Filter::kNone;
+  std::string_view arg;
+  if (args.size() == 5 && core::EqualsIgnoreCase(args[2], "filterby")) {
+    arg = args[4];
+    if (core::EqualsIgnoreCase(args[3], "module")) {
+      filter = Filter::kModule;
+    } else if (core::EqualsIgnoreCase(args[3], "aclcat")) {
+      filter = Filter::kAclCat;
+    } else if (core::EqualsIgnoreCase(args[3], "pattern")) {
+      filter = Filter::kPattern;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  } else if (args.size() != 2) {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  auto keep = [&](std::string_view name, std::string_view acl) {
+    switch (filter) {
+      case Filter::kNone:
+        return true;
+      case Filter::kModule:
+        return false;  // no modules
+      case Filter::kAclCat:
+        for (std::string_view c : Words(acl)) {
+          if (core::EqualsIgnoreCase(c, arg)) return true;
+        }
+        return false;
+      case Filter::kPattern:
+        return core::GlobMatch(arg, name, /*nocase=*/true);
+    }
+    return false;
+  };
+  std::vector<std::string> names;
+  for (const CommandSpec* spec : AllSpecs()) {
+    if (keep(spec->name, spec->acl_categories)) names.emplace_back(spec->name);
+    if (const Container* c = FindContainer(spec->name)) {
+      for (const SubCommand& sub : c->subs) {
+        std::string full = core::Concat(c->name, "|", sub.name);
+        if (keep(full, sub.acl_categories)) names.push_back(std::move(full));
+      }
+    }
+  }
+  ctx.rb.ArrayHeader(names.size());
+  for (const std::string& n : names) ctx.rb.Bulk(n);
+}
+
+// COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys of a command line, from the
+// command's key range.
+template <bool kWithFlags>
+void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
+  ArgSlice cmd = args.subspan(2);
+  const CommandSpec* spec = Registry().Find(cmd[0]);
+  if (spec == nullptr) return ctx.rb.Error("ERR Invalid command specified");
+  if (!ArityOk(spec->arity, cmd.size())) {
+    return ctx.rb.Error("ERR Invalid number of arguments specified for command");
+  }
+  if (spec->first_key <= 0) return ctx.rb.Error("ERR The command has no key arguments");
+  const int argc = int(cmd.size());
+  const int last = spec->last_key < 0 ? argc + spec->last_key : spec->last_key;
+  std::vector<std::string_view> keys;
+  for (int i = spec->first_key; i <= last && i < argc; i += std::max(spec->key_step, 1)) {
+    keys.push_back(cmd[i]);
+  }
+  if (!kWithFlags) return ctx.rb.BulkArray(keys);
+  const CommandDoc* doc = FindDoc(spec->name);
+  std::vector<std::string_view> kf =
+      Words(doc != nullptr && !doc->key_flags.empty() ? doc->key_flags
+            : (spec->flags & kWrite)                  ? "RW update"
+                                                      : "RO access");
+  ctx.rb.ArrayHeader(keys.size());
+  for (std::string_view key : keys) {
+    ctx.rb.ArrayHeader(2);
+    ctx.rb.Bulk(key);
+    ctx.rb.SetHeader(kf.size());
+    for (std::string_view f : kf) ctx.rb.SimpleString(f);
+  }
+}
+
+void CommandHelp(ArgSlice, ConnContext& ctx) {
+  ReplyHelp(ctx.rb, "COMMAND",
+            {"(no subcommand)", "    Return details about all commands.", "COUNT",
+             "    Return the number of commands.", "LIST [FILTERBY (MODULE|ACLCAT|PATTERN) <arg>]",
+             "    Return the names of all commands, or of those matching a filter.",
+             "INFO [<command-name> ...]", "    Return details about the given commands, or all.",
+             "DOCS [<command-name> ...]",
+             "    Return documentation about the given commands, or all.", "GETKEYS <full-command>",
+             "    Return the keys of a full command line.", "GETKEYSANDFLAGS <full-command>",
+             "    Return the keys of a full command line and their access flags."});
+}
+
+constexpr SubCommand kCommandSubs[] = {
+    {"count", 2, kLoading | kStale, "slow connection", "", "2.8.13",
+     "Returns the number of commands.", CommandCount},
+    {"info", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "2.8.13",
+     "Returns information about commands.", CommandInfo},
+    {"docs", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
+     "Returns documentary information about commands.", CommandDocs},
+    {"list", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
+     "Returns a list of command names.", CommandList},
+    {"getkeys", -4, kLoading | kStale, "slow connection", "", "2.8.13",
+     "Extracts the key names from an arbitrary command.", CommandGetKeys<false>},
+    {"getkeysandflags", -4, kLoading | kStale, "slow connection", "", "7.0.0",
+     "Extracts the key names and access flags from an arbitrary command.", CommandGetKeys<true>},
+    {"help", 2, kLoading | kStale, "slow connection", "", "5.0.0",
+     "Returns helpful text about subcommands.", CommandHelp},
+};
+
+constexpr Container kCommand = {"command", kCommandSubs};
+
+void CmdCommand(ArgSlice args, ConnContext& ctx) {
+  if (args.size() == 1) {
+    ctx.conn.last_command = "command";
+    return CommandNoArgs(args, ctx);
+  }
+  DispatchSub(kCommand, args, ctx);
+}
+
+}  // namespace
+
+void RegisterCommandFamily(CommandRegistry* r) {
+  r->Register({"command", -1, kLoading | kStale, 0, 0, 0, "slow connection", nullptr, CmdCommand});
+  RegisterContainer(kCommand);
+}
+
+}  // namespace shardis::server

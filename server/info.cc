@@ -1,0 +1,394 @@
+// INFO [section ...]: the server's figures in Redis' text layout, plus a "shardis" section with
+// per-thread figures of the shared-nothing runtime.
+//
+// The figures that span the process are gathered with one hop to every thread
+// (shard_set->AwaitAll): each thread reads its own Shard and ServerThreadState and writes its own
+// slot of a vector the calling fiber owns, then the fiber merges the slots.
+#include <mimalloc.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/string_util.h"
+#include "io/proactor.h"
+#include "server/command.h"
+#include "server/server_state.h"
+#include "shard/shard_set.h"
+
+namespace shardis::server {
+
+namespace {
+
+using shard::Shard;
+
+constexpr std::string_view kShardisVersion = "0.1.0";
+constexpr std::string_view kRedisVersion = "7.0.15";  // what clients see: a Redis 7.0 server
+
+// What one thread contributes to INFO.
+struct ThreadSample {
+  ThreadStats stats;
+  size_t clients = 0;
+  shard::ShardStats shard;
+  uint64_t expired_keys = 0;
+  struct DbSample {
+    uint64_t keys = 0, expires = 0;
+    int64_t ttl_sum_ms = 0;
+  };
+  std::array<DbSample, Shard::kNumDbs> dbs;
+  io::Proactor::Stats io;
+};
+
+std::vector<ThreadSample> GatherSamples(bool with_ttls) {
+  std::vector<ThreadSample> samples(shard::shard_set->size());
+  shard::shard_set->AwaitAll([&](Shard& s) {
+    ThreadSample& out = samples[s.id()];
+    ServerThreadState& st = ServerThreadState::current();
+    out.stats = st.stats();
+    out.clients = st.connections().size();
+    out.shard = s.stats();
+    out.io = io::Proactor::current()->stats();
+    const int64_t now = shard::NowMs();
+    for (int i = 0; i < Shard::kNumDbs; ++i) {
+      shard::Db& db = s.db(i);
+      out.expired_keys += db.expired_keys();
+      out.dbs[i].keys = db.size();
+      out.dbs[i].expires = db.expires_count();
+      // Summing TTLs walks the expiry index, so only when the keyspace section is asked for.
+      if (with_ttls && db.expires_count() > 0) out.dbs[i].ttl_sum_ms = db.SumTtlMs(now);
+    }
+  });
+  return samples;
+}
+
+// Redis' bytesToHuman: "123B", "1.21K", "3.50M", ...
+std::string BytesToHuman(uint64_t n) {
+  static constexpr std::string_view kUnits = "KMGTP";
+  if (n < 1024) return core::Concat(n, "B");
+  double d = double(n) / 1024;
+  size_t unit = 0;
+  while (d >= 1024 && unit + 1 < kUnits.size()) {
+    d /= 1024;
+    ++unit;
+  }
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.2f%c", d, kUnits[unit]);
+  return buf;
+}
+
+// The resident set size from /proc/self/statm, or `fallback` if it cannot be read.
+size_t ResidentBytes(size_t fallback) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (f == nullptr) return fallback;
+  unsigned long size_pages = 0, resident_pages = 0;
+  const int n = fscanf(f, "%lu %lu", &size_pages, &resident_pages);
+  fclose(f);
+  return n == 2 ? size_t(resident_pages) * size_t(sysconf(_SC_PAGESIZE)) : fallback;
+}
+
+std::string TimevalSeconds(const timeval& tv) {
+  char buf[48];
+  snprintf(buf, sizeof(buf), "%ld.%06ld", long(tv.tv_sec), long(tv.tv_usec));
+  return buf;
+}
+
+enum InfoSection : unsigned {
+  kSecServer = 1 << 0,
+  kSecClients = 1 << 1,
+  kSecMemory = 1 << 2,
+  kSecPersistence = 1 << 3,
+  kSecStats = 1 << 4,
+  kSecReplication = 1 << 5,
+  kSecCpu = 1 << 6,
+  kSecModules = 1 << 7,
+  kSecCommandStats = 1 << 8,
+  kSecErrorStats = 1 << 9,
+  kSecLatencyStats = 1 << 10,
+  kSecCluster = 1 << 11,
+  kSecKeyspace = 1 << 12,
+  kSecShardis = 1 << 13,  // ours: per-thread figures of the shared-nothing runtime
+};
+constexpr unsigned kSecDefault = kSecServer | kSecClients | kSecMemory | kSecPersistence |
+                                 kSecStats | kSecReplication | kSecCpu | kSecModules |
+                                 kSecErrorStats | kSecCluster | kSecKeyspace;
+constexpr unsigned kSecAll = (kSecShardis << 1) - 1;
+
+struct SectionName {
+  std::string_view name;
+  unsigned bit;
+};
+constexpr SectionName kSectionNames[] = {
+    {"server", kSecServer},
+    {"clients", kSecClients},
+    {"memory", kSecMemory},
+    {"persistence", kSecPersistence},
+    {"stats", kSecStats},
+    {"replication", kSecReplication},
+    {"cpu", kSecCpu},
+    {"modules", kSecModules},
+    {"commandstats", kSecCommandStats},
+    {"errorstats", kSecErrorStats},
+    {"latencystats", kSecLatencyStats},
+    {"cluster", kSecCluster},
+    {"keyspace", kSecKeyspace},
+    {"shardis", kSecShardis},
+};
+
+// The text of INFO for the selected sections, with Redis' layout: "# Title" headers, "field:value"
+// lines, CRLF line ends and an empty line between sections.
+std::string BuildInfo(unsigned sections) {
+  std::vector<ThreadSample> samples;
+  if (sections & (kSecClients | kSecStats | kSecKeyspace | kSecShardis)) {
+    samples = GatherSamples(sections & kSecKeyspace);
+  }
+  ThreadSample total;
+  for (const ThreadSample& t : samples) {
+    total.stats.connections_received += t.stats.connections_received;
+    total.stats.commands_processed += t.stats.commands_processed;
+    total.stats.net_input_bytes += t.stats.net_input_bytes;
+    total.stats.net_output_bytes += t.stats.net_output_bytes;
+    total.stats.rejected_connections += t.stats.rejected_connections;
+    total.stats.protocol_errors += t.stats.protocol_errors;
+    total.stats.unknown_commands += t.stats.unknown_commands;
+    total.clients += t.clients;
+    total.shard.keyspace_hits += t.shard.keyspace_hits;
+    total.shard.keyspace_misses += t.shard.keyspace_misses;
+    total.shard.evicted_keys += t.shard.evicted_keys;
+    total.expired_keys += t.expired_keys;
+    for (int i = 0; i < Shard::kNumDbs; ++i) {
+      total.dbs[i].keys += t.dbs[i].keys;
+      total.dbs[i].expires += t.dbs[i].expires;
+      total.dbs[i].ttl_sum_ms += t.dbs[i].ttl_sum_ms;
+    }
+  }
+
+  const ServerInfo& info = Info();
+  const int64_t now_ms = shard::NowMs();
+  std::string out;
+  int emitted = 0;
+  auto header = [&](std::string_view title) {
+    if (emitted++ > 0) out += "\r\n";
+    core::Append(&out, "# ", title, "\r\n");
+  };
+  auto field = [&](std::string_view name, const auto& value) {
+    core::Append(&out, name, ":", value, "\r\n");
+  };
+
+  if (sections & kSecServer) {
+    static const std::string os = [] {
+      utsname u;
+      if (uname(&u) != 0) return std::string("Linux");
+      return core::Concat(u.sysname, " ", u.release, " ", u.machine);
+    }();
+    timeval tv;
+    gettimeofday(&tv, nullptr);
+    const int64_t uptime_s = (now_ms - info.start_ms) / 1000;
+    header("Server");
+    field("redis_version", kRedisVersion);
+    field("shardis_version", kShardisVersion);
+    field("redis_git_sha1", "00000000");
+    field("redis_git_dirty", 0);
+    field("redis_build_id", "0");
+    field("redis_mode", "standalone");
+    field("os", os);
+    field("arch_bits", int(sizeof(void*) * 8));
+    field("monotonic_clock", "POSIX clock_gettime");
+    field("multiplexing_api", "io_uring");
+    field("atomicvar_api", "c11-builtin");
+    field("gcc_version", core::Concat(__GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__));
+    field("process_id", int64_t(getpid()));
+    field("process_supervised", "no");
+    field("run_id", info.run_id);
+    field("tcp_port", info.port);
+    field("server_time_usec", int64_t(tv.tv_sec) * 1000000 + tv.tv_usec);
+    field("uptime_in_seconds", uptime_s);
+    field("uptime_in_days", uptime_s / 86400);
+    field("hz", 10);
+    field("configured_hz", 10);
+    field("lru_clock", (now_ms / 1000) & ((1 << 24) - 1));
+    field("executable", info.executable);
+    field("config_file", info.config_file);
+    field("io_threads_active", 0);
+  }
+  if (sections & kSecClients) {
+    header("Clients");
+    field("connected_clients", total.clients);
+    field("cluster_connections", 0);
+    field("maxclients", 10000);
+    field("client_recent_max_input_buffer", 0);
+    field("client_recent_max_output_buffer", 0);
+    field("blocked_clients", 0);
+    field("tracking_clients", 0);
+    field("clients_in_timeout_table", 0);
+  }
+  if (sections & kSecMemory) {
+    // mimalloc is the process allocator: what it has committed is our used memory. Its RSS
+    // figure is only an estimate on Linux, so the resident size comes from the kernel.
+    size_t elapsed, user, sys, rss, peak_rss, commit, peak_commit, faults;
+    mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
+    rss = ResidentBytes(rss);
+    // Builds where mimalloc is not the allocator (sanitizers) report no commit: use the RSS.
+    if (commit == 0) commit = rss;
+    if (peak_commit < commit) peak_commit = commit;
+    const uint64_t total_mem = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    char perc[32], frag[32];
+    snprintf(perc, sizeof(perc), "%.2f%%",
+             peak_commit ? 100.0 * double(commit) / double(peak_commit) : 0.0);
+    snprintf(frag, sizeof(frag), "%.2f", commit ? double(rss) / double(commit) : 0.0);
+    const int v = mi_version();
+    header("Memory");
+    field("used_memory", commit);
+    field("used_memory_human", BytesToHuman(commit));
+    field("used_memory_rss", rss);
+    field("used_memory_rss_human", BytesToHuman(rss));
+    field("used_memory_peak", peak_commit);
+    field("used_memory_peak_human", BytesToHuman(peak_commit));
+    field("used_memory_peak_perc", perc);
+    field("total_system_memory", total_mem);
+    field("total_system_memory_human", BytesToHuman(total_mem));
+    field("maxmemory", 0);
+    field("maxmemory_human", "0B");
+    field("maxmemory_policy", "noeviction");
+    field("mem_fragmentation_ratio", frag);
+    field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
+    field("lazyfree_pending_objects", 0);
+  }
+  if (sections & kSecPersistence) {
+    header("Persistence");
+    field("loading", 0);
+    field("async_loading", 0);
+    field("rdb_changes_since_last_save", 0);
+    field("rdb_bgsave_in_progress", 0);
+    field("rdb_last_save_time", info.start_ms / 1000);
+    field("rdb_last_bgsave_status", "ok");
+    field("rdb_last_bgsave_time_sec", -1);
+    field("rdb_current_bgsave_time_sec", -1);
+    field("aof_enabled", 0);
+    field("aof_rewrite_in_progress", 0);
+    field("aof_rewrite_scheduled", 0);
+    field("aof_last_rewrite_time_sec", -1);
+    field("aof_current_rewrite_time_sec", -1);
+    field("aof_last_bgrewrite_status", "ok");
+    field("aof_last_write_status", "ok");
+  }
+  if (sections & kSecStats) {
+    header("Stats");
+    field("total_connections_received", total.stats.connections_received);
+    field("total_commands_processed", total.stats.commands_processed);
+    field("instantaneous_ops_per_sec", 0);
+    field("total_net_input_bytes", total.stats.net_input_bytes);
+    field("total_net_output_bytes", total.stats.net_output_bytes);
+    field("instantaneous_input_kbps", "0.00");
+    field("instantaneous_output_kbps", "0.00");
+    field("rejected_connections", total.stats.rejected_connections);
+    field("sync_full", 0);
+    field("sync_partial_ok", 0);
+    field("sync_partial_err", 0);
+    field("expired_keys", total.expired_keys);
+    field("evicted_keys", total.shard.evicted_keys);
+    field("keyspace_hits", total.shard.keyspace_hits);
+    field("keyspace_misses", total.shard.keyspace_misses);
+    field("pubsub_channels", 0);
+    field("pubsub_patterns", 0);
+    field("latest_fork_usec", 0);
+    field("total_forks", 0);
+  }
+  if (sections & kSecReplication) {
+    header("Replication");
+    field("role", "master");
+    field("connected_slaves", 0);
+    field("master_failover_state", "no-failover");
+    field("master_replid", info.run_id);
+    field("master_replid2", std::string(40, '0'));
+    field("master_repl_offset", 0);
+    field("second_repl_offset", -1);
+    field("repl_backlog_active", 0);
+    field("repl_backlog_size", 1048576);
+    field("repl_backlog_first_byte_offset", 0);
+    field("repl_backlog_histlen", 0);
+  }
+  if (sections & kSecCpu) {
+    rusage self, children, thread;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_THREAD, &thread);
+    header("CPU");
+    field("used_cpu_sys", TimevalSeconds(self.ru_stime));
+    field("used_cpu_user", TimevalSeconds(self.ru_utime));
+    field("used_cpu_sys_children", TimevalSeconds(children.ru_stime));
+    field("used_cpu_user_children", TimevalSeconds(children.ru_utime));
+    field("used_cpu_sys_main_thread", TimevalSeconds(thread.ru_stime));
+    field("used_cpu_user_main_thread", TimevalSeconds(thread.ru_utime));
+  }
+  if (sections & kSecModules) header("Modules");
+  if (sections & kSecCommandStats) header("Commandstats");
+  if (sections & kSecErrorStats) header("Errorstats");
+  if (sections & kSecLatencyStats) header("Latencystats");
+  if (sections & kSecCluster) {
+    header("Cluster");
+    field("cluster_enabled", 0);
+  }
+  if (sections & kSecKeyspace) {
+    header("Keyspace");
+    for (int i = 0; i < Shard::kNumDbs; ++i) {
+      const ThreadSample::DbSample& d = total.dbs[i];
+      if (d.keys == 0) continue;
+      const int64_t avg_ttl = d.expires ? d.ttl_sum_ms / int64_t(d.expires) : 0;
+      core::Append(&out, "db", i, ":keys=", d.keys, ",expires=", d.expires, ",avg_ttl=", avg_ttl,
+                   "\r\n");
+    }
+  }
+  if (sections & kSecShardis) {
+    header("Shardis");
+    field("threads", samples.size());
+    field("protocol_errors", total.stats.protocol_errors);
+    field("unknown_commands", total.stats.unknown_commands);
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const ThreadSample& t = samples[i];
+      uint64_t keys = 0;
+      for (const auto& d : t.dbs) keys += d.keys;
+      core::Append(&out, "thread", i, ":keys=", keys, ",clients=", t.clients,
+                   ",commands=", t.stats.commands_processed, ",tasks_run=", t.io.tasks_run,
+                   ",loop_polls=", t.io.loop_polls, ",uring_enters=", t.io.enters,
+                   ",parks=", t.io.parks, ",wakeups_sent=", t.io.wakeups_sent,
+                   ",ring_full_waits=", t.io.ring_full_waits, "\r\n");
+    }
+  }
+  return out;
+}
+
+void CmdInfo(ArgSlice args, ConnContext& ctx) {
+  unsigned sections = args.size() == 1 ? kSecDefault : 0;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (core::EqualsIgnoreCase(a, "all") || core::EqualsIgnoreCase(a, "everything")) {
+      sections |= kSecAll;
+    } else if (core::EqualsIgnoreCase(a, "default")) {
+      sections |= kSecDefault;
+    } else {
+      for (const SectionName& s : kSectionNames) {
+        if (core::EqualsIgnoreCase(a, s.name)) sections |= s.bit;
+      }
+    }
+  }
+  std::string text = BuildInfo(sections);
+  if (ctx.rb.resp3()) {
+    ctx.rb.Verbatim(text, "txt");
+  } else {
+    ctx.rb.Bulk(text);
+  }
+}
+
+}  // namespace
+
+void RegisterInfoCommand(CommandRegistry* r) {
+  r->Register({"info", -1, kLoading | kStale, 0, 0, 0, "slow dangerous", nullptr, CmdInfo});
+}
+
+}  // namespace shardis::server

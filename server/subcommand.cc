@@ -1,0 +1,66 @@
+#include "server/subcommand.h"
+
+#include <vector>
+
+#include "core/string_util.h"
+#include "server/connection_state.h"
+
+namespace shardis::server {
+
+namespace {
+
+std::vector<Container>& MutableContainers() {
+  static std::vector<Container>* containers = new std::vector<Container>();
+  return *containers;
+}
+
+}  // namespace
+
+void RegisterContainer(const Container& container) { MutableContainers().push_back(container); }
+
+std::span<const Container> Containers() { return MutableContainers(); }
+
+const Container* FindContainer(std::string_view name) {
+  for (const Container& c : Containers()) {
+    if (core::EqualsIgnoreCase(c.name, name)) return &c;
+  }
+  return nullptr;
+}
+
+const SubCommand* FindSub(const Container& c, std::string_view name) {
+  for (const SubCommand& s : c.subs) {
+    if (core::EqualsIgnoreCase(s.name, name)) return &s;
+  }
+  return nullptr;
+}
+
+bool ArityOk(int arity, size_t argc) {
+  return arity >= 0 ? argc == size_t(arity) : argc >= size_t(-arity);
+}
+
+void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx) {
+  const SubCommand* sub = FindSub(container, args[1]);
+  if (sub == nullptr) {
+    return ctx.rb.Error(core::Concat("ERR unknown subcommand '", args[1].substr(0, 128), "'. Try ",
+                                     core::ToUpper(args[0]), " HELP."));
+  }
+  if (!ArityOk(sub->arity, args.size())) {
+    return ctx.rb.Error(core::Concat("ERR wrong number of arguments for '", container.name, "|",
+                                     sub->name, "' command"));
+  }
+  // CLIENT LIST shows the command a client runs now (or ran last) by its full name.
+  ctx.conn.last_command = core::Concat(container.name, "|", sub->name);
+  sub->handler(args, ctx);
+}
+
+void ReplyHelp(core::ReplyBuilder& rb, std::string_view container,
+               std::initializer_list<std::string_view> lines) {
+  rb.ArrayHeader(lines.size() + 3);
+  rb.SimpleString(
+      core::Concat(container, " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+  for (std::string_view line : lines) rb.SimpleString(line);
+  rb.SimpleString("HELP");
+  rb.SimpleString("    Prints this help.");
+}
+
+}  // namespace shardis::server

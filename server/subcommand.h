@@ -1,0 +1,60 @@
+// Subcommands of the container commands (CONFIG, CLIENT, COMMAND): looked up by name, arity checked
+// like top-level commands, and reported by COMMAND INFO/DOCS/LIST as "container|sub".
+//
+// Each family file defines its container's table, registers it with RegisterContainer when it
+// registers its commands, and runs it with DispatchSub; COMMAND enumerates them with Containers().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "core/reply_builder.h"
+#include "server/command.h"
+
+namespace shardis::server {
+
+struct SubCommand {
+  std::string_view name;  // lower case
+  int arity;              // Redis arity, counting the container name and the subcommand
+  uint32_t flags;
+  std::string_view acl_categories;
+  std::string_view tips;  // space separated
+  std::string_view since;
+  std::string_view summary;
+  ConnHandler handler;
+};
+
+struct Container {
+  std::string_view name;  // lower case
+  std::span<const SubCommand> subs;
+};
+
+// The flags Redis gives its administrative subcommands (CONFIG GET, CLIENT LIST, ...).
+inline constexpr uint32_t kAdminSub = kAdmin | kNoScript | kLoading | kStale;
+
+// Adds a container to the ones COMMAND reports. Called at start, by the Register*Family functions,
+// before any connection is served; the list is read-only afterwards.
+void RegisterContainer(const Container& container);
+
+// Every registered container, in registration order.
+std::span<const Container> Containers();
+
+// Case-insensitive lookups; nullptr when there is no such container or subcommand.
+const Container* FindContainer(std::string_view name);
+const SubCommand* FindSub(const Container& container, std::string_view name);
+
+// Redis' arity check: arity N = exactly N arguments (with the name), -N = at least N.
+bool ArityOk(int arity, size_t argc);
+
+// Runs the subcommand of `container` named by args[1], with Redis' errors for unknown ones and
+// wrong arity.
+void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx);
+
+// Replies a HELP text as Redis does: an array of status lines.
+void ReplyHelp(core::ReplyBuilder& rb, std::string_view container,
+               std::initializer_list<std::string_view> lines);
+
+}  // namespace shardis::server
