@@ -27,6 +27,9 @@ class UringScheduler : public boost::fibers::algo::algorithm {
  private:
   boost::fibers::scheduler::ready_queue_type ready_;
   Proactor* proactor_;
+  // Set when suspend_until just reaped completions: the fibers it woke run before the next poll,
+  // so a wake-up costs one io_uring_enter, not two.
+  bool just_parked_ = false;
 };
 
 }  // namespace shardis::io
