@@ -1,0 +1,343 @@
+// CompactValue: the 16-byte cell that holds every key and every value of a shard's table (a table
+// slot is a key cell plus a value cell: 32 bytes), and HashBytes, the one hash of key bytes.
+//
+// A string has exactly one encoding, so equal strings have equal encodings (FromKey is the one
+// exception: it never makes an int):
+//   - the canonical decimal form of an int64 (what ParseInt64 accepts: "0", "-12", never "007",
+//     "+1", "-0") is kept as an int64; GetString formats it back to the same bytes;
+//   - any other string of up to 15 bytes is kept inline;
+//   - any other string lives in one heap block of exactly its size (no header, no NUL; mimalloc
+//     rounds it to its size class), taken from the thread's ShardHeap; the cell holds the pointer
+//     and the length. Only Append and SetRange leave spare room, to grow geometrically.
+// Other types (list, hash, set, zset, stream) are an opaque object pointer plus the type: the
+// data-type code owns the object, and the cell never frees it.
+//
+// Layout (little-endian; w0 = bytes 0..7, w1 = bytes 8..15):
+//
+//   byte 15, the meta byte:  bits 0..4  code:  0..15 inline string of that length
+//                                              16    int64          (kIntCode)
+//                                              17    heap string    (kHeapCode)
+//                                              18    object         (kObjectCode)
+//                                              19..31 reserved for new encodings
+//                            bits 5..7  flags: three bits for the shard (kFlag0..kFlag2), e.g.
+//                                              "has expiry", "touched"; never read here.
+//   inline string:  bytes 0..14 the bytes, then zeros up to byte 14.
+//   int64:          w0 the value (two's complement); bytes 8..14 zero.
+//   heap string:    w0 the block pointer; bytes 8..14 the length (56 bits, up to 2^56-1).
+//   object:         w0 the object pointer; byte 8 the ValueType; byte 9 an 8-bit encoding the
+//                   owner may use (listpack, hashtable, ...); bytes 10..14 zero.
+//
+// An all-zero cell is the empty string with no flags (default construction, moved-from cells).
+// Flags are kept by SetString, SetInt, Append, SetRange and SetObject, travel with moves, and are
+// cleared by Reset and in the moved-from cell; FromString/FromInt/FromObject start with none.
+//
+// Cells are move-only. Moving steals the heap block; the destructor frees it on the current
+// ShardHeap, so a cell is destroyed on the shard thread that created it (see shard_heap.h).
+// Nothing points into a cell, so a table may relocate cells with memcpy.
+#pragma once
+
+#include <glog/logging.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "core/number.h"
+#include "core/shard_heap.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "CompactValue assumes little-endian");
+
+namespace shardis::core {
+
+// A fast 64-bit hash of bytes in the style of wyhash (64x64->128-bit multiply-and-fold mixing;
+// the four constants are wyhash's, which is public domain). Used for table lookups and to route
+// keys to shards; CompactValue::Hash() is HashBytes of the same string, whatever its encoding.
+// Seeded per process (see hash_internal::Secret): the same on every shard and thread of a process,
+// different in the next one, so never store a hash or send it to another process.
+inline uint64_t HashBytes(std::string_view s);
+
+// What a cell holds. Everything but kString is an object owned by the data-type code.
+enum class ValueType : uint8_t {
+  kString = 0,
+  kList = 1,
+  kHash = 2,
+  kSet = 3,
+  kZSet = 4,
+  kStream = 5
+};
+
+class CompactValue {
+ public:
+  enum class Encoding : uint8_t { kInline, kInt, kHeap, kObject };
+
+  static constexpr size_t kInlineMax = 15;
+  static constexpr size_t kMaxStringSize = (uint64_t{1} << 56) - 1;
+  // GetString's scratch buffer: room for "-9223372036854775808".
+  static constexpr size_t kScratchSize = kInt64BufSize;
+  // Flag bits for the shard's own use (see the layout above).
+  static constexpr uint8_t kFlag0 = 1, kFlag1 = 2, kFlag2 = 4;
+  static constexpr uint8_t kFlagMask = 7;
+
+  // The empty string.
+  CompactValue() noexcept = default;
+  ~CompactValue() {
+    if (code() == kHeapCode) FreeHeap();
+  }
+  CompactValue(CompactValue&& other) noexcept {
+    std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
+    std::memset(other.bytes_, 0, sizeof(bytes_));
+  }
+  CompactValue& operator=(CompactValue&& other) noexcept {
+    if (this != &other) {
+      if (code() == kHeapCode) FreeHeap();
+      std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
+      std::memset(other.bytes_, 0, sizeof(bytes_));
+    }
+    return *this;
+  }
+  CompactValue(const CompactValue&) = delete;
+  CompactValue& operator=(const CompactValue&) = delete;
+
+  static CompactValue FromString(std::string_view s);
+  // For table keys: the same bytes, but never encoded as an int (inline up to 15 bytes, else on
+  // the heap). Keys are hashed and compared, never incremented, and an int would be formatted for
+  // every Hash() and parsed for every EqualsString(): 4-8x slower than on bytes. (SetString on
+  // such a cell encodes like a value.)
+  static CompactValue FromKey(std::string_view s);
+  static CompactValue FromInt(int64_t v);
+  // type != kString. The cell does not take ownership: the caller frees obj.
+  static CompactValue FromObject(ValueType type, void* obj, uint8_t encoding = 0);
+
+  // ---- What it is.
+  Encoding encoding() const;
+  ValueType type() const {
+    return code() == kObjectCode ? static_cast<ValueType>(static_cast<uint8_t>(bytes_[8]))
+                                 : ValueType::kString;
+  }
+  bool IsString() const { return code() != kObjectCode; }
+  bool IsInline() const { return code() <= kInlineMax; }
+  bool IsHeap() const { return code() == kHeapCode; }
+  // For a value (not a FromKey cell): true exactly when the string is the canonical form of an
+  // int64, i.e. when Redis' INCR would accept it.
+  bool IsInt() const { return code() == kIntCode; }
+
+  // ---- Strings (IsString()).
+  // Replaces the content (freeing a heap string; an object must have been taken by its owner).
+  // Keeps the flags. A heap block is reused when the new string needs the same size class. s may
+  // point into this cell's own string.
+  void SetString(std::string_view s);
+  void SetInt(int64_t v);
+  int64_t AsInt() const {
+    DCHECK(IsInt());
+    return static_cast<int64_t>(Word0());
+  }
+
+  size_t StringSize() const;
+  // The bytes. Inline and heap strings are views into the cell or its block (valid until the
+  // cell changes or moves); an int is formatted into scratch (kScratchSize bytes).
+  std::string_view GetString(char* scratch) const {
+    const uint8_t c = code();
+    if (c <= kInlineMax) return {bytes_, c};
+    if (c == kHeapCode) return {HeapPtr(), HeapSize()};
+    DCHECK_EQ(c, kIntCode);
+    return {scratch, FormatInt64(AsInt(), scratch)};
+  }
+  void AppendTo(std::string* out) const;
+  std::string ToString() const;
+
+  // Same bytes as s, without materialising the string. An object never equals a string.
+  bool EqualsString(std::string_view s) const {
+    const uint8_t c = code();
+    if (c <= kInlineMax) return c == s.size() && (c == 0 || std::memcmp(bytes_, s.data(), c) == 0);
+    if (c == kHeapCode) {
+      return HeapSize() == s.size() && std::memcmp(HeapPtr(), s.data(), s.size()) == 0;
+    }
+    return c == kIntCode && EqualsInt(s);
+  }
+  // Same string (flags ignored); objects are equal when they are the same object.
+  bool operator==(const CompactValue& other) const;
+
+  // HashBytes(GetString(...)). Strings only.
+  uint64_t Hash() const;
+
+  // APPEND: appends s and returns the new length. A heap block grows geometrically (by half,
+  // at most 1 MiB at a time) so that repeated appends are amortised O(1) per byte.
+  size_t Append(std::string_view s);
+  // SETRANGE: writes s at offset, zero-padding past the end; returns the new length. An empty s
+  // changes nothing. The caller enforces the maximum string size.
+  size_t SetRange(size_t offset, std::string_view s);
+
+  // ---- Objects.
+  // Stores an object (freeing a heap string first). Keeps the flags. type != kString.
+  void SetObject(ValueType type, void* obj, uint8_t encoding = 0);
+  void* object() const {
+    DCHECK_EQ(code(), kObjectCode);
+    return reinterpret_cast<void*>(Word0());
+  }
+  uint8_t object_encoding() const {
+    DCHECK_EQ(code(), kObjectCode);
+    return static_cast<uint8_t>(bytes_[9]);
+  }
+  void set_object_encoding(uint8_t encoding) {
+    DCHECK_EQ(code(), kObjectCode);
+    bytes_[9] = static_cast<char>(encoding);
+  }
+
+  // ---- Flags (kFlag0..kFlag2).
+  uint8_t flags() const { return meta() >> kFlagShift; }
+  void set_flags(uint8_t flags) {
+    DCHECK_EQ(flags & ~kFlagMask, 0);
+    SetMeta(code() | static_cast<uint8_t>(flags << kFlagShift));
+  }
+  bool HasFlag(uint8_t flag) const { return (flags() & flag) != 0; }
+  void SetFlag(uint8_t flag, bool on) { set_flags(on ? (flags() | flag) : (flags() & ~flag)); }
+
+  // ---- Memory.
+  // The usable size of the heap block of a heap string (its size class), else 0. Objects account
+  // for their own memory.
+  size_t HeapBytes() const { return IsHeap() ? ShardHeap::UsableSize(HeapPtr()) : 0; }
+  // The heap block or object this cell points to (for prefetching), or null.
+  const void* HeapData() const {
+    const uint8_t c = code();
+    return c == kHeapCode || c == kObjectCode ? reinterpret_cast<const void*>(Word0()) : nullptr;
+  }
+  // Back to the empty string with no flags, freeing a heap string.
+  void Reset() {
+    if (code() == kHeapCode) FreeHeap();
+    std::memset(bytes_, 0, sizeof(bytes_));
+  }
+
+ private:
+  static constexpr uint8_t kIntCode = 16, kHeapCode = 17, kObjectCode = 18;
+  static constexpr uint8_t kCodeMask = 0x1f;
+  static constexpr int kFlagShift = 5;
+  static constexpr uint64_t kSizeMask = kMaxStringSize;  // the low 56 bits of w1
+
+  uint8_t meta() const { return static_cast<uint8_t>(bytes_[15]); }
+  uint8_t code() const { return meta() & kCodeMask; }
+  uint8_t flag_bits() const { return meta() & ~kCodeMask; }
+  void SetMeta(uint8_t m) { bytes_[15] = static_cast<char>(m); }
+
+  uint64_t Word0() const {
+    uint64_t w;
+    std::memcpy(&w, bytes_, 8);
+    return w;
+  }
+  uint64_t Word1() const {
+    uint64_t w;
+    std::memcpy(&w, bytes_ + 8, 8);
+    return w;
+  }
+  void SetWords(uint64_t w0, uint64_t w1) {
+    std::memcpy(bytes_, &w0, 8);
+    std::memcpy(bytes_ + 8, &w1, 8);
+  }
+  char* HeapPtr() const { return reinterpret_cast<char*>(Word0()); }
+  size_t HeapSize() const { return Word1() & kSizeMask; }
+
+  // Writers of a whole encoding. They assume no heap block is held (freed or moved out).
+  void InitString(std::string_view s, uint8_t flag_bits, bool allow_int = true);
+  void InitInt(int64_t v, uint8_t flag_bits) {
+    SetWords(static_cast<uint64_t>(v), static_cast<uint64_t>(kIntCode | flag_bits) << 56);
+  }
+  void InitHeap(char* p, size_t size, uint8_t flag_bits) {
+    DCHECK_LE(size, kMaxStringSize);
+    SetWords(reinterpret_cast<uint64_t>(p),
+             (static_cast<uint64_t>(kHeapCode | flag_bits) << 56) | size);
+  }
+
+  void FreeHeap() { ShardHeap::Current()->Free(HeapPtr()); }
+  bool EqualsInt(std::string_view s) const;
+
+  alignas(8) char bytes_[16] = {};
+};
+
+static_assert(sizeof(CompactValue) == 16);
+static_assert(alignof(CompactValue) == 8);
+
+// ---- HashBytes, inline: keys are short and this runs for every command.
+
+namespace hash_internal {
+
+inline constexpr uint64_t kP0 = 0xa0761d6478bd642full;
+inline constexpr uint64_t kP1 = 0xe7037ed1a0b428dbull;
+inline constexpr uint64_t kP2 = 0x8ebc6af09c88c6e3ull;
+inline constexpr uint64_t kP3 = 0x589965cc75374cc3ull;
+
+// 64x64 -> 128-bit product, folded: every input bit reaches most output bits.
+constexpr uint64_t Fold(uint64_t a, uint64_t b) {
+  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint64_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The per-process secret that every mixing step folds in, so that a client cannot compute keys
+// that collide (or that zero a multiplication and erase what came before it): the address of
+// kAnchor, which ASLR places differently in each process (absl's hash seeds itself the same way),
+// xored with a constant. Fixed for the life of the process and the same on every thread.
+inline constexpr char kAnchor = 0;
+inline constexpr uint64_t kSeed = Fold(0x5368617264697321ull /* "Shardis!" */ ^ kP0, kP1);
+inline uint64_t Secret() { return kSeed ^ reinterpret_cast<uintptr_t>(&kAnchor); }
+
+// Last step for every length: a and b hold the last (up to) 16 bytes, state the secret or what
+// the longer paths made of it.
+inline uint64_t Finish(uint64_t a, uint64_t b, uint64_t state, size_t n) {
+  const unsigned __int128 r = static_cast<unsigned __int128>(a ^ kP1 ^ state) * (b ^ state);
+  return Fold(static_cast<uint64_t>(r) ^ kP0 ^ n, static_cast<uint64_t>(r >> 64) ^ kP1);
+}
+
+// More than 48 bytes: three independent lanes, 48 bytes per step.
+uint64_t HashLong(const char* p, size_t n);
+
+}  // namespace hash_internal
+
+inline uint64_t HashBytes(std::string_view s) {
+  using namespace hash_internal;
+  const char* p = s.data();
+  const size_t n = s.size();
+  const uint64_t secret = Secret();
+  uint64_t a, b, state = secret;
+  if (n <= 16) [[likely]] {
+    // Loads from both ends that overlap below 16 bytes: every byte is covered, and together
+    // with the length in Finish, (a, b, n) identifies the string.
+    if (n >= 8) {
+      a = Load64(p);
+      b = Load64(p + n - 8);
+    } else if (n >= 4) {
+      a = Load32(p);
+      b = Load32(p + n - 4);
+    } else if (n > 0) {
+      a = (uint64_t{static_cast<uint8_t>(p[0])} << 16) |
+          (uint64_t{static_cast<uint8_t>(p[n >> 1])} << 8) | static_cast<uint8_t>(p[n - 1]);
+      b = 0;
+    } else {
+      a = b = 0;
+    }
+  } else if (n <= 48) {
+    size_t i = n;
+    do {
+      state = Fold(Load64(p) ^ kP1 ^ secret, Load64(p + 8) ^ state);
+      p += 16;
+      i -= 16;
+    } while (i > 16);
+    // The last 16 bytes (overlapping bytes already mixed when i < 16).
+    a = Load64(p + i - 16);
+    b = Load64(p + i - 8);
+  } else {
+    return HashLong(p, n);
+  }
+  return Finish(a, b, state, n);
+}
+
+}  // namespace shardis::core
