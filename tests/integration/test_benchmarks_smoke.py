@@ -1,0 +1,127 @@
+"""Smoke test of the benchmark suite: `QUICK=1 SKIP_FILL10M=1 bash benchmarks/run.sh` runs to the
+end (well under a minute once built) and its report has every row, each with a positive figure.
+
+This is the only test that touches benchmarks/; it checks that the suite still executes, not what
+it measures (QUICK figures are too short to mean anything).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+
+import pytest
+
+from conftest import REPO, SHARDIS_BIN
+
+WORKLOADS = ["SET P1", "GET P1", "SET P16", "GET P16", "1:10 SET:GET P1", "GET 16 KiB P1"]
+FIGURES = ["throughput (ops/s)", "ops per server CPU-second", "p50 latency (µs)",
+           "p99 latency (µs)", "p99.9 latency (µs)", "server CPU utilisation",
+           "load generator CPU utilisation"]
+THREADS_WORKLOADS = ["SET P1", "GET P1", "SET P16", "GET P16"]
+MEMORY_ROWS = ["keys", "used_memory (MiB)", "used_memory per key (bytes)", "RSS (MiB)",
+               "RSS per key (bytes)"]
+TARGETS = ["ops per server CPU-s, SET P1", "ops per server CPU-s, GET P1",
+           "throughput, SET P16", "ops per server CPU-s, SET P16",
+           "throughput, GET P16", "ops per server CPU-s, GET P16",
+           "ops per server CPU-s, GET 16 KiB P1", "RSS per key",
+           "--threads 2 / --threads 1, SET P1", "--threads 2 / --threads 1, GET P1",
+           "--threads 2 / --threads 1, SET P16", "--threads 2 / --threads 1, GET P16",
+           "max single-SET latency"]
+
+
+def sections(report: str) -> dict[str, list[list[str]]]:
+    """'## heading' -> the rows of the markdown table under it (header and rule skipped)."""
+    out: dict[str, list[list[str]]] = {}
+    current = None
+    for line in report.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            out[current] = []
+        elif current and line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            is_rule = all(c and set(c) <= set("-: ") for c in cells)
+            if not is_rule and cells[0] not in ("workload", "figure", "target"):
+                out[current].append(cells)
+    return out
+
+
+def section(secs, prefix):
+    matches = [rows for name, rows in secs.items() if name.startswith(prefix)]
+    assert matches, f"no section '{prefix}...' in the report"
+    return matches[0]
+
+
+def number(cell: str) -> float:
+    """A figure cell as a float: '1,234.5' -> 1234.5, '1.25x' -> 1.25."""
+    text = cell.replace(",", "").removesuffix("x").removesuffix(" ms").strip()
+    try:
+        return float(text)
+    except ValueError:
+        pytest.fail(f"not a number: {cell!r}")
+
+
+def check_positive(cells: list[str], what: str):
+    for cell in cells:
+        if cell == "":
+            continue  # the ratio column of utilisation rows
+        value = number(cell)
+        assert not math.isnan(value) and value > 0, f"{what}: figure {cell!r} is not positive"
+
+
+def figure_rows(rows):
+    """(workload, figure) -> the figure cells, filling in the workload of continuation rows."""
+    out = {}
+    workload = None
+    for cells in rows:
+        workload = cells[0] or workload
+        out[(workload, cells[1])] = cells[2:]
+    return out
+
+
+@pytest.mark.shardis_only
+def test_quick_run_reports_every_figure(tmp_path):
+    report_path = tmp_path / "report.md"
+    env = dict(os.environ, QUICK="1", SKIP_FILL10M="1", ROUNDS="1", REPORT=str(report_path),
+               SHARDIS_BIN=SHARDIS_BIN)
+    proc = subprocess.run(["bash", str(REPO / "benchmarks" / "run.sh")], cwd=REPO, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert proc.returncode == 0, f"run.sh failed:\n{proc.stderr[-4000:]}"
+    report = report_path.read_text()
+    assert proc.stdout.strip() == report.strip(), "the report on stdout and in REPORT differ"
+
+    secs = sections(report)
+
+    targets = section(secs, "Targets")
+    names = [cells[0] for cells in targets]
+    for target in TARGETS:
+        assert any(target in name for name in names), f"target row {target!r} missing"
+    for name, _, measured, result in targets:
+        assert result in ("met", "MISSED", "not run"), (name, result)
+        if result != "not run":
+            check_positive([measured.split()[0]], name)
+
+    side = figure_rows(section(secs, "shardis --threads 1 vs redis-server"))
+    for workload in WORKLOADS:
+        for figure in FIGURES:
+            assert (workload, figure) in side, f"row {workload} / {figure} missing"
+            check_positive(side[(workload, figure)], f"{workload} / {figure}")
+
+    threads = figure_rows(section(secs, "shardis --threads 2 vs --threads 1"))
+    for workload in THREADS_WORKLOADS:
+        for figure in FIGURES[:5]:
+            assert (workload, figure) in threads, f"threads row {workload} / {figure} missing"
+            check_positive(threads[(workload, figure)], f"threads {workload} / {figure}")
+
+    memory = {cells[0]: cells[1:] for cells in section(secs, "Memory after filling")}
+    for row in MEMORY_ROWS:
+        assert row in memory, f"memory row {row!r} missing"
+        check_positive(memory[row], row)
+
+    cost = section(secs, "Load generator cost")
+    assert len(cost) == len(WORKLOADS) * 2 + len(THREADS_WORKLOADS), cost
+    for cells in cost:  # CPU per op must be positive; the other load on a CPU may be 0
+        check_positive(cells[2:4], f"load generator cost {cells[:2]}")
+
+    assert "## Commands" in report and "loadgen" in report
