@@ -29,6 +29,7 @@ struct ShardContext {
   shard::Db& db;  // the client's selected database on this shard
   core::ReplyBuilder& rb;
   int64_t now_ms;
+  uint64_t hash;  // core::HashBytes(args[1]), for the Db calls on that key
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
 

@@ -21,9 +21,11 @@ using boost::fibers::context;
 namespace {
 
 constexpr size_t kInitialReadSize = 16 * 1024;
-// Buffers larger than this are released when the connection goes idle, so one big request does
-// not pin memory for the rest of the connection's life.
+// Output buffers larger than this are released after their send, and input buffers larger than
+// kKeepInputSize once consumed, so one big request or reply does not pin memory for the rest of
+// the connection's life; smaller ones are reused (pipelines of large values keep their buffer).
 constexpr size_t kKeepBufferSize = 256 * 1024;
+constexpr size_t kKeepInputSize = 1024 * 1024;
 
 std::string SockAddrToString(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -126,23 +128,29 @@ bool Connection::ReadMore() {
   if (parse_start_ == filled_) {
     // Everything was consumed: start over at the front of the buffer.
     parse_start_ = filled_ = 0;
-    if (in_.size() > kKeepBufferSize) std::string().swap(in_);
+    if (in_size_ > kKeepInputSize) {
+      in_.reset();
+      in_size_ = 0;
+    }
   }
-  if (in_.empty()) in_.resize(kInitialReadSize);
   // Make room for the request in progress: move it to the front, then grow if it is still short
   // of what the parser knows it needs (a large bulk string arrives in one buffer).
-  size_t needed = std::max(parser_.bytes_needed(), filled_ - parse_start_ + 1);
-  if (in_.size() - parse_start_ < needed || filled_ == in_.size()) {
-    if (parse_start_ > 0) {
-      std::memmove(in_.data(), in_.data() + parse_start_, filled_ - parse_start_);
-      filled_ -= parse_start_;
-      parse_start_ = 0;
+  const size_t needed = std::max(parser_.bytes_needed(), filled_ - parse_start_ + 1);
+  if (in_size_ - parse_start_ < needed || filled_ == in_size_) {
+    if (in_size_ < needed || filled_ - parse_start_ == in_size_ || in_size_ == 0) {
+      // Grow without zero-filling: only the unconsumed bytes are copied over.
+      size_t size = std::max({needed, in_size_ * 2, kInitialReadSize});
+      auto bigger = std::make_unique_for_overwrite<char[]>(size);
+      std::memcpy(bigger.get(), in_.get() + parse_start_, filled_ - parse_start_);
+      in_ = std::move(bigger);
+      in_size_ = size;
+    } else {
+      std::memmove(in_.get(), in_.get() + parse_start_, filled_ - parse_start_);
     }
-    if (in_.size() < needed || filled_ == in_.size()) {
-      in_.resize(std::max(needed, in_.size() * 2));
-    }
+    filled_ -= parse_start_;
+    parse_start_ = 0;
   }
-  int n = proactor_->Recv(state_.fd, in_.data() + filled_, in_.size() - filled_);
+  int n = proactor_->Recv(state_.fd, in_.get() + filled_, in_size_ - filled_);
   if (n <= 0) return false;
   filled_ += size_t(n);
   ServerThreadState::current().stats().net_input_bytes += size_t(n);
@@ -155,14 +163,14 @@ bool Connection::ProcessInput() {
   out_.clear();
   used_slots_ = 0;
   bool keep_open = true;
-  const char* buf_begin = in_.data();
-  const char* buf_end = in_.data() + filled_;
+  const char* buf_begin = in_.get();
+  const char* buf_end = in_.get() + filled_;
   // Parse every complete request before executing any: the batch is what gets routed.
   std::vector<Parsed>& parsed = parsed_;
   parsed.clear();
   std::string_view protocol_error;
   while (parse_start_ < filled_) {
-    auto r = parser_.Parse(in_.data() + parse_start_, filled_ - parse_start_);
+    auto r = parser_.Parse(in_.get() + parse_start_, filled_ - parse_start_);
     if (r == core::RespParser::Result::kNeedMore) break;
     if (r == core::RespParser::Result::kError) {
       protocol_error = parser_.error();
@@ -171,7 +179,7 @@ bool Connection::ProcessInput() {
     }
     const auto& a = parser_.args();
     if (!a.empty()) {
-      Parsed p{uint32_t(args_.size()), uint32_t(a.size())};
+      Parsed p{uint32_t(args_.size()), uint32_t(a.size()), nullptr, false, 0, 0};
       for (std::string_view arg : a) {
         // Quoted inline arguments live in the parser, which the next request reuses: copy them.
         if (!arg.empty() && (arg.data() < buf_begin || arg.data() >= buf_end)) {
@@ -185,9 +193,12 @@ bool Connection::ProcessInput() {
     parser_.Reset();
   }
 
+  PlanBatch();
   rb_.set_output(&out_);
+  const int64_t now_ms = shard::NowMs();
+  state_.last_interaction_ms = now_ms;
   for (const Parsed& p : parsed) {
-    Dispatch(p.begin, p.count);
+    Dispatch(p, now_ms);
     if (state_.close_after_reply) {
       keep_open = false;
       break;
@@ -199,6 +210,12 @@ bool Connection::ProcessInput() {
     rb_.set_output(&out_);
     rb_.Error(protocol_error);
     LOG_EVERY_N(INFO, 100) << "protocol error from " << state_.addr << ": " << protocol_error;
+  }
+  if (!keep_open && !send_in_flight_ && !out_.empty()) {
+    // Last words (QUIT, protocol error): write them at once and close right after, as Redis does,
+    // so that a client sees the close as soon as it sees the reply.
+    ssize_t n = ::send(state_.fd, out_.data(), out_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) out_.erase(0, size_t(n));
   }
   if (!out_.empty() && !StartSend()) return false;
   return keep_open;
@@ -216,13 +233,38 @@ std::string* Connection::NextReplyTarget(uint32_t* slot) {
   return &slots_[*slot];
 }
 
-void Connection::Dispatch(uint32_t args_begin, uint32_t args_count) {
-  ArgSlice args(args_.data() + args_begin, args_count);
+void Connection::PlanBatch() {
+  const unsigned self = proactor_->index();
+  unsigned local_keys = 0;
+  for (Parsed& p : parsed_) {
+    ArgSlice args(args_.data() + p.begin, p.count);
+    p.spec = Registry().Find(args[0]);
+    p.arity_ok = p.spec != nullptr && ArityOk(*p.spec, args.size());
+    if (p.arity_ok && p.spec->on_shard != nullptr) {
+      p.hash = core::HashBytes(args[1]);
+      p.shard = shard::shard_set->ShardOf(args[1], p.hash);
+      local_keys += p.shard == self;
+    }
+  }
+  if (local_keys < 2) return;
+  // Two interleaved passes: load the control bytes of every key, then (by the time they have
+  // arrived) the slots they point at. The database is the current one; a SELECT inside the batch
+  // only makes a prefetch useless, never wrong.
+  shard::Db& db = shard::Shard::current()->db(state_.db);
+  for (const Parsed& p : parsed_) {
+    if (p.arity_ok && p.spec->on_shard != nullptr && p.shard == self) db.Prefetch(p.hash);
+  }
+  for (const Parsed& p : parsed_) {
+    if (p.arity_ok && p.spec->on_shard != nullptr && p.shard == self) db.PrefetchSlots(p.hash);
+  }
+}
+
+void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
+  ArgSlice args(args_.data() + cmd.begin, cmd.count);
   ServerThreadState::current().stats().commands_processed++;
-  state_.last_interaction_ms = shard::NowMs();
-  const CommandSpec* spec = Registry().Find(args[0]);
+  const CommandSpec* spec = cmd.spec;
   uint32_t slot;
-  if (spec == nullptr || !ArityOk(*spec, args.size())) {
+  if (!cmd.arity_ok) {
     rb_.set_output(NextReplyTarget(&slot));
     rb_.set_resp3(state_.resp3);
     if (spec == nullptr) {
@@ -235,21 +277,20 @@ void Connection::Dispatch(uint32_t args_begin, uint32_t args_count) {
   state_.last_command = spec->name;
 
   if (spec->on_shard != nullptr) {
-    unsigned sid = shard::shard_set->ShardOf(args[1]);
-    if (sid != proactor_->index()) {
+    if (cmd.shard != proactor_->index()) {
       // Remote: reserve the reply's place and queue the command for its owner.
       if (used_slots_ == slots_.size()) slots_.emplace_back();
       slot = used_slots_++;
       slots_[slot].clear();
-      RemoteBatch& batch = batches_[sid];
-      if (batch.items.empty()) pending_shards_.push_back(sid);
-      batch.items.push_back({spec, args_begin, args_count, slot, state_.db, state_.resp3});
+      RemoteBatch& batch = batches_[cmd.shard];
+      if (batch.items.empty()) pending_shards_.push_back(cmd.shard);
+      batch.items.push_back({spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash});
       return;
     }
     rb_.set_output(NextReplyTarget(&slot));
     rb_.set_resp3(state_.resp3);
     shard::Shard& shard = *shard::Shard::current();
-    ShardContext ctx{shard, shard.db(state_.db), rb_, shard::NowMs()};
+    ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
     spec->on_shard(args, ctx);
     return;
   }
@@ -282,11 +323,16 @@ void Connection::RemoteBatch::Run() {
   // On the owning shard's thread: run the commands in the order the client sent them.
   shard::Shard& shard = *shard::Shard::current();
   const int64_t now = shard::NowMs();
+  if (items.size() > 1) {
+    // The same interleaved prefetch as for local keys (see PlanBatch).
+    for (const RemoteItem& item : items) shard.db(item.db).Prefetch(item.hash);
+    for (const RemoteItem& item : items) shard.db(item.db).PrefetchSlots(item.hash);
+  }
   core::ReplyBuilder rb;
   for (const RemoteItem& item : items) {
     rb.set_output(&conn->slots_[item.slot]);
     rb.set_resp3(item.resp3);
-    ShardContext ctx{shard, shard.db(item.db), rb, now};
+    ShardContext ctx{shard, shard.db(item.db), rb, now, item.hash};
     item.spec->on_shard(ArgSlice(conn->args_.data() + item.args_begin, item.args_count), ctx);
   }
 }

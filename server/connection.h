@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,15 @@ class Connection {
     uint32_t slot;        // into slots_
     int db;
     bool resp3;
+    uint64_t hash;        // of args[1]
+  };
+  // A parsed command of the batch, resolved before any of them runs.
+  struct Parsed {
+    uint32_t begin, count;      // the command's args in args_
+    const CommandSpec* spec;    // null: unknown command
+    bool arity_ok;
+    unsigned shard;             // owner of args[1], for on_shard commands
+    uint64_t hash;              // core::HashBytes(args[1]), for on_shard commands
   };
   // One hop: this connection's commands for one remote shard, run there in order.
   class RemoteBatch final : public io::Hop {
@@ -67,7 +77,10 @@ class Connection {
   // Parses every complete request in the buffer and executes them. False when the connection must
   // close after the replies are sent (protocol error, QUIT).
   bool ProcessInput();
-  void Dispatch(uint32_t args_begin, uint32_t args_count);
+  // Looks up every command of the batch and hashes its key, then prefetches the table buckets of
+  // the local keys, so that their cache misses overlap instead of queueing one by one.
+  void PlanBatch();
+  void Dispatch(const Parsed& cmd, int64_t now_ms);
   // Sends the pending remote batches, waits for them and appends their replies in order.
   void FlushRemote();
   // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before it.
@@ -80,13 +93,11 @@ class Connection {
   core::ReplyBuilder rb_;
 
   // Input: bytes [parse_start_, filled_) are received but not yet consumed.
-  std::string in_;
+  std::unique_ptr<char[]> in_;
+  size_t in_size_ = 0;
   size_t parse_start_ = 0;
   size_t filled_ = 0;
 
-  struct Parsed {
-    uint32_t begin, count;  // the command's args in args_
-  };
   std::vector<Parsed> parsed_;
   // The batch being executed: the args of all its commands (views into in_, or into owned_args_).
   std::vector<std::string_view> args_;

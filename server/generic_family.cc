@@ -1,7 +1,8 @@
 // Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, the EXPIRE family, TTL, PERSIST, TYPE, KEYS.
 //
-// Commands over many keys fan out: key positions are grouped per owning shard and each shard
-// involved counts its part in one parallel hop; the connection sums the counts.
+// Commands over many keys fan out: each key is hashed once (the hash routes it and is reused for
+// the table lookup), key positions are grouped per owning shard and each shard involved counts its
+// part in one parallel hop; the connection sums the counts.
 #include <limits>
 #include <string>
 #include <string_view>
@@ -18,27 +19,29 @@ namespace shardis::server {
 
 namespace {
 
-using shard::Entry;
+using shard::Db;
 
-// Runs `fn(db, key, now)` for every key in args[1..] on the key's shard and returns how many calls
-// returned true. Each shard writes only its own counter.
+// Runs `fn(shard, db, key, hash, now)` for every key in args[1..] on the key's shard and returns
+// how many calls returned true. Each shard writes only its own counter.
 template <typename Fn>
 int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, Fn&& fn) {
   shard::ShardSet& ss = *shard::shard_set;
   std::vector<std::vector<uint32_t>> by_shard(ss.size());
   std::vector<unsigned> shards;
+  std::vector<uint64_t> hashes(args.size());
   for (size_t i = 1; i < args.size(); ++i) {
-    unsigned sid = ss.ShardOf(args[i]);
+    hashes[i] = core::HashBytes(args[i]);
+    const unsigned sid = ss.ShardOf(args[i], hashes[i]);
     if (by_shard[sid].empty()) shards.push_back(sid);
     by_shard[sid].push_back(uint32_t(i));
   }
   std::vector<int64_t> counts(ss.size(), 0);
   const int db_index = ctx.conn.db;
   ss.AwaitShards(shards, [&](shard::Shard& s) {
-    shard::Db& db = s.db(db_index);
+    Db& db = s.db(db_index);
     const int64_t now = shard::NowMs();
     int64_t n = 0;
-    for (uint32_t i : by_shard[s.id()]) n += fn(s, db, args[i], now) ? 1 : 0;
+    for (uint32_t i : by_shard[s.id()]) n += fn(s, db, args[i], hashes[i], now) ? 1 : 0;
     counts[s.id()] = n;
   });
   int64_t total = 0;
@@ -47,28 +50,28 @@ int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, Fn&& fn) {
 }
 
 // A read lookup that counts a keyspace hit or miss, as Redis' lookupKeyRead does.
-Entry* LookupRead(shard::Shard& s, shard::Db& db, std::string_view key, int64_t now) {
-  Entry* e = db.Find(key, now);
-  if (e != nullptr) {
+Db::Iterator LookupRead(shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
+  Db::Iterator it = db.Find(key, hash, now);
+  if (Db::Found(it)) {
     ++s.stats().keyspace_hits;
   } else {
     ++s.stats().keyspace_misses;
   }
-  return e;
+  return it;
 }
 
 void CmdDel(ArgSlice args, ConnContext& ctx) {
-  ctx.rb.Integer(
-      CountOverKeys(args, ctx, [](shard::Shard&, shard::Db& db, std::string_view key, int64_t now) {
-        return db.Erase(key, now);
+  ctx.rb.Integer(CountOverKeys(
+      args, ctx, [](shard::Shard&, Db& db, std::string_view key, uint64_t hash, int64_t now) {
+        return db.Erase(key, hash, now);
       }));
 }
 
 // EXISTS and TOUCH: a key given twice counts twice.
 void CmdExists(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(CountOverKeys(
-      args, ctx, [](shard::Shard& s, shard::Db& db, std::string_view key, int64_t now) {
-        return LookupRead(s, db, key, now) != nullptr;
+      args, ctx, [](shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
+        return Db::Found(LookupRead(s, db, key, hash, now));
       }));
 }
 
@@ -118,19 +121,19 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
   if (when > std::numeric_limits<int64_t>::max() - base) return invalid();
   when += base;
 
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
-  if (e == nullptr) return ctx.rb.Integer(0);
+  Db::Iterator it = ctx.db.Find(args[1], ctx.hash, ctx.now_ms);
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
   // A key without expiry has an infinite TTL: GT never beats it, LT always does.
-  const int64_t current = e->expire_at_ms;
+  const int64_t current = ctx.db.ExpireAt(it, args[1], ctx.hash);
   if ((flags & kNx) && current != 0) return ctx.rb.Integer(0);
   if ((flags & kXx) && current == 0) return ctx.rb.Integer(0);
   if ((flags & kGt) && (current == 0 || when <= current)) return ctx.rb.Integer(0);
   if ((flags & kLt) && current != 0 && when >= current) return ctx.rb.Integer(0);
 
   if (when <= ctx.now_ms) {
-    ctx.db.Erase(args[1], ctx.now_ms);  // a deadline already passed deletes the key
+    ctx.db.Erase(it, args[1], ctx.hash);  // a deadline already passed deletes the key
   } else {
-    ctx.db.SetExpire(args[1], e, when);
+    ctx.db.SetExpire(it, args[1], ctx.hash, when);
   }
   ctx.rb.Integer(1);
 }
@@ -139,41 +142,45 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
 // -2 for a missing key, -1 for a key without expiry.
 template <bool kMillis, bool kAbsolute>
 void CmdTtl(ArgSlice args, ShardContext& ctx) {
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
-  if (e == nullptr) {
-    ++ctx.shard.stats().keyspace_misses;
-    return ctx.rb.Integer(-2);
-  }
-  ++ctx.shard.stats().keyspace_hits;
-  if (e->expire_at_ms == 0) return ctx.rb.Integer(-1);
-  int64_t ttl = kAbsolute ? e->expire_at_ms : e->expire_at_ms - ctx.now_ms;
+  Db::Iterator it = LookupRead(ctx.shard, ctx.db, args[1], ctx.hash, ctx.now_ms);
+  if (!Db::Found(it)) return ctx.rb.Integer(-2);
+  const int64_t at_ms = ctx.db.ExpireAt(it, args[1], ctx.hash);
+  if (at_ms == 0) return ctx.rb.Integer(-1);
+  int64_t ttl = kAbsolute ? at_ms : at_ms - ctx.now_ms;
   if (ttl < 0) ttl = 0;
   ctx.rb.Integer(kMillis ? ttl : (ttl + 500) / 1000);
 }
 
 void CmdPersist(ArgSlice args, ShardContext& ctx) {
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
-  if (e == nullptr || e->expire_at_ms == 0) return ctx.rb.Integer(0);
-  ctx.db.SetExpire(args[1], e, 0);
+  Db::Iterator it = ctx.db.Find(args[1], ctx.hash, ctx.now_ms);
+  if (!Db::Found(it) || ctx.db.ExpireAt(it, args[1], ctx.hash) == 0) return ctx.rb.Integer(0);
+  ctx.db.SetExpire(it, args[1], ctx.hash, 0);
   ctx.rb.Integer(1);
 }
 
-std::string_view TypeName(shard::ObjType type) {
+// TYPE's names, as Redis spells them.
+std::string_view TypeName(core::ValueType type) {
   switch (type) {
-    case shard::ObjType::kString:
+    case core::ValueType::kString:
       return "string";
+    case core::ValueType::kList:
+      return "list";
+    case core::ValueType::kHash:
+      return "hash";
+    case core::ValueType::kSet:
+      return "set";
+    case core::ValueType::kZSet:
+      return "zset";
+    case core::ValueType::kStream:
+      return "stream";
   }
   return "none";
 }
 
 void CmdType(ArgSlice args, ShardContext& ctx) {
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
-  if (e == nullptr) {
-    ++ctx.shard.stats().keyspace_misses;
-    return ctx.rb.SimpleString("none");
-  }
-  ++ctx.shard.stats().keyspace_hits;
-  ctx.rb.SimpleString(TypeName(e->type));
+  Db::Iterator it = LookupRead(ctx.shard, ctx.db, args[1], ctx.hash, ctx.now_ms);
+  if (!Db::Found(it)) return ctx.rb.SimpleString("none");
+  ctx.rb.SimpleString(TypeName(it.value().type()));
 }
 
 // KEYS pattern: every shard matches its own keys in parallel; the order is unspecified, as in
@@ -186,7 +193,7 @@ void CmdKeys(ArgSlice args, ConnContext& ctx) {
   const int db_index = ctx.conn.db;
   ss.AwaitAll([&](shard::Shard& s) {
     std::vector<std::string>& out = found[s.id()];
-    s.db(db_index).ForEachLive(shard::NowMs(), [&](std::string_view key, const Entry&) {
+    s.db(db_index).ForEachLive(shard::NowMs(), [&](std::string_view key, Db::Iterator) {
       if (all || core::GlobMatch(pattern, key)) out.emplace_back(key);
     });
   });

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@ struct ThreadSample {
   ThreadStats stats;
   size_t clients = 0;
   shard::ShardStats shard;
+  size_t used_memory = 0;  // the shard's structure, values and tables
   uint64_t expired_keys = 0;
   struct DbSample {
     uint64_t keys = 0, expires = 0;
@@ -54,13 +56,16 @@ std::vector<ThreadSample> GatherSamples(bool with_ttls) {
     out.clients = st.connections().size();
     out.shard = s.stats();
     out.io = io::Proactor::current()->stats();
+    // The shard's own structure (its databases' table headers) counts too, as Redis counts its
+    // empty dicts: an empty server does not report 0.
+    out.used_memory = s.used_memory();
     const int64_t now = shard::NowMs();
     for (int i = 0; i < Shard::kNumDbs; ++i) {
       shard::Db& db = s.db(i);
       out.expired_keys += db.expired_keys();
       out.dbs[i].keys = db.size();
       out.dbs[i].expires = db.expires_count();
-      // Summing TTLs walks the expiry index, so only when the keyspace section is asked for.
+      // SumTtlMs is O(1), but only the keyspace section shows it.
       if (with_ttls && db.expires_count() > 0) out.dbs[i].ttl_sum_ms = db.SumTtlMs(now);
     }
   });
@@ -80,6 +85,17 @@ std::string BytesToHuman(uint64_t n) {
   char buf[64];
   snprintf(buf, sizeof(buf), "%.2f%c", d, kUnits[unit]);
   return buf;
+}
+
+// used_memory_peak: the largest used_memory INFO has seen (Redis samples it in its cron; we sample
+// it whenever INFO computes used_memory). Returns the peak including `used`.
+size_t UpdatePeakMemory(size_t used) {
+  // Relaxed is enough: the value is a statistic, and the CAS loop only keeps it monotonic.
+  static std::atomic<size_t> peak{0};
+  size_t seen = peak.load(std::memory_order_relaxed);
+  while (seen < used && !peak.compare_exchange_weak(seen, used, std::memory_order_relaxed)) {
+  }
+  return seen < used ? used : seen;
 }
 
 // The resident set size from /proc/self/statm, or `fallback` if it cannot be read.
@@ -144,7 +160,7 @@ constexpr SectionName kSectionNames[] = {
 // lines, CRLF line ends and an empty line between sections.
 std::string BuildInfo(unsigned sections) {
   std::vector<ThreadSample> samples;
-  if (sections & (kSecClients | kSecStats | kSecKeyspace | kSecShardis)) {
+  if (sections & (kSecClients | kSecMemory | kSecStats | kSecKeyspace | kSecShardis)) {
     samples = GatherSamples(sections & kSecKeyspace);
   }
   ThreadSample total;
@@ -160,6 +176,7 @@ std::string BuildInfo(unsigned sections) {
     total.shard.keyspace_hits += t.shard.keyspace_hits;
     total.shard.keyspace_misses += t.shard.keyspace_misses;
     total.shard.evicted_keys += t.shard.evicted_keys;
+    total.used_memory += t.used_memory;
     total.expired_keys += t.expired_keys;
     for (int i = 0; i < Shard::kNumDbs; ++i) {
       total.dbs[i].keys += t.dbs[i].keys;
@@ -228,27 +245,26 @@ std::string BuildInfo(unsigned sections) {
     field("clients_in_timeout_table", 0);
   }
   if (sections & kSecMemory) {
-    // mimalloc is the process allocator: what it has committed is our used memory. Its RSS
-    // figure is only an estimate on Linux, so the resident size comes from the kernel.
+    // used_memory is exact: the bytes of the shards' values (each shard counts its own heap),
+    // tables and own structures. The resident size comes from the kernel (mimalloc's own RSS
+    // figure is an estimate on Linux, and only the fallback if /proc cannot be read).
+    const size_t used = total.used_memory;
+    const size_t peak = UpdatePeakMemory(used);
     size_t elapsed, user, sys, rss, peak_rss, commit, peak_commit, faults;
     mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
     rss = ResidentBytes(rss);
-    // Builds where mimalloc is not the allocator (sanitizers) report no commit: use the RSS.
-    if (commit == 0) commit = rss;
-    if (peak_commit < commit) peak_commit = commit;
     const uint64_t total_mem = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
     char perc[32], frag[32];
-    snprintf(perc, sizeof(perc), "%.2f%%",
-             peak_commit ? 100.0 * double(commit) / double(peak_commit) : 0.0);
-    snprintf(frag, sizeof(frag), "%.2f", commit ? double(rss) / double(commit) : 0.0);
+    snprintf(perc, sizeof(perc), "%.2f%%", peak ? 100.0 * double(used) / double(peak) : 0.0);
+    snprintf(frag, sizeof(frag), "%.2f", used ? double(rss) / double(used) : 0.0);
     const int v = mi_version();
     header("Memory");
-    field("used_memory", commit);
-    field("used_memory_human", BytesToHuman(commit));
+    field("used_memory", used);
+    field("used_memory_human", BytesToHuman(used));
     field("used_memory_rss", rss);
     field("used_memory_rss_human", BytesToHuman(rss));
-    field("used_memory_peak", peak_commit);
-    field("used_memory_peak_human", BytesToHuman(peak_commit));
+    field("used_memory_peak", peak);
+    field("used_memory_peak_human", BytesToHuman(peak));
     field("used_memory_peak_perc", perc);
     field("total_system_memory", total_mem);
     field("total_system_memory_human", BytesToHuman(total_mem));
@@ -353,11 +369,11 @@ std::string BuildInfo(unsigned sections) {
       const ThreadSample& t = samples[i];
       uint64_t keys = 0;
       for (const auto& d : t.dbs) keys += d.keys;
-      core::Append(&out, "thread", i, ":keys=", keys, ",clients=", t.clients,
-                   ",commands=", t.stats.commands_processed, ",tasks_run=", t.io.tasks_run,
-                   ",loop_polls=", t.io.loop_polls, ",uring_enters=", t.io.enters,
-                   ",parks=", t.io.parks, ",wakeups_sent=", t.io.wakeups_sent,
-                   ",ring_full_waits=", t.io.ring_full_waits, "\r\n");
+      core::Append(
+          &out, "thread", i, ":keys=", keys, ",used_memory=", t.used_memory, ",clients=", t.clients,
+          ",commands=", t.stats.commands_processed, ",tasks_run=", t.io.tasks_run,
+          ",loop_polls=", t.io.loop_polls, ",uring_enters=", t.io.enters, ",parks=", t.io.parks,
+          ",wakeups_sent=", t.io.wakeups_sent, ",ring_full_waits=", t.io.ring_full_waits, "\r\n");
     }
   }
   return out;

@@ -67,7 +67,8 @@ bool ParseNonNegative(std::string_view s, int64_t* out) {
 
 // DEBUG POPULATE count [prefix] [size]: creates "<prefix>:<i>" = "value:<i>" for i in [0, count),
 // skipping keys that exist. Every shard walks the whole range in its own fiber, in parallel, and
-// keeps the keys it owns; it yields now and then so that its clients are still served.
+// keeps the keys it owns; it yields now and then so that its clients are still served (no table
+// iterator is held across a yield).
 void DebugPopulate(ArgSlice args, ConnContext& ctx) {
   int64_t count, size = 0;
   if (!ParseNonNegative(args[2], &count) ||
@@ -95,16 +96,16 @@ void DebugPopulate(ArgSlice args, ConnContext& ctx) {
       key.resize(base);
       key.append(digits);
       if (key.size() > kMaxKeyLen) key.resize(kMaxKeyLen);
-      if (shard::shard_set->ShardOf(key) != sid) continue;
-      if (db.Find(key, now) != nullptr) continue;
+      const uint64_t hash = core::HashBytes(key);
+      if (shard::shard_set->ShardOf(key, hash) != sid) continue;
+      bool inserted;
+      shard::Db::Iterator it = db.FindOrInsert(key, hash, now, &inserted);
+      if (!inserted) continue;  // an existing key keeps its value (and TTL)
       value.resize(6);
       value.append(digits);
       // With a size, the value is cut to it or padded with zero bytes.
       if (size > 0) value.resize(size_t(size), '\0');
-      bool inserted;
-      shard::Entry* e = db.FindOrInsert(key, now, &inserted);
-      e->type = shard::ObjType::kString;
-      e->value = value;
+      it.value().SetString(value);
     }
   });
   ctx.rb.Ok();

@@ -1,10 +1,13 @@
 // String commands: GET, SET and its variants, counters, APPEND, ranges, MGET/MSET.
 //
-// Single-key commands run on the shard that owns the key (ShardHandler). MGET and MSET fan out:
-// the key indices are grouped per owning shard and every shard involved handles its group in one
-// hop, in parallel (their cross-shard atomicity is the transaction layer's job, not yet here).
+// Single-key commands run on the shard that owns the key (ShardHandler) and reuse the key's hash
+// the connection computed (ctx.hash). MGET and MSET fan out: each key is hashed once, the key
+// indices are grouped per owning shard and every shard involved handles its group in one hop, in
+// parallel (their cross-shard atomicity is the transaction layer's job, not yet here).
+//
+// Values are core::CompactValue cells: a string that is the canonical form of an int64 is stored
+// as that integer, so the counters work on it directly, and replies format it back (GetString).
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -20,8 +23,8 @@ namespace shardis::server {
 
 namespace {
 
-using shard::Entry;
-using shard::ObjType;
+using core::CompactValue;
+using shard::Db;
 
 // Redis' proto-max-bulk-len: the largest string a command may build (APPEND, SETRANGE).
 constexpr int64_t kMaxStringLen = 512ll * 1024 * 1024;
@@ -29,27 +32,47 @@ constexpr std::string_view kStringTooLongErr =
     "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 // A lookup for reading: counts a keyspace hit or miss, as Redis' lookupKeyRead does.
-Entry* LookupRead(ShardContext& ctx, std::string_view key) {
-  Entry* e = ctx.db.Find(key, ctx.now_ms);
-  if (e != nullptr) {
-    ++ctx.shard.stats().keyspace_hits;
+Db::Iterator LookupRead(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
+                        int64_t now_ms) {
+  Db::Iterator it = db.Find(key, hash, now_ms);
+  if (Db::Found(it)) {
+    ++shard.stats().keyspace_hits;
   } else {
-    ++ctx.shard.stats().keyspace_misses;
+    ++shard.stats().keyspace_misses;
   }
-  return e;
+  return it;
+}
+// The same for the command's own key, args[1].
+Db::Iterator LookupRead(ShardContext& ctx, std::string_view key) {
+  return LookupRead(ctx.shard, ctx.db, key, ctx.hash, ctx.now_ms);
+}
+// A lookup for writing (Redis' lookupKeyWrite): no hit/miss counting.
+Db::Iterator LookupWrite(ShardContext& ctx, std::string_view key) {
+  return ctx.db.Find(key, ctx.hash, ctx.now_ms);
 }
 
-bool IsString(const Entry* e) { return e->type == ObjType::kString; }
+bool IsString(const CompactValue& v) { return v.type() == core::ValueType::kString; }
 
-// Stores a string value at key. Unless keep_ttl, the expiry becomes at_ms (0: none), as Redis'
-// setKey removes the TTL of a key it overwrites.
+// Replies the string value of a cell.
+void ReplyValue(core::ReplyBuilder& rb, const CompactValue& v) {
+  char scratch[CompactValue::kScratchSize];
+  rb.Bulk(v.GetString(scratch));
+}
+
+// Replaces the value of the entry `it` of ctx's key (args[1]) with a string. Unless keep_ttl, the
+// expiry becomes at_ms (0: none), as Redis' setKey removes the TTL of a key it overwrites.
+void OverwriteString(ShardContext& ctx, Db::Iterator it, std::string_view key,
+                     std::string_view value, bool keep_ttl, int64_t at_ms) {
+  it.value().SetString(value);
+  if (!keep_ttl) ctx.db.SetExpire(it, key, ctx.hash, at_ms);
+}
+
+// Stores a string value at ctx's key (args[1]), whether or not it exists.
 void StoreString(ShardContext& ctx, std::string_view key, std::string_view value, bool keep_ttl,
                  int64_t at_ms) {
   bool inserted;
-  Entry* e = ctx.db.FindOrInsert(key, ctx.now_ms, &inserted);
-  e->type = ObjType::kString;
-  e->value.assign(value.data(), value.size());
-  if (!keep_ttl) ctx.db.SetExpire(key, e, at_ms);
+  Db::Iterator it = ctx.db.FindOrInsert(key, ctx.hash, ctx.now_ms, &inserted);
+  OverwriteString(ctx, it, key, value, keep_ttl, at_ms);
 }
 
 // --- SET / GETEX option parsing (Redis' parseExtendedStringArgumentsOrReply).
@@ -145,10 +168,10 @@ bool ParseExpireDeadline(std::string_view arg, unsigned flags, int64_t now_ms,
 // --- GET and SET family.
 
 void CmdGet(ArgSlice args, ShardContext& ctx) {
-  Entry* e = LookupRead(ctx, args[1]);
-  if (e == nullptr) return ctx.rb.Null();
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-  ctx.rb.Bulk(e->value);
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) return ctx.rb.Null();
+  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  ReplyValue(ctx.rb, it.value());
 }
 
 // SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
@@ -167,31 +190,37 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Ok();
   }
 
-  bool found;
+  Db::Iterator it;
   if (f & kSetGet) {
     // The old value is the reply, whether or not NX/XX then let the write happen.
-    Entry* e = LookupRead(ctx, key);
-    if (e != nullptr && !IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-    found = e != nullptr;
-    if (found) {
-      ctx.rb.Bulk(e->value);
+    it = LookupRead(ctx, key);
+    if (Db::Found(it)) {
+      if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+      ReplyValue(ctx.rb, it.value());
     } else {
       ctx.rb.Null();
     }
   } else {
-    found = ctx.db.Find(key, ctx.now_ms) != nullptr;
+    it = LookupWrite(ctx, key);
   }
+  const bool found = Db::Found(it);
   if (((f & kSetNx) && found) || ((f & kSetXx) && !found)) {
     if (!(f & kSetGet)) ctx.rb.Null();
     return;
   }
-  StoreString(ctx, key, value, keep_ttl, at_ms);
+  if (found) {
+    OverwriteString(ctx, it, key, value, keep_ttl, at_ms);
+  } else {
+    StoreString(ctx, key, value, keep_ttl, at_ms);
+  }
   if (!(f & kSetGet)) ctx.rb.Ok();
 }
 
 void CmdSetNx(ArgSlice args, ShardContext& ctx) {
-  if (ctx.db.Find(args[1], ctx.now_ms) != nullptr) return ctx.rb.Integer(0);
-  StoreString(ctx, args[1], args[2], false, 0);
+  bool inserted;
+  Db::Iterator it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
+  if (!inserted) return ctx.rb.Integer(0);
+  it.value().SetString(args[2]);  // a new entry: no TTL to clear
   ctx.rb.Integer(1);
 }
 
@@ -208,24 +237,23 @@ void CmdSetEx(ArgSlice args, ShardContext& ctx) {
 }
 
 void CmdGetSet(ArgSlice args, ShardContext& ctx) {
-  Entry* e = LookupRead(ctx, args[1]);
-  if (e == nullptr) {
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) {
     ctx.rb.Null();
     StoreString(ctx, args[1], args[2], false, 0);
     return;
   }
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-  ctx.rb.Bulk(e->value);
-  e->value.assign(args[2].data(), args[2].size());
-  ctx.db.SetExpire(args[1], e, 0);
+  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  ReplyValue(ctx.rb, it.value());  // copied into the reply before the value changes
+  OverwriteString(ctx, it, args[1], args[2], false, 0);
 }
 
 void CmdGetDel(ArgSlice args, ShardContext& ctx) {
-  Entry* e = LookupRead(ctx, args[1]);
-  if (e == nullptr) return ctx.rb.Null();
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-  ctx.rb.Bulk(e->value);
-  ctx.db.Erase(args[1], ctx.now_ms);
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) return ctx.rb.Null();
+  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  ReplyValue(ctx.rb, it.value());
+  ctx.db.Erase(it, args[1], ctx.hash);
 }
 
 // GETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST]
@@ -233,41 +261,53 @@ void CmdGetEx(ArgSlice args, ShardContext& ctx) {
   SetOptions opts;
   if (!ParseSetOptions(args, 2, OptionsFor::kGetEx, &opts)) return ctx.rb.Error(kSyntaxErr);
   const unsigned f = opts.flags;
-  Entry* e = LookupRead(ctx, args[1]);
-  if (e == nullptr) return ctx.rb.Null();
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) return ctx.rb.Null();
+  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
   int64_t at_ms = 0;
   if ((f & kAnyExpire) &&
       !ParseExpireDeadline(opts.expire, f, ctx.now_ms, "getex", ctx.rb, &at_ms)) {
     return;
   }
-  ctx.rb.Bulk(e->value);
+  ReplyValue(ctx.rb, it.value());
   if ((f & (kExAt | kPxAt)) && at_ms <= ctx.now_ms) {
-    ctx.db.Erase(args[1], ctx.now_ms);  // an absolute deadline already in the past
+    ctx.db.Erase(it, args[1], ctx.hash);  // an absolute deadline already in the past
   } else if (f & kAnyExpire) {
-    ctx.db.SetExpire(args[1], e, at_ms);
+    ctx.db.SetExpire(it, args[1], ctx.hash, at_ms);
   } else if (f & kPersist) {
-    ctx.db.SetExpire(args[1], e, 0);
+    ctx.db.SetExpire(it, args[1], ctx.hash, 0);
   }
 }
 
 // --- Counters.
 
+// The integer a string value holds, as Redis' getLongLongFromObject reads it. A cell that holds
+// the canonical form of an int64 is int-encoded, so the parse is only a safety net: every other
+// string ("01", " 1", "1.0", ...) is rejected, as Redis rejects it.
+bool ValueAsInt(const CompactValue& v, int64_t* out) {
+  if (v.IsInt()) {
+    *out = v.AsInt();
+    return true;
+  }
+  char scratch[CompactValue::kScratchSize];
+  return core::ParseInt64(v.GetString(scratch), out);
+}
+
+// INCR, DECR, INCRBY, DECRBY: one probe; a missing key counts from 0 (and cannot overflow). The
+// TTL stays, as in Redis.
 void IncrBy(ShardContext& ctx, std::string_view key, int64_t incr) {
-  Entry* e = ctx.db.Find(key, ctx.now_ms);
+  bool inserted;
+  Db::Iterator it = ctx.db.FindOrInsert(key, ctx.hash, ctx.now_ms, &inserted);
+  CompactValue& cell = it.value();
   int64_t value = 0;
-  if (e != nullptr) {
-    if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-    if (!core::ParseInt64(e->value, &value)) return ctx.rb.Error(kNotIntegerErr);
-  }
-  if (__builtin_add_overflow(value, incr, &value)) return ctx.rb.Error(kOverflowErr);
-  char buf[core::kInt64BufSize];
-  std::string_view text(buf, core::FormatInt64(value, buf));
-  if (e == nullptr) {
-    StoreString(ctx, key, text, false, 0);
+  if (!inserted) {
+    if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
+    if (!ValueAsInt(cell, &value)) return ctx.rb.Error(kNotIntegerErr);
+    if (__builtin_add_overflow(value, incr, &value)) return ctx.rb.Error(kOverflowErr);
   } else {
-    e->value.assign(text.data(), text.size());  // the TTL stays, as in Redis
+    value = incr;
   }
+  cell.SetInt(value);
   ctx.rb.Integer(value);
 }
 
@@ -290,11 +330,14 @@ void CmdDecrBy(ArgSlice args, ShardContext& ctx) {
 }
 
 void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
+  Db::Iterator it = LookupWrite(ctx, args[1]);
   long double value = 0, incr;
-  if (e != nullptr) {
-    if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-    if (!core::ParseLongDouble(e->value, &value)) return ctx.rb.Error(kNotFloatErr);
+  if (Db::Found(it)) {
+    if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+    char scratch[CompactValue::kScratchSize];
+    if (!core::ParseLongDouble(it.value().GetString(scratch), &value)) {
+      return ctx.rb.Error(kNotFloatErr);
+    }
   }
   if (!core::ParseLongDouble(args[2], &incr)) return ctx.rb.Error(kNotFloatErr);
   value += incr;
@@ -302,10 +345,10 @@ void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Error("ERR increment would produce NaN or Infinity");
   }
   std::string text = core::FormatLongDouble(value);
-  if (e == nullptr) {
-    StoreString(ctx, args[1], text, false, 0);
+  if (Db::Found(it)) {
+    it.value().SetString(text);  // the TTL stays, as in Redis
   } else {
-    e->value = text;
+    StoreString(ctx, args[1], text, false, 0);
   }
   ctx.rb.Bulk(text);
 }
@@ -313,24 +356,25 @@ void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
 // --- Byte-level string commands.
 
 void CmdAppend(ArgSlice args, ShardContext& ctx) {
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
-  if (e == nullptr) {
-    StoreString(ctx, args[1], args[2], false, 0);
+  bool inserted;
+  Db::Iterator it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
+  CompactValue& cell = it.value();
+  if (inserted) {
+    cell.SetString(args[2]);  // a new key, even for an empty string, as in Redis
     return ctx.rb.Integer(int64_t(args[2].size()));
   }
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-  if (int64_t(e->value.size() + args[2].size()) > kMaxStringLen) {
+  if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
+  if (int64_t(cell.StringSize() + args[2].size()) > kMaxStringLen) {
     return ctx.rb.Error(kStringTooLongErr);
   }
-  e->value.append(args[2].data(), args[2].size());
-  ctx.rb.Integer(int64_t(e->value.size()));
+  ctx.rb.Integer(int64_t(cell.Append(args[2])));
 }
 
 void CmdStrLen(ArgSlice args, ShardContext& ctx) {
-  Entry* e = LookupRead(ctx, args[1]);
-  if (e == nullptr) return ctx.rb.Integer(0);
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-  ctx.rb.Integer(int64_t(e->value.size()));
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  ctx.rb.Integer(int64_t(it.value().StringSize()));
 }
 
 // GETRANGE key start end (and its old name SUBSTR): inclusive, negative indices count from the end.
@@ -339,10 +383,12 @@ void CmdGetRange(ArgSlice args, ShardContext& ctx) {
   if (!core::ParseInt64(args[2], &start) || !core::ParseInt64(args[3], &end)) {
     return ctx.rb.Error(kNotIntegerErr);
   }
-  Entry* e = LookupRead(ctx, args[1]);
-  if (e == nullptr) return ctx.rb.Bulk("");
-  if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-  const int64_t len = int64_t(e->value.size());
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) return ctx.rb.Bulk("");
+  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  char scratch[CompactValue::kScratchSize];
+  const std::string_view str = it.value().GetString(scratch);
+  const int64_t len = int64_t(str.size());
   if (start < 0 && end < 0 && start > end) return ctx.rb.Bulk("");
   if (start < 0) start += len;
   if (end < 0) end += len;
@@ -350,7 +396,7 @@ void CmdGetRange(ArgSlice args, ShardContext& ctx) {
   if (end < 0) end = 0;
   if (end >= len) end = len - 1;
   if (start > end || len == 0) return ctx.rb.Bulk("");
-  ctx.rb.Bulk(std::string_view(e->value).substr(size_t(start), size_t(end - start + 1)));
+  ctx.rb.Bulk(str.substr(size_t(start), size_t(end - start + 1)));
 }
 
 void CmdSetRange(ArgSlice args, ShardContext& ctx) {
@@ -362,39 +408,38 @@ void CmdSetRange(ArgSlice args, ShardContext& ctx) {
   auto too_long = [&] {
     return offset > kMaxStringLen || int64_t(value.size()) > kMaxStringLen - offset;
   };
-  Entry* e = ctx.db.Find(args[1], ctx.now_ms);
-  if (e == nullptr) {
+  Db::Iterator it = LookupWrite(ctx, args[1]);
+  if (!Db::Found(it)) {
     if (value.empty()) return ctx.rb.Integer(0);
     if (too_long()) return ctx.rb.Error(kStringTooLongErr);
     bool inserted;
-    e = ctx.db.FindOrInsert(args[1], ctx.now_ms, &inserted);
-    e->type = ObjType::kString;
-    e->value.clear();
+    it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);  // an empty string
   } else {
-    if (!IsString(e)) return ctx.rb.Error(kWrongTypeErr);
-    if (value.empty()) return ctx.rb.Integer(int64_t(e->value.size()));
+    if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+    if (value.empty()) return ctx.rb.Integer(int64_t(it.value().StringSize()));
     if (too_long()) return ctx.rb.Error(kStringTooLongErr);
   }
-  const size_t needed = size_t(offset) + value.size();
-  if (e->value.size() < needed) e->value.resize(needed, '\0');
-  memcpy(e->value.data() + offset, value.data(), value.size());
-  ctx.rb.Integer(int64_t(e->value.size()));
+  ctx.rb.Integer(int64_t(it.value().SetRange(size_t(offset), value)));
 }
 
 // --- Multi-key commands: group the key positions by shard, one parallel hop.
 
-// Key positions args[first], args[first + step], ... grouped by owning shard.
+// Key positions args[first], args[first + step], ... grouped by owning shard, with the hash of
+// each key (computed once: it routes the key and is reused for the table lookup).
 struct KeyGroups {
   std::vector<std::vector<uint32_t>> by_shard;  // by_shard[sid] = arg indices of its keys
   std::vector<unsigned> shards;                 // the shards with at least one key
+  std::vector<uint64_t> hashes;                 // hashes[i] = core::HashBytes(args[i])
 };
 
 KeyGroups GroupKeys(ArgSlice args, size_t first, size_t step) {
   shard::ShardSet& ss = *shard::shard_set;
   KeyGroups g;
   g.by_shard.resize(ss.size());
+  g.hashes.resize(args.size());
   for (size_t i = first; i < args.size(); i += step) {
-    unsigned sid = ss.ShardOf(args[i]);
+    const uint64_t hash = g.hashes[i] = core::HashBytes(args[i]);
+    const unsigned sid = ss.ShardOf(args[i], hash);
     if (g.by_shard[sid].empty()) g.shards.push_back(sid);
     g.by_shard[sid].push_back(uint32_t(i));
   }
@@ -408,13 +453,13 @@ void CmdMGet(ArgSlice args, ConnContext& ctx) {
   shard::Shard* local = shard::Shard::current();
   if (groups.shards.size() == 1 && groups.shards[0] == local->id()) {
     // Every key is ours: reply straight from the table, no hop and no copies.
-    shard::Db& db = local->db(db_index);
-    ShardContext sctx{*local, db, ctx.rb, shard::NowMs()};
+    Db& db = local->db(db_index);
+    const int64_t now = shard::NowMs();
     ctx.rb.ArrayHeader(n);
     for (size_t i = 1; i < args.size(); ++i) {
-      const Entry* e = LookupRead(sctx, args[i]);
-      if (e != nullptr && IsString(e)) {
-        ctx.rb.Bulk(e->value);
+      Db::Iterator it = LookupRead(*local, db, args[i], groups.hashes[i], now);
+      if (Db::Found(it) && IsString(it.value())) {
+        ReplyValue(ctx.rb, it.value());
       } else {
         ctx.rb.Null();
       }
@@ -425,17 +470,12 @@ void CmdMGet(ArgSlice args, ConnContext& ctx) {
   std::vector<std::string> values(n);
   std::vector<uint8_t> found(n, 0);
   shard::shard_set->AwaitShards(groups.shards, [&](shard::Shard& s) {
-    shard::Db& db = s.db(db_index);
+    Db& db = s.db(db_index);
     const int64_t now = shard::NowMs();
     for (uint32_t i : groups.by_shard[s.id()]) {
-      const Entry* e = db.Find(args[i], now);
-      if (e == nullptr) {
-        ++s.stats().keyspace_misses;
-        continue;
-      }
-      ++s.stats().keyspace_hits;
-      if (!IsString(e)) continue;  // MGET answers nil for other types
-      values[i - 1] = e->value;
+      Db::Iterator it = LookupRead(s, db, args[i], groups.hashes[i], now);
+      if (!Db::Found(it) || !IsString(it.value())) continue;  // MGET answers nil for other types
+      it.value().AppendTo(&values[i - 1]);
       found[i - 1] = 1;
     }
   });
@@ -454,14 +494,14 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
   KeyGroups groups = GroupKeys(args, 1, 2);
   const int db_index = ctx.conn.db;
   shard::shard_set->AwaitShards(groups.shards, [&](shard::Shard& s) {
-    shard::Db& db = s.db(db_index);
+    Db& db = s.db(db_index);
     const int64_t now = shard::NowMs();
     for (uint32_t i : groups.by_shard[s.id()]) {
+      const uint64_t hash = groups.hashes[i];
       bool inserted;
-      Entry* e = db.FindOrInsert(args[i], now, &inserted);
-      e->type = ObjType::kString;
-      e->value.assign(args[i + 1].data(), args[i + 1].size());
-      db.SetExpire(args[i], e, 0);
+      Db::Iterator it = db.FindOrInsert(args[i], hash, now, &inserted);
+      it.value().SetString(args[i + 1]);
+      db.SetExpire(it, args[i], hash, 0);  // MSET clears the TTL, as SET does
     }
   });
   ctx.rb.Ok();

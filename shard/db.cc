@@ -1,87 +1,133 @@
 #include "shard/db.h"
 
+#include <climits>
+
 namespace shardis::shard {
 
-Entry* Db::Find(std::string_view key, int64_t now_ms) {
-  auto it = table_.find(key);
-  if (it == table_.end()) return nullptr;
-  Entry& e = it->second;
-  if (e.expire_at_ms != 0 && e.expire_at_ms <= now_ms) {
-    RemoveDeadline(e.expire_at_ms, it->first);
-    table_.erase(it);
-    ++expired_keys_;
-    return nullptr;
-  }
-  return &e;
+using core::CompactValue;
+
+namespace {
+bool IsEnd(ExpireTable::Iterator e) { return e == ExpireTable::Iterator(); }
+}  // namespace
+
+Db::Iterator Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+  Iterator it = prime_.Find(hash, key);
+  if (!Found(it) || !it.value().HasFlag(kHasExpireFlag)) return it;
+  ExpireTable::Iterator e = expire_.Find(hash, key);
+  DCHECK(!IsEnd(e));
+  if (e.value() > now_ms) return it;
+  EraseExpired(it, e, key, hash);
+  return Iterator();
 }
 
-Entry* Db::FindOrInsert(std::string_view key, int64_t now_ms, bool* inserted) {
-  auto [it, fresh] = table_.try_emplace(key);
-  Entry& e = it->second;
-  if (!fresh && e.expire_at_ms != 0 && e.expire_at_ms <= now_ms) {
-    RemoveDeadline(e.expire_at_ms, it->first);
-    e = Entry{};
-    fresh = true;
-    ++expired_keys_;
+Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_ms,
+                              bool* inserted) {
+  auto [it, fresh] = prime_.FindOrInsert(hash, key, [&] { return CompactValue::FromKey(key); });
+  if (!fresh && it.value().HasFlag(kHasExpireFlag)) {
+    ExpireTable::Iterator e = expire_.Find(hash, key);
+    if (e.value() <= now_ms) {
+      // Expired: it is a new key now.
+      deadline_sum_ -= e.value();
+      expire_.Erase(e);
+      it.value().Reset();
+      ++expired_keys_;
+      fresh = true;
+    }
   }
   *inserted = fresh;
-  return &e;
+  return it;
 }
 
-bool Db::Erase(std::string_view key, int64_t now_ms) {
-  auto it = table_.find(key);
-  if (it == table_.end()) return false;
-  const int64_t deadline = it->second.expire_at_ms;
-  if (deadline != 0) RemoveDeadline(deadline, it->first);
-  table_.erase(it);
-  if (deadline != 0 && deadline <= now_ms) {
-    ++expired_keys_;
-    return false;
+bool Db::Erase(std::string_view key, uint64_t hash, int64_t now_ms) {
+  Iterator it = prime_.Find(hash, key);
+  if (!Found(it)) return false;
+  if (it.value().HasFlag(kHasExpireFlag)) {
+    ExpireTable::Iterator e = expire_.Find(hash, key);
+    if (e.value() <= now_ms) {
+      EraseExpired(it, e, key, hash);
+      return false;
+    }
   }
+  Erase(it, key, hash);
   return true;
 }
 
-void Db::SetExpire(std::string_view key, Entry* entry, int64_t at_ms) {
-  if (entry->expire_at_ms == at_ms) return;
-  if (entry->expire_at_ms != 0) RemoveDeadline(entry->expire_at_ms, std::string(key));
-  entry->expire_at_ms = at_ms;
-  if (at_ms != 0) AddDeadline(at_ms, key);
-}
-
-void Db::AddDeadline(int64_t at_ms, std::string_view key) {
-  deadlines_.emplace(at_ms, std::string(key));
-  deadline_sum_ += at_ms;
-}
-
-void Db::RemoveDeadline(int64_t at_ms, const std::string& key) {
-  deadlines_.erase({at_ms, key});
-  deadline_sum_ -= at_ms;
-}
-
-size_t Db::ExpireSome(int64_t now_ms, size_t max_keys) {
-  size_t removed = 0;
-  while (removed < max_keys && !deadlines_.empty()) {
-    auto first = deadlines_.begin();
-    if (first->first > now_ms) break;
-    table_.erase(first->second);
-    deadline_sum_ -= first->first;
-    deadlines_.erase(first);
-    ++removed;
-    ++expired_keys_;
+void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
+  if (it.value().HasFlag(kHasExpireFlag)) {
+    ExpireTable::Iterator e = expire_.Find(hash, key);
+    deadline_sum_ -= e.value();
+    expire_.Erase(e);
   }
+  prime_.Erase(it);
+}
+
+void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
+  deadline_sum_ -= e.value();
+  expire_.Erase(e);
+  prime_.Erase(it);
+  ++expired_keys_;
+}
+
+int64_t Db::ExpireAt(Iterator it, std::string_view key, uint64_t hash) {
+  if (!it.value().HasFlag(kHasExpireFlag)) return 0;
+  return expire_.Find(hash, key).value();
+}
+
+void Db::SetExpire(Iterator it, std::string_view key, uint64_t hash, int64_t at_ms) {
+  CompactValue& value = it.value();
+  if (value.HasFlag(kHasExpireFlag)) {
+    ExpireTable::Iterator e = expire_.Find(hash, key);
+    deadline_sum_ -= e.value();
+    if (at_ms != 0) {
+      e.value() = at_ms;
+      deadline_sum_ += at_ms;
+      return;
+    }
+    expire_.Erase(e);
+    value.SetFlag(kHasExpireFlag, false);
+    return;
+  }
+  if (at_ms == 0) return;
+  // Inserting into the expire table leaves `it` (a prime table iterator) valid.
+  expire_.Insert(hash, CompactValue::FromKey(key), at_ms);
+  deadline_sum_ += at_ms;
+  value.SetFlag(kHasExpireFlag, true);
+}
+
+size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
+  size_t seen = 0, removed = 0;
+  char scratch[CompactValue::kScratchSize];
+  while (seen < budget && !expire_.empty()) {
+    expire_cursor_ = expire_.Traverse(expire_cursor_, [&](ExpireTable::Iterator e) {
+      ++seen;
+      if (e.value() > now_ms) return;
+      std::string_view key = e.key().GetString(scratch);
+      const uint64_t hash = core::HashBytes(key);
+      Iterator it = prime_.Find(hash, key);
+      DCHECK(Found(it));
+      deadline_sum_ -= e.value();
+      if (Found(it)) prime_.Erase(it);
+      expire_.Erase(e);  // Traverse allows erasing the entry it hands over
+      ++expired_keys_;
+      ++removed;
+    });
+    if (expire_cursor_ == 0) break;  // a full pass is done; the next call starts another
+  }
+  *examined = seen;
   return removed;
 }
 
 int64_t Db::SumTtlMs(int64_t now_ms) const {
   // Keys already past their deadline but not yet removed would count negative: clamp the total.
-  __int128 sum = deadline_sum_ - __int128(now_ms) * __int128(deadlines_.size());
+  __int128 sum = deadline_sum_ - __int128(now_ms) * __int128(expire_.size());
   if (sum <= 0) return 0;
   return sum > __int128(INT64_MAX) ? INT64_MAX : int64_t(sum);
 }
 
 void Db::Clear() {
-  table_.clear();
-  deadlines_.clear();
+  prime_.Clear();
+  expire_.Clear();
+  expire_cursor_ = 0;
   deadline_sum_ = 0;
 }
 

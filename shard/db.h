@@ -1,79 +1,110 @@
-// One logical database (SELECT 0..15) of one shard: a key table plus an expiry index.
-// Single-threaded: only the owning shard's thread touches it.
+// One logical database (SELECT 0..15) of one shard: the prime table (key cell -> value cell) and
+// the expire table (key cell -> deadline) for the keys that have a TTL. Single-threaded: only the
+// owning shard's thread touches it.
+//
+// Every key operation takes the key's 64-bit hash (core::HashBytes), computed once per command
+// by the connection (it also picked the shard with it) and reused for both tables.
 #pragma once
-
-#include <absl/container/btree_set.h>
-#include <absl/container/flat_hash_map.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <vector>
 
-#include "core/string_util.h"
+#include "core/compact_value.h"
+#include "core/dash_table.h"
 
 namespace shardis::shard {
 
-// The kind of value a key holds (TYPE, WRONGTYPE). The foundation stores strings only; the data-type
-// work adds the others.
-enum class ObjType : uint8_t { kString };
-
-struct Entry {
-  std::string value;
-  int64_t expire_at_ms = 0;  // absolute Unix time in ms; 0 = no expiry
-  ObjType type = ObjType::kString;
+struct KeyPolicy {
+  static uint64_t Hash(const core::CompactValue& key) { return key.Hash(); }
+  static bool Equal(const core::CompactValue& key, std::string_view probe) {
+    return key.EqualsString(probe);
+  }
+  static bool Equal(const core::CompactValue& key, const core::CompactValue& other) {
+    return key == other;
+  }
+  // A cell is 16 plain bytes plus ownership of what it points to: moving it is a memcpy.
+  static constexpr bool kTriviallyRelocatable = true;
 };
+
+using PrimeTable = core::DashTable<core::CompactValue, core::CompactValue, KeyPolicy>;
+using ExpireTable = core::DashTable<core::CompactValue, int64_t, KeyPolicy>;
+
+// Set in a value cell when its key has an entry in the expire table, so that a lookup of a key
+// without TTL never probes the expire table.
+inline constexpr uint8_t kHasExpireFlag = core::CompactValue::kFlag0;
 
 class Db {
  public:
-  // Looks a key up, deleting it first when it has expired by now_ms (lazy expiry).
-  // Returns nullptr when the key is missing or expired.
-  Entry* Find(std::string_view key, int64_t now_ms);
+  using Iterator = PrimeTable::Iterator;  // key(), value(); invalidated by inserts into this Db
 
-  // Finds a live key or inserts an empty string entry with no expiry. `inserted` tells which.
-  // An expired entry found on the way is reset and reported as inserted.
-  Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* inserted);
+  static bool Found(Iterator it) { return !(it == Iterator()); }
 
-  // Removes a live key. Returns false when it was missing or had expired (an expired one is
-  // removed too, but does not count, as in Redis).
-  bool Erase(std::string_view key, int64_t now_ms);
+  // Starts loading what a lookup of `hash` will touch (see DashTable::Prefetch).
+  void Prefetch(uint64_t hash) const { prime_.Prefetch(hash); }
+  void PrefetchSlots(uint64_t hash) const { prime_.PrefetchSlots(hash); }
 
-  // Sets or clears (at_ms == 0) the expiry of an entry found through this Db.
-  void SetExpire(std::string_view key, Entry* entry, int64_t at_ms);
+  // The live entry of key, deleting it first when it has expired by now_ms (lazy expiry).
+  Iterator Find(std::string_view key, uint64_t hash, int64_t now_ms);
+  // Finds the live entry or inserts an empty string with no TTL; `inserted` tells which. An
+  // expired entry found on the way is reset and reported as inserted.
+  Iterator FindOrInsert(std::string_view key, uint64_t hash, int64_t now_ms, bool* inserted);
+  // Removes a live key; false when it was missing or had expired (an expired one is removed too
+  // but does not count, as in Redis).
+  bool Erase(std::string_view key, uint64_t hash, int64_t now_ms);
+  // Removes an entry found through this Db (and its TTL).
+  void Erase(Iterator it, std::string_view key, uint64_t hash);
 
-  // Active expiry: deletes up to `max_keys` keys whose deadline is <= now_ms, oldest deadline first.
-  // Returns how many it deleted.
-  size_t ExpireSome(int64_t now_ms, size_t max_keys);
+  // The deadline (absolute Unix ms) of an entry, 0 when it has none.
+  int64_t ExpireAt(Iterator it, std::string_view key, uint64_t hash);
+  // Sets (at_ms > 0) or clears (0) the deadline of an entry found through this Db.
+  void SetExpire(Iterator it, std::string_view key, uint64_t hash, int64_t at_ms);
 
-  size_t size() const { return table_.size(); }
+  // Active expiry: looks at up to `budget` keys with a TTL, continuing where the last call
+  // stopped, and deletes those whose deadline is <= now_ms. Returns how many it deleted;
+  // `*examined` gets how many it looked at.
+  size_t ExpireSome(int64_t now_ms, size_t budget, size_t* examined);
+
+  size_t size() const { return prime_.size(); }
+  size_t expires_count() const { return expire_.size(); }
   // Keys removed because their deadline passed (lazily or by the active cycle), for INFO.
   uint64_t expired_keys() const { return expired_keys_; }
-  size_t expires_count() const { return deadlines_.size(); }
-  // Sum of remaining TTLs of keys with expiry (for INFO's avg_ttl), in ms. O(1): it comes from a
-  // running sum of the deadlines.
+  // Sum of the remaining TTLs of the keys with a TTL (INFO's avg_ttl), in ms. O(1): a running sum
+  // of the deadlines is kept; saturates at INT64_MAX.
   int64_t SumTtlMs(int64_t now_ms) const;
+  // Memory of the tables themselves (slots and directories), not of what the cells point to.
+  size_t table_bytes() const { return prime_.memory_bytes() + expire_.memory_bytes(); }
   void Clear();
 
-  // Calls fn(key, const Entry&) for each live key (KEYS). Expired keys are skipped, not deleted.
+  // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are
+  // skipped, not deleted. fn must not insert or erase.
   template <typename Fn>
-  void ForEachLive(int64_t now_ms, Fn&& fn) const {
-    for (const auto& [key, entry] : table_) {
-      if (entry.expire_at_ms != 0 && entry.expire_at_ms <= now_ms) continue;
-      fn(std::string_view(key), entry);
-    }
+  void ForEachLive(int64_t now_ms, Fn&& fn) {
+    char scratch[core::CompactValue::kScratchSize];
+    uint64_t cursor = 0;
+    do {
+      cursor = prime_.Traverse(cursor, [&](Iterator it) {
+        std::string_view key = it.key().GetString(scratch);
+        if (it.value().HasFlag(kHasExpireFlag)) {
+          const uint64_t hash = core::HashBytes(key);
+          auto e = expire_.Find(hash, key);
+          if (!(e == ExpireTable::Iterator()) && e.value() <= now_ms) return;
+        }
+        fn(key, it);
+      });
+    } while (cursor != 0);
   }
 
  private:
-  // Foundation representation; the performance issue replaces it with the segmented table.
-  absl::flat_hash_map<std::string, Entry, core::StringHash, core::StringEq> table_;
-  // (deadline, key) for every key with an expiry: the active cycle pops from the front, so expired
-  // keys never pile up however large the table is.
-  absl::btree_set<std::pair<int64_t, std::string>> deadlines_;
-  __int128 deadline_sum_ = 0;  // sum of deadlines_' deadlines (may exceed 64 bits)
-  uint64_t expired_keys_ = 0;
+  // Removes an entry and its TTL entry, and counts it as expired.
+  void EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash);
 
-  void AddDeadline(int64_t at_ms, std::string_view key);
-  void RemoveDeadline(int64_t at_ms, const std::string& key);
+  PrimeTable prime_;
+  ExpireTable expire_;
+  uint64_t expire_cursor_ = 0;  // where the active cycle continues
+  __int128 deadline_sum_ = 0;   // sum of expire_'s deadlines (may exceed 64 bits)
+  uint64_t expired_keys_ = 0;
 };
 
 }  // namespace shardis::shard

@@ -14,13 +14,29 @@ int64_t NowMs() {
   return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-size_t Shard::ExpireStep(int64_t now_ms, size_t budget) {
-  size_t removed = 0;
+Shard::Shard(uint32_t id) : id_(id) { heap_.Install(); }
+
+Shard::~Shard() {
+  // Free every value while the heap they came from is still installed (~ShardHeap uninstalls it).
+  for (Db& db : dbs_) db.Clear();
+}
+
+size_t Shard::ExpireStep(int64_t now_ms, size_t budget, size_t* examined) {
+  size_t removed = 0, seen = 0;
   for (Db& db : dbs_) {
-    if (removed >= budget) break;
-    removed += db.ExpireSome(now_ms, budget - removed);
+    if (seen >= budget) break;
+    size_t n = 0;
+    removed += db.ExpireSome(now_ms, budget - seen, &n);
+    seen += n;
   }
+  *examined = seen;
   return removed;
+}
+
+size_t Shard::used_memory() const {
+  size_t bytes = sizeof(Shard) + heap_.used_bytes();
+  for (const Db& db : dbs_) bytes += db.table_bytes();
+  return bytes;
 }
 
 Shard* Shard::current() { return tl_current; }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/shard_heap.h"
 #include "shard/db.h"
 
 namespace shardis::shard {
@@ -22,7 +23,9 @@ class Shard {
  public:
   static constexpr int kNumDbs = 16;
 
-  explicit Shard(uint32_t id) : id_(id) {}
+  // Create, use and destroy a Shard on its own thread: its values come from its heap.
+  explicit Shard(uint32_t id);
+  ~Shard();
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
 
@@ -30,10 +33,14 @@ class Shard {
   Db& db(int index) { return dbs_[index]; }
   ShardStats& stats() { return stats_; }
 
-  // One step of active expiry over every database: removes keys whose deadline passed, at most
-  // `budget` of them, so a burst of expiring keys cannot stall the thread. Returns the count.
+  // One step of active expiry over every database: looks at up to `budget` keys with a TTL and
+  // removes those whose deadline passed. Returns how many it removed; `*examined` gets how many it
+  // looked at, so the caller can keep going while a large share of them was expired.
   // (Expired-key counts live in each Db.)
-  size_t ExpireStep(int64_t now_ms, size_t budget);
+  size_t ExpireStep(int64_t now_ms, size_t budget, size_t* examined);
+
+  // Bytes in use by this shard: its values (exact, from its heap), its tables and itself.
+  size_t used_memory() const;
 
   // The shard of the calling thread; nullptr on threads that own no shard.
   static Shard* current();
@@ -41,6 +48,7 @@ class Shard {
 
  private:
   uint32_t id_;
+  core::ShardHeap heap_;  // declared before the dbs: it must outlive the values they hold
   std::array<Db, kNumDbs> dbs_;
   ShardStats stats_;
 };

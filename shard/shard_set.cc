@@ -3,7 +3,6 @@
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
 
-#include <absl/hash/hash.h>
 
 #include "io/proactor.h"
 
@@ -71,7 +70,12 @@ void ShardSet::Start() {
 }
 
 void ShardSet::Stop() {
-  pool_->AwaitOnAll([](Proactor*) { tl_stopping = true; });
+  pool_->AwaitOnAll([this](Proactor* p) {
+    tl_stopping = true;
+    // Values are freed on the heap of the thread that allocated them.
+    Shard::set_current(nullptr);
+    shards_[p->index()].reset();
+  });
 }
 
 void ShardSet::ExpiryLoop(Shard* shard) {
@@ -80,27 +84,21 @@ void ShardSet::ExpiryLoop(Shard* shard) {
     p->SleepFor(kExpiryPeriod);
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.
-    while (!tl_stopping && shard->ExpireStep(NowMs(), kExpiryChunk) == kExpiryChunk) {
+    // As Redis: go on while more than a tenth of what was looked at had expired.
+    size_t examined = 0;
+    while (!tl_stopping && shard->ExpireStep(NowMs(), kExpiryChunk, &examined) * 10 > examined) {
       boost::this_fiber::yield();
     }
   }
 }
 
-uint64_t ShardSet::HashKey(std::string_view key) {
+uint64_t ShardSet::RoutingHash(std::string_view key, uint64_t key_hash) {
   // Redis Cluster's rule: hash only what is between the first '{' and the next '}', if non-empty.
   size_t open = key.find('{');
-  if (open != std::string_view::npos) {
-    size_t close = key.find('}', open + 1);
-    if (close != std::string_view::npos && close > open + 1) {
-      key = key.substr(open + 1, close - open - 1);
-    }
-  }
-  return absl::HashOf(key);
-}
-
-unsigned ShardSet::ShardOf(std::string_view key) const {
-  if (shards_.size() == 1) return 0;
-  return unsigned(HashKey(key) % shards_.size());
+  if (open == std::string_view::npos) return key_hash;
+  size_t close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return key_hash;
+  return core::HashBytes(key.substr(open + 1, close - open - 1));
 }
 
 void ShardSet::Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn) {

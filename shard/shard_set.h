@@ -11,6 +11,7 @@
 
 #include <absl/functional/function_ref.h>
 
+#include "core/compact_value.h"
 #include "io/proactor_pool.h"
 #include "shard/shard.h"
 
@@ -23,14 +24,25 @@ class ShardSet {
 
   // Creates each thread's Shard on its own thread and starts its active-expiry fiber.
   void Start();
-  // Stops the background fibers (call before the pool stops).
+  // Stops the background fibers and destroys each Shard on its own thread (call before the pool
+  // stops).
   void Stop();
 
   unsigned size() const { return unsigned(shards_.size()); }
   // The shard that owns `key`: a hash of the key, or of its {hashtag} when it has a non-empty one,
   // so that users can place related keys on one shard.
-  unsigned ShardOf(std::string_view key) const;
-  static uint64_t HashKey(std::string_view key);
+  unsigned ShardOf(std::string_view key) const { return ShardOf(key, core::HashBytes(key)); }
+  // The same when the caller already has key_hash = core::HashBytes(key) (the table lookup needs
+  // it anyway): a key without a hashtag is routed by that very hash.
+  unsigned ShardOf(std::string_view key, uint64_t key_hash) const {
+    if (shards_.size() == 1) return 0;
+    return unsigned(RoutingHash(key, key_hash) % shards_.size());
+  }
+  // The hash that routes a key: of its {hashtag} when it has a non-empty one, else key_hash.
+  static uint64_t RoutingHash(std::string_view key, uint64_t key_hash);
+  static uint64_t HashKey(std::string_view key) {
+    return RoutingHash(key, core::HashBytes(key));
+  }
 
   // --- Hops. Call from a fiber on a proactor thread. fn runs inline in the target's loop, so it
   // must not block; writes it makes to caller memory must not overlap between shards.
