@@ -4,7 +4,7 @@
 #   2. builds build/release and build/asan (ASan+UBSan)
 #   3. unit tests (ctest) of both builds
 #   4. the pytest integration suite against build/release/shardis
-#   5. the malformed-input/protocol integration tests against build/asan/shardis
+#   5. the integration suite again against build/asan/shardis
 #   6. the io/ and shard/ unit tests under ThreadSanitizer (build/tsan)
 # Every step runs even when an earlier one failed (unless it depends on a failed build);
 # the exit status is non-zero if any step failed.
@@ -63,9 +63,11 @@ if [ $release_ok = 1 ]; then
   step "integration tests (release)" pytest_run build/release/shardis tests/integration
 else skip "integration tests (release)" "release build failed"; fi
 if [ $asan_ok = 1 ]; then
-  step "protocol integration tests (asan)" pytest_run build/asan/shardis \
-    tests/integration/test_protocol.py
-else skip "protocol integration tests (asan)" "asan build failed"; fi
+  # The whole suite again on the ASan+UBSan binary (the benchmark smoke test measures the release
+  # build and is left out).
+  step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
+    --ignore=tests/integration/test_benchmarks_smoke.py
+else skip "integration tests (asan)" "asan build failed"; fi
 
 # ThreadSanitizer: only the io/ and shard/ tests, where the threads meet.
 TSAN_TESTS=(io_spsc_ring_test io_proactor_test shard_db_test shard_shard_set_test)

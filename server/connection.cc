@@ -141,7 +141,9 @@ bool Connection::ReadMore() {
       // Grow without zero-filling: only the unconsumed bytes are copied over.
       size_t size = std::max({needed, in_size_ * 2, kInitialReadSize});
       auto bigger = std::make_unique_for_overwrite<char[]>(size);
-      std::memcpy(bigger.get(), in_.get() + parse_start_, filled_ - parse_start_);
+      if (filled_ > parse_start_) {
+        std::memcpy(bigger.get(), in_.get() + parse_start_, filled_ - parse_start_);
+      }
       in_ = std::move(bigger);
       in_size_ = size;
     } else {
