@@ -23,7 +23,8 @@ class FiberStack {
 
   boost::context::stack_context allocate() {
     const size_t total = size_ + kGuard;
-    void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) throw std::bad_alloc();
     mprotect(base, kGuard, PROT_NONE);  // stacks grow down: the guard sits at the low end
     boost::context::stack_context sc;

@@ -1,5 +1,7 @@
 #include "io/proactor.h"
 
+#include <absl/strings/str_cat.h>
+#include <glog/logging.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -7,9 +9,6 @@
 #include <boost/fiber/all.hpp>
 #include <cerrno>
 #include <cstring>
-
-#include <absl/strings/str_cat.h>
-#include <glog/logging.h>
 
 #include "io/fiber_stack.h"
 #include "io/uring_scheduler.h"
@@ -169,16 +168,14 @@ void Proactor::CancelFd(int fd) {
 void Proactor::Launch(std::function<void()> fn) {
   DCHECK(tl_proactor == this);
   ++live_fibers_;
-  boost::fibers::fiber(std::allocator_arg, FiberStack(kFiberStackSize),
-                       [this, fn = std::move(fn)] {
-                         fn();
-                         // The last fiber out lets a stopping Run() return.
-                         if (--live_fibers_ == 0 && stop_requested_.load() && main_waiter_) {
-                           context* waiter = std::exchange(main_waiter_, nullptr);
-                           context::active()->schedule(waiter);
-                         }
-                       })
-      .detach();
+  boost::fibers::fiber(std::allocator_arg, FiberStack(kFiberStackSize), [this, fn = std::move(fn)] {
+    fn();
+    // The last fiber out lets a stopping Run() return.
+    if (--live_fibers_ == 0 && stop_requested_.load() && main_waiter_) {
+      context* waiter = std::exchange(main_waiter_, nullptr);
+      context::active()->schedule(waiter);
+    }
+  }).detach();
 }
 
 void Proactor::Run(std::function<void()> on_start) {

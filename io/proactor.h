@@ -3,6 +3,8 @@
 // arrives; tasks from other threads arrive on SPSC rings and run inline in the loop.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/types/span.h>
 #include <liburing.h>
 
 #include <atomic>
@@ -12,9 +14,6 @@
 #include <functional>
 #include <mutex>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/types/span.h>
 
 #include "io/spsc_ring.h"
 #include "io/task.h"

@@ -1,13 +1,12 @@
 #include "io/proactor_pool.h"
 
+#include <absl/strings/str_cat.h>
+#include <glog/logging.h>
 #include <pthread.h>
 #include <sched.h>
 
 #include <future>
 #include <latch>
-
-#include <absl/strings/str_cat.h>
-#include <glog/logging.h>
 
 namespace shardis::io {
 

@@ -1,12 +1,12 @@
 // ProactorPool: N pinned threads, each running a Proactor, joined by an N x N mesh of rings.
 #pragma once
 
+#include <absl/status/status.h>
+
 #include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <absl/status/status.h>
 
 #include "io/proactor.h"
 

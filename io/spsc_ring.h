@@ -1,5 +1,6 @@
 // SpscRing<T>: a bounded single-producer/single-consumer queue, the only channel between threads.
-// One producer thread calls TryPush, one consumer thread calls TryPop/Empty; no locks, no RMW atomics.
+// One producer thread calls TryPush, one consumer thread calls TryPop/Empty; no locks, no RMW
+// atomics.
 #pragma once
 
 #include <atomic>

@@ -11,6 +11,43 @@ void CommandRegistry::Register(const CommandSpec& spec) {
   CHECK(specs_.emplace(std::string(spec.name), spec).second) << "duplicate command " << spec.name;
 }
 
+void CommandRegistry::RegisterKeyCommand(std::string_view name, int arity, uint32_t flags,
+                                         std::string_view acl_categories, ShardHandler handler) {
+  Register({.name = name,
+            .arity = arity,
+            .flags = flags,
+            .first_key = 1,
+            .last_key = 1,
+            .key_step = 1,
+            .acl_categories = acl_categories,
+            .on_shard = handler});
+}
+
+void CommandRegistry::RegisterMultiKeyCommand(std::string_view name, int arity, uint32_t flags,
+                                              std::string_view acl_categories,
+                                              ConnHandler handler) {
+  Register({.name = name,
+            .arity = arity,
+            .flags = flags,
+            .first_key = 1,
+            .last_key = -1,
+            .key_step = 1,
+            .acl_categories = acl_categories,
+            .on_conn = handler});
+}
+
+void CommandRegistry::RegisterKeylessCommand(std::string_view name, int arity, uint32_t flags,
+                                             std::string_view acl_categories, ConnHandler handler) {
+  Register({.name = name,
+            .arity = arity,
+            .flags = flags,
+            .first_key = 0,
+            .last_key = 0,
+            .key_step = 0,
+            .acl_categories = acl_categories,
+            .on_conn = handler});
+}
+
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {
   // Command names are short: lower-case into a stack buffer instead of allocating.
   char buf[32];

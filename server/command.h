@@ -3,13 +3,13 @@
 // config_family.cc, command_family.cc, info.cc).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
 
 #include "core/reply_builder.h"
 #include "core/string_util.h"
@@ -58,8 +58,8 @@ struct CommandSpec {
   std::string_view name;  // lower case
   int arity;              // Redis' arity: N = exactly N args (with the name), -N = at least N
   uint32_t flags;
-  int first_key;          // Redis' legacy key spec; 0 = no keys
-  int last_key;           // -1 = the last argument
+  int first_key;  // Redis' legacy key spec; 0 = no keys
+  int last_key;   // -1 = the last argument
   int key_step;
   std::string_view acl_categories;  // space separated, without '@', e.g. "write string slow"
   // Exactly one handler is set. Commands whose only key is args[1] use on_shard: the connection
@@ -71,9 +71,22 @@ struct CommandSpec {
 class CommandRegistry {
  public:
   void Register(const CommandSpec& spec);
+  // The three shapes most commands have:
+  // one key at args[1], run on its shard (GET, SET, EXPIRE, ...);
+  void RegisterKeyCommand(std::string_view name, int arity, uint32_t flags,
+                          std::string_view acl_categories, ShardHandler handler);
+  // every argument after the name is a key, fanned out by the handler (DEL, MGET, ...);
+  void RegisterMultiKeyCommand(std::string_view name, int arity, uint32_t flags,
+                               std::string_view acl_categories, ConnHandler handler);
+  // no keys, run in the connection (DBSIZE, FLUSHALL, ...).
+  void RegisterKeylessCommand(std::string_view name, int arity, uint32_t flags,
+                              std::string_view acl_categories, ConnHandler handler);
   // Case-insensitive lookup; nullptr for unknown commands.
   const CommandSpec* Find(std::string_view name) const;
-  const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all() const { return specs_; }
+  const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all()
+      const {
+    return specs_;
+  }
 
  private:
   absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq> specs_;
@@ -98,6 +111,7 @@ inline constexpr std::string_view kNotFloatErr = "ERR value is not a valid float
 inline constexpr std::string_view kWrongTypeErr =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr std::string_view kOverflowErr = "ERR increment or decrement would overflow";
-std::string WrongArgsError(std::string_view command);  // "ERR wrong number of arguments for 'x' command"
+std::string WrongArgsError(
+    std::string_view command);  // "ERR wrong number of arguments for 'x' command"
 
 }  // namespace shardis::server

@@ -1,15 +1,14 @@
 #include "server/connection.h"
 
+#include <absl/strings/str_cat.h>
 #include <arpa/inet.h>
+#include <glog/logging.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/fiber/context.hpp>
-
-#include <absl/strings/str_cat.h>
-#include <glog/logging.h>
 
 #include "server/server_state.h"
 #include "shard/shard_set.h"
@@ -56,9 +55,11 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   state_.last_interaction_ms = state_.created_ms;
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) state_.addr = SockAddrToString(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
+    state_.addr = SockAddrToString(ss);
   len = sizeof(ss);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) state_.laddr = SockAddrToString(ss);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
+    state_.laddr = SockAddrToString(ss);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   send_op_.conn = this;

@@ -36,18 +36,18 @@ class Connection {
     const CommandSpec* spec;
     uint32_t args_begin;  // into args_
     uint32_t args_count;
-    uint32_t slot;        // into slots_
+    uint32_t slot;  // into slots_
     int db;
     bool resp3;
-    uint64_t hash;        // of args[1]
+    uint64_t hash;  // of args[1]
   };
   // A parsed command of the batch, resolved before any of them runs.
   struct Parsed {
-    uint32_t begin, count;      // the command's args in args_
-    const CommandSpec* spec;    // null: unknown command
+    uint32_t begin, count;    // the command's args in args_
+    const CommandSpec* spec;  // null: unknown command
     bool arity_ok;
-    unsigned shard;             // owner of args[1], for on_shard commands
-    uint64_t hash;              // core::HashBytes(args[1]), for on_shard commands
+    unsigned shard;  // owner of args[1], for on_shard commands
+    uint64_t hash;   // core::HashBytes(args[1]), for on_shard commands
   };
   // One hop: this connection's commands for one remote shard, run there in order.
   class RemoteBatch final : public io::Hop {
@@ -83,7 +83,8 @@ class Connection {
   void Dispatch(const Parsed& cmd, int64_t now_ms);
   // Sends the pending remote batches, waits for them and appends their replies in order.
   void FlushRemote();
-  // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before it.
+  // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before
+  // it.
   std::string* NextReplyTarget(uint32_t* slot);
   void ReplyUnknownCommand(ArgSlice args);
 
@@ -106,15 +107,15 @@ class Connection {
   std::string sending_;                 // replies being sent (owned until the send completes)
   size_t send_offset_ = 0;
   bool send_in_flight_ = false;
-  bool waiting_send_ = false;           // the fiber is suspended in WaitSendDone
+  bool waiting_send_ = false;  // the fiber is suspended in WaitSendDone
   int send_error_ = 0;
   SendOp send_op_;
-  std::vector<std::string> slots_;      // replies that wait behind a remote one
+  std::vector<std::string> slots_;  // replies that wait behind a remote one
   uint32_t used_slots_ = 0;
-  std::vector<RemoteBatch> batches_;    // by shard id; reused
+  std::vector<RemoteBatch> batches_;  // by shard id; reused
   std::vector<unsigned> pending_shards_;
-  int outstanding_ = 0;                 // remote batches in flight
-  bool waiting_ = false;                // the fiber is suspended in FlushRemote
+  int outstanding_ = 0;   // remote batches in flight
+  bool waiting_ = false;  // the fiber is suspended in FlushRemote
   boost::fibers::context* fiber_ = nullptr;
 };
 

@@ -209,51 +209,23 @@ void CmdKeys(ArgSlice args, ConnContext& ctx) {
 
 void RegisterGenericFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  auto multi_key = [&](std::string_view name, uint32_t flags, std::string_view acl, ConnHandler h) {
-    r->Register({.name = name,
-                 .arity = -2,
-                 .flags = flags,
-                 .first_key = 1,
-                 .last_key = -1,
-                 .key_step = 1,
-                 .acl_categories = acl,
-                 .on_conn = h});
-  };
-  multi_key("del", kW, "keyspace write slow", CmdDel);
-  multi_key("unlink", kW | kF, "keyspace write fast", CmdDel);
-  multi_key("exists", kR | kF, "keyspace read fast", CmdExists);
-  multi_key("touch", kR | kF, "keyspace read fast", CmdExists);
+  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel);
+  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel);
+  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists);
+  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists);
 
-  auto one_key = [&](std::string_view name, int arity, uint32_t flags, std::string_view acl,
-                     ShardHandler h) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = flags,
-                 .first_key = 1,
-                 .last_key = 1,
-                 .key_step = 1,
-                 .acl_categories = acl,
-                 .on_shard = h});
-  };
-  one_key("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>);
-  one_key("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>);
-  one_key("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>);
-  one_key("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>);
-  one_key("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>);
-  one_key("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>);
-  one_key("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>);
-  one_key("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>);
-  one_key("persist", 2, kW | kF, "keyspace write fast", CmdPersist);
-  one_key("type", 2, kR | kF, "keyspace read fast", CmdType);
+  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>);
+  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>);
+  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>);
+  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>);
+  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>);
+  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>);
+  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>);
+  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>);
+  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist);
+  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType);
 
-  r->Register({.name = "keys",
-               .arity = 2,
-               .flags = kR,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "keyspace read slow dangerous",
-               .on_conn = CmdKeys});
+  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys);
 }
 
 }  // namespace shardis::server

@@ -170,23 +170,13 @@ void CmdTime(ArgSlice, ConnContext& ctx) {
 
 void RegisterServerFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  auto conn_cmd = [&](std::string_view name, int arity, uint32_t flags, std::string_view acl,
-                      ConnHandler h) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = flags,
-                 .first_key = 0,
-                 .last_key = 0,
-                 .key_step = 0,
-                 .acl_categories = acl,
-                 .on_conn = h});
-  };
-  conn_cmd("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize);
-  conn_cmd("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>);
-  conn_cmd("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>);
-  conn_cmd("debug", -2, kAdmin | kNoScript | kLoading | kStale, "admin slow dangerous", CmdDebug);
-  conn_cmd("wait", 3, kNoScript, "slow connection", CmdWait);
-  conn_cmd("time", 1, kLoading | kStale | kF, "fast", CmdTime);
+  r->RegisterKeylessCommand("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize);
+  r->RegisterKeylessCommand("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>);
+  r->RegisterKeylessCommand("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>);
+  r->RegisterKeylessCommand("debug", -2, kAdmin | kNoScript | kLoading | kStale,
+                            "admin slow dangerous", CmdDebug);
+  r->RegisterKeylessCommand("wait", 3, kNoScript, "slow connection", CmdWait);
+  r->RegisterKeylessCommand("time", 1, kLoading | kStale | kF, "fast", CmdTime);
 }
 
 }  // namespace shardis::server

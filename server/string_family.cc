@@ -511,44 +511,26 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
 
 void RegisterStringFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  auto shard_cmd = [&](std::string_view name, int arity, uint32_t flags, std::string_view acl,
-                       ShardHandler h) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = flags,
-                 .first_key = 1,
-                 .last_key = 1,
-                 .key_step = 1,
-                 .acl_categories = acl,
-                 .on_shard = h});
-  };
-  shard_cmd("get", 2, kR | kF, "read string fast", CmdGet);
-  shard_cmd("set", -3, kW | kD, "write string slow", CmdSet);
-  shard_cmd("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx);
-  shard_cmd("setex", 4, kW | kD, "write string slow", CmdSetEx<false>);
-  shard_cmd("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>);
-  shard_cmd("getset", 3, kW | kD | kF, "write string fast", CmdGetSet);
-  shard_cmd("getdel", 2, kW | kF, "write string fast", CmdGetDel);
-  shard_cmd("getex", -2, kW | kF, "write string fast", CmdGetEx);
-  shard_cmd("incr", 2, kW | kD | kF, "write string fast", CmdIncr);
-  shard_cmd("decr", 2, kW | kD | kF, "write string fast", CmdDecr);
-  shard_cmd("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy);
-  shard_cmd("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy);
-  shard_cmd("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat);
-  shard_cmd("append", 3, kW | kD | kF, "write string fast", CmdAppend);
-  shard_cmd("strlen", 2, kR | kF, "read string fast", CmdStrLen);
-  shard_cmd("getrange", 4, kR, "read string slow", CmdGetRange);
-  shard_cmd("substr", 4, kR, "read string slow", CmdGetRange);
-  shard_cmd("setrange", 4, kW | kD, "write string slow", CmdSetRange);
+  r->RegisterKeyCommand("get", 2, kR | kF, "read string fast", CmdGet);
+  r->RegisterKeyCommand("set", -3, kW | kD, "write string slow", CmdSet);
+  r->RegisterKeyCommand("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx);
+  r->RegisterKeyCommand("setex", 4, kW | kD, "write string slow", CmdSetEx<false>);
+  r->RegisterKeyCommand("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>);
+  r->RegisterKeyCommand("getset", 3, kW | kD | kF, "write string fast", CmdGetSet);
+  r->RegisterKeyCommand("getdel", 2, kW | kF, "write string fast", CmdGetDel);
+  r->RegisterKeyCommand("getex", -2, kW | kF, "write string fast", CmdGetEx);
+  r->RegisterKeyCommand("incr", 2, kW | kD | kF, "write string fast", CmdIncr);
+  r->RegisterKeyCommand("decr", 2, kW | kD | kF, "write string fast", CmdDecr);
+  r->RegisterKeyCommand("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy);
+  r->RegisterKeyCommand("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy);
+  r->RegisterKeyCommand("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat);
+  r->RegisterKeyCommand("append", 3, kW | kD | kF, "write string fast", CmdAppend);
+  r->RegisterKeyCommand("strlen", 2, kR | kF, "read string fast", CmdStrLen);
+  r->RegisterKeyCommand("getrange", 4, kR, "read string slow", CmdGetRange);
+  r->RegisterKeyCommand("substr", 4, kR, "read string slow", CmdGetRange);
+  r->RegisterKeyCommand("setrange", 4, kW | kD, "write string slow", CmdSetRange);
 
-  r->Register({.name = "mget",
-               .arity = -2,
-               .flags = kR | kF,
-               .first_key = 1,
-               .last_key = -1,
-               .key_step = 1,
-               .acl_categories = "read string fast",
-               .on_conn = CmdMGet});
+  r->RegisterMultiKeyCommand("mget", -2, kR | kF, "read string fast", CmdMGet);
   r->Register({.name = "mset",
                .arity = -3,
                .flags = kW | kD,

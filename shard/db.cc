@@ -20,8 +20,7 @@ Db::Iterator Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
   return Iterator();
 }
 
-Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_ms,
-                              bool* inserted) {
+Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_ms, bool* inserted) {
   auto [it, fresh] = prime_.FindOrInsert(hash, key, [&] { return CompactValue::FromKey(key); });
   if (!fresh && it.value().HasFlag(kHasExpireFlag)) {
     ExpireTable::Iterator e = expire_.Find(hash, key);

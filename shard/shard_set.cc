@@ -3,7 +3,6 @@
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
 
-
 #include "io/proactor.h"
 
 namespace shardis::shard {
@@ -29,7 +28,8 @@ struct Waiter {
   int outstanding = 0;
   context* fiber = nullptr;
   // The fiber may yield while hops are out (full ring, a local part that yields): it is scheduled
-  // only while it is actually suspended in Wait, never a second time while it sits in the ready queue.
+  // only while it is actually suspended in Wait, never a second time while it sits in the ready
+  // queue.
   bool suspended = false;
   void Wait() {
     while (outstanding > 0) {

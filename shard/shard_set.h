@@ -3,13 +3,13 @@
 // thread and resumes the calling fiber when it is done.
 #pragma once
 
+#include <absl/functional/function_ref.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
-
-#include <absl/functional/function_ref.h>
 
 #include "core/compact_value.h"
 #include "io/proactor_pool.h"
@@ -40,9 +40,7 @@ class ShardSet {
   }
   // The hash that routes a key: of its {hashtag} when it has a non-empty one, else key_hash.
   static uint64_t RoutingHash(std::string_view key, uint64_t key_hash);
-  static uint64_t HashKey(std::string_view key) {
-    return RoutingHash(key, core::HashBytes(key));
-  }
+  static uint64_t HashKey(std::string_view key) { return RoutingHash(key, core::HashBytes(key)); }
 
   // --- Hops. Call from a fiber on a proactor thread. fn runs inline in the target's loop, so it
   // must not block; writes it makes to caller memory must not overlap between shards.
