@@ -1,5 +1,7 @@
 #include "core/compact_value.h"
 
+#include "core/value_object.h"
+
 #include <algorithm>
 
 namespace shardis::core {
@@ -86,6 +88,7 @@ CompactValue CompactValue::FromObject(ValueType type, void* obj, uint8_t encodin
 
 void CompactValue::SetString(std::string_view s) {
   const uint8_t fb = flag_bits();
+  if (code() == kObjectCode) FreeOwned();
   if (code() != kHeapCode) {
     InitString(s, fb);
     return;
@@ -105,6 +108,11 @@ void CompactValue::SetString(std::string_view s) {
 }
 
 void CompactValue::SetInt(int64_t v) {
+  if (code() == kObjectCode) {
+    FreeOwned();
+    InitInt(v, flag_bits());
+    return;
+  }
   char* old = code() == kHeapCode ? HeapPtr() : nullptr;
   InitInt(v, flag_bits());
   if (old != nullptr) FreeBytes(old);
@@ -112,11 +120,20 @@ void CompactValue::SetInt(int64_t v) {
 
 void CompactValue::SetObject(ValueType type, void* obj, uint8_t encoding) {
   DCHECK(type != ValueType::kString) << "strings are not objects";
-  if (code() == kHeapCode) FreeHeap();
+  if (code() >= kHeapCode) FreeOwned();
   const uint64_t w1 = static_cast<uint64_t>(static_cast<uint8_t>(type)) |
                       (static_cast<uint64_t>(encoding) << 8) |
                       (static_cast<uint64_t>(kObjectCode | flag_bits()) << 56);
   SetWords(reinterpret_cast<uint64_t>(obj), w1);
+}
+
+void CompactValue::FreeOwned() {
+  if (code() == kHeapCode) {
+    FreeHeap();
+  } else {
+    DCHECK_EQ(code(), kObjectCode);
+    DestroyObject(type(), object(), object_encoding());
+  }
 }
 
 // ---- Reading.

@@ -9,8 +9,9 @@
 //   - any other string lives in one heap block of exactly its size (no header, no NUL; mimalloc
 //     rounds it to its size class), taken from the thread's ShardHeap; the cell holds the pointer
 //     and the length. Only Append and SetRange leave spare room, to grow geometrically.
-// Other types (list, hash, set, zset, stream) are an opaque object pointer plus the type: the
-// data-type code owns the object, and the cell never frees it.
+// Other types (list, hash, set, zset, stream) are an object pointer plus the type. The cell owns
+// the object: destroying, resetting or overwriting the cell frees it with DestroyObject
+// (core/value_object.h), which dispatches on the type to the data type's own code.
 //
 // Layout (little-endian; w0 = bytes 0..7, w1 = bytes 8..15):
 //
@@ -83,7 +84,7 @@ class CompactValue {
   // The empty string.
   CompactValue() noexcept = default;
   ~CompactValue() {
-    if (code() == kHeapCode) FreeHeap();
+    if (code() >= kHeapCode) FreeOwned();
   }
   CompactValue(CompactValue&& other) noexcept {
     std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
@@ -91,7 +92,7 @@ class CompactValue {
   }
   CompactValue& operator=(CompactValue&& other) noexcept {
     if (this != &other) {
-      if (code() == kHeapCode) FreeHeap();
+      if (code() >= kHeapCode) FreeOwned();
       std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
       std::memset(other.bytes_, 0, sizeof(bytes_));
     }
@@ -107,7 +108,7 @@ class CompactValue {
   // such a cell encodes like a value.)
   static CompactValue FromKey(std::string_view s);
   static CompactValue FromInt(int64_t v);
-  // type != kString. The cell does not take ownership: the caller frees obj.
+  // type != kString. The cell takes ownership of obj (see DestroyObject).
   static CompactValue FromObject(ValueType type, void* obj, uint8_t encoding = 0);
 
   // ---- What it is.
@@ -124,8 +125,7 @@ class CompactValue {
   bool IsInt() const { return code() == kIntCode; }
 
   // ---- Strings (IsString()).
-  // Replaces the content (freeing a heap string; an object must have been taken by its owner).
-  // Keeps the flags. A heap block is reused when the new string needs the same size class. s may
+  // Replaces the content (freeing a heap string or an object). Keeps the flags. A heap block is reused when the new string needs the same size class. s may
   // point into this cell's own string.
   void SetString(std::string_view s);
   void SetInt(int64_t v);
@@ -170,8 +170,15 @@ class CompactValue {
   size_t SetRange(size_t offset, std::string_view s);
 
   // ---- Objects.
-  // Stores an object (freeing a heap string first). Keeps the flags. type != kString.
+  // Stores an object, taking ownership (freeing the heap string or object held before). Keeps the
+  // flags. type != kString.
   void SetObject(ValueType type, void* obj, uint8_t encoding = 0);
+  // Gives up ownership of the object: returns it and leaves the empty string (flags kept).
+  void* ReleaseObject() {
+    void* obj = object();
+    SetWords(0, static_cast<uint64_t>(flag_bits()) << 56);
+    return obj;
+  }
   void* object() const {
     DCHECK_EQ(code(), kObjectCode);
     return reinterpret_cast<void*>(Word0());
@@ -203,9 +210,9 @@ class CompactValue {
     const uint8_t c = code();
     return c == kHeapCode || c == kObjectCode ? reinterpret_cast<const void*>(Word0()) : nullptr;
   }
-  // Back to the empty string with no flags, freeing a heap string.
+  // Back to the empty string with no flags, freeing a heap string or an object.
   void Reset() {
-    if (code() == kHeapCode) FreeHeap();
+    if (code() >= kHeapCode) FreeOwned();
     std::memset(bytes_, 0, sizeof(bytes_));
   }
 
@@ -249,6 +256,9 @@ class CompactValue {
   }
 
   void FreeHeap() { ShardHeap::Current()->Free(HeapPtr()); }
+  // Frees what a heap string or object cell owns (code() >= kHeapCode). Leaves the bytes as they
+  // are: the caller overwrites them.
+  void FreeOwned();
   bool EqualsInt(std::string_view s) const;
 
   alignas(8) char bytes_[16] = {};

@@ -66,4 +66,24 @@ std::string WrongArgsError(std::string_view command) {
   return core::Concat("ERR wrong number of arguments for '", core::ToLower(command), "' command");
 }
 
+void RegisterAllFamilies(CommandRegistry* r) {
+  RegisterConnectionFamily(r);
+  RegisterStringFamily(r);
+  RegisterBitopsFamily(r);
+  RegisterHllFamily(r);
+  RegisterGenericFamily(r);
+  RegisterSortFamily(r);
+  RegisterListFamily(r);
+  RegisterHashFamily(r);
+  RegisterSetFamily(r);
+  RegisterZSetFamily(r);
+  RegisterGeoFamily(r);
+  RegisterStreamFamily(r);
+  RegisterServerFamily(r);
+  RegisterInfoCommand(r);
+  RegisterConfigFamily(r);
+  RegisterCommandFamily(r);
+  RegisterClientFamily(r);
+}
+
 }  // namespace shardis::server

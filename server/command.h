@@ -1,6 +1,5 @@
-// The command table: one CommandSpec per command, registered by its family file
-// (string_family.cc, generic_family.cc, server_family.cc, connection_family.cc, client_family.cc,
-// config_family.cc, command_family.cc, info.cc).
+// The command table: one CommandSpec per command, registered by its family file (the
+// Register*Family functions below, one per file: string_family.cc, list_family.cc, ...).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -95,8 +94,20 @@ class CommandRegistry {
 // The process' command table, filled at start by the Register*Family functions.
 CommandRegistry& Registry();
 
+// Every family below, in one call (main).
+void RegisterAllFamilies(CommandRegistry* registry);
+
 void RegisterStringFamily(CommandRegistry* registry);
+void RegisterBitopsFamily(CommandRegistry* registry);
+void RegisterHllFamily(CommandRegistry* registry);
 void RegisterGenericFamily(CommandRegistry* registry);
+void RegisterSortFamily(CommandRegistry* registry);
+void RegisterListFamily(CommandRegistry* registry);
+void RegisterHashFamily(CommandRegistry* registry);
+void RegisterSetFamily(CommandRegistry* registry);
+void RegisterZSetFamily(CommandRegistry* registry);
+void RegisterGeoFamily(CommandRegistry* registry);
+void RegisterStreamFamily(CommandRegistry* registry);
 void RegisterServerFamily(CommandRegistry* registry);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterConfigFamily(CommandRegistry* registry);

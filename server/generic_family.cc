@@ -13,6 +13,7 @@
 #include "core/string_util.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/key_lookup.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -47,17 +48,6 @@ int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, Fn&& fn) {
   int64_t total = 0;
   for (int64_t c : counts) total += c;
   return total;
-}
-
-// A read lookup that counts a keyspace hit or miss, as Redis' lookupKeyRead does.
-Db::Iterator LookupRead(shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
-  Db::Iterator it = db.Find(key, hash, now);
-  if (Db::Found(it)) {
-    ++s.stats().keyspace_hits;
-  } else {
-    ++s.stats().keyspace_misses;
-  }
-  return it;
 }
 
 void CmdDel(ArgSlice args, ConnContext& ctx) {

@@ -91,15 +91,7 @@ int Main(int argc, char** argv) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   info.executable = n > 0 ? std::string(exe, size_t(n)) : argv[0];
 
-  CommandRegistry& registry = Registry();
-  RegisterConnectionFamily(&registry);
-  RegisterStringFamily(&registry);
-  RegisterGenericFamily(&registry);
-  RegisterServerFamily(&registry);
-  RegisterInfoCommand(&registry);
-  RegisterConfigFamily(&registry);
-  RegisterCommandFamily(&registry);
-  RegisterClientFamily(&registry);
+  RegisterAllFamilies(&Registry());
 
   // One listening socket per thread, all on the same port (SO_REUSEPORT).
   std::vector<int> listen_fds;

@@ -17,6 +17,7 @@
 #include "core/string_util.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/key_lookup.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -30,26 +31,6 @@ using shard::Db;
 constexpr int64_t kMaxStringLen = 512ll * 1024 * 1024;
 constexpr std::string_view kStringTooLongErr =
     "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-
-// A lookup for reading: counts a keyspace hit or miss, as Redis' lookupKeyRead does.
-Db::Iterator LookupRead(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
-                        int64_t now_ms) {
-  Db::Iterator it = db.Find(key, hash, now_ms);
-  if (Db::Found(it)) {
-    ++shard.stats().keyspace_hits;
-  } else {
-    ++shard.stats().keyspace_misses;
-  }
-  return it;
-}
-// The same for the command's own key, args[1].
-Db::Iterator LookupRead(ShardContext& ctx, std::string_view key) {
-  return LookupRead(ctx.shard, ctx.db, key, ctx.hash, ctx.now_ms);
-}
-// A lookup for writing (Redis' lookupKeyWrite): no hit/miss counting.
-Db::Iterator LookupWrite(ShardContext& ctx, std::string_view key) {
-  return ctx.db.Find(key, ctx.hash, ctx.now_ms);
-}
 
 bool IsString(const CompactValue& v) { return v.type() == core::ValueType::kString; }
 

@@ -443,6 +443,7 @@ TEST_F(CompactValueTest, Flags) {
   cv.set_flags(0);
   EXPECT_EQ(cv.flags(), 0);
   EXPECT_EQ(cv.type(), ValueType::kHash);
+  EXPECT_EQ(cv.ReleaseObject(), &obj);  // a fake object: the cell must not free it
 }
 
 TEST_F(CompactValueTest, Objects) {
@@ -462,22 +463,32 @@ TEST_F(CompactValueTest, Objects) {
   EXPECT_EQ(cv.object_encoding(), 9);
   EXPECT_EQ(cv.type(), ValueType::kList);
   EXPECT_FALSE(cv.EqualsString(""));
-  EXPECT_TRUE(cv == CompactValue::FromObject(ValueType::kList, &list));
-  EXPECT_FALSE(cv == CompactValue::FromObject(ValueType::kSet, &list));
+  CompactValue same = CompactValue::FromObject(ValueType::kList, &list);
+  CompactValue other_type = CompactValue::FromObject(ValueType::kSet, &list);
+  EXPECT_TRUE(cv == same);
+  EXPECT_FALSE(cv == other_type);
+  same.ReleaseObject();
+  other_type.ReleaseObject();
   EXPECT_FALSE(cv == CompactValue());
 
   for (ValueType t : {ValueType::kHash, ValueType::kSet, ValueType::kZSet, ValueType::kStream}) {
+    cv.ReleaseObject();  // fake objects: taken back before the cell would free them
     cv.SetObject(t, &list);
     EXPECT_EQ(cv.type(), t);
   }
-  // A heap string is freed when an object replaces it; the object is never freed by the cell.
+  cv.set_flags(CompactValue::kFlag1);
+  EXPECT_EQ(cv.ReleaseObject(), &list);
+  CheckString(cv, "");
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
+  // A heap string is freed when an object replaces it.
   CompactValue s = CompactValue::FromString(std::string(64, 's'));
   EXPECT_EQ(HeapBlocks(), 1u);
   s.SetObject(ValueType::kZSet, &list);
   EXPECT_EQ(HeapBlocks(), 0u);
   CompactValue moved = std::move(s);
   EXPECT_EQ(moved.object(), &list);
-  moved.SetString("back to a string");  // the owner took its object back first
+  moved.ReleaseObject();
+  moved.SetString("back to a string");
   CheckString(moved, "back to a string");
   EXPECT_EQ(list.items, 3);
 }

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+import diff_families
 from conftest import RespConn
 
 DEFAULT_SEED = 20240601
@@ -45,8 +46,13 @@ def resolve(option_value, env_name, default):
 class Generator:
     """Random but reproducible commands over a small keyspace."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, families=None, base_weight: float = 1.0):
+        """families: the diff_families modules to draw from (default: all of them);
+        base_weight scales this file's own string and keyspace commands."""
         self.rng = random.Random(seed)
+        self.families = diff_families.ALL if families is None else families
+        self.base_weight = base_weight
+        self._choices = None
         base = int(time.time())
         # Absolute times far apart from each other and from now + any relative TTL above, so
         # GT/LT decisions cannot depend on which millisecond a server ran the command in.
@@ -87,10 +93,23 @@ class Generator:
         return opts
 
     def command(self):
+        if self._choices is None:
+            self._choices = [(w * self.base_weight, f) for w, f in self.base_choices()]
+            for family in self.families:
+                self._choices += family.choices(self)
+        choices = self._choices
+        total = sum(w for w, _ in choices)
+        x = self.rng.random() * total
+        for w, make in choices:
+            x -= w
+            if x <= 0:
+                return make()
+        return choices[-1][1]()
+
+    def base_choices(self):
         rng = self.rng
-        k = rng.random()
-        # Weighted choice of a command family.
-        choices = [
+        # Weighted choice of a command.
+        return [
             (10, lambda: ["SET", self.key(), self.value(), *self.set_options()]),
             (10, lambda: ["GET", self.key()]),
             (2, lambda: ["SETNX", self.key(), self.value()]),
@@ -140,19 +159,17 @@ class Generator:
             (0.3, lambda: ["FLUSHDB"]),
             (0.1, lambda: ["FLUSHALL"]),
         ]
-        total = sum(w for w, _ in choices)
-        x = k * total
-        for w, make in choices:
-            x -= w
-            if x <= 0:
-                return make()
-        return choices[-1][1]()
 
 
 def replies_match(cmd, raw_a, val_a, raw_b, val_b) -> bool:
     name = cmd[0].upper()
     if raw_a == raw_b:
         return True
+    for family in diff_families.ALL:
+        match = getattr(family, "match", None)
+        verdict = match(cmd, val_a, val_b) if match else None
+        if verdict is not None:
+            return verdict
     if name in ("TTL", "PTTL") and isinstance(val_a, int) and isinstance(val_b, int):
         if val_a < 0 or val_b < 0:
             return False
@@ -162,8 +179,8 @@ def replies_match(cmd, raw_a, val_a, raw_b, val_b) -> bool:
     return False
 
 
-def run_stream(ref: RespConn, sut: RespConn, seed: int, count: int):
-    gen = Generator(seed)
+def run_stream(ref: RespConn, sut: RespConn, seed: int, count: int, gen=None):
+    gen = gen or Generator(seed)
     rng = random.Random(seed + 1)
     history = []
     done = 0
@@ -235,3 +252,19 @@ def test_differential_two_connections(server, r, redis_server, diff_params):
     finally:
         for c in refs + suts:
             c.close()
+
+
+@pytest.mark.parametrize("family", diff_families.ALL,
+                         ids=[f.__name__.rsplit(".", 1)[-1] for f in diff_families.ALL])
+def test_differential_family(server, r, redis_server, diff_params, family):
+    """One family's commands (with a few string and keyspace commands so that types clash)."""
+    seed, count = diff_params
+    ref, sut = redis_server.raw(timeout=30), server.raw(timeout=30)
+    try:
+        for conn in (ref, sut):
+            assert conn.call("FLUSHALL") == b"OK"
+        gen = Generator(seed, families=[family], base_weight=0.1)
+        assert run_stream(ref, sut, seed, count, gen=gen) == count
+    finally:
+        ref.close()
+        sut.close()

@@ -1,0 +1,49 @@
+#include "core/value_object.h"
+
+#include <glog/logging.h>
+
+namespace shardis::core {
+
+// Each data type adds its case to the three switches below when it lands.
+
+void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
+  (void)obj;
+  (void)encoding;
+  switch (type) {
+    case ValueType::kString:
+      break;
+    default:
+      break;
+  }
+  LOG(FATAL) << "DestroyObject: no object type " << static_cast<int>(type);
+}
+
+std::string_view EncodingName(const CompactValue& value) {
+  switch (value.encoding()) {
+    case CompactValue::Encoding::kInt:
+      return "int";
+    case CompactValue::Encoding::kInline:
+      return "embstr";
+    case CompactValue::Encoding::kHeap:
+      // Redis keeps strings of up to 44 bytes in one allocation with the object (embstr).
+      return value.StringSize() <= 44 ? "embstr" : "raw";
+    case CompactValue::Encoding::kObject:
+      break;
+  }
+  switch (value.type()) {
+    default:
+      break;
+  }
+  return "unknown";
+}
+
+CompactValue CloneObject(const CompactValue& value) {
+  switch (value.type()) {
+    default:
+      break;
+  }
+  LOG(FATAL) << "CloneObject: no object type " << static_cast<int>(value.type());
+  return CompactValue();
+}
+
+}  // namespace shardis::core

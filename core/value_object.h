@@ -1,0 +1,64 @@
+// The objects a CompactValue cell may own (lists, hashes, sets, sorted sets, streams) and the few
+// operations every one of them supports, dispatched on the cell's ValueType by one switch each in
+// value_object.cc. Each data type lives in its own files under core/ (its packed and large
+// encodings); this file only joins them to the cell.
+//
+// Objects live on the shard's heap: create them with ShardNew<T>(...) and the cell frees them
+// with ShardDelete (through DestroyObject), so INFO used_memory counts them exactly. Containers
+// inside an object use ShardAllocator<T>.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include "core/compact_value.h"
+#include "core/shard_heap.h"
+
+namespace shardis::core {
+
+// Frees an object that a cell owned (called by CompactValue; nothing else should need it).
+void DestroyObject(ValueType type, void* obj, uint8_t encoding);
+
+// OBJECT ENCODING's name for a value: "embstr"/"int"/"raw" for strings, the encoding of an
+// object ("listpack", "quicklist", "hashtable", "intset", "skiplist", "stream").
+std::string_view EncodingName(const CompactValue& value);
+
+// A deep copy of an object value (COPY), on the calling thread's heap. Strings are copied by the
+// caller (CompactValue::FromString).
+CompactValue CloneObject(const CompactValue& value);
+
+// ---- Allocation on the calling thread's ShardHeap.
+
+template <typename T, typename... Args>
+T* ShardNew(Args&&... args) {
+  void* p = ShardHeap::Current()->Allocate(sizeof(T));
+  return new (p) T(std::forward<Args>(args)...);
+}
+
+template <typename T>
+void ShardDelete(T* p) {
+  if (p == nullptr) return;
+  p->~T();
+  ShardHeap::Current()->Free(p);
+}
+
+// A standard allocator over ShardHeap::Current(), for containers inside objects. Stateless: a
+// container must be used (and destroyed) on the shard thread that owns it, like every cell.
+template <typename T>
+struct ShardAllocator {
+  using value_type = T;
+  ShardAllocator() noexcept = default;
+  template <typename U>
+  ShardAllocator(const ShardAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(ShardHeap::Current()->Allocate(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { ShardHeap::Current()->Free(p); }
+  template <typename U>
+  bool operator==(const ShardAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+}  // namespace shardis::core

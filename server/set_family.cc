@@ -1,0 +1,8 @@
+// Set commands.
+#include "server/command.h"
+
+namespace shardis::server {
+
+void RegisterSetFamily(CommandRegistry* r) { (void)r; }
+
+}  // namespace shardis::server

@@ -1,0 +1,8 @@
+// Sorted-set commands.
+#include "server/command.h"
+
+namespace shardis::server {
+
+void RegisterZSetFamily(CommandRegistry* r) { (void)r; }
+
+}  // namespace shardis::server

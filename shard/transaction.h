@@ -1,0 +1,88 @@
+// Transaction: how a command that touches several keys (or every shard) runs on the shards that
+// own them, as one atomic step with respect to every other command (see docs/transactions.md).
+//
+// A command builds one Transaction from its keys, then calls Run one or more times: each Run is a
+// phase that executes fn on every shard owning some of the keys, in parallel, and returns when
+// all are done (a read phase, then a write phase that uses what the read phase gathered). Between
+// the first Run and the end of the Transaction (destructor or Conclude) no other command touches
+// those keys, on any shard. fn runs on the shard's thread, inline in its loop: it must not block.
+//
+//   shard::Transaction tx(db_index, keys, shard::Transaction::kWrite);
+//   tx.Run([&](shard::TxShard& t) {
+//     for (uint32_t i : t.keys) { ... t.db.Find(tx.key(i), tx.hash(i), t.now_ms) ... }
+//   });
+//
+// Inside MULTI/EXEC the connection already holds every key of the EXEC: a Transaction built there
+// (pass the enclosing one as `outer`) takes no locks of its own and only hops.
+#pragma once
+
+#include <absl/functional/function_ref.h>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "shard/shard.h"
+
+namespace shardis::shard {
+
+class Transaction;
+
+// What a phase sees on one shard.
+struct TxShard {
+  Shard& shard;
+  Db& db;                          // the transaction's database on this shard
+  int64_t now_ms;                  // one clock reading per phase and shard
+  std::span<const uint32_t> keys;  // indices (into the transaction's keys) owned by this shard
+};
+
+class Transaction {
+ public:
+  enum Mode : uint8_t { kRead, kWrite };
+
+  // keys: views that must stay valid for the transaction's life (the command's arguments).
+  // Duplicates are allowed (each index appears in its shard's list). outer: the EXEC that
+  // already holds these keys, or null.
+  Transaction(int db_index, std::span<const std::string_view> keys, Mode mode,
+              Transaction* outer = nullptr);
+  // Every shard (FLUSHDB, DBSIZE, KEYS, SCAN, RANDOMKEY, ...): Run executes fn on all shards,
+  // with keys empty.
+  struct AllShards {};
+  Transaction(int db_index, AllShards, Mode mode, Transaction* outer = nullptr);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  // One phase on every shard involved (see the top of the file).
+  void Run(absl::FunctionRef<void(TxShard&)> fn);
+  // One phase on one shard only (which must be involved).
+  void RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn);
+  // Releases the keys early (the destructor does it otherwise).
+  void Conclude();
+
+  int db_index() const { return db_index_; }
+  size_t key_count() const { return keys_.size(); }
+  std::string_view key(uint32_t i) const { return keys_[i]; }
+  uint64_t hash(uint32_t i) const { return hashes_[i]; }
+  unsigned shard_of(uint32_t i) const { return shard_of_[i]; }
+  // The shards involved, in increasing order.
+  const std::vector<unsigned>& shards() const { return shards_; }
+  // The key indices a shard owns (empty for a shard that is not involved).
+  std::span<const uint32_t> keys_on(unsigned sid) const { return by_shard_[sid]; }
+
+ private:
+  void RunOnShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(TxShard&)> fn);
+
+  int db_index_;
+  Mode mode_;
+  bool all_shards_ = false;
+  Transaction* outer_;
+  std::span<const std::string_view> keys_;
+  std::vector<uint64_t> hashes_;
+  std::vector<unsigned> shard_of_;
+  std::vector<std::vector<uint32_t>> by_shard_;
+  std::vector<unsigned> shards_;
+};
+
+}  // namespace shardis::shard
