@@ -67,6 +67,15 @@ struct CommandSpec {
   ConnHandler on_conn = nullptr;
 };
 
+// Runs a single-key command on its shard (the one place that does, so that what every write
+// must do afterwards happens for all of them): marks the key modified for WATCH.
+inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
+  spec.on_shard(args, ctx);
+  if ((spec.flags & kWrite) && !ctx.db.watches().empty()) [[unlikely]] {
+    ctx.db.watches().Touch(args[1]);
+  }
+}
+
 class CommandRegistry {
  public:
   void Register(const CommandSpec& spec);

@@ -12,6 +12,7 @@
 
 #include "server/server_state.h"
 #include "shard/shard_set.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
@@ -290,11 +291,22 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       batch.items.push_back({spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash});
       return;
     }
+    shard::Shard& shard = *shard::Shard::current();
+    shard::TxQueue& txq = shard.tx_queue();
+    if (txq.any_locks() && txq.Conflicts(state_.db, args[1], spec->flags & kWrite)) [[unlikely]] {
+      // A transaction holds the key: wait for it, behind everything queued before us.
+      FlushRemote();  // now every earlier reply is in out_ and no slot is in use
+      RemoteItem item{spec, cmd.begin, cmd.count, 0, state_.db, state_.resp3, cmd.hash};
+      if (slots_.empty()) slots_.emplace_back();
+      slots_[0].clear();
+      RunLockedItems(shard.id(), {&item, 1});
+      out_.append(slots_[0]);
+      return;
+    }
     rb_.set_output(NextReplyTarget(&slot));
     rb_.set_resp3(state_.resp3);
-    shard::Shard& shard = *shard::Shard::current();
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
-    spec->on_shard(args, ctx);
+    RunShardCommand(*spec, args, ctx);
     return;
   }
 
@@ -316,7 +328,13 @@ void Connection::FlushRemote() {
     fiber_->suspend();
     waiting_ = false;
   }
-  for (unsigned sid : pending_shards_) batches_[sid].items.clear();
+  for (unsigned sid : pending_shards_) {
+    RemoteBatch& batch = batches_[sid];
+    if (batch.ran < batch.items.size()) {
+      RunLockedItems(sid, std::span(batch.items).subspan(batch.ran));
+    }
+    batch.items.clear();
+  }
   pending_shards_.clear();
   for (uint32_t i = 0; i < used_slots_; ++i) out_.append(slots_[i]);
   used_slots_ = 0;
@@ -332,12 +350,39 @@ void Connection::RemoteBatch::Run() {
     for (const RemoteItem& item : items) shard.db(item.db).PrefetchSlots(item.hash);
   }
   core::ReplyBuilder rb;
-  for (const RemoteItem& item : items) {
+  shard::TxQueue& txq = shard.tx_queue();
+  for (ran = 0; ran < items.size(); ++ran) {
+    const RemoteItem& item = items[ran];
+    ArgSlice args(conn->args_.data() + item.args_begin, item.args_count);
+    if (txq.any_locks() && txq.Conflicts(item.db, args[1], item.spec->flags & kWrite)) {
+      break;  // this one and the rest wait for the transaction (see RunLockedItems)
+    }
     rb.set_output(&conn->slots_[item.slot]);
     rb.set_resp3(item.resp3);
     ShardContext ctx{shard, shard.db(item.db), rb, now, item.hash};
-    item.spec->on_shard(ArgSlice(conn->args_.data() + item.args_begin, item.args_count), ctx);
+    RunShardCommand(*item.spec, args, ctx);
   }
+}
+
+void Connection::RunLockedItems(unsigned sid, std::span<const RemoteItem> items) {
+  // Every item of a batch has the same database (SELECT flushes the batch first).
+  std::vector<std::string_view> keys;
+  keys.reserve(items.size());
+  for (const RemoteItem& item : items) keys.push_back(args_[item.args_begin + 1]);
+  shard::Transaction tx(items[0].db, keys, shard::Transaction::kWrite);
+  DCHECK(tx.shards().size() == 1 && tx.shards()[0] == sid);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        core::ReplyBuilder rb;
+        for (const RemoteItem& item : items) {
+          rb.set_output(&slots_[item.slot]);
+          rb.set_resp3(item.resp3);
+          ShardContext ctx{t.shard, t.db, rb, t.now_ms, item.hash};
+          RunShardCommand(*item.spec, ArgSlice(args_.data() + item.args_begin, item.args_count),
+                          ctx);
+        }
+      },
+      /*conclude=*/true);
 }
 
 void Connection::RemoteBatch::Done() {

@@ -55,6 +55,9 @@ class Connection {
     Connection* conn = nullptr;
     unsigned shard = 0;
     std::vector<RemoteItem> items;
+    // How many items ran; the rest found a key locked by a transaction and wait for the
+    // connection to queue them (RunLockedItems).
+    size_t ran = 0;
     void Run() override;
     void Done() override;
   };
@@ -83,6 +86,9 @@ class Connection {
   void Dispatch(const Parsed& cmd, int64_t now_ms);
   // Sends the pending remote batches, waits for them and appends their replies in order.
   void FlushRemote();
+  // Runs commands whose keys a transaction holds, in order, as one transaction of their own on
+  // their shard: it waits for the holders. `items` all belong to shard `sid`.
+  void RunLockedItems(unsigned sid, std::span<const RemoteItem> items);
   // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before
   // it.
   std::string* NextReplyTarget(uint32_t* slot);

@@ -1,8 +1,7 @@
 // Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, the EXPIRE family, TTL, PERSIST, TYPE, KEYS.
 //
-// Commands over many keys fan out: each key is hashed once (the hash routes it and is reused for
-// the table lookup), key positions are grouped per owning shard and each shard involved counts its
-// part in one parallel hop; the connection sums the counts.
+// Commands over many keys run as one transaction (shard/transaction.h): every shard involved
+// counts its part in parallel, atomically with respect to other commands; the connection sums.
 #include <limits>
 #include <string>
 #include <string_view>
@@ -15,6 +14,7 @@
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
@@ -22,47 +22,37 @@ namespace {
 
 using shard::Db;
 
-// Runs `fn(shard, db, key, hash, now)` for every key in args[1..] on the key's shard and returns
-// how many calls returned true. Each shard writes only its own counter.
+// Runs `fn(shard, db, key, hash, now)` for every key in args[1..] on the key's shard, as one
+// transaction, and returns how many calls returned true. Each shard writes only its own counter.
 template <typename Fn>
-int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, Fn&& fn) {
-  shard::ShardSet& ss = *shard::shard_set;
-  std::vector<std::vector<uint32_t>> by_shard(ss.size());
-  std::vector<unsigned> shards;
-  std::vector<uint64_t> hashes(args.size());
-  for (size_t i = 1; i < args.size(); ++i) {
-    hashes[i] = core::HashBytes(args[i]);
-    const unsigned sid = ss.ShardOf(args[i], hashes[i]);
-    if (by_shard[sid].empty()) shards.push_back(sid);
-    by_shard[sid].push_back(uint32_t(i));
-  }
-  std::vector<int64_t> counts(ss.size(), 0);
-  const int db_index = ctx.conn.db;
-  ss.AwaitShards(shards, [&](shard::Shard& s) {
-    Db& db = s.db(db_index);
-    const int64_t now = shard::NowMs();
-    int64_t n = 0;
-    for (uint32_t i : by_shard[s.id()]) n += fn(s, db, args[i], hashes[i], now) ? 1 : 0;
-    counts[s.id()] = n;
-  });
+int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, shard::Transaction::Mode mode, Fn&& fn) {
+  shard::Transaction tx(ctx.conn.db, args.subspan(1), mode);
+  std::vector<int64_t> counts(shard::shard_set->size(), 0);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        int64_t n = 0;
+        for (uint32_t i : t.keys) n += fn(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms) ? 1 : 0;
+        counts[t.shard.id()] = n;
+      },
+      /*conclude=*/true);
   int64_t total = 0;
   for (int64_t c : counts) total += c;
   return total;
 }
 
 void CmdDel(ArgSlice args, ConnContext& ctx) {
-  ctx.rb.Integer(CountOverKeys(
-      args, ctx, [](shard::Shard&, Db& db, std::string_view key, uint64_t hash, int64_t now) {
-        return db.Erase(key, hash, now);
-      }));
+  ctx.rb.Integer(CountOverKeys(args, ctx, shard::Transaction::kWrite,
+                               [](shard::Shard&, Db& db, std::string_view key, uint64_t hash,
+                                  int64_t now) { return db.Erase(key, hash, now); }));
 }
 
 // EXISTS and TOUCH: a key given twice counts twice.
 void CmdExists(ArgSlice args, ConnContext& ctx) {
-  ctx.rb.Integer(CountOverKeys(
-      args, ctx, [](shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
-        return Db::Found(LookupRead(s, db, key, hash, now));
-      }));
+  ctx.rb.Integer(
+      CountOverKeys(args, ctx, shard::Transaction::kRead,
+                    [](shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
+                      return Db::Found(LookupRead(s, db, key, hash, now));
+                    }));
 }
 
 // --- EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX | XX | GT | LT]
@@ -178,15 +168,16 @@ void CmdType(ArgSlice args, ShardContext& ctx) {
 void CmdKeys(ArgSlice args, ConnContext& ctx) {
   std::string_view pattern = args[1];
   const bool all = pattern == "*";  // "*" also matches the empty key, unlike the glob itself
-  shard::ShardSet& ss = *shard::shard_set;
-  std::vector<std::vector<std::string>> found(ss.size());
-  const int db_index = ctx.conn.db;
-  ss.AwaitAll([&](shard::Shard& s) {
-    std::vector<std::string>& out = found[s.id()];
-    s.db(db_index).ForEachLive(shard::NowMs(), [&](std::string_view key, Db::Iterator) {
-      if (all || core::GlobMatch(pattern, key)) out.emplace_back(key);
-    });
-  });
+  std::vector<std::vector<std::string>> found(shard::shard_set->size());
+  shard::Transaction tx(ctx.conn.db, shard::Transaction::AllShards{}, shard::Transaction::kRead);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        std::vector<std::string>& out = found[t.shard.id()];
+        t.db.ForEachLive(t.now_ms, [&](std::string_view key, Db::Iterator) {
+          if (all || core::GlobMatch(pattern, key)) out.emplace_back(key);
+        });
+      },
+      /*conclude=*/true);
   size_t total = 0;
   for (const auto& v : found) total += v.size();
   ctx.rb.ArrayHeader(total);

@@ -20,6 +20,7 @@
 #include "server/connection_state.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
@@ -32,8 +33,9 @@ using shard::Shard;
 
 void CmdDbSize(ArgSlice, ConnContext& ctx) {
   std::vector<int64_t> sizes(shard::shard_set->size(), 0);
-  const int db = ctx.conn.db;
-  shard::shard_set->AwaitAll([&](Shard& s) { sizes[s.id()] = int64_t(s.db(db).size()); });
+  shard::Transaction tx(ctx.conn.db, shard::Transaction::AllShards{}, shard::Transaction::kRead);
+  tx.Run([&](shard::TxShard& t) { sizes[t.shard.id()] = int64_t(t.db.size()); },
+         /*conclude=*/true);
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
   ctx.rb.Integer(total);
@@ -46,14 +48,17 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
                           !core::EqualsIgnoreCase(args[1], "async"))) {
     return ctx.rb.Error(kSyntaxErr);
   }
-  const int db = ctx.conn.db;
-  shard::shard_set->AwaitAll([&](Shard& s) {
-    if (kAll) {
-      for (int i = 0; i < Shard::kNumDbs; ++i) s.db(i).Clear();
-    } else {
-      s.db(db).Clear();
-    }
-  });
+  // One transaction over every shard: no client sees some shards flushed and others not.
+  shard::Transaction tx(ctx.conn.db, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        if (kAll) {
+          for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.db(i).Clear();
+        } else {
+          t.db.Clear();
+        }
+      },
+      /*conclude=*/true);
   ctx.rb.Ok();
 }
 

@@ -19,6 +19,7 @@
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
@@ -403,63 +404,25 @@ void CmdSetRange(ArgSlice args, ShardContext& ctx) {
   ctx.rb.Integer(int64_t(it.value().SetRange(size_t(offset), value)));
 }
 
-// --- Multi-key commands: group the key positions by shard, one parallel hop.
-
-// Key positions args[first], args[first + step], ... grouped by owning shard, with the hash of
-// each key (computed once: it routes the key and is reused for the table lookup).
-struct KeyGroups {
-  std::vector<std::vector<uint32_t>> by_shard;  // by_shard[sid] = arg indices of its keys
-  std::vector<unsigned> shards;                 // the shards with at least one key
-  std::vector<uint64_t> hashes;                 // hashes[i] = core::HashBytes(args[i])
-};
-
-KeyGroups GroupKeys(ArgSlice args, size_t first, size_t step) {
-  shard::ShardSet& ss = *shard::shard_set;
-  KeyGroups g;
-  g.by_shard.resize(ss.size());
-  g.hashes.resize(args.size());
-  for (size_t i = first; i < args.size(); i += step) {
-    const uint64_t hash = g.hashes[i] = core::HashBytes(args[i]);
-    const unsigned sid = ss.ShardOf(args[i], hash);
-    if (g.by_shard[sid].empty()) g.shards.push_back(sid);
-    g.by_shard[sid].push_back(uint32_t(i));
-  }
-  return g;
-}
+// --- Multi-key commands: one transaction over all their keys (see shard/transaction.h), so that
+// no client sees half of an MSET, even from another thread.
 
 void CmdMGet(ArgSlice args, ConnContext& ctx) {
   const size_t n = args.size() - 1;
-  KeyGroups groups = GroupKeys(args, 1, 1);
-  const int db_index = ctx.conn.db;
-  shard::Shard* local = shard::Shard::current();
-  if (groups.shards.size() == 1 && groups.shards[0] == local->id()) {
-    // Every key is ours: reply straight from the table, no hop and no copies.
-    Db& db = local->db(db_index);
-    const int64_t now = shard::NowMs();
-    ctx.rb.ArrayHeader(n);
-    for (size_t i = 1; i < args.size(); ++i) {
-      Db::Iterator it = LookupRead(*local, db, args[i], groups.hashes[i], now);
-      if (Db::Found(it) && IsString(it.value())) {
-        ReplyValue(ctx.rb, it.value());
-      } else {
-        ctx.rb.Null();
-      }
-    }
-    return;
-  }
+  shard::Transaction tx(ctx.conn.db, args.subspan(1), shard::Transaction::kRead);
   // Each shard fills the slots of its own keys only: no two threads write the same element.
   std::vector<std::string> values(n);
   std::vector<uint8_t> found(n, 0);
-  shard::shard_set->AwaitShards(groups.shards, [&](shard::Shard& s) {
-    Db& db = s.db(db_index);
-    const int64_t now = shard::NowMs();
-    for (uint32_t i : groups.by_shard[s.id()]) {
-      Db::Iterator it = LookupRead(s, db, args[i], groups.hashes[i], now);
-      if (!Db::Found(it) || !IsString(it.value())) continue;  // MGET answers nil for other types
-      it.value().AppendTo(&values[i - 1]);
-      found[i - 1] = 1;
-    }
-  });
+  tx.Run(
+      [&](shard::TxShard& t) {
+        for (uint32_t i : t.keys) {
+          Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
+          if (!Db::Found(it) || !IsString(it.value())) continue;  // nil for other types
+          it.value().AppendTo(&values[i]);
+          found[i] = 1;
+        }
+      },
+      /*conclude=*/true);
   ctx.rb.ArrayHeader(n);
   for (size_t i = 0; i < n; ++i) {
     if (found[i]) {
@@ -470,21 +433,29 @@ void CmdMGet(ArgSlice args, ConnContext& ctx) {
   }
 }
 
+// The keys of MSET-like commands: args[1], args[3], ...
+std::vector<std::string_view> PairKeys(ArgSlice args) {
+  std::vector<std::string_view> keys;
+  keys.reserve(args.size() / 2);
+  for (size_t i = 1; i < args.size(); i += 2) keys.push_back(args[i]);
+  return keys;
+}
+
 void CmdMSet(ArgSlice args, ConnContext& ctx) {
   if (args.size() % 2 == 0) return ctx.rb.Error(WrongArgsError("mset"));
-  KeyGroups groups = GroupKeys(args, 1, 2);
-  const int db_index = ctx.conn.db;
-  shard::shard_set->AwaitShards(groups.shards, [&](shard::Shard& s) {
-    Db& db = s.db(db_index);
-    const int64_t now = shard::NowMs();
-    for (uint32_t i : groups.by_shard[s.id()]) {
-      const uint64_t hash = groups.hashes[i];
-      bool inserted;
-      Db::Iterator it = db.FindOrInsert(args[i], hash, now, &inserted);
-      it.value().SetString(args[i + 1]);
-      db.SetExpire(it, args[i], hash, 0);  // MSET clears the TTL, as SET does
-    }
-  });
+  std::vector<std::string_view> keys = PairKeys(args);
+  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        // In argument order: with a key given twice, the last value wins.
+        for (uint32_t i : t.keys) {
+          bool inserted;
+          Db::Iterator it = t.db.FindOrInsert(tx.key(i), tx.hash(i), t.now_ms, &inserted);
+          it.value().SetString(args[2 * i + 2]);
+          t.db.SetExpire(it, tx.key(i), tx.hash(i), 0);  // MSET clears the TTL, as SET does
+        }
+      },
+      /*conclude=*/true);
   ctx.rb.Ok();
 }
 

@@ -26,6 +26,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     ExpireTable::Iterator e = expire_.Find(hash, key);
     if (e.value() <= now_ms) {
       // Expired: it is a new key now.
+      if (!watches_.empty()) watches_.Touch(key);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
       it.value().Reset();
@@ -61,6 +62,7 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
 }
 
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
+  if (!watches_.empty()) watches_.Touch(key);
   deadline_sum_ -= e.value();
   expire_.Erase(e);
   prime_.Erase(it);
@@ -104,6 +106,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       const uint64_t hash = core::HashBytes(key);
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
+      if (!watches_.empty()) watches_.Touch(key);
       deadline_sum_ -= e.value();
       if (Found(it)) prime_.Erase(it);
       expire_.Erase(e);  // Traverse allows erasing the entry it hands over
@@ -124,6 +127,12 @@ int64_t Db::SumTtlMs(int64_t now_ms) const {
 }
 
 void Db::Clear() {
+  // As Redis' FLUSHDB: the watched keys that exist are modified.
+  if (!watches_.empty()) {
+    watches_.TouchIf([&](std::string_view key) {
+      return !(prime_.Find(core::HashBytes(key), key) == Iterator());
+    });
+  }
   prime_.Clear();
   expire_.Clear();
   expire_cursor_ = 0;

@@ -13,6 +13,7 @@
 
 #include "core/compact_value.h"
 #include "core/dash_table.h"
+#include "shard/watch_table.h"
 
 namespace shardis::shard {
 
@@ -75,7 +76,12 @@ class Db {
   int64_t SumTtlMs(int64_t now_ms) const;
   // Memory of the tables themselves (slots and directories), not of what the cells point to.
   size_t table_bytes() const { return prime_.memory_bytes() + expire_.memory_bytes(); }
+  // Removes every key (FLUSHDB); watched keys that existed are touched.
   void Clear();
+
+  // The WATCHed keys of this database (see watch_table.h). Writes touch them: command handlers
+  // through the connection's dispatch, expiry and Clear here.
+  WatchTable& watches() { return watches_; }
 
   // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are
   // skipped, not deleted. fn must not insert or erase.
@@ -105,6 +111,7 @@ class Db {
   uint64_t expire_cursor_ = 0;  // where the active cycle continues
   __int128 deadline_sum_ = 0;   // sum of expire_'s deadlines (may exceed 64 bits)
   uint64_t expired_keys_ = 0;
+  WatchTable watches_;
 };
 
 }  // namespace shardis::shard

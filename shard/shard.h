@@ -7,6 +7,7 @@
 
 #include "core/shard_heap.h"
 #include "shard/db.h"
+#include "shard/tx_queue.h"
 
 namespace shardis::shard {
 
@@ -21,7 +22,7 @@ struct ShardStats {
 
 class Shard {
  public:
-  static constexpr int kNumDbs = 16;
+  static constexpr int kNumDbs = TxQueue::kNumDbs;
 
   // Create, use and destroy a Shard on its own thread: its values come from its heap.
   explicit Shard(uint32_t id);
@@ -32,6 +33,8 @@ class Shard {
   uint32_t id() const { return id_; }
   Db& db(int index) { return dbs_[index]; }
   ShardStats& stats() { return stats_; }
+  // This shard's side of the transaction layer (queue and intent locks).
+  TxQueue& tx_queue() { return tx_queue_; }
 
   // One step of active expiry over every database: looks at up to `budget` keys with a TTL and
   // removes those whose deadline passed. Returns how many it removed; `*examined` gets how many it
@@ -51,6 +54,7 @@ class Shard {
   core::ShardHeap heap_;  // declared before the dbs: it must outlive the values they hold
   std::array<Db, kNumDbs> dbs_;
   ShardStats stats_;
+  TxQueue tx_queue_;
 };
 
 }  // namespace shardis::shard

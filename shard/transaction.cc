@@ -1,11 +1,33 @@
 #include "shard/transaction.h"
 
 #include <algorithm>
+#include <atomic>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/fss.hpp>
 
 #include "core/compact_value.h"
+#include "io/proactor.h"
 #include "shard/shard_set.h"
 
 namespace shardis::shard {
+
+using boost::fibers::context;
+
+namespace {
+
+// Transaction ids: one process-wide counter. Only multi-shard transactions (and single-key
+// commands that found their key locked) take an id; the GET/SET fast path never touches it.
+std::atomic<uint64_t> g_next_txid{1};
+
+// The EXEC that the current fiber runs (a fiber, not a thread: other connections' fibers on the
+// same thread run while an EXEC waits for its hops). The cleanup function does nothing: the
+// transaction lives on the EXEC's stack.
+boost::fibers::fiber_specific_ptr<Transaction> g_current_exec([](Transaction*) {});
+
+}  // namespace
+
+Transaction* Transaction::CurrentExec() { return g_current_exec.get(); }
+void Transaction::SetCurrentExec(Transaction* tx) { g_current_exec.reset(tx); }
 
 Transaction::Transaction(int db_index, std::span<const std::string_view> keys, Mode mode,
                          Transaction* outer)
@@ -19,35 +41,227 @@ Transaction::Transaction(int db_index, std::span<const std::string_view> keys, M
     const unsigned sid = shard_of_[i] = ss.ShardOf(keys[i], h);
     by_shard_[sid].push_back(i);
   }
-  for (unsigned sid = 0; sid < ss.size(); ++sid) {
-    if (!by_shard_[sid].empty()) shards_.push_back(sid);
-  }
+  Init();
 }
 
 Transaction::Transaction(int db_index, AllShards, Mode mode, Transaction* outer)
     : db_index_(db_index), mode_(mode), all_shards_(true), outer_(outer) {
-  ShardSet& ss = *shard_set;
-  by_shard_.resize(ss.size());
-  for (unsigned sid = 0; sid < ss.size(); ++sid) shards_.push_back(sid);
+  by_shard_.resize(shard_set->size());
+  Init();
+}
+
+void Transaction::Init() {
+  if (outer_ == nullptr) outer_ = CurrentExec();
+  origin_ = io::Proactor::current()->index();
+  const unsigned n = shard_set->size();
+  parts_.resize(n);
+  for (unsigned sid = 0; sid < n; ++sid) {
+    Part& part = parts_[sid];
+    part.tx = this;
+    part.sid = sid;
+    part.global = all_shards_;
+    part.exclusive = mode_ == kWrite;
+    for (uint32_t i : by_shard_[sid]) part.keys.push_back({db_index_, keys_[i]});
+  }
+  for (unsigned sid = 0; sid < n; ++sid) {
+    if (all_shards_ || !by_shard_[sid].empty()) shards_.push_back(sid);
+  }
+}
+
+void Transaction::AddReadLocks(int db_index, std::span<const std::string_view> keys) {
+  DCHECK(!scheduled_);
+  if (outer_ != nullptr || all_shards_) return;  // already covered
+  for (std::string_view key : keys) {
+    const unsigned sid = shard_set->ShardOf(key);
+    // A part has one mode: a read lock inside a write transaction is a write lock, which is
+    // stricter and just as correct.
+    parts_[sid].keys.push_back({db_index, key});
+    if (!std::binary_search(shards_.begin(), shards_.end(), sid)) {
+      shards_.insert(std::lower_bound(shards_.begin(), shards_.end(), sid), sid);
+    }
+  }
+}
+
+void Transaction::PrepareLocks() {
+  for (unsigned sid : shards_) {
+    auto& keys = parts_[sid].keys;
+    auto less = [](const TxPart::LockKey& a, const TxPart::LockKey& b) {
+      return a.db != b.db ? a.db < b.db : a.key < b.key;
+    };
+    auto same = [](const TxPart::LockKey& a, const TxPart::LockKey& b) {
+      return a.db == b.db && a.key == b.key;
+    };
+    std::sort(keys.begin(), keys.end(), less);
+    keys.erase(std::unique(keys.begin(), keys.end(), same), keys.end());
+  }
 }
 
 Transaction::~Transaction() { Conclude(); }
 
-void Transaction::Conclude() {}
+// ---- The coordinator (the command's fiber).
 
-void Transaction::Run(absl::FunctionRef<void(TxShard&)> fn) { RunOnShards(shards_, fn); }
+void Transaction::Run(absl::FunctionRef<void(TxShard&)> fn, bool conclude) {
+  DCHECK(!concluded_);
+  if (outer_ != nullptr) return RunNested(shards_, fn);
+  phase_fn_ = &fn;
+  conclude_in_phase_ = conclude;
+  if (!scheduled_) PrepareLocks();
+  if (!scheduled_ && conclude && shards_.size() == 1) {
+    // One shard, one phase: run at once if no scheduled transaction wants the keys, else queue
+    // there. One hop, no scheduling round.
+    Dispatch(shards_, &Transaction::DoQuickRun);
+    concluded_ = true;
+    return;
+  }
+  if (!scheduled_) Schedule();
+  Dispatch(shards_, &Transaction::DoPhase);
+  if (conclude) concluded_ = true;
+}
 
 void Transaction::RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn) {
   DCHECK(std::binary_search(shards_.begin(), shards_.end(), sid));
-  RunOnShards({sid}, fn);
+  DCHECK(!concluded_);
+  if (outer_ != nullptr) return RunNested({sid}, fn);
+  phase_fn_ = &fn;
+  conclude_in_phase_ = false;
+  if (!scheduled_) {
+    PrepareLocks();
+    Schedule();
+  }
+  Dispatch({sid}, &Transaction::DoPhase);
 }
 
-void Transaction::RunOnShards(const std::vector<unsigned>& sids,
-                              absl::FunctionRef<void(TxShard&)> fn) {
+void Transaction::Conclude() {
+  if (outer_ != nullptr || !scheduled_ || concluded_) return;
+  concluded_ = true;
+  Dispatch(shards_, &Transaction::DoConclude);
+}
+
+void Transaction::Schedule() {
+  // Scheduling fails on a shard where a transaction with a higher id already ran: take a new id
+  // (higher than every id that ran anywhere) and try again.
+  for (;;) {
+    const uint64_t txid = g_next_txid.fetch_add(1, std::memory_order_relaxed);
+    for (unsigned sid : shards_) parts_[sid].txid = txid;
+    Dispatch(shards_, &Transaction::DoSchedule);
+    std::vector<unsigned> ok;
+    for (unsigned sid : shards_) {
+      if (parts_[sid].ok) ok.push_back(sid);
+    }
+    if (ok.size() == shards_.size()) break;
+    if (!ok.empty()) Dispatch(ok, &Transaction::DoConclude);
+  }
+  scheduled_ = true;
+}
+
+void Transaction::RunNested(const std::vector<unsigned>& sids,
+                            absl::FunctionRef<void(TxShard&)> fn) {
+  // The EXEC holds the keys: just hop.
   shard_set->AwaitShards(sids, [&](Shard& s) {
     TxShard t{s, s.db(db_index_), NowMs(), by_shard_[s.id()]};
     fn(t);
+    if (mode_ == kWrite && !t.db.watches().empty()) {
+      for (uint32_t i : t.keys) t.db.watches().Touch(keys_[i]);
+    }
   });
+}
+
+void Transaction::Dispatch(const std::vector<unsigned>& sids, ShardTask task) {
+  fiber_ = context::active();
+  outstanding_ = int(sids.size());
+  io::Proactor* self = io::Proactor::current();
+  bool local = false;
+  for (unsigned sid : sids) {
+    if (sid == origin_) {
+      local = true;
+      continue;
+    }
+    self->Post(sid, io::Task{reinterpret_cast<void (*)(void*)>(task), &parts_[sid]});
+  }
+  // The local part runs while the other shards work on theirs.
+  if (local) task(&parts_[origin_]);
+  while (outstanding_ > 0) {
+    suspended_ = true;
+    fiber_->suspend();
+    suspended_ = false;
+  }
+}
+
+void Transaction::OneDone() {
+  if (--outstanding_ == 0 && suspended_) context::active()->schedule(fiber_);
+}
+
+void Transaction::OnDone(void* arg) { static_cast<Transaction*>(arg)->OneDone(); }
+
+// ---- On the shards.
+
+void Transaction::Complete(Part* part) {
+  Transaction* tx = part->tx;
+  if (part->sid == tx->origin_) {
+    tx->OneDone();
+  } else {
+    io::Proactor::current()->Post(tx->origin_, io::Task{&Transaction::OnDone, tx});
+  }
+}
+
+void Transaction::DoSchedule(TxPart* p) {
+  Part* part = static_cast<Part*>(p);
+  part->ok = Shard::current()->tx_queue().Schedule(part);
+  Complete(part);
+}
+
+void Transaction::DoPhase(TxPart* p) {
+  Shard::current()->tx_queue().RunWhenReady(p, &Transaction::ExecPhase);
+}
+
+void Transaction::DoQuickRun(TxPart* p) {
+  Part* part = static_cast<Part*>(p);
+  TxQueue& q = Shard::current()->tx_queue();
+  bool free = !q.any_locks();
+  if (!free && !part->global) {
+    free = true;
+    for (const TxPart::LockKey& k : part->keys) {
+      if (q.Conflicts(k.db, k.key, part->exclusive)) {
+        free = false;
+        break;
+      }
+    }
+  }
+  if (free) {
+    // Like a single-key command on unlocked keys: no id, no queue.
+    ExecPhase(part);
+    return;
+  }
+  // A fresh id is higher than any that ran here: scheduling cannot fail.
+  part->txid = g_next_txid.fetch_add(1, std::memory_order_relaxed);
+  const bool scheduled = q.Schedule(part);
+  DCHECK(scheduled);
+  q.RunWhenReady(part, &Transaction::ExecPhase);
+}
+
+void Transaction::ExecPhase(TxPart* p) {
+  Part* part = static_cast<Part*>(p);
+  Transaction* tx = part->tx;
+  Shard& shard = *Shard::current();
+  Db& db = shard.db(tx->db_index_);
+  TxShard t{shard, db, NowMs(), tx->by_shard_[part->sid]};
+  (*tx->phase_fn_)(t);
+  if (tx->mode_ == kWrite && !db.watches().empty()) {
+    for (uint32_t i : t.keys) db.watches().Touch(tx->keys_[i]);
+  }
+  TxQueue& q = shard.tx_queue();
+  if (part->scheduled) {
+    q.NoteRan(part);
+    // Before Complete: once the coordinator hears from every shard it may destroy the part.
+    if (tx->conclude_in_phase_) q.Remove(part);
+  }
+  Complete(part);
+}
+
+void Transaction::DoConclude(TxPart* p) {
+  Part* part = static_cast<Part*>(p);
+  Shard::current()->tx_queue().Remove(part);
+  Complete(part);
 }
 
 }  // namespace shardis::shard

@@ -24,6 +24,11 @@
 #include <vector>
 
 #include "shard/shard.h"
+#include "shard/tx_queue.h"
+
+namespace boost::fibers {
+class context;
+}
 
 namespace shardis::shard {
 
@@ -54,14 +59,21 @@ class Transaction {
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
 
-  // One phase on every shard involved (see the top of the file).
-  void Run(absl::FunctionRef<void(TxShard&)> fn);
+  // One phase on every shard involved (see the top of the file). With conclude, the keys are
+  // released as part of the phase (saves the hops of a separate Conclude); no Run may follow.
+  void Run(absl::FunctionRef<void(TxShard&)> fn, bool conclude = false);
   // One phase on one shard only (which must be involved).
   void RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn);
   // Releases the keys early (the destructor does it otherwise).
   void Conclude();
 
+  // The EXEC transaction that the calling fiber is running, if any: a Transaction built with no
+  // `outer` inside it uses it as its outer one. Set by EXEC for the duration of its commands.
+  static Transaction* CurrentExec();
+  static void SetCurrentExec(Transaction* tx);
+
   int db_index() const { return db_index_; }
+  bool is_nested() const { return outer_ != nullptr; }
   size_t key_count() const { return keys_.size(); }
   std::string_view key(uint32_t i) const { return keys_[i]; }
   uint64_t hash(uint32_t i) const { return hashes_[i]; }
@@ -71,8 +83,37 @@ class Transaction {
   // The key indices a shard owns (empty for a shard that is not involved).
   std::span<const uint32_t> keys_on(unsigned sid) const { return by_shard_[sid]; }
 
+  // Extra keys locked (read) without being handed to the phases: EXEC adds the WATCHed keys, so
+  // that nothing can modify them between its check and its commands.
+  void AddReadLocks(int db_index, std::span<const std::string_view> keys);
+
  private:
-  void RunOnShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(TxShard&)> fn);
+  // This transaction's part on one shard.
+  struct Part : TxPart {
+    Transaction* tx = nullptr;
+    unsigned sid = 0;
+    bool ok = false;  // the last Schedule on this shard succeeded
+  };
+  using ShardTask = void (*)(TxPart*);
+
+  void Init();
+  // Before the first scheduling: each part's keys sorted and distinct.
+  void PrepareLocks();
+  // Sends task(part) to each listed shard (the local one runs inline) and waits for all of them
+  // to call Complete.
+  void Dispatch(const std::vector<unsigned>& sids, ShardTask task);
+  void Schedule();
+  void RunNested(const std::vector<unsigned>& sids, absl::FunctionRef<void(TxShard&)> fn);
+  void OneDone();
+
+  // On the shard's thread.
+  static void DoSchedule(TxPart* p);
+  static void DoPhase(TxPart* p);
+  static void DoQuickRun(TxPart* p);
+  static void DoConclude(TxPart* p);
+  static void ExecPhase(TxPart* p);
+  static void Complete(Part* part);
+  static void OnDone(void* arg);  // on the coordinator's thread
 
   int db_index_;
   Mode mode_;
@@ -83,6 +124,18 @@ class Transaction {
   std::vector<unsigned> shard_of_;
   std::vector<std::vector<uint32_t>> by_shard_;
   std::vector<unsigned> shards_;
+
+  std::vector<Part> parts_;  // by shard id
+  unsigned origin_ = 0;      // the coordinator's thread
+  bool scheduled_ = false;
+  bool concluded_ = false;
+  // The phase in progress.
+  const absl::FunctionRef<void(TxShard&)>* phase_fn_ = nullptr;
+  bool conclude_in_phase_ = false;
+  // Waiting for the shards.
+  int outstanding_ = 0;
+  bool suspended_ = false;
+  boost::fibers::context* fiber_ = nullptr;
 };
 
 }  // namespace shardis::shard
