@@ -84,6 +84,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterConfigFamily(r);
   RegisterCommandFamily(r);
   RegisterClientFamily(r);
+  RegisterMultiFamily(r);
 }
 
 }  // namespace shardis::server

@@ -71,9 +71,7 @@ struct CommandSpec {
 // must do afterwards happens for all of them): marks the key modified for WATCH.
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   spec.on_shard(args, ctx);
-  if ((spec.flags & kWrite) && !ctx.db.watches().empty()) [[unlikely]] {
-    ctx.db.watches().Touch(args[1]);
-  }
+  if (spec.flags & kWrite) ctx.db.NoteModified(args[1]);
 }
 
 class CommandRegistry {
@@ -123,6 +121,7 @@ void RegisterConfigFamily(CommandRegistry* registry);
 void RegisterCommandFamily(CommandRegistry* registry);
 void RegisterClientFamily(CommandRegistry* registry);
 void RegisterConnectionFamily(CommandRegistry* registry);
+void RegisterMultiFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";

@@ -10,6 +10,7 @@
 
 #include <boost/fiber/context.hpp>
 
+#include "server/multi_family.h"
 #include "server/server_state.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
@@ -86,6 +87,8 @@ void Connection::Run() {
   }
   // The buffer of a send in flight must outlive it, and the fd must stay open until it ends.
   WaitSendDone();
+  // Nothing of this client may stay registered with the shards.
+  UnwatchAll(state_);
 }
 
 bool Connection::StartSend() {
@@ -268,6 +271,13 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   ServerThreadState::current().stats().commands_processed++;
   const CommandSpec* spec = cmd.spec;
   uint32_t slot;
+  if (state_.multi.active) [[unlikely]] {
+    FlushRemote();
+    rb_.set_output(&out_);
+    rb_.set_resp3(state_.resp3);
+    ConnContext ctx{state_, rb_};
+    if (QueueInMulti(spec, cmd.arity_ok, args, ctx)) return;
+  }
   if (!cmd.arity_ok) {
     rb_.set_output(NextReplyTarget(&slot));
     rb_.set_resp3(state_.resp3);

@@ -3,9 +3,27 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "shard/watch_table.h"
 
 namespace shardis::server {
+
+struct CommandSpec;
+
+// MULTI: the commands queued for EXEC (copies: the input buffer is reused meanwhile).
+struct MultiState {
+  struct Queued {
+    const CommandSpec* spec;
+    std::vector<std::string> args;
+  };
+  bool active = false;   // between MULTI and EXEC/DISCARD
+  bool aborted = false;  // a command was rejected while queueing: EXEC answers EXECABORT
+  std::vector<Queued> queue;
+};
 
 struct ConnectionState {
   uint64_t id = 0;       // CLIENT ID: unique in the process, increasing
@@ -21,6 +39,11 @@ struct ConnectionState {
   int64_t last_interaction_ms = 0;
   std::string last_command;  // lower-case name, for CLIENT LIST's cmd=
   std::string lib_name, lib_ver;  // CLIENT SETINFO / HELLO SETNAME
+
+  MultiState multi;
+  // WATCH: the flag writers set, and the (db, key) pairs registered with the shards.
+  std::unique_ptr<shard::WatchState> watch;
+  std::vector<std::pair<int, std::string>> watched;
 };
 
 }  // namespace shardis::server

@@ -43,7 +43,11 @@ int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, shard::Transaction::Mode 
 void CmdDel(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(CountOverKeys(args, ctx, shard::Transaction::kWrite,
                                [](shard::Shard&, Db& db, std::string_view key, uint64_t hash,
-                                  int64_t now) { return db.Erase(key, hash, now); }));
+                                  int64_t now) {
+                                 if (!db.Erase(key, hash, now)) return false;
+                                 db.NoteModified(key);
+                                 return true;
+                               }));
 }
 
 // EXISTS and TOUCH: a key given twice counts twice.

@@ -453,6 +453,7 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
           Db::Iterator it = t.db.FindOrInsert(tx.key(i), tx.hash(i), t.now_ms, &inserted);
           it.value().SetString(args[2 * i + 2]);
           t.db.SetExpire(it, tx.key(i), tx.hash(i), 0);  // MSET clears the TTL, as SET does
+          t.db.NoteModified(tx.key(i));
         }
       },
       /*conclude=*/true);

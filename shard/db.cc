@@ -26,7 +26,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     ExpireTable::Iterator e = expire_.Find(hash, key);
     if (e.value() <= now_ms) {
       // Expired: it is a new key now.
-      if (!watches_.empty()) watches_.Touch(key);
+      NoteModified(key);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
       it.value().Reset();
@@ -62,7 +62,7 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
 }
 
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
-  if (!watches_.empty()) watches_.Touch(key);
+  NoteModified(key);
   deadline_sum_ -= e.value();
   expire_.Erase(e);
   prime_.Erase(it);
@@ -106,7 +106,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       const uint64_t hash = core::HashBytes(key);
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
-      if (!watches_.empty()) watches_.Touch(key);
+      NoteModified(key);
       deadline_sum_ -= e.value();
       if (Found(it)) prime_.Erase(it);
       expire_.Erase(e);  // Traverse allows erasing the entry it hands over

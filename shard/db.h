@@ -82,6 +82,12 @@ class Db {
   // The WATCHed keys of this database (see watch_table.h). Writes touch them: command handlers
   // through the connection's dispatch, expiry and Clear here.
   WatchTable& watches() { return watches_; }
+  // A write changed key (Redis' signalModifiedKey): its watchers' EXEC will fail. Every command
+  // that modifies a key calls it (single-key commands through RunShardCommand); expiry and Clear
+  // call it here.
+  void NoteModified(std::string_view key) {
+    if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
+  }
 
   // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are
   // skipped, not deleted. fn must not insert or erase.

@@ -160,9 +160,6 @@ void Transaction::RunNested(const std::vector<unsigned>& sids,
   shard_set->AwaitShards(sids, [&](Shard& s) {
     TxShard t{s, s.db(db_index_), NowMs(), by_shard_[s.id()]};
     fn(t);
-    if (mode_ == kWrite && !t.db.watches().empty()) {
-      for (uint32_t i : t.keys) t.db.watches().Touch(keys_[i]);
-    }
   });
 }
 
@@ -246,9 +243,6 @@ void Transaction::ExecPhase(TxPart* p) {
   Db& db = shard.db(tx->db_index_);
   TxShard t{shard, db, NowMs(), tx->by_shard_[part->sid]};
   (*tx->phase_fn_)(t);
-  if (tx->mode_ == kWrite && !db.watches().empty()) {
-    for (uint32_t i : t.keys) db.watches().Touch(tx->keys_[i]);
-  }
   TxQueue& q = shard.tx_queue();
   if (part->scheduled) {
     q.NoteRan(part);

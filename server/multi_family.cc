@@ -1,0 +1,206 @@
+// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//
+// EXEC runs its queued commands as one shard::Transaction over all their keys (and the WATCHed
+// ones): no other client's command on those keys runs in between, on any shard. The transaction
+// locks the whole keyspace instead when a queued command's keys cannot be known from its
+// arguments alone (a keyless command that reads or writes data such as FLUSHDB or DBSIZE, a
+// multi-key command, or SELECT). WATCH registers the key with its shard's WatchTable; any write
+// to it (command, transaction, expiry, FLUSHDB) marks the connection dirty, and EXEC then replies
+// a null array without running anything.
+#include "server/multi_family.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/string_util.h"
+#include "server/key_lookup.h"
+#include "shard/shard_set.h"
+#include "shard/transaction.h"
+
+namespace shardis::server {
+
+namespace {
+
+constexpr std::string_view kExecAbortErr =
+    "EXECABORT Transaction discarded because of previous errors.";
+
+void ResetMulti(ConnectionState& conn) {
+  conn.multi.active = false;
+  conn.multi.aborted = false;
+  conn.multi.queue.clear();
+}
+
+bool IsDataCommand(const CommandSpec& spec) { return spec.flags & (kWrite | kReadOnly); }
+
+void CmdMulti(ArgSlice, ConnContext& ctx) {
+  if (ctx.conn.multi.active) return ctx.rb.Error("ERR MULTI calls can not be nested");
+  ctx.conn.multi.active = true;
+  ctx.rb.Ok();
+}
+
+void CmdDiscard(ArgSlice, ConnContext& ctx) {
+  if (!ctx.conn.multi.active) return ctx.rb.Error("ERR DISCARD without MULTI");
+  ResetMulti(ctx.conn);
+  UnwatchAll(ctx.conn);
+  ctx.rb.Ok();
+}
+
+// Runs the queued commands inside tx, each reply an element of EXEC's array.
+void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
+  ConnectionState& conn = ctx.conn;
+  const auto& queue = conn.multi.queue;
+  ctx.rb.ArrayHeader(queue.size());
+  shard::Transaction::SetCurrentExec(&tx);
+  std::vector<std::string_view> args;
+  std::string reply;
+  for (const MultiState::Queued& q : queue) {
+    args.assign(q.args.begin(), q.args.end());
+    conn.last_command = q.spec->name;
+    if (q.spec->on_shard != nullptr) {
+      const uint64_t hash = core::HashBytes(args[1]);
+      const unsigned sid = shard::shard_set->ShardOf(args[1], hash);
+      reply.clear();
+      const int db_index = conn.db;
+      const bool resp3 = conn.resp3;
+      tx.RunOn(sid, [&](shard::TxShard& t) {
+        core::ReplyBuilder rb;
+        rb.set_output(&reply);
+        rb.set_resp3(resp3);
+        ShardContext sctx{t.shard, t.shard.db(db_index), rb, t.now_ms, hash};
+        RunShardCommand(*q.spec, args, sctx);
+      });
+      ctx.rb.output()->append(reply);
+    } else {
+      q.spec->on_conn(args, ctx);
+    }
+  }
+  shard::Transaction::SetCurrentExec(nullptr);
+}
+
+void CmdExec(ArgSlice, ConnContext& ctx) {
+  ConnectionState& conn = ctx.conn;
+  if (!conn.multi.active) return ctx.rb.Error("ERR EXEC without MULTI");
+  if (conn.multi.aborted) {
+    ResetMulti(conn);
+    UnwatchAll(conn);
+    return ctx.rb.Error(kExecAbortErr);
+  }
+  // The keys to hold: those of single-key commands, unless some command needs the whole keyspace.
+  bool global = false;
+  std::vector<std::string_view> keys;
+  for (const MultiState::Queued& q : conn.multi.queue) {
+    if (q.spec->on_shard != nullptr) {
+      keys.push_back(q.args[1]);
+    } else if (IsDataCommand(*q.spec) || core::EqualsIgnoreCase(q.spec->name, "select")) {
+      global = true;
+    }
+  }
+  const int db_index = conn.db;
+  std::optional<shard::Transaction> tx;
+  if (global) {
+    tx.emplace(db_index, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+  } else {
+    tx.emplace(db_index, keys, shard::Transaction::kWrite);
+  }
+  std::vector<std::string_view> watched;
+  for (const auto& [db, key] : conn.watched) {
+    if (db == db_index) watched.push_back(key);
+  }
+  tx->AddReadLocks(db_index, watched);
+
+  if (!conn.watched.empty()) {
+    // Once the transaction holds its shards, nothing else can write the watched keys; a watched
+    // key that expired since WATCH counts as modified (the lookup expires it, which touches it).
+    tx->Run([&](shard::TxShard& t) {
+      for (const auto& [db, key] : conn.watched) {
+        if (shard::shard_set->ShardOf(key) != t.shard.id()) continue;
+        t.shard.db(db).Find(key, core::HashBytes(key), t.now_ms);
+      }
+    });
+    if (conn.watch->dirty.load(std::memory_order_relaxed)) {
+      tx->Conclude();
+      ResetMulti(conn);
+      UnwatchAll(conn);
+      return ctx.rb.NullArray();
+    }
+  }
+  // Queued commands are not rejected any more than Redis does: a runtime error is an element of
+  // the reply and the other commands still run (no rollback).
+  if (!conn.multi.queue.empty()) RunQueued(*tx, ctx);
+  tx->Conclude();
+  ResetMulti(conn);
+  UnwatchAll(conn);
+}
+
+void CmdWatch(ArgSlice args, ConnContext& ctx) {
+  ConnectionState& conn = ctx.conn;
+  if (conn.multi.active) return ctx.rb.Error("ERR WATCH inside MULTI is not allowed");
+  if (!conn.watch) conn.watch = std::make_unique<shard::WatchState>();
+  shard::WatchState* w = conn.watch.get();
+  const int db_index = conn.db;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view key = args[i];
+    bool known = false;
+    for (const auto& [db, k] : conn.watched) known |= db == db_index && k == key;
+    if (known) continue;
+    shard::shard_set->Await(shard::shard_set->ShardOf(key), [&](shard::Shard& s) {
+      s.db(db_index).watches().Add(key, w);
+    });
+    conn.watched.emplace_back(db_index, std::string(key));
+  }
+  ctx.rb.Ok();
+}
+
+void CmdUnwatch(ArgSlice, ConnContext& ctx) {
+  UnwatchAll(ctx.conn);
+  ctx.rb.Ok();
+}
+
+}  // namespace
+
+void UnwatchAll(ConnectionState& conn) {
+  if (!conn.watch) return;
+  shard::WatchState* w = conn.watch.get();
+  for (const auto& [db, key] : conn.watched) {
+    shard::shard_set->Await(shard::shard_set->ShardOf(key), [&, db = db](shard::Shard& s) {
+      s.db(db).watches().Remove(key, w);
+    });
+  }
+  conn.watched.clear();
+  w->dirty.store(false, std::memory_order_relaxed);
+}
+
+bool QueueInMulti(const CommandSpec* spec, bool arity_ok, ArgSlice args, ConnContext& ctx) {
+  if (spec != nullptr) {
+    const std::string_view name = spec->name;
+    if (name == "exec" || name == "discard" || name == "multi" || name == "watch" ||
+        name == "quit" || name == "reset") {
+      return false;
+    }
+  }
+  if (spec == nullptr || !arity_ok) {
+    // Rejected now: EXEC will abort. (The caller replies the error itself.)
+    ctx.conn.multi.aborted = true;
+    return false;
+  }
+  ctx.conn.multi.queue.push_back({spec, std::vector<std::string>(args.begin(), args.end())});
+  ctx.rb.SimpleString("QUEUED");
+  return true;
+}
+
+void RegisterMultiFamily(CommandRegistry* r) {
+  r->Register({"multi", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
+               nullptr, CmdMulti});
+  r->Register({"exec", 1, kNoScript | kLoading | kStale, 0, 0, 0, "slow transaction", nullptr,
+               CmdExec});
+  r->Register({"discard", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
+               nullptr, CmdDiscard});
+  r->Register({"watch", -2, kNoScript | kLoading | kStale | kFast, 1, -1, 1, "fast transaction",
+               nullptr, CmdWatch});
+  r->Register({"unwatch", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
+               nullptr, CmdUnwatch});
+}
+
+}  // namespace shardis::server
