@@ -48,6 +48,23 @@ auto WithCString(std::string_view s, Fn fn) {
 
 }  // namespace
 
+bool ParseScanCursor(std::string_view s, uint64_t* out) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  if (i == s.size()) return false;
+  uint64_t v = 0;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c < '0' || c > '9') return false;
+    const uint64_t digit = c - '0';
+    if (v > (UINT64_MAX - digit) / 10) return false;  // ERANGE
+    v = v * 10 + digit;
+  }
+  *out = negative ? 0 - v : v;
+  return true;
+}
+
 bool ParseInt64(std::string_view s, int64_t* out) {
   // Longest valid form is "-9223372036854775808" (20 chars); leading zeros are invalid, so
   // anything longer cannot be a valid number.

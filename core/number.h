@@ -19,6 +19,11 @@ inline constexpr size_t kInt64BufSize = 21;
 // fine, "-0" is not), no overflow, not empty.
 bool ParseInt64(std::string_view s, int64_t* out);
 
+// Redis parseScanCursorOrReply (SCAN, HSCAN, ...): strtoul in base 10 over the whole string: an
+// optional sign ("-1" wraps around as strtoul does), leading zeros allowed; no leading space, no
+// trailing bytes, no overflow, not empty.
+bool ParseScanCursor(std::string_view s, uint64_t* out);
+
 // Redis string2d (getDoubleFromObject): strtod must consume the whole string; a leading space,
 // NaN, overflow to +-HUGE_VAL and underflow to zero are rejected. "inf", "+inf", "-inf",
 // "infinity" and hex floats are accepted because strtod accepts them.

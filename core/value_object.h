@@ -30,6 +30,16 @@ std::string_view EncodingName(const CompactValue& value);
 // caller (CompactValue::FromString).
 CompactValue CloneObject(const CompactValue& value);
 
+// A deep copy, on the calling thread's heap, of an object that another shard owns (cross-shard
+// RENAME and COPY). It only reads the object; the caller guarantees that nothing changes or frees
+// it meanwhile (the transaction holds its key).
+inline CompactValue CloneForeignObject(ValueType type, void* obj, uint8_t encoding) {
+  CompactValue view = CompactValue::FromObject(type, obj, encoding);
+  CompactValue copy = CloneObject(view);
+  view.ReleaseObject();  // the view never owned it
+  return copy;
+}
+
 // ---- Allocation on the calling thread's ShardHeap.
 
 template <typename T, typename... Args>

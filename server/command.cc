@@ -72,6 +72,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterBitopsFamily(r);
   RegisterHllFamily(r);
   RegisterGenericFamily(r);
+  RegisterRenameFamily(r);
   RegisterSortFamily(r);
   RegisterListFamily(r);
   RegisterHashFamily(r);

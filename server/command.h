@@ -108,6 +108,7 @@ void RegisterStringFamily(CommandRegistry* registry);
 void RegisterBitopsFamily(CommandRegistry* registry);
 void RegisterHllFamily(CommandRegistry* registry);
 void RegisterGenericFamily(CommandRegistry* registry);
+void RegisterRenameFamily(CommandRegistry* registry);
 void RegisterSortFamily(CommandRegistry* registry);
 void RegisterListFamily(CommandRegistry* registry);
 void RegisterHashFamily(CommandRegistry* registry);

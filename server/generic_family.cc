@@ -2,7 +2,10 @@
 //
 // Commands over many keys run as one transaction (shard/transaction.h): every shard involved
 // counts its part in parallel, atomically with respect to other commands; the connection sums.
+#include <absl/random/random.h>
+
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -190,6 +193,76 @@ void CmdKeys(ArgSlice args, ConnContext& ctx) {
   }
 }
 
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+//
+// The cursor walks the shards one after the other: its bits 30 and up are the shard, the bits
+// below are that shard's table cursor (DashTable cursors stay below 2^kCursorBits). Each call hops
+// to one shard, or to the next ones while it has fewer than COUNT keys, so a key present for the
+// whole scan is returned at least once, as in Redis.
+constexpr unsigned kScanShardShift = shard::PrimeTable::kCursorBits;
+
+void CmdScan(ArgSlice args, ConnContext& ctx) {
+  uint64_t cursor;
+  if (!core::ParseScanCursor(args[1], &cursor)) return ctx.rb.Error("ERR invalid cursor");
+  std::string_view pattern, type;
+  bool has_pattern = false, has_type = false;
+  int64_t count = 10;
+  for (size_t i = 2; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return ctx.rb.Error(kSyntaxErr);
+    if (core::EqualsIgnoreCase(args[i], "count")) {
+      if (!core::ParseInt64(args[i + 1], &count)) return ctx.rb.Error(kNotIntegerErr);
+      if (count < 1) return ctx.rb.Error(kSyntaxErr);
+    } else if (core::EqualsIgnoreCase(args[i], "match")) {
+      pattern = args[i + 1];
+      has_pattern = pattern != "*";
+    } else if (core::EqualsIgnoreCase(args[i], "type")) {
+      type = args[i + 1];
+      has_type = true;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  const unsigned nshards = shard::shard_set->size();
+  uint64_t sid = cursor >> kScanShardShift;
+  uint64_t table_cursor = cursor & ((uint64_t{1} << kScanShardShift) - 1);
+  std::vector<std::string> keys;
+  const int db_index = ctx.conn.db;
+  while (sid < nshards && keys.size() < size_t(count)) {
+    shard::shard_set->Await(unsigned(sid), [&](shard::Shard& s) {
+      table_cursor = s.db(db_index).Scan(
+          table_cursor, size_t(count) - keys.size(), shard::NowMs(),
+          [&](std::string_view key, Db::Iterator it) {
+            if (has_type && !core::EqualsIgnoreCase(type, TypeName(it.value().type()))) return;
+            if (has_pattern && !core::GlobMatch(pattern, key)) return;
+            keys.emplace_back(key);
+          });
+    });
+    if (table_cursor == 0) ++sid;  // this shard is done: the next one starts at its beginning
+  }
+  const uint64_t next = sid >= nshards ? 0 : (sid << kScanShardShift) | table_cursor;
+  ctx.rb.ArrayHeader(2);
+  ctx.rb.Bulk(core::Concat(next));
+  ctx.rb.ArrayHeader(keys.size());
+  for (const std::string& key : keys) ctx.rb.Bulk(key);
+}
+
+// RANDOMKEY: starts at a random shard and takes the first that has a live key.
+void CmdRandomKey(ArgSlice, ConnContext& ctx) {
+  thread_local absl::BitGen rng;
+  const unsigned nshards = shard::shard_set->size();
+  const unsigned first = absl::Uniform(rng, 0u, nshards);
+  const int db_index = ctx.conn.db;
+  for (unsigned i = 0; i < nshards; ++i) {
+    std::optional<std::string> key;
+    const uint64_t bits = absl::Uniform<uint64_t>(rng);
+    shard::shard_set->Await((first + i) % nshards, [&](shard::Shard& s) {
+      key = s.db(db_index).RandomKey(bits, shard::NowMs());
+    });
+    if (key) return ctx.rb.Bulk(*key);
+  }
+  ctx.rb.Null();
+}
+
 }  // namespace
 
 void RegisterGenericFamily(CommandRegistry* r) {
@@ -211,6 +284,8 @@ void RegisterGenericFamily(CommandRegistry* r) {
   r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType);
 
   r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys);
+  r->RegisterKeylessCommand("scan", -2, kR, "keyspace read slow", CmdScan);
+  r->RegisterKeylessCommand("randomkey", 1, kR, "keyspace read slow", CmdRandomKey);
 }
 
 }  // namespace shardis::server

@@ -1,4 +1,4 @@
-// Server commands: DBSIZE, FLUSHDB, FLUSHALL, DEBUG, WAIT, TIME.
+// Server commands: DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, DEBUG, WAIT, TIME.
 //
 // Whatever spans the process (key counts, the databases) is reached with one hop to every thread
 // (shard_set->AwaitAll): each thread works on its own Shard and writes its own slot of a vector the
@@ -59,6 +59,38 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
         }
       },
       /*conclude=*/true);
+  ctx.rb.Ok();
+}
+
+// SWAPDB index1 index2: one transaction over every shard, so no client sees some shards swapped
+// and others not. As in Redis, a watched key of either database that exists in either one before
+// or after the swap is modified.
+void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
+  int64_t a, b;
+  if (!core::ParseInt64(args[1], &a) || a < INT32_MIN || a > INT32_MAX) {
+    return ctx.rb.Error("ERR invalid first DB index");
+  }
+  if (!core::ParseInt64(args[2], &b) || b < INT32_MIN || b > INT32_MAX) {
+    return ctx.rb.Error("ERR invalid second DB index");
+  }
+  if (a < 0 || a >= Shard::kNumDbs || b < 0 || b >= Shard::kNumDbs) {
+    return ctx.rb.Error("ERR DB index is out of range");
+  }
+  if (a != b) {
+    shard::Transaction tx(ctx.conn.db, shard::Transaction::AllShards{},
+                          shard::Transaction::kWrite);
+    tx.Run(
+        [&](shard::TxShard& t) {
+          shard::Db& da = t.shard.db(int(a));
+          shard::Db& db = t.shard.db(int(b));
+          da.TouchExistingWatched();
+          db.TouchExistingWatched();
+          da.SwapContents(db);
+          da.TouchExistingWatched();
+          db.TouchExistingWatched();
+        },
+        /*conclude=*/true);
+  }
   ctx.rb.Ok();
 }
 
@@ -178,6 +210,7 @@ void RegisterServerFamily(CommandRegistry* r) {
   r->RegisterKeylessCommand("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize);
   r->RegisterKeylessCommand("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>);
   r->RegisterKeylessCommand("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>);
+  r->RegisterKeylessCommand("swapdb", 3, kW | kF, "keyspace write fast dangerous", CmdSwapDb);
   r->RegisterKeylessCommand("debug", -2, kAdmin | kNoScript | kLoading | kStale,
                             "admin slow dangerous", CmdDebug);
   r->RegisterKeylessCommand("wait", 3, kNoScript, "slow connection", CmdWait);

@@ -460,6 +460,37 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
+// MSETNX: a read phase checks that no key exists anywhere, then a write phase sets them all;
+// the transaction holds every key in between, so the check still holds when the writes happen.
+void CmdMSetNx(ArgSlice args, ConnContext& ctx) {
+  if (args.size() % 2 == 0) return ctx.rb.Error(WrongArgsError("msetnx"));
+  std::vector<std::string_view> keys = PairKeys(args);
+  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
+  std::vector<uint8_t> any_exists(shard::shard_set->size(), 0);
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      if (Db::Found(t.db.Find(tx.key(i), tx.hash(i), t.now_ms))) any_exists[t.shard.id()] = 1;
+    }
+  });
+  for (uint8_t e : any_exists) {
+    if (e) {
+      tx.Conclude();
+      return ctx.rb.Integer(0);
+    }
+  }
+  tx.Run(
+      [&](shard::TxShard& t) {
+        for (uint32_t i : t.keys) {
+          bool inserted;
+          Db::Iterator it = t.db.FindOrInsert(tx.key(i), tx.hash(i), t.now_ms, &inserted);
+          it.value().SetString(args[2 * i + 2]);
+          t.db.NoteModified(tx.key(i));
+        }
+      },
+      /*conclude=*/true);
+  ctx.rb.Integer(1);
+}
+
 }  // namespace
 
 void RegisterStringFamily(CommandRegistry* r) {
@@ -492,6 +523,14 @@ void RegisterStringFamily(CommandRegistry* r) {
                .key_step = 2,
                .acl_categories = "write string slow",
                .on_conn = CmdMSet});
+  r->Register({.name = "msetnx",
+               .arity = -3,
+               .flags = kW | kD,
+               .first_key = 1,
+               .last_key = -1,
+               .key_step = 2,
+               .acl_categories = "write string slow",
+               .on_conn = CmdMSetNx});
 }
 
 }  // namespace shardis::server

@@ -95,6 +95,53 @@ void Db::SetExpire(Iterator it, std::string_view key, uint64_t hash, int64_t at_
   value.SetFlag(kHasExpireFlag, true);
 }
 
+CompactValue Db::Take(Iterator it, std::string_view key, uint64_t hash, int64_t* expire_at_ms) {
+  *expire_at_ms = ExpireAt(it, key, hash);
+  SetExpire(it, key, hash, 0);
+  CompactValue value = std::move(it.value());
+  prime_.Erase(it);
+  return value;
+}
+
+Db::Iterator Db::Store(std::string_view key, uint64_t hash, CompactValue value,
+                       int64_t expire_at_ms, int64_t now_ms) {
+  bool inserted;
+  Iterator it = FindOrInsert(key, hash, now_ms, &inserted);
+  SetExpire(it, key, hash, 0);  // before the move: the expire flag must match the expire table
+  value.set_flags(0);
+  it.value() = std::move(value);
+  SetExpire(it, key, hash, expire_at_ms);
+  return it;
+}
+
+std::optional<std::string> Db::RandomKey(uint64_t random_bits, int64_t now_ms) {
+  // Start at a random bucket (a cursor names one: group in bits 29..24, hash-space position in
+  // bits 23..0) and walk on (wrapping around) to the first bucket with a live key, then pick one
+  // of that bucket's keys. Buckets hold ~1-16 keys, so the pick is close to uniform.
+  const uint64_t start = random_bits & ((uint64_t{1} << PrimeTable::kCursorBits) - 1);
+  uint64_t cursor = start;
+  char scratch[CompactValue::kScratchSize];
+  // Ends: each step either returns a live key or removes the expired keys it met.
+  while (prime_.size() > 0) {
+    std::vector<std::string> keys;
+    cursor = prime_.Traverse(cursor, [&](Iterator it) { keys.emplace_back(it.key().GetString(scratch)); });
+    while (!keys.empty()) {
+      const size_t i = (random_bits >> 32) % keys.size();
+      const uint64_t hash = core::HashBytes(keys[i]);
+      if (Found(Find(keys[i], hash, now_ms))) return std::move(keys[i]);
+      keys.erase(keys.begin() + long(i));  // it had expired (and is gone now)
+    }
+  }
+  return std::nullopt;
+}
+
+void Db::SwapContents(Db& other) {
+  std::swap(prime_, other.prime_);
+  std::swap(expire_, other.expire_);
+  std::swap(expire_cursor_, other.expire_cursor_);
+  std::swap(deadline_sum_, other.deadline_sum_);
+}
+
 size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
   size_t seen = 0, removed = 0;
   char scratch[CompactValue::kScratchSize];
@@ -126,13 +173,14 @@ int64_t Db::SumTtlMs(int64_t now_ms) const {
   return sum > __int128(INT64_MAX) ? INT64_MAX : int64_t(sum);
 }
 
+void Db::TouchExistingWatched() {
+  if (watches_.empty()) return;
+  watches_.TouchIf(
+      [&](std::string_view key) { return !(prime_.Find(core::HashBytes(key), key) == Iterator()); });
+}
+
 void Db::Clear() {
-  // As Redis' FLUSHDB: the watched keys that exist are modified.
-  if (!watches_.empty()) {
-    watches_.TouchIf([&](std::string_view key) {
-      return !(prime_.Find(core::HashBytes(key), key) == Iterator());
-    });
-  }
+  TouchExistingWatched();  // as Redis' FLUSHDB: the watched keys that exist are modified
   prime_.Clear();
   expire_.Clear();
   expire_cursor_ = 0;

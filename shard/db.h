@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,26 @@ class Db {
   // Removes an entry found through this Db (and its TTL).
   void Erase(Iterator it, std::string_view key, uint64_t hash);
 
+  // Removes an entry found through this Db and hands over its value and deadline (0: none), for
+  // RENAME and MOVE. The value keeps no flags.
+  core::CompactValue Take(Iterator it, std::string_view key, uint64_t hash, int64_t* expire_at_ms);
+  // Sets key to value with the deadline expire_at_ms (0: none), replacing any live or expired
+  // entry (RENAME, COPY, *STORE). Returns the entry.
+  Iterator Store(std::string_view key, uint64_t hash, core::CompactValue value,
+                 int64_t expire_at_ms, int64_t now_ms);
+  // A live key picked at random (RANDOMKEY), starting the search at the bucket `random_bits`
+  // names; empty when the Db has no live key. Expired keys met on the way are removed.
+  std::optional<std::string> RandomKey(uint64_t random_bits, int64_t now_ms);
+  // SCAN over this Db: visits buckets from `cursor` (0 = start) until at least `count` keys were
+  // handed to fn(std::string_view key, Iterator) or the walk is complete; returns the next cursor
+  // (0 when complete; always below 2^PrimeTable::kCursorBits). Expired keys are removed, not
+  // handed over. Every key present for the whole scan is handed over at least once.
+  template <typename Fn>
+  uint64_t Scan(uint64_t cursor, size_t count, int64_t now_ms, Fn&& fn);
+  // Exchanges the keys (and TTLs) of two databases of this shard (SWAPDB). Watchers stay with
+  // their database and key; the caller touches them.
+  void SwapContents(Db& other);
+
   // The deadline (absolute Unix ms) of an entry, 0 when it has none.
   int64_t ExpireAt(Iterator it, std::string_view key, uint64_t hash);
   // Sets (at_ms > 0) or clears (0) the deadline of an entry found through this Db.
@@ -89,6 +110,9 @@ class Db {
     if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
   }
 
+  // Touches every watched key that exists now (SWAPDB, FLUSHDB).
+  void TouchExistingWatched();
+
   // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are
   // skipped, not deleted. fn must not insert or erase.
   template <typename Fn>
@@ -119,5 +143,29 @@ class Db {
   uint64_t expired_keys_ = 0;
   WatchTable watches_;
 };
+
+template <typename Fn>
+uint64_t Db::Scan(uint64_t cursor, size_t count, int64_t now_ms, Fn&& fn) {
+  char scratch[core::CompactValue::kScratchSize];
+  size_t handed = 0;
+  std::vector<std::string> expired;
+  do {
+    cursor = prime_.Traverse(cursor, [&](Iterator it) {
+      std::string_view key = it.key().GetString(scratch);
+      if (it.value().HasFlag(kHasExpireFlag)) {
+        auto e = expire_.Find(core::HashBytes(key), key);
+        if (e.value() <= now_ms) {
+          expired.emplace_back(key);  // removed after the step: Traverse allows no other erase
+          return;
+        }
+      }
+      fn(key, it);
+      ++handed;
+    });
+    for (const std::string& key : expired) Find(key, core::HashBytes(key), now_ms);
+    expired.clear();
+  } while (cursor != 0 && handed < count);
+  return cursor;
+}
 
 }  // namespace shardis::shard

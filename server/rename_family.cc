@@ -1,0 +1,218 @@
+// RENAME, RENAMENX, COPY, MOVE: commands that move or copy a value from one key to another.
+//
+// Each runs as one shard::Transaction over both keys, so no client ever sees the value in both
+// places or in neither. When both keys live on one shard, one phase does everything and a rename
+// moves the cell without copying it. Across shards a value never changes hands between threads
+// (each shard frees only what its own heap allocated): the source's shard reads the value (a
+// string's bytes, or a pointer to the object, which the transaction keeps unchanged), the
+// destination's shard builds its own copy, and for RENAME the source's shard then deletes the
+// original.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/number.h"
+#include "core/string_util.h"
+#include "core/value_object.h"
+#include "server/command.h"
+#include "server/connection_state.h"
+#include "shard/shard_set.h"
+#include "shard/transaction.h"
+
+namespace shardis::server {
+
+namespace {
+
+using core::CompactValue;
+using shard::Db;
+
+constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
+constexpr std::string_view kSameObjectErr = "ERR source and destination objects are the same";
+constexpr std::string_view kDbRangeErr = "ERR DB index is out of range";
+
+// What the destination needs of the source value, read on the source's shard.
+struct SourceValue {
+  bool found = false;
+  int64_t expire_at_ms = 0;
+  std::string bytes;  // a string's bytes
+  // An object: read (never written or freed) by the destination's thread.
+  bool is_object = false;
+  core::ValueType type = core::ValueType::kString;
+  void* object = nullptr;
+  uint8_t encoding = 0;
+};
+
+SourceValue ReadSource(Db& db, std::string_view key, int64_t now_ms) {
+  SourceValue src;
+  const uint64_t hash = core::HashBytes(key);
+  Db::Iterator it = db.Find(key, hash, now_ms);
+  if (!Db::Found(it)) return src;
+  src.found = true;
+  src.expire_at_ms = db.ExpireAt(it, key, hash);
+  const CompactValue& v = it.value();
+  if (v.IsString()) {
+    v.AppendTo(&src.bytes);
+  } else {
+    src.is_object = true;
+    src.type = v.type();
+    src.object = v.object();
+    src.encoding = v.object_encoding();
+  }
+  return src;
+}
+
+// A copy of the source value on the calling thread's heap.
+CompactValue CopyOf(const SourceValue& src) {
+  if (!src.is_object) return CompactValue::FromString(src.bytes);
+  return core::CloneForeignObject(src.type, src.object, src.encoding);
+}
+
+bool Exists(Db& db, std::string_view key, int64_t now_ms) {
+  return Db::Found(db.Find(key, core::HashBytes(key), now_ms));
+}
+
+// The outcome of a transfer.
+enum class Outcome { kNoSource, kTargetExists, kDone };
+
+// Moves (delete_source) or copies src (in src_db) to dst (in dst_db). With replace false an
+// existing destination stops it. The caller has ruled out src == dst in the same database.
+Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
+                 std::string_view dst, bool replace, bool delete_source) {
+  std::vector<std::string_view> keys{src};
+  if (src_db == dst_db) keys.push_back(dst);
+  shard::Transaction tx(src_db, keys, shard::Transaction::kWrite);
+  if (src_db != dst_db) tx.AddReadLocks(dst_db, std::span(&dst, 1));  // a write lock: see there
+  const unsigned src_sid = shard::shard_set->ShardOf(src);
+  const unsigned dst_sid = shard::shard_set->ShardOf(dst);
+  Outcome outcome = Outcome::kNoSource;
+
+  if (src_sid == dst_sid) {
+    // One shard: one phase that also releases the keys (a single hop, no scheduling round).
+    tx.Run([&](shard::TxShard& t) {
+      Db& from = t.shard.db(src_db);
+      Db& to = t.shard.db(dst_db);
+      const uint64_t src_hash = core::HashBytes(src), dst_hash = core::HashBytes(dst);
+      Db::Iterator it = from.Find(src, src_hash, t.now_ms);
+      if (!Db::Found(it)) return;
+      if (!replace && Exists(to, dst, t.now_ms)) {
+        outcome = Outcome::kTargetExists;
+        return;
+      }
+      int64_t expire_at;
+      if (delete_source) {
+        // The same heap: move the cell itself.
+        CompactValue value = from.Take(it, src, src_hash, &expire_at);
+        from.NoteModified(src);
+        to.Store(dst, dst_hash, std::move(value), expire_at, t.now_ms);
+      } else {
+        expire_at = from.ExpireAt(it, src, src_hash);
+        CompactValue copy = it.value().IsString() ? CompactValue::FromString(it.value().ToString())
+                                                  : core::CloneObject(it.value());
+        to.Store(dst, dst_hash, std::move(copy), expire_at, t.now_ms);
+      }
+      to.NoteModified(dst);
+      outcome = Outcome::kDone;
+    }, /*conclude=*/true);
+    return outcome;
+  }
+
+  SourceValue value;
+  tx.RunOn(src_sid, [&](shard::TxShard& t) { value = ReadSource(t.shard.db(src_db), src, t.now_ms); });
+  if (!value.found) return Outcome::kNoSource;
+  tx.RunOn(dst_sid, [&](shard::TxShard& t) {
+    Db& to = t.shard.db(dst_db);
+    if (!replace && Exists(to, dst, t.now_ms)) {
+      outcome = Outcome::kTargetExists;
+      return;
+    }
+    to.Store(dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
+    to.NoteModified(dst);
+    outcome = Outcome::kDone;
+  });
+  if (outcome == Outcome::kDone && delete_source) {
+    tx.RunOn(src_sid, [&](shard::TxShard& t) {
+      Db& from = t.shard.db(src_db);
+      from.Erase(src, core::HashBytes(src), t.now_ms);
+      from.NoteModified(src);
+    });
+  }
+  return outcome;
+}
+
+// RENAME key newkey / RENAMENX key newkey
+template <bool kNx>
+void CmdRename(ArgSlice args, ConnContext& ctx) {
+  const int db = ctx.conn.db;
+  if (args[1] == args[2]) {
+    // Nothing moves; only the source's existence matters (and NX answers 0).
+    bool found = false;
+    shard::Transaction tx(db, args.subspan(1, 1), shard::Transaction::kRead);
+    tx.Run([&](shard::TxShard& t) { found = Exists(t.db, args[1], t.now_ms); }, true);
+    if (!found) return ctx.rb.Error(kNoSuchKeyErr);
+    return kNx ? ctx.rb.Integer(0) : ctx.rb.Ok();
+  }
+  switch (Transfer(ctx, db, args[1], db, args[2], /*replace=*/!kNx, /*delete_source=*/true)) {
+    case Outcome::kNoSource:
+      return ctx.rb.Error(kNoSuchKeyErr);
+    case Outcome::kTargetExists:
+      return ctx.rb.Integer(0);
+    case Outcome::kDone:
+      return kNx ? ctx.rb.Integer(1) : ctx.rb.Ok();
+  }
+}
+
+// A database index argument: false (with the reply written) when it is not one.
+bool ParseDbIndex(std::string_view arg, ConnContext& ctx, int* db) {
+  int64_t v;
+  if (!core::ParseInt64(arg, &v) || v < INT32_MIN || v > INT32_MAX) {
+    ctx.rb.Error(kNotIntegerErr);
+    return false;
+  }
+  if (v < 0 || v >= shard::Shard::kNumDbs) {
+    ctx.rb.Error(kDbRangeErr);
+    return false;
+  }
+  *db = int(v);
+  return true;
+}
+
+// COPY source destination [DB destination-db] [REPLACE]
+void CmdCopy(ArgSlice args, ConnContext& ctx) {
+  int dst_db = ctx.conn.db;
+  bool replace = false;
+  for (size_t i = 3; i < args.size(); ++i) {
+    if (core::EqualsIgnoreCase(args[i], "replace")) {
+      replace = true;
+    } else if (core::EqualsIgnoreCase(args[i], "db") && i + 1 < args.size()) {
+      if (!ParseDbIndex(args[++i], ctx, &dst_db)) return;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  if (dst_db == ctx.conn.db && args[1] == args[2]) return ctx.rb.Error(kSameObjectErr);
+  const Outcome outcome =
+      Transfer(ctx, ctx.conn.db, args[1], dst_db, args[2], replace, /*delete_source=*/false);
+  ctx.rb.Integer(outcome == Outcome::kDone ? 1 : 0);
+}
+
+// MOVE key db
+void CmdMove(ArgSlice args, ConnContext& ctx) {
+  int dst_db;
+  if (!ParseDbIndex(args[2], ctx, &dst_db)) return;
+  if (dst_db == ctx.conn.db) return ctx.rb.Error(kSameObjectErr);
+  const Outcome outcome =
+      Transfer(ctx, ctx.conn.db, args[1], dst_db, args[1], /*replace=*/false, /*delete_source=*/true);
+  ctx.rb.Integer(outcome == Outcome::kDone ? 1 : 0);
+}
+
+}  // namespace
+
+void RegisterRenameFamily(CommandRegistry* r) {
+  r->Register({"rename", 3, kWrite, 1, 2, 1, "keyspace write slow", nullptr, CmdRename<false>});
+  r->Register({"renamenx", 3, kWrite | kFast, 1, 2, 1, "keyspace write fast", nullptr,
+               CmdRename<true>});
+  r->Register({"copy", -3, kWrite | kDenyOom, 1, 2, 1, "keyspace write slow", nullptr, CmdCopy});
+  r->Register({"move", 3, kWrite | kFast, 1, 1, 1, "keyspace write fast", nullptr, CmdMove});
+}
+
+}  // namespace shardis::server
