@@ -123,6 +123,7 @@ void RegisterCommandFamily(CommandRegistry* registry);
 void RegisterClientFamily(CommandRegistry* registry);
 void RegisterConnectionFamily(CommandRegistry* registry);
 void RegisterMultiFamily(CommandRegistry* registry);
+void RegisterPubSubFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";

@@ -2,6 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 #include <arpa/inet.h>
+#include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,9 +12,14 @@
 #include <boost/fiber/context.hpp>
 
 #include "server/multi_family.h"
+#include "server/pubsub.h"
 #include "server/server_state.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
+
+DEFINE_uint64(pubsub_output_limit, 32 * 1024 * 1024,
+              "bytes of undelivered pub/sub messages after which a slow subscriber is "
+              "disconnected (Redis' client-output-buffer-limit pubsub hard limit)");
 
 namespace shardis::server {
 
@@ -65,6 +71,7 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   send_op_.conn = this;
+  state_.push = this;
   batches_.resize(shard::shard_set->size());
   for (unsigned i = 0; i < batches_.size(); ++i) {
     batches_[i].conn = this;
@@ -85,10 +92,36 @@ void Connection::Run() {
   while (ReadMore()) {
     if (!ProcessInput()) break;
   }
+  // Nothing of this client may stay registered with its thread or the shards.
+  closing_ = true;
+  UnsubscribeAll(state_);
   // The buffer of a send in flight must outlive it, and the fd must stay open until it ends.
   WaitSendDone();
-  // Nothing of this client may stay registered with the shards.
   UnwatchAll(state_);
+}
+
+void Connection::Push(std::string_view bytes) {
+  if (closing_) return;
+  if (push_out_.size() + bytes.size() > FLAGS_pubsub_output_limit) {
+    // Too slow a reader: drop it. The fiber's recv (and any send) fails, and it cleans up.
+    LOG_EVERY_N(INFO, 100) << "client " << state_.addr
+                           << " closed for overcoming of output buffer limits (pubsub)";
+    closing_ = true;
+    push_out_.clear();
+    ::shutdown(state_.fd, SHUT_RDWR);
+    return;
+  }
+  push_out_.append(bytes);
+  MaybeSendPushes();
+}
+
+void Connection::MaybeSendPushes() {
+  if (batch_active_ || send_in_flight_ || push_out_.empty() || closing_) return;
+  sending_.swap(push_out_);
+  push_out_.clear();
+  send_offset_ = 0;
+  send_in_flight_ = true;
+  proactor_->SendAsync(state_.fd, sending_.data(), sending_.size(), &send_op_);
 }
 
 bool Connection::StartSend() {
@@ -126,7 +159,11 @@ void Connection::SendOp::Complete(int res) {
     ServerThreadState::current().stats().net_output_bytes += c->sending_.size();
   }
   c->send_in_flight_ = false;
-  if (c->waiting_send_) context::active()->schedule(c->fiber_);
+  if (c->waiting_send_) {
+    context::active()->schedule(c->fiber_);  // the batch sends its replies first
+  } else if (res > 0) {
+    c->MaybeSendPushes();
+  }
 }
 
 bool Connection::ReadMore() {
@@ -165,6 +202,7 @@ bool Connection::ReadMore() {
 }
 
 bool Connection::ProcessInput() {
+  batch_active_ = true;
   args_.clear();
   owned_args_.clear();
   out_.clear();
@@ -224,8 +262,13 @@ bool Connection::ProcessInput() {
     ssize_t n = ::send(state_.fd, out_.data(), out_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n > 0) out_.erase(0, size_t(n));
   }
-  if (!out_.empty() && !StartSend()) return false;
-  return keep_open;
+  // Messages pushed while the batch ran go out after its replies.
+  out_.append(push_out_);
+  push_out_.clear();
+  const bool sent = out_.empty() || StartSend();
+  batch_active_ = false;
+  MaybeSendPushes();  // those pushed while StartSend waited for the previous send
+  return sent && keep_open;
 }
 
 std::string* Connection::NextReplyTarget(uint32_t* slot) {
@@ -289,6 +332,15 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     return;
   }
   state_.last_command = spec->name;
+  if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
+      [[unlikely]] {
+    rb_.set_output(NextReplyTarget(&slot));
+    rb_.set_resp3(false);
+    rb_.Error(core::Concat("ERR Can't execute '", spec->name,
+                           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                           "allowed in this context"));
+    return;
+  }
 
   if (spec->on_shard != nullptr) {
     if (cmd.shard != proactor_->index()) {

@@ -18,7 +18,7 @@
 
 namespace shardis::server {
 
-class Connection {
+class Connection final : public PushSink {
  public:
   Connection(int fd, io::Proactor* proactor);
   ~Connection();
@@ -29,6 +29,11 @@ class Connection {
   void Run();
 
   ConnectionState& state() { return state_; }
+
+  // Pub/sub messages (and other pushes): sent after the replies produced so far, at once when the
+  // connection is idle. A client that lets more than --pubsub_output_limit bytes pile up is
+  // disconnected, as Redis does with client-output-buffer-limit pubsub.
+  void Push(std::string_view bytes) override;
 
  private:
   // A command the batch sends to another shard, with everything the owner needs to run it.
@@ -73,6 +78,9 @@ class Connection {
 
   // Starts sending out_ (swapped into sending_) after the previous send finished.
   bool StartSend();
+  // Starts sending push_out_ if nothing else owns the send path (no batch running, no send in
+  // flight). Runs in the loop or any fiber; never blocks.
+  void MaybeSendPushes();
   // Waits until no send is in flight; false if a send failed.
   bool WaitSendDone();
   // Reads into the input buffer; false on EOF or error.
@@ -111,6 +119,9 @@ class Connection {
   std::deque<std::string> owned_args_;  // copies of args the parser unescaped (quoted inline)
   std::string out_;                     // replies ready to send, in request order
   std::string sending_;                 // replies being sent (owned until the send completes)
+  std::string push_out_;                // pushed messages waiting for the send path
+  bool batch_active_ = false;           // ProcessInput owns out_ and the send path
+  bool closing_ = false;                // no more pushes: the connection is going away
   size_t send_offset_ = 0;
   bool send_in_flight_ = false;
   bool waiting_send_ = false;  // the fiber is suspended in WaitSendDone

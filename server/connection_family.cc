@@ -15,6 +15,12 @@ namespace {
 
 void Ping(ArgSlice args, ConnContext& ctx) {
   if (args.size() > 2) return ctx.rb.Error(WrongArgsError("ping"));
+  if (!ctx.conn.resp3 && ctx.conn.pubsub.count() > 0) {
+    // A RESP2 subscriber cannot tell a reply from a message: Redis answers in the message shape.
+    ctx.rb.ArrayHeader(2);
+    ctx.rb.Bulk("pong");
+    return ctx.rb.Bulk(args.size() == 2 ? args[1] : "");
+  }
   if (args.size() == 2) return ctx.rb.Bulk(args[1]);
   ctx.rb.SimpleString("PONG");
 }

@@ -5,14 +5,33 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include <absl/container/flat_hash_set.h>
 
 #include "shard/watch_table.h"
 
 namespace shardis::server {
 
 struct CommandSpec;
+
+// Where messages pushed to a client outside its request/reply flow go (pub/sub). Implemented by
+// the Connection; called on the connection's thread, from any fiber or from the loop.
+class PushSink {
+ public:
+  virtual ~PushSink() = default;
+  // Queues bytes (a complete RESP message) for sending after the replies already produced.
+  virtual void Push(std::string_view bytes) = 0;
+};
+
+// Pub/sub: the client's subscriptions (also registered in its thread's PubSubRegistry).
+struct PubSubState {
+  absl::flat_hash_set<std::string> channels;
+  absl::flat_hash_set<std::string> patterns;
+  size_t count() const { return channels.size() + patterns.size(); }
+};
 
 // MULTI: the commands queued for EXEC (copies: the input buffer is reused meanwhile).
 struct MultiState {
@@ -44,6 +63,9 @@ struct ConnectionState {
   // WATCH: the flag writers set, and the (db, key) pairs registered with the shards.
   std::unique_ptr<shard::WatchState> watch;
   std::vector<std::pair<int, std::string>> watched;
+
+  PubSubState pubsub;
+  PushSink* push = nullptr;  // the connection itself
 };
 
 }  // namespace shardis::server
