@@ -27,7 +27,10 @@ constexpr uint8_t kTinyIntTag = 0xC0;
 constexpr int64_t kTinyIntMax = 31;
 
 inline uint32_t BacklenSize(uint32_t len) {
-  return len < (1u << 7) ? 1 : len < (1u << 14) ? 2 : len < (1u << 21) ? 3 : len < (1u << 28) ? 4 : 5;
+  if (len < (1u << 7)) return 1;
+  if (len < (1u << 14)) return 2;
+  if (len < (1u << 21)) return 3;
+  return len < (1u << 28) ? 4 : 5;
 }
 
 // Writes len as a reverse varint of BacklenSize(len) bytes at p.
@@ -169,7 +172,8 @@ struct List::Encoded {
 
   bool Matches(const Decoded& d) const {
     if (is_int) return d.is_int && d.iv == iv;
-    return !d.is_int && d.slen == s.size() && (d.slen == 0 || std::memcmp(d.s, s.data(), d.slen) == 0);
+    return !d.is_int && d.slen == s.size() &&
+           (d.slen == 0 || std::memcmp(d.s, s.data(), d.slen) == 0);
   }
 
   std::string_view s;
@@ -573,8 +577,9 @@ void List::MergeWindow(Node* from, int steps) {
   for (int i = 0; i < steps && n != nullptr && n->next != nullptr; ++i) {
     Node* next = n->next;
     Node* merged = MergeWithNext(n);
-    if (merged->next == next) n = next;  // not merged: move on
-    else n = merged;                     // merged: try the new neighbour too
+    // Not merged: move on; merged: try the new neighbour too. (next is freed when merged, and
+    // merged->next is then next's successor, never next.)
+    n = merged->next == next ? next : merged;
   }
 }
 

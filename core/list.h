@@ -140,7 +140,8 @@ class List {
   void LinkAfter(Node* pos, Node* n);  // pos null: at the head
   void Unlink(Node* n);
   void FreeNode(Node* n);
-  // Replaces old_len bytes at off with new_len bytes of room (content undefined); may move the node.
+  // Replaces old_len bytes at off with new_len bytes of room (content undefined); may move
+  // the node.
   Node* Splice(Node* n, uint32_t off, uint32_t old_len, uint32_t new_len);
   Node* Resize(Node* n, size_t cap);
   Node* MaybeShrink(Node* n);

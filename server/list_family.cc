@@ -68,7 +68,9 @@ void CmdPush(ArgSlice args, ShardContext& ctx) {
 
 template <ListEnd kEnd>
 void CmdPop(ArgSlice args, ShardContext& ctx) {
-  if (args.size() > 3) return ctx.rb.Error(WrongArgsError(kEnd == ListEnd::kHead ? "lpop" : "rpop"));
+  if (args.size() > 3) {
+    return ctx.rb.Error(WrongArgsError(kEnd == ListEnd::kHead ? "lpop" : "rpop"));
+  }
   const bool has_count = args.size() == 3;
   int64_t count = 1;
   if (has_count && !ParseNonNegative(args[2], &count)) return ctx.rb.Error(kMustBePositiveErr);
@@ -444,12 +446,13 @@ bool ListMPop(ConnContext& ctx, std::span<const std::string_view> keys, ListEnd 
 void RegisterListFamily(CommandRegistry* r) {
   core::SetListMaxListpackSize(FLAGS_list_max_listpack_size);
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("lpush", -3, kW | kD | kF, "write list fast", CmdPush<ListEnd::kHead, false>);
-  r->RegisterKeyCommand("rpush", -3, kW | kD | kF, "write list fast", CmdPush<ListEnd::kTail, false>);
-  r->RegisterKeyCommand("lpushx", -3, kW | kD | kF, "write list fast", CmdPush<ListEnd::kHead, true>);
-  r->RegisterKeyCommand("rpushx", -3, kW | kD | kF, "write list fast", CmdPush<ListEnd::kTail, true>);
-  r->RegisterKeyCommand("lpop", -2, kW | kF, "write list fast", CmdPop<ListEnd::kHead>);
-  r->RegisterKeyCommand("rpop", -2, kW | kF, "write list fast", CmdPop<ListEnd::kTail>);
+  constexpr ListEnd kLeft = ListEnd::kHead, kRight = ListEnd::kTail;
+  r->RegisterKeyCommand("lpush", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, false>);
+  r->RegisterKeyCommand("rpush", -3, kW | kD | kF, "write list fast", CmdPush<kRight, false>);
+  r->RegisterKeyCommand("lpushx", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, true>);
+  r->RegisterKeyCommand("rpushx", -3, kW | kD | kF, "write list fast", CmdPush<kRight, true>);
+  r->RegisterKeyCommand("lpop", -2, kW | kF, "write list fast", CmdPop<kLeft>);
+  r->RegisterKeyCommand("rpop", -2, kW | kF, "write list fast", CmdPop<kRight>);
   r->RegisterKeyCommand("llen", 2, kR | kF, "read list fast", CmdLLen);
   r->RegisterKeyCommand("lrange", 4, kR, "read list slow", CmdLRange);
   r->RegisterKeyCommand("lindex", 3, kR, "read list slow", CmdLIndex);

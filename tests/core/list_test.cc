@@ -219,7 +219,8 @@ void RandomOps(uint64_t seed, int ops, int fill) {
       ASSERT_EQ(l.Set(i, v), in);
       if (in) m[norm] = v;
     } else if (kind < 65) {
-      const std::string pivot = m.empty() || rng() % 4 == 0 ? RandomValue(rng) : m[rng() % m.size()];
+      const std::string pivot =
+          m.empty() || rng() % 4 == 0 ? RandomValue(rng) : m[rng() % m.size()];
       const std::string v = RandomValue(rng);
       const bool after = rng() % 2;
       auto it = std::find(m.begin(), m.end(), pivot);
