@@ -198,8 +198,11 @@ void CmdLPos(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   std::vector<size_t> matches;
   if (Db::Found(it)) {
-    ListOf(it)->Pos(args[2], rank, count < 0 ? 1 : static_cast<size_t>(count),
-                    static_cast<size_t>(maxlen), [&](size_t i) { matches.push_back(i); });
+    // Redis 7.0 computes "matches - rank + 1 >= count" to stop, which overflows for
+    // RANK -9223372036854775808: then COUNT never stops it (every match is returned).
+    const size_t limit = count < 0 ? 1 : rank == INT64_MIN ? 0 : static_cast<size_t>(count);
+    ListOf(it)->Pos(args[2], rank, limit, static_cast<size_t>(maxlen),
+                    [&](size_t i) { matches.push_back(i); });
   }
   if (count < 0) {
     if (matches.empty()) return ctx.rb.Null();
