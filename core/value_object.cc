@@ -2,16 +2,20 @@
 
 #include <glog/logging.h>
 
+#include "core/list.h"
+
 namespace shardis::core {
 
 // Each data type adds its case to the three switches below when it lands.
 
 void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
-  (void)obj;
   (void)encoding;
   switch (type) {
     case ValueType::kString:
       break;
+    case ValueType::kList:
+      ShardDelete(static_cast<List*>(obj));
+      return;
     default:
       break;
   }
@@ -31,6 +35,8 @@ std::string_view EncodingName(const CompactValue& value) {
       break;
   }
   switch (value.type()) {
+    case ValueType::kList:
+      return "quicklist";  // Redis 7.0 reports "quicklist" for every list, even one node
     default:
       break;
   }
@@ -39,6 +45,10 @@ std::string_view EncodingName(const CompactValue& value) {
 
 CompactValue CloneObject(const CompactValue& value) {
   switch (value.type()) {
+    case ValueType::kList:
+      return CompactValue::FromObject(ValueType::kList,
+                                      static_cast<const List*>(value.object())->Clone(),
+                                      value.object_encoding());
     default:
       break;
   }

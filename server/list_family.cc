@@ -1,8 +1,494 @@
-// List commands.
-#include "server/command.h"
+// List commands: LPUSH/RPUSH(X), LPOP/RPOP, LLEN, LRANGE, LINDEX, LSET, LINSERT, LREM, LTRIM,
+// LPOS, and the multi-key LMOVE, RPOPLPUSH, LMPOP. The list itself is core::List (core/list.h);
+// the pieces the blocking commands reuse are declared in list_family.h.
+//
+// Argument errors are checked in Redis' order (some commands parse their numbers before the key
+// lookup, others after), because clients see which error wins.
+#include "server/list_family.h"
+
+#include <gflags/gflags.h>
+
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/number.h"
+#include "core/string_util.h"
+#include "core/value_object.h"
+#include "server/connection_state.h"
+#include "server/key_lookup.h"
+#include "shard/transaction.h"
+
+DEFINE_int32(list_max_listpack_size, shardis::core::kListMaxListpackSizeDefault,
+             "Redis' list-max-listpack-size: -1..-5 = list nodes of at most 4..64 KiB, N > 0 = "
+             "at most N elements per node");
 
 namespace shardis::server {
 
-void RegisterListFamily(CommandRegistry* r) { (void)r; }
+namespace {
+
+using core::List;
+using core::ListEnd;
+using shard::Db;
+
+constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
+constexpr std::string_view kIndexOutOfRangeErr = "ERR index out of range";
+constexpr std::string_view kMustBePositiveErr = "ERR value is out of range, must be positive";
+constexpr std::string_view kRankZeroErr =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list";
+
+List* ListOf(Db::Iterator it) { return static_cast<List*>(it.value().object()); }
+
+// Redis' getPositiveLongFromObjectOrReply with its default message: any failure (not a number,
+// negative) is "must be positive".
+bool ParseNonNegative(std::string_view arg, int64_t* out) {
+  return core::ParseInt64(arg, out) && *out >= 0;
+}
+
+// ---- Single-key commands (on the key's shard).
+
+template <ListEnd kEnd, bool kOnlyIfExists>
+void CmdPush(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) {
+    if (kOnlyIfExists) return ctx.rb.Integer(0);
+    bool inserted;
+    it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
+    it.value().SetObject(core::ValueType::kList, core::ShardNew<List>(),
+                         List::kEncodingQuicklist);
+  }
+  List* list = ListOf(it);
+  for (size_t i = 2; i < args.size(); ++i) list->Push(kEnd, args[i]);
+  ctx.rb.Integer(static_cast<int64_t>(list->size()));
+}
+
+template <ListEnd kEnd>
+void CmdPop(ArgSlice args, ShardContext& ctx) {
+  if (args.size() > 3) {
+    return ctx.rb.Error(WrongArgsError(kEnd == ListEnd::kHead ? "lpop" : "rpop"));
+  }
+  const bool has_count = args.size() == 3;
+  int64_t count = 1;
+  if (has_count && !ParseNonNegative(args[2], &count)) return ctx.rb.Error(kMustBePositiveErr);
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return has_count ? ctx.rb.NullArray() : ctx.rb.Null();
+  if (has_count && count == 0) return ctx.rb.ArrayHeader(0);
+  PopFromList(ctx.db, it, args[1], ctx.hash, kEnd, static_cast<size_t>(count),
+              has_count ? PopReply::kArray : PopReply::kBulk, ctx.rb);
+}
+
+void CmdLLen(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) ? static_cast<int64_t>(ListOf(it)->size()) : 0);
+}
+
+void CmdLRange(ArgSlice args, ShardContext& ctx) {
+  int64_t start, stop;
+  if (!core::ParseInt64(args[2], &start) || !core::ParseInt64(args[3], &stop)) {
+    return ctx.rb.Error(kNotIntegerErr);
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForRead, &wrong_type);
+  if (wrong_type) return;
+  size_t first, count;
+  if (!Db::Found(it) || !ListOf(it)->NormalizeRange(start, stop, &first, &count)) {
+    return ctx.rb.ArrayHeader(0);
+  }
+  ctx.rb.ArrayHeader(count);
+  ListOf(it)->ForRange(first, count, [&](std::string_view v) { ctx.rb.Bulk(v); });
+}
+
+void CmdLIndex(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Null();
+  int64_t index;
+  if (!core::ParseInt64(args[2], &index)) return ctx.rb.Error(kNotIntegerErr);
+  List::Iterator pos = ListOf(it)->At(index);
+  if (!pos.Valid()) return ctx.rb.Null();
+  char scratch[core::kInt64BufSize];
+  ctx.rb.Bulk(pos.Get(scratch));
+}
+
+void CmdLSet(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Error(kNoSuchKeyErr);
+  int64_t index;
+  if (!core::ParseInt64(args[2], &index)) return ctx.rb.Error(kNotIntegerErr);
+  if (!ListOf(it)->Set(index, args[3])) return ctx.rb.Error(kIndexOutOfRangeErr);
+  ctx.rb.Ok();
+}
+
+void CmdLInsert(ArgSlice args, ShardContext& ctx) {
+  bool after;
+  if (core::EqualsIgnoreCase(args[2], "after")) {
+    after = true;
+  } else if (core::EqualsIgnoreCase(args[2], "before")) {
+    after = false;
+  } else {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  List* list = ListOf(it);
+  if (!list->Insert(args[3], args[4], after)) return ctx.rb.Integer(-1);
+  ctx.rb.Integer(static_cast<int64_t>(list->size()));
+}
+
+void CmdLRem(ArgSlice args, ShardContext& ctx) {
+  int64_t count;
+  if (!core::ParseInt64(args[2], &count)) return ctx.rb.Error(kNotIntegerErr);
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  const size_t removed = ListOf(it)->Remove(args[3], count);
+  if (ListOf(it)->empty()) ctx.db.Erase(it, args[1], ctx.hash);
+  ctx.rb.Integer(static_cast<int64_t>(removed));
+}
+
+void CmdLTrim(ArgSlice args, ShardContext& ctx) {
+  int64_t start, stop;
+  if (!core::ParseInt64(args[2], &start) || !core::ParseInt64(args[3], &stop)) {
+    return ctx.rb.Error(kNotIntegerErr);
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (Db::Found(it)) {
+    ListOf(it)->Trim(start, stop);
+    if (ListOf(it)->empty()) ctx.db.Erase(it, args[1], ctx.hash);
+  }
+  ctx.rb.Ok();
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+void CmdLPos(ArgSlice args, ShardContext& ctx) {
+  int64_t rank = 1, count = -1, maxlen = 0;  // count -1: no COUNT, a single reply
+  for (size_t j = 3; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (core::EqualsIgnoreCase(args[j], "rank") && more) {
+      if (!core::ParseInt64(args[++j], &rank)) return ctx.rb.Error(kNotIntegerErr);
+      if (rank == 0) return ctx.rb.Error(kRankZeroErr);
+    } else if (core::EqualsIgnoreCase(args[j], "count") && more) {
+      if (!ParseNonNegative(args[++j], &count)) return ctx.rb.Error("ERR COUNT can't be negative");
+    } else if (core::EqualsIgnoreCase(args[j], "maxlen") && more) {
+      if (!ParseNonNegative(args[++j], &maxlen)) {
+        return ctx.rb.Error("ERR MAXLEN can't be negative");
+      }
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForRead, &wrong_type);
+  if (wrong_type) return;
+  std::vector<size_t> matches;
+  if (Db::Found(it)) {
+    // Redis 7.0 computes "matches - rank + 1 >= count" to stop, which overflows for
+    // RANK -9223372036854775808: then COUNT never stops it (every match is returned).
+    const size_t limit = count < 0 ? 1 : rank == INT64_MIN ? 0 : static_cast<size_t>(count);
+    ListOf(it)->Pos(args[2], rank, limit, static_cast<size_t>(maxlen),
+                    [&](size_t i) { matches.push_back(i); });
+  }
+  if (count < 0) {
+    if (matches.empty()) return ctx.rb.Null();
+    return ctx.rb.Integer(static_cast<int64_t>(matches[0]));
+  }
+  ctx.rb.ArrayHeader(matches.size());
+  for (size_t i : matches) ctx.rb.Integer(static_cast<int64_t>(i));
+}
+
+// ---- Multi-key commands (in the connection, over a transaction).
+
+void CmdLMove(ArgSlice args, ConnContext& ctx) {
+  ListEnd from, to;
+  if (!ParseListEnd(args[3], &from) || !ParseListEnd(args[4], &to)) {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  if (!ListMove(ctx, args[1], args[2], from, to)) ctx.rb.Null();
+}
+
+void CmdRPopLPush(ArgSlice args, ConnContext& ctx) {
+  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead)) ctx.rb.Null();
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+void CmdLMPop(ArgSlice args, ConnContext& ctx) {
+  constexpr std::string_view kNumKeysErr = "ERR numkeys should be greater than 0";
+  constexpr std::string_view kCountErr = "ERR count should be greater than 0";
+  int64_t numkeys;
+  if (!core::ParseInt64(args[1], &numkeys) || numkeys < 1) return ctx.rb.Error(kNumKeysErr);
+  const uint64_t where_idx = 2 + static_cast<uint64_t>(numkeys);
+  if (where_idx >= args.size()) return ctx.rb.Error(kSyntaxErr);
+  ListEnd end;
+  if (!ParseListEnd(args[where_idx], &end)) return ctx.rb.Error(kSyntaxErr);
+  int64_t count = -1;
+  for (size_t j = where_idx + 1; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (count == -1 && core::EqualsIgnoreCase(args[j], "count") && more) {
+      if (!core::ParseInt64(args[++j], &count) || count < 1) return ctx.rb.Error(kCountErr);
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  if (count == -1) count = 1;
+  if (!ListMPop(ctx, args.subspan(2, static_cast<size_t>(numkeys)), end,
+                static_cast<size_t>(count))) {
+    ctx.rb.NullArray();
+  }
+}
+
+// The state of one key as seen by a multi-key list command's first phase.
+enum class KeyState : uint8_t { kMissing, kWrongType, kList };
+
+KeyState StateOf(Db& db, std::string_view key, uint64_t hash, int64_t now_ms) {
+  Db::Iterator it = db.Find(key, hash, now_ms);
+  if (!Db::Found(it)) return KeyState::kMissing;
+  return it.value().type() == core::ValueType::kList ? KeyState::kList : KeyState::kWrongType;
+}
+
+}  // namespace
+
+// ---- list_family.h
+
+size_t PopFromList(Db& db, Db::Iterator it, std::string_view key, uint64_t hash, ListEnd end,
+                   size_t count, PopReply shape, core::ReplyBuilder& rb) {
+  List* list = ListOf(it);
+  DCHECK(!list->empty());
+  if (shape == PopReply::kBulk || shape == PopReply::kKeyElement) count = 1;
+  const size_t n = std::min(count, list->size());
+  switch (shape) {
+    case PopReply::kBulk:
+      break;
+    case PopReply::kArray:
+      rb.ArrayHeader(n);
+      break;
+    case PopReply::kKeyArray:
+      rb.ArrayHeader(2);
+      rb.Bulk(key);
+      rb.ArrayHeader(n);
+      break;
+    case PopReply::kKeyElement:
+      rb.ArrayHeader(2);
+      rb.Bulk(key);
+      break;
+  }
+  list->PopN(end, n, [&](std::string_view v) { rb.Bulk(v); });
+  if (list->empty()) db.Erase(it, key, hash);
+  db.NoteModified(key);
+  return n;
+}
+
+size_t PushToList(Db& db, std::string_view key, uint64_t hash, int64_t now_ms, ListEnd end,
+                  std::string_view value) {
+  bool inserted;
+  Db::Iterator it = db.FindOrInsert(key, hash, now_ms, &inserted);
+  if (inserted) {
+    it.value().SetObject(core::ValueType::kList, core::ShardNew<List>(),
+                         List::kEncodingQuicklist);
+  }
+  DCHECK(it.value().type() == core::ValueType::kList);
+  List* list = ListOf(it);
+  list->Push(end, value);
+  db.NoteModified(key);
+  return list->size();
+}
+
+bool ParseListEnd(std::string_view arg, ListEnd* end) {
+  if (core::EqualsIgnoreCase(arg, "left")) {
+    *end = ListEnd::kHead;
+  } else if (core::EqualsIgnoreCase(arg, "right")) {
+    *end = ListEnd::kTail;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, ListEnd from,
+              ListEnd to) {
+  const std::array<std::string_view, 2> keys = {src, dst};
+  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
+  KeyState src_state = KeyState::kMissing, dst_state = KeyState::kMissing;
+  std::string value;
+
+  if (tx.shard_of(0) == tx.shard_of(1)) {
+    // One shard: check, pop and push in one phase.
+    tx.Run(
+        [&](shard::TxShard& t) {
+          src_state = StateOf(t.db, src, tx.hash(0), t.now_ms);
+          if (src_state != KeyState::kList) return;
+          dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
+          if (dst_state == KeyState::kWrongType) return;
+          // Looked up again: the destination's lookup may have expired (erased) a key.
+          Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
+          List* list = ListOf(it);
+          list->Pop(from, &value);
+          if (src == dst) {
+            list->Push(to, value);  // a rotation: the list never empties
+            t.db.NoteModified(src);
+            return;
+          }
+          if (list->empty()) t.db.Erase(it, src, tx.hash(0));
+          t.db.NoteModified(src);
+          PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
+        },
+        /*conclude=*/true);
+  } else {
+    // Two shards. Phase 1, on both: the source's state and a copy of the element that will move;
+    // the destination's type. Nothing changes yet, so a WRONGTYPE destination pops nothing.
+    tx.Run([&](shard::TxShard& t) {
+      for (uint32_t i : t.keys) {
+        if (i == 0) {
+          src_state = StateOf(t.db, src, tx.hash(0), t.now_ms);
+          if (src_state != KeyState::kList) continue;
+          Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
+          ListOf(it)->Index(from == ListEnd::kHead ? 0 : -1, &value);
+        } else {
+          dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
+        }
+      }
+    });
+    if (src_state == KeyState::kList && dst_state != KeyState::kWrongType) {
+      // Phase 2, on both in parallel: pop on the source, push the copy on the destination.
+      // The keys stayed locked since phase 1, so the element popped is the one copied.
+      tx.Run(
+          [&](shard::TxShard& t) {
+            for (uint32_t i : t.keys) {
+              if (i == 0) {
+                Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
+                std::string popped;
+                ListOf(it)->Pop(from, &popped);
+                DCHECK_EQ(popped, value);
+                if (ListOf(it)->empty()) t.db.Erase(it, src, tx.hash(0));
+                t.db.NoteModified(src);
+              } else {
+                PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
+              }
+            }
+          },
+          /*conclude=*/true);
+    }
+  }
+  // Redis' order: a missing source wins over everything, then the source's type, then the
+  // destination's.
+  if (src_state == KeyState::kMissing) return false;
+  if (src_state == KeyState::kWrongType || dst_state == KeyState::kWrongType) {
+    ctx.rb.Error(kWrongTypeErr);
+    return true;
+  }
+  ctx.rb.Bulk(value);
+  return true;
+}
+
+bool ListMPop(ConnContext& ctx, std::span<const std::string_view> keys, ListEnd end,
+              size_t count) {
+  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
+  // The reply is built on the popping shard into its own buffer, then appended here.
+  std::string reply;
+  core::ReplyBuilder rb(&reply);
+  rb.set_resp3(ctx.rb.resp3());
+  std::vector<KeyState> states(keys.size(), KeyState::kMissing);
+  // The first key (in argument order) that exists; keys.size() when none does.
+  auto decide = [&]() {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (states[i] != KeyState::kMissing) return i;
+    }
+    return keys.size();
+  };
+  size_t chosen = keys.size();
+  if (tx.shards().size() == 1) {
+    tx.Run(
+        [&](shard::TxShard& t) {
+          for (uint32_t i : t.keys) states[i] = StateOf(t.db, tx.key(i), tx.hash(i), t.now_ms);
+          chosen = decide();
+          if (chosen == keys.size() || states[chosen] != KeyState::kList) return;
+          Db::Iterator it = t.db.Find(tx.key(chosen), tx.hash(chosen), t.now_ms);
+          PopFromList(t.db, it, tx.key(chosen), tx.hash(chosen), end, count, PopReply::kKeyArray,
+                      rb);
+        },
+        /*conclude=*/true);
+  } else {
+    // Each shard fills the states of its own keys only.
+    tx.Run([&](shard::TxShard& t) {
+      for (uint32_t i : t.keys) states[i] = StateOf(t.db, tx.key(i), tx.hash(i), t.now_ms);
+    });
+    chosen = decide();
+    if (chosen != keys.size() && states[chosen] == KeyState::kList) {
+      tx.RunOn(tx.shard_of(static_cast<uint32_t>(chosen)), [&](shard::TxShard& t) {
+        Db::Iterator it = t.db.Find(tx.key(chosen), tx.hash(chosen), t.now_ms);
+        PopFromList(t.db, it, tx.key(chosen), tx.hash(chosen), end, count, PopReply::kKeyArray,
+                    rb);
+      });
+    }
+    tx.Conclude();
+  }
+  if (chosen == keys.size()) return false;
+  if (states[chosen] == KeyState::kWrongType) {
+    ctx.rb.Error(kWrongTypeErr);
+  } else {
+    ctx.rb.output()->append(reply);
+  }
+  return true;
+}
+
+void RegisterListFamily(CommandRegistry* r) {
+  core::SetListMaxListpackSize(FLAGS_list_max_listpack_size);
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
+  constexpr ListEnd kLeft = ListEnd::kHead, kRight = ListEnd::kTail;
+  r->RegisterKeyCommand("lpush", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, false>);
+  r->RegisterKeyCommand("rpush", -3, kW | kD | kF, "write list fast", CmdPush<kRight, false>);
+  r->RegisterKeyCommand("lpushx", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, true>);
+  r->RegisterKeyCommand("rpushx", -3, kW | kD | kF, "write list fast", CmdPush<kRight, true>);
+  r->RegisterKeyCommand("lpop", -2, kW | kF, "write list fast", CmdPop<kLeft>);
+  r->RegisterKeyCommand("rpop", -2, kW | kF, "write list fast", CmdPop<kRight>);
+  r->RegisterKeyCommand("llen", 2, kR | kF, "read list fast", CmdLLen);
+  r->RegisterKeyCommand("lrange", 4, kR, "read list slow", CmdLRange);
+  r->RegisterKeyCommand("lindex", 3, kR, "read list slow", CmdLIndex);
+  r->RegisterKeyCommand("lset", 4, kW | kD, "write list slow", CmdLSet);
+  r->RegisterKeyCommand("linsert", 5, kW | kD, "write list slow", CmdLInsert);
+  r->RegisterKeyCommand("lrem", 4, kW, "write list slow", CmdLRem);
+  r->RegisterKeyCommand("ltrim", 4, kW, "write list slow", CmdLTrim);
+  r->RegisterKeyCommand("lpos", -3, kR, "read list slow", CmdLPos);
+  r->Register({.name = "lmove",
+               .arity = 5,
+               .flags = kW | kD,
+               .first_key = 1,
+               .last_key = 2,
+               .key_step = 1,
+               .acl_categories = "write list slow",
+               .on_conn = CmdLMove});
+  r->Register({.name = "rpoplpush",
+               .arity = 3,
+               .flags = kW | kD,
+               .first_key = 1,
+               .last_key = 2,
+               .key_step = 1,
+               .acl_categories = "write list slow",
+               .on_conn = CmdRPopLPush});
+  // Redis reports 0 0 0 and "movablekeys": the keys follow numkeys.
+  r->Register({.name = "lmpop",
+               .arity = -4,
+               .flags = kW,
+               .first_key = 0,
+               .last_key = 0,
+               .key_step = 0,
+               .acl_categories = "write list slow",
+               .on_conn = CmdLMPop});
+}
 
 }  // namespace shardis::server

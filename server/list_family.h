@@ -1,0 +1,58 @@
+// The parts of the list commands (list_family.cc) that the blocking commands reuse: BLPOP/BRPOP
+// pop like LPOP, BLMPOP like LMPOP, BLMOVE/BRPOPLPUSH move like LMOVE. Each function here does
+// exactly what the non-blocking command does once data is there, and reports "nothing to pop"
+// without replying, so a blocking caller can park instead.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/list.h"
+#include "core/reply_builder.h"
+#include "server/command.h"
+#include "shard/db.h"
+
+namespace shardis::server {
+
+// The shape of a pop's reply.
+enum class PopReply : uint8_t {
+  kBulk,        // LPOP key: the element
+  kArray,       // LPOP key count: [element, ...]
+  kKeyArray,    // LMPOP / BLMPOP: [key, [element, ...]]
+  kKeyElement,  // BLPOP / BRPOP: [key, element]
+};
+
+// On the key's shard. Pops up to `count` (>= 1; kBulk and kKeyElement pop one) elements from
+// `end` of the list held by `it` (a found list cell of db, for key/hash), writes the reply to rb,
+// deletes the key when the list empties, and marks the key modified (WATCH). Returns how many
+// elements were popped (at least one: the list is never empty).
+size_t PopFromList(shard::Db& db, shard::Db::Iterator it, std::string_view key, uint64_t hash,
+                   core::ListEnd end, size_t count, PopReply shape, core::ReplyBuilder& rb);
+
+// On the key's shard: pushes value at `end` of the list at key, creating the key when missing,
+// and marks it modified. The key must not hold another type (check first). Returns the new length.
+size_t PushToList(shard::Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
+                  core::ListEnd end, std::string_view value);
+
+// "LEFT"/"RIGHT" (any case) into *end; false for anything else (the caller replies syntax error).
+bool ParseListEnd(std::string_view arg, core::ListEnd* end);
+
+// LMOVE's work, as one transaction over src and dst (one phase when both are on the same shard;
+// else a check phase on both shards, then pop and push in parallel). Replies as LMOVE does
+// (the moved element, or WRONGTYPE; a WRONGTYPE destination is detected before anything is
+// popped) and returns true, except when the source is missing: then it replies nothing and
+// returns false (LMOVE replies null, BLMOVE blocks).
+bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, core::ListEnd from,
+              core::ListEnd to);
+
+// LMPOP's work over keys (in order: the first key that exists decides: WRONGTYPE, or pop up to
+// count from it), as one transaction. Replies [key, [elements]] or WRONGTYPE and returns true;
+// when no key exists it replies nothing and returns false (LMPOP replies a null array, BLMPOP
+// blocks).
+bool ListMPop(ConnContext& ctx, std::span<const std::string_view> keys, core::ListEnd end,
+              size_t count);
+
+}  // namespace shardis::server
