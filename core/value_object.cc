@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include "core/zset.h"
+
 namespace shardis::core {
 
 // Each data type adds its case to the three switches below when it lands.
@@ -10,8 +12,9 @@ void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
   (void)obj;
   (void)encoding;
   switch (type) {
-    case ValueType::kString:
-      break;
+    case ValueType::kZSet:
+      ShardDelete(static_cast<ZSet*>(obj));
+      return;
     default:
       break;
   }
@@ -31,6 +34,9 @@ std::string_view EncodingName(const CompactValue& value) {
       break;
   }
   switch (value.type()) {
+    case ValueType::kZSet:
+      return static_cast<const ZSet*>(value.object())->encoding() == ZSet::kPacked ? "listpack"
+                                                                                    : "skiplist";
     default:
       break;
   }
@@ -39,6 +45,9 @@ std::string_view EncodingName(const CompactValue& value) {
 
 CompactValue CloneObject(const CompactValue& value) {
   switch (value.type()) {
+    case ValueType::kZSet:
+      return CompactValue::FromObject(ValueType::kZSet,
+                                      static_cast<const ZSet*>(value.object())->Clone());
     default:
       break;
   }
