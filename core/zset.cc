@@ -185,6 +185,9 @@ PEntry PDecode(const char* p, uint32_t off) {
 }
 
 void PEncode(char* dst, std::string_view member, double score) {
+  // Redis' listpack keeps a score as the text "-0", which it stores as the integer 0: a packed set
+  // loses the sign of zero, and so do we.
+  if (score == 0) score = 0;
   size_t v = member.size();
   while (v >= 0x80) {
     *dst++ = static_cast<char>((v & 0x7f) | 0x80);
