@@ -584,13 +584,12 @@ void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
     return;
   }
   const size_t count = size_t(l);
-  if (count >= size) {  // the whole set, in order
-    if (all.empty()) {
-      all.reserve(size);
-      z.RangeByRank(0, size - 1, false,
-                    [&](std::string_view m, double s) { all.emplace_back(m, s); });
-    }
-    return ReplyEntries(ctx.rb, all, withscores);
+  if (count >= size) {
+    // The whole set, from the highest score down: Redis' zuiNext walks a set from its tail.
+    std::vector<ViewEntry> desc;
+    desc.reserve(size);
+    z.RangeByRank(0, size - 1, true, [&](std::string_view m, double s) { desc.emplace_back(m, s); });
+    return ReplyEntries(ctx.rb, desc, withscores);
   }
   std::vector<size_t> ranks;
   if (count * 3 > size) {  // remove random members from the whole set
