@@ -225,7 +225,9 @@ void PInsertAt(char*& p, uint32_t off, std::string_view member, double score) {
 }
 
 // Appends (the caller knows it sorts last).
-void PAppend(char*& p, std::string_view member, double score) { PInsertAt(p, PUsed(p), member, score); }
+void PAppend(char*& p, std::string_view member, double score) {
+  PInsertAt(p, PUsed(p), member, score);
+}
 
 // Removes `count` entries spanning bytes [off, off + bytes).
 void PEraseBytes(char*& p, uint32_t off, uint32_t bytes, uint32_t count) {

@@ -276,7 +276,8 @@ bool ParseRange(ArgSlice args, size_t src, bool store, RangeType type, Direction
   if (dir == Direction::kAuto) dir = Direction::kForward;
   if (type == RangeType::kAuto) type = RangeType::kRank;
   if (spec->limit != -1 && type == RangeType::kRank) {
-    rb.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+    rb.Error(
+        "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
     return false;
   }
   if (spec->withscores && type == RangeType::kLex) {
@@ -568,7 +569,8 @@ void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
   };
   if (z.encoding() == ZSet::kPacked) {
     all.reserve(size);
-    z.RangeByRank(0, size - 1, false, [&](std::string_view m, double s) { all.emplace_back(m, s); });
+    z.RangeByRank(0, size - 1, false,
+                  [&](std::string_view m, double s) { all.emplace_back(m, s); });
   }
   std::uniform_int_distribution<size_t> pick(0, size - 1);
   const bool nested = withscores && ctx.rb.resp3();
@@ -588,7 +590,8 @@ void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
     // The whole set, from the highest score down: Redis' zuiNext walks a set from its tail.
     std::vector<ViewEntry> desc;
     desc.reserve(size);
-    z.RangeByRank(0, size - 1, true, [&](std::string_view m, double s) { desc.emplace_back(m, s); });
+    z.RangeByRank(0, size - 1, true,
+                  [&](std::string_view m, double s) { desc.emplace_back(m, s); });
     return ReplyEntries(ctx.rb, desc, withscores);
   }
   std::vector<size_t> ranks;

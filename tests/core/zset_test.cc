@@ -77,7 +77,9 @@ Items ModelByScore(const Model& m, const ZScoreRange& r, bool reverse, size_t of
 }
 
 std::string RandomMember(std::mt19937_64& rng, bool allow_long) {
-  if (allow_long && rng() % 50 == 0) return std::string(65 + rng() % 10, 'L') + char('a' + rng() % 5);
+  if (allow_long && rng() % 50 == 0) {
+    return std::string(65 + rng() % 10, 'L') + char('a' + rng() % 5);
+  }
   return "m" + std::to_string(rng() % 300);
 }
 
@@ -269,6 +271,17 @@ TEST(ZSetTest, OrderIsScoreThenMemcmp) {
                     {1, "ab"}, {1, "b"}, {1, "\xff"}};
     EXPECT_EQ(AllOf(z), expect);
   }
+}
+
+TEST(ZSetTest, PackedLosesTheSignOfZeroLikeListpack) {
+  ZSet packed(ZSet::kPacked), large(ZSet::kLarge);
+  packed.Add("a", -0.0, 0, nullptr);
+  large.Add("a", -0.0, 0, nullptr);
+  double s;
+  ASSERT_TRUE(packed.Score("a", &s));
+  EXPECT_FALSE(std::signbit(s));
+  ASSERT_TRUE(large.Score("a", &s));
+  EXPECT_TRUE(std::signbit(s));
 }
 
 TEST(ZSetTest, LexRanges) {

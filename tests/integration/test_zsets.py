@@ -58,13 +58,15 @@ def test_resp3_withscores_is_array_of_pairs(raw):
     assert raw.call_raw("ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES") == pairs
     assert raw.call_raw("ZRANGE", "z", "(1", "3", "BYSCORE", "WITHSCORES", "LIMIT", "0", "1") == (
         b"*1\r\n*2\r\n$1\r\nb\r\n,2\r\n")
-    assert raw.call_raw("ZREVRANGE", "z", "0", "0", "WITHSCORES") == b"*1\r\n*2\r\n$1\r\nc\r\n,3\r\n"
+    assert raw.call_raw("ZREVRANGE", "z", "0", "0", "WITHSCORES") == (
+        b"*1\r\n*2\r\n$1\r\nc\r\n,3\r\n")
     assert raw.call_raw("ZUNION", "1", "z", "WITHSCORES") == pairs
     assert raw.call_raw("ZRANGE", "z", "0", "-1") == b"*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"
     assert raw.call_raw("ZRANGE", "missing", "0", "-1", "WITHSCORES") == b"*0\r\n"
     # ZSCAN stays a flat array of bulk strings.
     assert raw.call_raw("ZSCAN", "z", "0") == (
-        b"*2\r\n$1\r\n0\r\n*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n")
+        b"*2\r\n$1\r\n0\r\n*6\r\n"
+        b"$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n")
     assert raw.call_raw("ZSCAN", "missing", "0") == b"*2\r\n$1\r\n0\r\n*0\r\n"
 
 
@@ -74,7 +76,8 @@ def test_pop_shapes(raw):
     # Without a count: a flat [member, score] in RESP3 too.
     assert raw.call_raw("ZPOPMIN", "z") == b"*2\r\n$1\r\na\r\n,1\r\n"
     # With a count: pairs.
-    assert raw.call_raw("ZPOPMAX", "z", "2") == b"*2\r\n*2\r\n$1\r\nd\r\n,4\r\n*2\r\n$1\r\nc\r\n,3\r\n"
+    assert raw.call_raw("ZPOPMAX", "z", "2") == (
+        b"*2\r\n*2\r\n$1\r\nd\r\n,4\r\n*2\r\n$1\r\nc\r\n,3\r\n")
     assert raw.call_raw("ZPOPMIN", "z", "0") == b"*0\r\n"
     assert raw.call_raw("ZMPOP", "2", "nokey", "z", "MIN", "COUNT", "5") == (
         b"*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n,2\r\n")
@@ -83,10 +86,12 @@ def test_pop_shapes(raw):
     assert raw.call_raw("ZMPOP", "1", "z", "MAX") == b"_\r\n"
     raw.call("HELLO", "2")
     raw.call("ZADD", "z", "1", "a", "2", "b")
-    assert raw.call_raw("ZPOPMIN", "z", "5") == b"*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"
+    assert raw.call_raw("ZPOPMIN", "z", "5") == (
+        b"*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n")
     assert raw.call_raw("ZMPOP", "1", "z", "MAX") == b"*-1\r\n"
     raw.call("ZADD", "z", "1", "a")
-    assert raw.call_raw("ZMPOP", "1", "z", "MAX") == b"*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+    assert raw.call_raw("ZMPOP", "1", "z", "MAX") == (
+        b"*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n")
 
 
 def test_randmember_shapes(raw):
@@ -154,7 +159,8 @@ def test_range_errors(raw):
         b"-ERR at least 1 input key is needed for 'zunion' command\r\n")
     assert raw.call_raw("ZINTERSTORE", "d", "1", "z", "WEIGHTS", "x") == (
         b"-ERR weight value is not a float\r\n")
-    assert raw.call_raw("ZINTERCARD", "1", "z", "LIMIT", "-1") == b"-ERR LIMIT can't be negative\r\n"
+    assert raw.call_raw("ZINTERCARD", "1", "z", "LIMIT", "-1") == (
+        b"-ERR LIMIT can't be negative\r\n")
     assert raw.call_raw("ZPOPMIN", "z", "-1") == b"-ERR value is out of range, must be positive\r\n"
     assert raw.call_raw("ZMPOP", "0", "z", "MIN") == b"-ERR numkeys should be greater than 0\r\n"
     assert raw.call_raw("ZSCAN", "z", "x") == b"-ERR invalid cursor\r\n"
