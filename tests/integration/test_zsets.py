@@ -372,3 +372,122 @@ def test_lex_on_large_set(r):
     assert r.zrevrangebylex("lex", f"[{hi}", f"[{lo}", start=10, num=5) == enc[500:901][::-1][10:15]
     assert r.zremrangebylex("lex", "-", f"({lo}") == 500
     assert r.zcard("lex") == len(members) - 500
+
+
+# ---------------------------------------------------------------------------------------------
+# Transactions and WATCH.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_store_inside_multi_exec(r):
+    r.zadd("ma", {"x": 1})
+    p = r.pipeline(transaction=True)
+    p.zadd("mb", {"y": 2})
+    p.zunionstore("mdst", ["ma", "mb"])
+    p.zrangestore("mdst2", "mdst", 0, 0)
+    p.zmpop(2, ["nokey", "mdst"], max=True)
+    assert p.execute() == [1, 2, 1, [b"mdst", [[b"y", b"2"]]]]
+    assert r.zrange("mdst", 0, -1) == [b"x"]
+    assert r.zrange("mdst2", 0, -1) == [b"x"]
+
+
+def test_store_destination_fails_watch(server, r):
+    r.zadd("wa", {"x": 1})
+    c = server.client()
+    p = c.pipeline(transaction=True)
+    p.watch("wdst")
+    p.multi()
+    p.get("other")
+    r.zunionstore("wdst", ["wa"])  # another client writes the watched key
+    with pytest.raises(redis.WatchError):
+        p.execute()
+    # A ZPOPMIN that empties a watched key fails the EXEC too.
+    p = c.pipeline(transaction=True)
+    p.watch("wa")
+    p.multi()
+    p.get("other")
+    r.zpopmin("wa")
+    with pytest.raises(redis.WatchError):
+        p.execute()
+
+
+# ---------------------------------------------------------------------------------------------
+# Large sets (skiplist encoding in Redis too) compared with redis-server reply for reply.
+# ---------------------------------------------------------------------------------------------
+
+
+def large_set_commands(rng, count):
+    big = ["big:1", "big:2"]  # on different shards in general
+    members = [f"m{i}" for i in range(400)]
+    ranks = ["0", "1", "-1", "10", "-10", "150", "-150", "399", "1000"]
+    scores = ["-inf", "+inf", "(0", "0", "5", "(5", "-20", "(30", "100"]
+    lex = ["-", "+", "[m1", "(m1", "[m25", "(m3", "[m399", "[n"]
+    cmds = []
+    for key in big:
+        for i in range(0, 400, 100):
+            pairs = []
+            for m in members[i:i + 100]:
+                pairs += [str(rng.randint(-50, 50)), m]
+            cmds.append(["ZADD", key, *pairs])
+        cmds.append(["ZADD", "lex:" + key, *[x for m in members for x in ("0", m)]])
+    for _ in range(count):
+        key = rng.choice(big)
+        kind = rng.randrange(14)
+        if kind == 0:
+            cmds.append(["ZADD", key, rng.choice(["", "GT", "LT", "CH", "NX", "XX"]) or "CH",
+                         str(rng.randint(-60, 60)), rng.choice(members)])
+        elif kind == 1:
+            cmds.append(["ZINCRBY", key, str(rng.randint(-5, 5)), rng.choice(members)])
+        elif kind == 2:
+            cmds.append([rng.choice(["ZRANK", "ZREVRANK", "ZSCORE"]), key, rng.choice(members)])
+        elif kind == 3:
+            cmds.append(["ZRANGE", key, rng.choice(ranks), rng.choice(ranks),
+                         *rng.choice([[], ["REV"], ["WITHSCORES"], ["REV", "WITHSCORES"]])])
+        elif kind == 4:
+            cmds.append(["ZRANGE", key, rng.choice(scores), rng.choice(scores), "BYSCORE",
+                         *rng.choice([[], ["REV"], ["WITHSCORES"]]),
+                         *rng.choice([[], ["LIMIT", "3", "7"], ["LIMIT", "0", "-1"]])])
+        elif kind == 5:
+            cmds.append(["ZCOUNT", key, rng.choice(scores), rng.choice(scores)])
+        elif kind == 6:
+            lkey = "lex:" + key
+            cmds.append(rng.choice([
+                ["ZRANGEBYLEX", lkey, rng.choice(lex), rng.choice(lex), "LIMIT", "2", "20"],
+                ["ZREVRANGEBYLEX", lkey, rng.choice(lex), rng.choice(lex)],
+                ["ZLEXCOUNT", lkey, rng.choice(lex), rng.choice(lex)],
+                ["ZREM", lkey, rng.choice(members)]]))
+        elif kind == 7:
+            cmds.append([rng.choice(["ZPOPMIN", "ZPOPMAX"]), key, str(rng.randint(1, 3))])
+        elif kind == 8:
+            cmds.append(["ZREMRANGEBYSCORE", key, str(rng.randint(-50, 50)),
+                         str(rng.randint(-50, 50))])
+        elif kind == 9:
+            cmds.append(["ZREMRANGEBYRANK", key, str(rng.randint(0, 300)),
+                         str(rng.randint(0, 303))])
+        elif kind == 10:
+            cmds.append([rng.choice(["ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"]), "big:dst", "2",
+                         *big])
+            cmds.append(["ZRANGE", "big:dst", "0", "-1", "WITHSCORES"])
+        elif kind == 11:
+            cmds.append([rng.choice(["ZUNION", "ZINTER"]), "2", *big, "WEIGHTS", "2", "-1",
+                         "AGGREGATE", rng.choice(["SUM", "MIN", "MAX"]), "WITHSCORES"])
+        elif kind == 12:
+            cmds.append(["ZRANGESTORE", "big:dst", key, rng.choice(scores), rng.choice(scores),
+                         "BYSCORE", "LIMIT", "1", "50"])
+        else:
+            cmds.append(["ZCARD", key])
+    return cmds
+
+
+def test_large_sets_match_redis(server, r, redis_server):
+    rng = random.Random(2024)
+    ref, sut = redis_server.raw(timeout=30), server.raw(timeout=30)
+    try:
+        for conn in (ref, sut):
+            conn.call("FLUSHALL")
+        for cmd in large_set_commands(rng, 1500):
+            a, b = ref.call_raw(*cmd), sut.call_raw(*cmd)
+            assert a == b, f"{cmd[:6]}: redis {a[:200]!r} vs {b[:200]!r}"
+    finally:
+        ref.close()
+        sut.close()
