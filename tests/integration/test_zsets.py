@@ -491,3 +491,21 @@ def test_large_sets_match_redis(server, r, redis_server):
     finally:
         ref.close()
         sut.close()
+
+
+def test_differential_stream_in_resp3(server, r, redis_server):
+    """The differential generator's sorted-set stream, with both connections on RESP3."""
+    from diff_families import zsets
+    from test_differential import Generator, run_stream
+
+    seed = 777
+    ref, sut = redis_server.raw(timeout=30), server.raw(timeout=30)
+    try:
+        for conn in (ref, sut):
+            conn.call("FLUSHALL")
+            conn.call("HELLO", "3")
+        gen = Generator(seed, families=[zsets], base_weight=0.05)
+        assert run_stream(ref, sut, seed, 3000, gen=gen) == 3000
+    finally:
+        ref.close()
+        sut.close()
