@@ -267,6 +267,32 @@ void PInsertSorted(char*& p, std::string_view member, double score) {
   PInsertAt(p, off, member, score);
 }
 
+// Gives the entry at off (decoded as e) a new score: in place when its neighbours keep it in order,
+// else it moves (the member is copied first: it lives in the block).
+void PUpdateScore(char*& p, uint32_t off, const PEntry& e, double score) {
+  const uint32_t next = off + e.size;
+  bool in_place = true;
+  if (next < PUsed(p)) {
+    const PEntry ne = PDecode(p, next);
+    in_place = Less(score, e.member, ne.score, ne.member);
+  }
+  if (in_place && off > kHeader) {
+    // The previous entry: scan from the start (the block is small).
+    uint32_t prev = kHeader;
+    while (prev + PDecode(p, prev).size < off) prev += PDecode(p, prev).size;
+    const PEntry pe = PDecode(p, prev);
+    in_place = Less(pe.score, pe.member, score, e.member);
+  }
+  if (in_place) {
+    if (score == 0) score = 0;  // as PEncode: no negative zero in a packed block
+    std::memcpy(p + next - 8, &score, 8);
+    return;
+  }
+  const std::string member(e.member);
+  PEraseBytes(p, off, e.size, 1);
+  PInsertSorted(p, member, score);
+}
+
 // The byte offset of the entry at a rank (rank <= count: count gives the end).
 uint32_t POffsetOf(const char* p, size_t rank) {
   uint32_t off = kHeader;
@@ -371,19 +397,29 @@ struct ZSet::Large {
   ZNode* first() const { return header->next(); }
 
   ZNode* Insert(double score, std::string_view member) {
+    ZNode* x = NewNode(RandomLevel(), score, member);
+    Link(x);
+    index.insert(x);
+    return x;
+  }
+
+  // Links a node that is in no list at its place for (score, member), with its own level.
+  void Link(ZNode* x) {
     ZNode* update[kMaxLevel];
     uint64_t rank[kMaxLevel];
-    ZNode* x = header;
+    const double score = x->score;
+    const std::string_view member = x->member();
+    ZNode* p = header;
     for (int i = level - 1; i >= 0; --i) {
       rank[i] = i == level - 1 ? 0 : rank[i + 1];
-      while (ZNode* f = x->levels()[i].forward) {
+      while (ZNode* f = p->levels()[i].forward) {
         if (!Less(f->score, f->member(), score, member)) break;
-        rank[i] += x->levels()[i].span;
-        x = f;
+        rank[i] += p->levels()[i].span;
+        p = f;
       }
-      update[i] = x;
+      update[i] = p;
     }
-    const int lvl = RandomLevel();
+    const int lvl = x->level;
     if (lvl > level) {
       for (int i = level; i < lvl; ++i) {
         rank[i] = 0;
@@ -392,7 +428,6 @@ struct ZSet::Large {
       }
       level = lvl;
     }
-    x = NewNode(lvl, score, member);
     for (int i = 0; i < lvl; ++i) {
       ZNode::Level& ul = update[i]->levels()[i];
       x->levels()[i].forward = ul.forward;
@@ -408,8 +443,34 @@ struct ZSet::Large {
       tail = x;
     }
     ++length;
-    index.insert(x);
-    return x;
+  }
+
+  // Redis' zslUpdateScore: in place when the order does not change, else the same node is
+  // unlinked and linked again (no allocation, the index keeps pointing at it).
+  void UpdateScore(ZNode* x, double new_score) {
+    if ((x->backward == nullptr || x->backward->score < new_score) &&
+        (x->next() == nullptr || x->next()->score > new_score)) {
+      x->score = new_score;
+      return;
+    }
+    ZNode* update[kMaxLevel];
+    FindUpdate(x, update);
+    DeleteNode(x, update);
+    x->score = new_score;
+    Link(x);
+  }
+
+  // The predecessors of node n at every level.
+  void FindUpdate(const ZNode* n, ZNode** update) const {
+    ZNode* x = header;
+    for (int i = level - 1; i >= 0; --i) {
+      while (ZNode* f = x->levels()[i].forward) {
+        if (!Less(f->score, f->member(), n->score, n->member())) break;
+        x = f;
+      }
+      update[i] = x;
+    }
+    DCHECK(x->next() == n);
   }
 
   void DeleteNode(ZNode* x, ZNode** update) {
@@ -434,15 +495,7 @@ struct ZSet::Large {
   // Unlinks and frees node n (which is in the list).
   void Erase(ZNode* n) {
     ZNode* update[kMaxLevel];
-    ZNode* x = header;
-    for (int i = level - 1; i >= 0; --i) {
-      while (ZNode* f = x->levels()[i].forward) {
-        if (!Less(f->score, f->member(), n->score, n->member())) break;
-        x = f;
-      }
-      update[i] = x;
-    }
-    DCHECK(x->next() == n);
+    FindUpdate(n, update);
     index.erase(n->member());
     DeleteNode(n, update);
     FreeNode(n);
@@ -600,14 +653,9 @@ unsigned ZSet::Add(std::string_view member, double score, unsigned flags, double
     if (new_score != nullptr) *new_score = score;
     if (score == cur) return 0;
     if (large_ != nullptr) {
-      // The member's bytes live in the node: copy them before the node goes.
-      std::string m(member);
-      large_->Erase(node);
-      large_->Insert(score, m);
+      large_->UpdateScore(node, score);
     } else {
-      std::string m(member);
-      PEraseBytes(packed_, poff, pe.size, 1);
-      PInsertSorted(packed_, m, score);
+      PUpdateScore(packed_, poff, pe, score);
     }
     return kZAddOutUpdated;
   }

@@ -354,6 +354,14 @@ TEST(ZSetTest, HundredThousandMembersRanks) {
     z.Add(member, score, 0, nullptr);
     m.Set(member, score);
   }
+  for (int i = 0; i < 20000; ++i) {  // score updates: in place or moved, spans must follow
+    const auto it = std::next(m.scores.begin(), rng() % 64);
+    const std::string member = it->first;
+    double score = rng() % 2 ? it->second + 0.5 : double(rng() % 50000);
+    if (score == it->second) score += 1;
+    EXPECT_EQ(z.Add(member, score, 0, nullptr), unsigned(kZAddOutUpdated));
+    m.Set(member, score);
+  }
   for (int i = 0; i < 5000; ++i) {  // some removals so spans are exercised
     const std::string member = "member:" + std::to_string(rng() % 1000000);
     EXPECT_EQ(z.Erase(member), m.scores.count(member) == 1);
