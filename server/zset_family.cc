@@ -29,7 +29,6 @@
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
-#include "shard/shard_set.h"
 #include "shard/transaction.h"
 
 namespace shardis::server {
