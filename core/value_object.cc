@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "core/list.h"
+#include "core/zset.h"
 
 namespace shardis::core {
 
@@ -15,6 +16,9 @@ void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
       break;
     case ValueType::kList:
       ShardDelete(static_cast<List*>(obj));
+      return;
+    case ValueType::kZSet:
+      ShardDelete(static_cast<ZSet*>(obj));
       return;
     default:
       break;
@@ -37,6 +41,9 @@ std::string_view EncodingName(const CompactValue& value) {
   switch (value.type()) {
     case ValueType::kList:
       return "quicklist";  // Redis 7.0 reports "quicklist" for every list, even one node
+    case ValueType::kZSet:
+      return static_cast<const ZSet*>(value.object())->encoding() == ZSet::kPacked ? "listpack"
+                                                                                    : "skiplist";
     default:
       break;
   }
@@ -49,6 +56,9 @@ CompactValue CloneObject(const CompactValue& value) {
       return CompactValue::FromObject(ValueType::kList,
                                       static_cast<const List*>(value.object())->Clone(),
                                       value.object_encoding());
+    case ValueType::kZSet:
+      return CompactValue::FromObject(ValueType::kZSet,
+                                      static_cast<const ZSet*>(value.object())->Clone());
     default:
       break;
   }

@@ -1,8 +1,992 @@
-// Sorted-set commands.
+// Sorted-set commands (Redis 7.0 semantics, replies and error texts; t_zset.c is the reference).
+//
+// Single-key commands run on the key's shard over core::ZSet. The commands over several keys
+// (ZUNION/ZINTER/ZDIFF[STORE], ZINTERCARD, ZRANGESTORE, ZMPOP) run as one shard::Transaction: a
+// read phase copies the sources on their shards, the coordinator computes, and a RunOn on the
+// destination's shard stores the result, atomically with respect to every other command.
+#include "server/zset_family.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/glob.h"
+#include "core/number.h"
+#include "core/string_util.h"
+#include "core/value_object.h"
+#include "core/zset.h"
 #include "server/command.h"
+#include "server/connection_state.h"
+#include "server/key_lookup.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
-void RegisterZSetFamily(CommandRegistry* r) { (void)r; }
+using core::ZSet;
+using shard::Db;
+
+namespace {
+
+constexpr std::string_view kNanErr = "ERR resulting score is not a number (NaN)";
+constexpr std::string_view kScoreRangeErr = "ERR min or max is not a float";
+constexpr std::string_view kLexRangeErr = "ERR min or max not valid string range item";
+constexpr std::string_view kPositiveErr = "ERR value is out of range, must be positive";
+
+ZSet* AsZSet(Db::Iterator it) { return static_cast<ZSet*>(it.value().object()); }
+
+// A member and its score; views into a ZSet (valid until it changes) or into owned strings.
+using ViewEntry = std::pair<std::string_view, double>;
+using OwnedEntry = std::pair<std::string, double>;
+
+std::mt19937_64& Rng() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  return rng;
+}
+
+// Members with or without scores, as Redis 7.0 replies them: WITHSCORES is a flat array in RESP2
+// and an array of [member, score] pairs in RESP3.
+template <typename Entries>
+void ReplyEntries(core::ReplyBuilder& rb, const Entries& entries, bool withscores) {
+  const bool nested = withscores && rb.resp3();
+  rb.ArrayHeader(withscores && !nested ? entries.size() * 2 : entries.size());
+  for (const auto& [member, score] : entries) {
+    if (nested) rb.ArrayHeader(2);
+    rb.Bulk(member);
+    if (withscores) rb.Double(score);
+  }
+}
+
+// Removes the key when its set became empty (Redis deletes empty collections).
+void EraseIfEmpty(Db& db, Db::Iterator it, std::string_view key, uint64_t hash) {
+  if (AsZSet(it)->size() == 0) db.Erase(it, key, hash);
+}
+
+// Stores `items` as a new sorted set at key (replacing any value and TTL, as Redis' setKey), or
+// deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
+// the size of the stored set.
+size_t StoreZSet(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
+                 const std::vector<OwnedEntry>& items) {
+  if (items.empty()) {
+    if (db.Erase(key, hash, now_ms)) db.NoteModified(key);
+    return 0;
+  }
+  // Starts packed and converts when a limit is crossed: the encoding Redis ends with.
+  ZSet* z = core::ShardNew<ZSet>(ZSet::kPacked);
+  for (const auto& [member, score] : items) z->Add(member, score, 0, nullptr);
+  bool inserted;
+  Db::Iterator it = db.FindOrInsert(key, hash, now_ms, &inserted);
+  it.value().SetObject(core::ValueType::kZSet, z);
+  if (!inserted) db.SetExpire(it, key, hash, 0);
+  db.NoteModified(key);
+  return z->size();
+}
+
+// --- ZADD / ZINCRBY
+
+void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags) {
+  unsigned flags = base_flags;
+  bool ch = false;
+  size_t idx = 2;
+  for (; idx < args.size(); ++idx) {
+    std::string_view opt = args[idx];
+    if (core::EqualsIgnoreCase(opt, "nx")) {
+      flags |= core::kZAddNx;
+    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+      flags |= core::kZAddXx;
+    } else if (core::EqualsIgnoreCase(opt, "ch")) {
+      ch = true;
+    } else if (core::EqualsIgnoreCase(opt, "incr")) {
+      flags |= core::kZAddIncr;
+    } else if (core::EqualsIgnoreCase(opt, "gt")) {
+      flags |= core::kZAddGt;
+    } else if (core::EqualsIgnoreCase(opt, "lt")) {
+      flags |= core::kZAddLt;
+    } else {
+      break;
+    }
+  }
+  const size_t rest = args.size() - idx;
+  if (rest == 0 || rest % 2 != 0) return ctx.rb.Error(kSyntaxErr);
+  const size_t elements = rest / 2;
+  const bool incr = flags & core::kZAddIncr, nx = flags & core::kZAddNx,
+             xx = flags & core::kZAddXx, gt = flags & core::kZAddGt, lt = flags & core::kZAddLt;
+  if (nx && xx) return ctx.rb.Error("ERR XX and NX options at the same time are not compatible");
+  if ((gt && nx) || (lt && nx) || (gt && lt)) {
+    return ctx.rb.Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+  }
+  if (incr && elements > 1) {
+    return ctx.rb.Error("ERR INCR option supports a single increment-element pair");
+  }
+  std::vector<double> scores(elements);
+  for (size_t j = 0; j < elements; ++j) {
+    if (!core::ParseDouble(args[idx + 2 * j], &scores[j])) return ctx.rb.Error(kNotFloatErr);
+  }
+
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  if (!Db::Found(it)) {
+    if (xx) return incr ? ctx.rb.Null() : ctx.rb.Integer(0);
+    bool inserted;
+    it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
+    it.value().SetObject(core::ValueType::kZSet,
+                         core::ShardNew<ZSet>(ZSet::StartsLarge(args[idx + 1].size())));
+  }
+  ZSet* z = AsZSet(it);
+  for (size_t j = 0; j < elements; ++j) {
+    double new_score = 0;
+    const unsigned out = z->Add(args[idx + 2 * j + 1], scores[j], flags, &new_score);
+    if (out & core::kZAddOutNan) {
+      EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+      return ctx.rb.Error(kNanErr);
+    }
+    if (out & core::kZAddOutAdded) ++added;
+    if (out & core::kZAddOutUpdated) ++updated;
+    if (!(out & core::kZAddOutNop)) {
+      ++processed;
+      score = new_score;
+    }
+  }
+  if (incr) return processed ? ctx.rb.Double(score) : ctx.rb.Null();
+  ctx.rb.Integer(ch ? added + updated : added);
+}
+
+void CmdZAdd(ArgSlice args, ShardContext& ctx) { ZAddGeneric(args, ctx, 0); }
+void CmdZIncrBy(ArgSlice args, ShardContext& ctx) { ZAddGeneric(args, ctx, core::kZAddIncr); }
+
+// --- Point reads
+
+void CmdZCard(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) ? int64_t(AsZSet(it)->size()) : 0);
+}
+
+void CmdZScore(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  double score;
+  if (!Db::Found(it) || !AsZSet(it)->Score(args[2], &score)) return ctx.rb.Null();
+  ctx.rb.Double(score);
+}
+
+void CmdZMScore(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  const ZSet* z = Db::Found(it) ? AsZSet(it) : nullptr;
+  ctx.rb.ArrayHeader(args.size() - 2);
+  for (size_t j = 2; j < args.size(); ++j) {
+    double score;
+    if (z != nullptr && z->Score(args[j], &score)) {
+      ctx.rb.Double(score);
+    } else {
+      ctx.rb.Null();
+    }
+  }
+}
+
+// ZRANK/ZREVRANK key member (Redis 7.0: no WITHSCORE; the arity rejects it).
+template <bool kReverse>
+void CmdZRank(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Null();
+  const int64_t rank = AsZSet(it)->Rank(args[2], kReverse);
+  if (rank < 0) return ctx.rb.Null();
+  ctx.rb.Integer(rank);
+}
+
+void CmdZCount(ArgSlice args, ShardContext& ctx) {
+  core::ZScoreRange range;
+  if (!core::ParseScoreRange(args[2], args[3], &range)) return ctx.rb.Error(kScoreRangeErr);
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) ? int64_t(AsZSet(it)->CountByScore(range)) : 0);
+}
+
+void CmdZLexCount(ArgSlice args, ShardContext& ctx) {
+  core::ZLexRange range;
+  if (!core::ParseLexRange(args[2], args[3], &range)) return ctx.rb.Error(kLexRangeErr);
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) ? int64_t(AsZSet(it)->CountByLex(range)) : 0);
+}
+
+// --- ZRANGE and its older forms (Redis' zrangeGenericCommand).
+
+enum class RangeType { kAuto, kRank, kScore, kLex };
+enum class Direction { kAuto, kForward, kReverse };
+
+struct RangeSpec {
+  RangeType type = RangeType::kAuto;
+  bool reverse = false;
+  bool withscores = false;
+  int64_t start = 0, end = 0;  // ranks
+  int64_t offset = 0, limit = -1;
+  core::ZScoreRange score;
+  core::ZLexRange lex;
+};
+
+// Parses `<src> <min> <max> [options]` starting at args[src]. Replies the error and returns false.
+bool ParseRange(ArgSlice args, size_t src, bool store, RangeType type, Direction dir,
+                core::ReplyBuilder& rb, RangeSpec* spec) {
+  for (size_t j = src + 3; j < args.size(); ++j) {
+    std::string_view opt = args[j];
+    const size_t left = args.size() - j - 1;
+    if (!store && core::EqualsIgnoreCase(opt, "withscores")) {
+      spec->withscores = true;
+    } else if (core::EqualsIgnoreCase(opt, "limit") && left >= 2) {
+      if (!core::ParseInt64(args[j + 1], &spec->offset) ||
+          !core::ParseInt64(args[j + 2], &spec->limit)) {
+        rb.Error(kNotIntegerErr);
+        return false;
+      }
+      j += 2;
+    } else if (dir == Direction::kAuto && core::EqualsIgnoreCase(opt, "rev")) {
+      dir = Direction::kReverse;
+    } else if (type == RangeType::kAuto && core::EqualsIgnoreCase(opt, "bylex")) {
+      type = RangeType::kLex;
+    } else if (type == RangeType::kAuto && core::EqualsIgnoreCase(opt, "byscore")) {
+      type = RangeType::kScore;
+    } else {
+      rb.Error(kSyntaxErr);
+      return false;
+    }
+  }
+  if (dir == Direction::kAuto) dir = Direction::kForward;
+  if (type == RangeType::kAuto) type = RangeType::kRank;
+  if (spec->limit != -1 && type == RangeType::kRank) {
+    rb.Error(
+        "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+    return false;
+  }
+  if (spec->withscores && type == RangeType::kLex) {
+    rb.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+    return false;
+  }
+  spec->type = type;
+  spec->reverse = dir == Direction::kReverse;
+  size_t min_idx = src + 1, max_idx = src + 2;
+  if (spec->reverse && type != RangeType::kRank) std::swap(min_idx, max_idx);  // [max, min]
+  switch (type) {
+    case RangeType::kAuto:
+    case RangeType::kRank:
+      if (!core::ParseInt64(args[min_idx], &spec->start) ||
+          !core::ParseInt64(args[max_idx], &spec->end)) {
+        rb.Error(kNotIntegerErr);
+        return false;
+      }
+      break;
+    case RangeType::kScore:
+      if (!core::ParseScoreRange(args[min_idx], args[max_idx], &spec->score)) {
+        rb.Error(kScoreRangeErr);
+        return false;
+      }
+      break;
+    case RangeType::kLex:
+      if (!core::ParseLexRange(args[min_idx], args[max_idx], &spec->lex)) {
+        rb.Error(kLexRangeErr);
+        return false;
+      }
+      break;
+  }
+  return true;
+}
+
+// The members a parsed range selects, in reply order.
+void CollectRange(const ZSet& z, const RangeSpec& spec, std::vector<ViewEntry>* out) {
+  auto add = [out](std::string_view m, double s) { out->emplace_back(m, s); };
+  const int64_t len = int64_t(z.size());
+  switch (spec.type) {
+    case RangeType::kAuto:
+    case RangeType::kRank: {
+      int64_t start = spec.start, end = spec.end;
+      if (start < 0) start += len;
+      if (end < 0) end += len;
+      if (start < 0) start = 0;
+      if (start > end || start >= len) return;
+      if (end >= len) end = len - 1;
+      out->reserve(size_t(end - start + 1));
+      z.RangeByRank(size_t(start), size_t(end), spec.reverse, add);
+      return;
+    }
+    case RangeType::kScore:
+      // A negative offset walks off the end in Redis' loop: nothing.
+      if (spec.offset < 0 || (spec.offset > 0 && spec.offset >= len)) return;
+      z.RangeByScore(spec.score, spec.reverse, size_t(spec.offset), spec.limit, add);
+      return;
+    case RangeType::kLex:
+      if (spec.offset < 0) return;
+      z.RangeByLex(spec.lex, spec.reverse, size_t(spec.offset), spec.limit, add);
+      return;
+  }
+}
+
+template <RangeType kType, Direction kDir>
+void CmdZRange(ArgSlice args, ShardContext& ctx) {
+  RangeSpec spec;
+  if (!ParseRange(args, 1, false, kType, kDir, ctx.rb, &spec)) return;
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.ArrayHeader(0);
+  std::vector<ViewEntry> entries;
+  CollectRange(*AsZSet(it), spec, &entries);
+  ReplyEntries(ctx.rb, entries, spec.withscores);
+}
+
+// ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]
+void CmdZRangeStore(ArgSlice args, ConnContext& ctx) {
+  RangeSpec spec;
+  if (!ParseRange(args, 2, true, RangeType::kAuto, Direction::kAuto, ctx.rb, &spec)) return;
+  const std::array<std::string_view, 2> keys = {args[1], args[2]};
+  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
+  bool wrong_type = false;
+  std::vector<OwnedEntry> items;
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      if (i != 1) continue;
+      Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
+      if (!Db::Found(it)) return;
+      if (it.value().type() != core::ValueType::kZSet) {
+        wrong_type = true;
+        return;
+      }
+      std::vector<ViewEntry> view;
+      CollectRange(*AsZSet(it), spec, &view);
+      items.reserve(view.size());
+      for (const auto& [m, s] : view) items.emplace_back(std::string(m), s);
+    }
+  });
+  if (wrong_type) {
+    tx.Conclude();
+    return ctx.rb.Error(kWrongTypeErr);
+  }
+  size_t stored = 0;
+  tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
+    stored = StoreZSet(t.db, tx.key(0), tx.hash(0), t.now_ms, items);
+  });
+  tx.Conclude();
+  ctx.rb.Integer(int64_t(stored));
+}
+
+// --- Removal
+
+void CmdZRem(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  ZSet* z = AsZSet(it);
+  int64_t deleted = 0;
+  for (size_t j = 2; j < args.size(); ++j) {
+    if (z->Erase(args[j])) ++deleted;
+    if (z->size() == 0) break;
+  }
+  EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+  ctx.rb.Integer(deleted);
+}
+
+template <RangeType kType>
+void CmdZRemRange(ArgSlice args, ShardContext& ctx) {
+  int64_t start = 0, end = 0;
+  core::ZScoreRange score;
+  core::ZLexRange lex;
+  if constexpr (kType == RangeType::kRank) {
+    if (!core::ParseInt64(args[2], &start) || !core::ParseInt64(args[3], &end)) {
+      return ctx.rb.Error(kNotIntegerErr);
+    }
+  } else if constexpr (kType == RangeType::kScore) {
+    if (!core::ParseScoreRange(args[2], args[3], &score)) return ctx.rb.Error(kScoreRangeErr);
+  } else {
+    if (!core::ParseLexRange(args[2], args[3], &lex)) return ctx.rb.Error(kLexRangeErr);
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  ZSet* z = AsZSet(it);
+  size_t removed = 0;
+  if constexpr (kType == RangeType::kRank) {
+    const int64_t len = int64_t(z->size());
+    if (start < 0) start += len;
+    if (end < 0) end += len;
+    if (start < 0) start = 0;
+    if (start > end || start >= len) return ctx.rb.Integer(0);
+    if (end >= len) end = len - 1;
+    removed = z->EraseRangeByRank(size_t(start), size_t(end));
+  } else if constexpr (kType == RangeType::kScore) {
+    removed = z->EraseRangeByScore(score);
+  } else {
+    removed = z->EraseRangeByLex(lex);
+  }
+  EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+  ctx.rb.Integer(int64_t(removed));
+}
+
+// --- Pops
+
+// ZPOPMIN/ZPOPMAX key [count]
+template <bool kMax>
+void CmdZPop(ArgSlice args, ShardContext& ctx) {
+  if (args.size() > 3) return ctx.rb.Error(kSyntaxErr);
+  int64_t count = -1;
+  if (args.size() == 3 && (!core::ParseInt64(args[2], &count) || count < 0)) {
+    return ctx.rb.Error(kPositiveErr);
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it) || count == 0) return ctx.rb.ArrayHeader(0);
+  const ZPopReply shape = ctx.rb.resp3() && count != -1 ? ZPopReply::kNested : ZPopReply::kFlat;
+  ZPopAndReply(ctx.db, it, args[1], ctx.hash, kMax, count == -1 ? 1 : count, shape, ctx.rb);
+}
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
+void CmdZMPop(ArgSlice args, ConnContext& ctx) {
+  int64_t numkeys;
+  if (!core::ParseInt64(args[1], &numkeys) || numkeys < 1) {
+    return ctx.rb.Error("ERR numkeys should be greater than 0");
+  }
+  if (numkeys >= int64_t(args.size()) - 2) return ctx.rb.Error(kSyntaxErr);
+  const size_t where_idx = 2 + size_t(numkeys);
+  bool from_max;
+  if (core::EqualsIgnoreCase(args[where_idx], "min")) {
+    from_max = false;
+  } else if (core::EqualsIgnoreCase(args[where_idx], "max")) {
+    from_max = true;
+  } else {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  int64_t count = -1;
+  for (size_t j = where_idx + 1; j < args.size(); ++j) {
+    if (count == -1 && core::EqualsIgnoreCase(args[j], "count") && j + 1 < args.size()) {
+      ++j;
+      if (!core::ParseInt64(args[j], &count) || count < 1) {
+        return ctx.rb.Error("ERR count should be greater than 0");
+      }
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  if (count == -1) count = 1;
+
+  shard::Transaction tx(ctx.conn.db, args.subspan(2, size_t(numkeys)), shard::Transaction::kWrite);
+  // 0: missing, 1: a sorted set, 2: another type. Each shard writes its own keys' slots.
+  std::vector<uint8_t> state(size_t(numkeys), 0);
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      Db::Iterator it = t.db.Find(tx.key(i), tx.hash(i), t.now_ms);
+      if (Db::Found(it)) state[i] = it.value().type() == core::ValueType::kZSet ? 1 : 2;
+    }
+  });
+  // As Redis: the first key that exists decides (WRONGTYPE if it is not a sorted set).
+  size_t pick = 0;
+  while (pick < state.size() && state[pick] == 0) ++pick;
+  if (pick == state.size()) {
+    tx.Conclude();
+    return ctx.rb.NullArray();
+  }
+  if (state[pick] == 2) {
+    tx.Conclude();
+    return ctx.rb.Error(kWrongTypeErr);
+  }
+  std::string reply;
+  const bool resp3 = ctx.rb.resp3();
+  tx.RunOn(tx.shard_of(uint32_t(pick)), [&](shard::TxShard& t) {
+    core::ReplyBuilder rb(&reply);
+    rb.set_resp3(resp3);
+    Db::Iterator it = t.db.Find(tx.key(uint32_t(pick)), tx.hash(uint32_t(pick)), t.now_ms);
+    ZPopAndReply(t.db, it, tx.key(uint32_t(pick)), tx.hash(uint32_t(pick)), from_max, count,
+                 ZPopReply::kKeyNested, rb);
+  });
+  tx.Conclude();
+  ctx.rb.output()->append(reply);
+}
+
+// --- ZRANDMEMBER key [count [WITHSCORES]]
+
+void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
+  int64_t l = 0;
+  bool withscores = false;
+  if (args.size() >= 3) {
+    if (!core::ParseInt64(args[2], &l)) return ctx.rb.Error(kNotIntegerErr);
+    if (l == std::numeric_limits<int64_t>::min()) {
+      return ctx.rb.Error(
+          "ERR value is out of range, value must between -9223372036854775807 and "
+          "9223372036854775807");
+    }
+    if (args.size() > 4 || (args.size() == 4 && !core::EqualsIgnoreCase(args[3], "withscores"))) {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+    if (args.size() == 4) {
+      withscores = true;
+      constexpr int64_t kHalf = std::numeric_limits<int64_t>::max() / 2;
+      if (l < -kHalf || l > kHalf) return ctx.rb.Error("ERR value is out of range");
+    }
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  auto& rng = Rng();
+  if (args.size() == 2) {
+    if (!Db::Found(it)) return ctx.rb.Null();
+    const ZSet& z = *AsZSet(it);
+    std::string_view m;
+    double s;
+    z.At(std::uniform_int_distribution<size_t>(0, z.size() - 1)(rng), &m, &s);
+    return ctx.rb.Bulk(m);
+  }
+  if (!Db::Found(it) || l == 0) return ctx.rb.ArrayHeader(0);
+  const ZSet& z = *AsZSet(it);
+  const size_t size = z.size();
+  std::vector<ViewEntry> all;  // every member, when that is the cheap way to pick
+  auto entry = [&](size_t rank) -> ViewEntry {
+    if (!all.empty()) return all[rank];
+    ViewEntry e;
+    z.At(rank, &e.first, &e.second);
+    return e;
+  };
+  if (z.encoding() == ZSet::kPacked) {
+    all.reserve(size);
+    z.RangeByRank(0, size - 1, false,
+                  [&](std::string_view m, double s) { all.emplace_back(m, s); });
+  }
+  std::uniform_int_distribution<size_t> pick(0, size - 1);
+  const bool nested = withscores && ctx.rb.resp3();
+  auto emit = [&](const ViewEntry& e) {
+    if (nested) ctx.rb.ArrayHeader(2);
+    ctx.rb.Bulk(e.first);
+    if (withscores) ctx.rb.Double(e.second);
+  };
+  if (l < 0 || l == 1) {  // with repetitions, in random order
+    const size_t count = l < 0 ? size_t(-l) : 1;
+    ctx.rb.ArrayHeader(withscores && !nested ? count * 2 : count);
+    for (size_t i = 0; i < count; ++i) emit(entry(pick(rng)));
+    return;
+  }
+  const size_t count = size_t(l);
+  if (count >= size) {
+    // The whole set, from the highest score down: Redis' zuiNext walks a set from its tail.
+    std::vector<ViewEntry> desc;
+    desc.reserve(size);
+    z.RangeByRank(0, size - 1, true,
+                  [&](std::string_view m, double s) { desc.emplace_back(m, s); });
+    return ReplyEntries(ctx.rb, desc, withscores);
+  }
+  std::vector<size_t> ranks;
+  if (count * 3 > size) {  // remove random members from the whole set
+    ranks.resize(size);
+    for (size_t i = 0; i < size; ++i) ranks[i] = i;
+    std::shuffle(ranks.begin(), ranks.end(), rng);
+    ranks.resize(count);
+  } else {  // draw until there are enough distinct ones
+    absl::flat_hash_set<size_t> seen;
+    while (ranks.size() < count) {
+      const size_t r = pick(rng);
+      if (seen.insert(r).second) ranks.push_back(r);
+    }
+  }
+  ctx.rb.ArrayHeader(withscores && !nested ? count * 2 : count);
+  for (size_t r : ranks) emit(entry(r));
+}
+
+// --- ZSCAN key cursor [MATCH pattern] [COUNT count]
+
+// Redis' parseScanCursorOrReply: strtoul over the whole argument, no leading space, no overflow.
+bool ParseCursor(std::string_view s, uint64_t* out) {
+  std::string copy(s);
+  if (copy.empty() || std::isspace(static_cast<unsigned char>(copy[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(copy.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return false;
+  *out = v;
+  return true;
+}
+
+void CmdZScan(ArgSlice args, ShardContext& ctx) {
+  uint64_t cursor;
+  if (!ParseCursor(args[2], &cursor)) return ctx.rb.Error("ERR invalid cursor");
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) {
+    ctx.rb.ArrayHeader(2);
+    ctx.rb.Bulk("0");
+    return ctx.rb.ArrayHeader(0);
+  }
+  int64_t count = 10;
+  std::string_view pattern;
+  bool use_pattern = false;
+  for (size_t j = 3; j < args.size(); ++j) {
+    const bool has_next = j + 1 < args.size();
+    if (core::EqualsIgnoreCase(args[j], "count") && has_next) {
+      if (!core::ParseInt64(args[j + 1], &count)) return ctx.rb.Error(kNotIntegerErr);
+      if (count < 1) return ctx.rb.Error(kSyntaxErr);
+      ++j;
+    } else if (core::EqualsIgnoreCase(args[j], "match") && has_next) {
+      pattern = args[j + 1];
+      use_pattern = pattern != "*";
+      ++j;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  std::vector<ViewEntry> found;
+  const uint64_t next = AsZSet(it)->Scan(cursor, size_t(count), [&](std::string_view m, double s) {
+    if (!use_pattern || core::GlobMatch(pattern, m)) found.emplace_back(m, s);
+  });
+  ctx.rb.ArrayHeader(2);
+  ctx.rb.Bulk(core::Concat(next));
+  ctx.rb.ArrayHeader(found.size() * 2);
+  for (const auto& [m, s] : found) {
+    ctx.rb.Bulk(m);
+    ctx.rb.Bulk(core::FormatDouble(s));
+  }
+}
+
+// --- ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD (zunionInterDiffGenericCommand).
+
+enum class SetOp { kUnion, kInter, kDiff };
+enum class Aggregate { kSum, kMin, kMax };
+
+void AggregateInto(double* target, double v, Aggregate agg) {
+  switch (agg) {
+    case Aggregate::kSum:
+      *target += v;
+      if (std::isnan(*target)) *target = 0;  // inf + -inf
+      break;
+    case Aggregate::kMin:
+      *target = v < *target ? v : *target;
+      break;
+    case Aggregate::kMax:
+      *target = v > *target ? v : *target;
+      break;
+  }
+}
+
+// One input of the operation, copied from its shard.
+struct Source {
+  std::vector<OwnedEntry> items;
+  double weight = 1;
+};
+
+// Copies the members of a source key (a sorted set, or a plain set whose members count with score
+// 1). Returns false for another type.
+bool ReadSource(const core::CompactValue& v, Source* src) {
+  switch (v.type()) {
+    case core::ValueType::kZSet: {
+      const ZSet& z = *static_cast<const ZSet*>(v.object());
+      src->items.reserve(z.size());
+      if (z.size() > 0) {
+        z.RangeByRank(0, z.size() - 1, false,
+                      [&](std::string_view m, double s) { src->items.emplace_back(m, s); });
+      }
+      return true;
+    }
+    case core::ValueType::kSet:
+      // TODO(sets): plain sets are valid inputs with score 1 for every member (Redis' zuiNext
+      // over a set); read their members here once the set type is merged. Until then a set key
+      // answers WRONGTYPE.
+      return false;
+    default:
+      return false;
+  }
+}
+
+bool SortedLess(const OwnedEntry& a, const OwnedEntry& b) {
+  if (a.second != b.second) return a.second < b.second;
+  return a.first < b.first;  // std::string compares bytes as unsigned: memcmp order
+}
+
+template <SetOp kOp, bool kStore, bool kCardOnly>
+void CmdZSetOp(ArgSlice args, ConnContext& ctx) {
+  const size_t numkeys_idx = kStore ? 2 : 1;
+  int64_t setnum;
+  if (!core::ParseInt64(args[numkeys_idx], &setnum)) return ctx.rb.Error(kNotIntegerErr);
+  if (setnum < 1) {
+    return ctx.rb.Error(core::Concat("ERR at least 1 input key is needed for '",
+                                     core::ToLower(args[0]), "' command"));
+  }
+  if (setnum > int64_t(args.size() - (numkeys_idx + 1))) return ctx.rb.Error(kSyntaxErr);
+  const size_t n = size_t(setnum);
+
+  // Options. Redis looks the keys up (and answers WRONGTYPE) before it parses them, so an option
+  // error is kept and replied only when every key has a usable type.
+  std::vector<double> weights(n, 1.0);
+  Aggregate agg = Aggregate::kSum;
+  bool withscores = false;
+  int64_t limit = 0;
+  std::string opt_err;
+  for (size_t j = numkeys_idx + 1 + n; j < args.size() && opt_err.empty();) {
+    const size_t remaining = args.size() - j;
+    std::string_view opt = args[j];
+    if (kOp != SetOp::kDiff && !kCardOnly && remaining >= n + 1 &&
+        core::EqualsIgnoreCase(opt, "weights")) {
+      ++j;
+      for (size_t i = 0; i < n; ++i, ++j) {
+        if (!core::ParseDouble(args[j], &weights[i])) {
+          opt_err = "ERR weight value is not a float";
+          break;
+        }
+      }
+    } else if (kOp != SetOp::kDiff && !kCardOnly && remaining >= 2 &&
+               core::EqualsIgnoreCase(opt, "aggregate")) {
+      std::string_view a = args[j + 1];
+      if (core::EqualsIgnoreCase(a, "sum")) {
+        agg = Aggregate::kSum;
+      } else if (core::EqualsIgnoreCase(a, "min")) {
+        agg = Aggregate::kMin;
+      } else if (core::EqualsIgnoreCase(a, "max")) {
+        agg = Aggregate::kMax;
+      } else {
+        opt_err = kSyntaxErr;
+      }
+      j += 2;
+    } else if (!kStore && !kCardOnly && core::EqualsIgnoreCase(opt, "withscores")) {
+      withscores = true;
+      ++j;
+    } else if (kCardOnly && remaining >= 2 && core::EqualsIgnoreCase(opt, "limit")) {
+      if (!core::ParseInt64(args[j + 1], &limit) || limit < 0) {
+        opt_err = "ERR LIMIT can't be negative";
+      }
+      j += 2;
+    } else {
+      opt_err = kSyntaxErr;
+    }
+  }
+
+  // The transaction's keys: the destination first (index 0) for the STORE forms.
+  std::vector<std::string_view> keys;
+  keys.reserve(n + 1);
+  if (kStore) keys.push_back(args[1]);
+  for (size_t i = 0; i < n; ++i) keys.push_back(args[numkeys_idx + 1 + i]);
+  const uint32_t first_src = kStore ? 1 : 0;
+  shard::Transaction tx(ctx.conn.db, keys,
+                        kStore ? shard::Transaction::kWrite : shard::Transaction::kRead);
+  std::vector<Source> srcs(n);
+  std::vector<uint8_t> wrong(n, 0);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        for (uint32_t i : t.keys) {
+          if (i < first_src) continue;
+          Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
+          if (Db::Found(it) && !ReadSource(it.value(), &srcs[i - first_src])) {
+            wrong[i - first_src] = 1;
+          }
+        }
+      },
+      /*conclude=*/!kStore);
+  auto fail = [&](std::string_view err) {
+    if (kStore) tx.Conclude();
+    ctx.rb.Error(err);
+  };
+  if (std::find(wrong.begin(), wrong.end(), 1) != wrong.end()) return fail(kWrongTypeErr);
+  if (!opt_err.empty()) return fail(opt_err);
+  for (size_t i = 0; i < n; ++i) srcs[i].weight = weights[i];
+
+  std::vector<OwnedEntry> result;
+  int64_t cardinality = 0;
+  if constexpr (kOp != SetOp::kDiff) {
+    // Smallest first, as Redis (its qsort is a stable merge sort in glibc): the order in which
+    // scores are summed is the same.
+    std::stable_sort(srcs.begin(), srcs.end(), [](const Source& a, const Source& b) {
+      return a.items.size() < b.items.size();
+    });
+  }
+  if constexpr (kOp == SetOp::kInter) {
+    if (!srcs[0].items.empty()) {
+      std::vector<absl::flat_hash_map<std::string_view, double, core::StringHash, core::StringEq>>
+          index(n);
+      for (size_t j = 1; j < n; ++j) {
+        index[j].reserve(srcs[j].items.size());
+        for (const auto& [m, s] : srcs[j].items) index[j].emplace(m, s);
+      }
+      for (const auto& [m, s] : srcs[0].items) {
+        double score = srcs[0].weight * s;
+        if (std::isnan(score)) score = 0;
+        size_t j = 1;
+        for (; j < n; ++j) {
+          auto found = index[j].find(m);
+          if (found == index[j].end()) break;
+          AggregateInto(&score, found->second * srcs[j].weight, agg);
+        }
+        if (j < n) continue;
+        if (kCardOnly) {
+          ++cardinality;
+          if (limit && cardinality >= limit) break;
+        } else {
+          result.emplace_back(m, score);
+        }
+      }
+    }
+  } else if constexpr (kOp == SetOp::kUnion) {
+    absl::flat_hash_map<std::string_view, double, core::StringHash, core::StringEq> acc;
+    for (const Source& src : srcs) {
+      for (const auto& [m, s] : src.items) {
+        double score = src.weight * s;
+        if (std::isnan(score)) score = 0;
+        auto [slot, inserted] = acc.try_emplace(m, score);
+        if (!inserted) AggregateInto(&slot->second, score, agg);
+      }
+    }
+    result.reserve(acc.size());
+    for (const auto& [m, s] : acc) result.emplace_back(std::string(m), s);
+  } else {
+    absl::flat_hash_set<std::string_view, core::StringHash, core::StringEq> others;
+    for (size_t j = 1; j < n; ++j) {
+      for (const auto& [m, s] : srcs[j].items) others.insert(m);
+    }
+    for (const auto& [m, s] : srcs[0].items) {
+      if (!others.contains(m)) result.emplace_back(m, s);
+    }
+  }
+
+  if constexpr (kCardOnly) {
+    ctx.rb.Integer(cardinality);
+  } else if constexpr (kStore) {
+    std::sort(result.begin(), result.end(), SortedLess);
+    size_t stored = 0;
+    tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
+      stored = StoreZSet(t.db, tx.key(0), tx.hash(0), t.now_ms, result);
+    });
+    tx.Conclude();
+    ctx.rb.Integer(int64_t(stored));
+  } else {
+    std::sort(result.begin(), result.end(), SortedLess);
+    ReplyEntries(ctx.rb, result, withscores);
+  }
+}
+
+}  // namespace
+
+size_t ZPopAndReply(Db& db, Db::Iterator it, std::string_view key, uint64_t hash, bool from_max,
+                    int64_t count, ZPopReply shape, core::ReplyBuilder& rb) {
+  ZSet* z = AsZSet(it);
+  const size_t n = std::min<size_t>(size_t(count), z->size());
+  const bool nested = shape == ZPopReply::kNested || shape == ZPopReply::kKeyNested;
+  switch (shape) {
+    case ZPopReply::kFlat:
+      rb.ArrayHeader(n * 2);
+      break;
+    case ZPopReply::kNested:
+      rb.ArrayHeader(n);
+      break;
+    case ZPopReply::kFlatWithKey:
+      rb.ArrayHeader(n * 2 + 1);
+      rb.Bulk(key);
+      break;
+    case ZPopReply::kKeyNested:
+      rb.ArrayHeader(2);
+      rb.Bulk(key);
+      rb.ArrayHeader(n);
+      break;
+  }
+  if (n > 0) {
+    z->RangeByRank(0, n - 1, from_max, [&](std::string_view m, double s) {
+      if (nested) rb.ArrayHeader(2);
+      rb.Bulk(m);
+      rb.Double(s);
+    });
+    const size_t size = z->size();
+    if (from_max) {
+      z->EraseRangeByRank(size - n, size - 1);
+    } else {
+      z->EraseRangeByRank(0, n - 1);
+    }
+  }
+  if (z->size() == 0) db.Erase(it, key, hash);
+  db.NoteModified(key);
+  return n;
+}
+
+void RegisterZSetFamily(CommandRegistry* r) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
+  r->RegisterKeyCommand("zadd", -4, kW | kD | kF, "write sortedset fast", CmdZAdd);
+  r->RegisterKeyCommand("zincrby", 4, kW | kD | kF, "write sortedset fast", CmdZIncrBy);
+  r->RegisterKeyCommand("zcard", 2, kR | kF, "read sortedset fast", CmdZCard);
+  r->RegisterKeyCommand("zscore", 3, kR | kF, "read sortedset fast", CmdZScore);
+  r->RegisterKeyCommand("zmscore", -3, kR | kF, "read sortedset fast", CmdZMScore);
+  r->RegisterKeyCommand("zrank", 3, kR | kF, "read sortedset fast", CmdZRank<false>);
+  r->RegisterKeyCommand("zrevrank", 3, kR | kF, "read sortedset fast", CmdZRank<true>);
+  r->RegisterKeyCommand("zcount", 4, kR | kF, "read sortedset fast", CmdZCount);
+  r->RegisterKeyCommand("zlexcount", 4, kR | kF, "read sortedset fast", CmdZLexCount);
+  r->RegisterKeyCommand("zrange", -4, kR, "read sortedset slow",
+                        CmdZRange<RangeType::kAuto, Direction::kAuto>);
+  r->RegisterKeyCommand("zrevrange", -4, kR, "read sortedset slow",
+                        CmdZRange<RangeType::kRank, Direction::kReverse>);
+  r->RegisterKeyCommand("zrangebyscore", -4, kR, "read sortedset slow",
+                        CmdZRange<RangeType::kScore, Direction::kForward>);
+  r->RegisterKeyCommand("zrevrangebyscore", -4, kR, "read sortedset slow",
+                        CmdZRange<RangeType::kScore, Direction::kReverse>);
+  r->RegisterKeyCommand("zrangebylex", -4, kR, "read sortedset slow",
+                        CmdZRange<RangeType::kLex, Direction::kForward>);
+  r->RegisterKeyCommand("zrevrangebylex", -4, kR, "read sortedset slow",
+                        CmdZRange<RangeType::kLex, Direction::kReverse>);
+  r->RegisterKeyCommand("zrem", -3, kW | kF, "write sortedset fast", CmdZRem);
+  r->RegisterKeyCommand("zremrangebyrank", 4, kW, "write sortedset slow",
+                        CmdZRemRange<RangeType::kRank>);
+  r->RegisterKeyCommand("zremrangebyscore", 4, kW, "write sortedset slow",
+                        CmdZRemRange<RangeType::kScore>);
+  r->RegisterKeyCommand("zremrangebylex", 4, kW, "write sortedset slow",
+                        CmdZRemRange<RangeType::kLex>);
+  r->RegisterKeyCommand("zpopmin", -2, kW | kF, "write sortedset fast", CmdZPop<false>);
+  r->RegisterKeyCommand("zpopmax", -2, kW | kF, "write sortedset fast", CmdZPop<true>);
+  r->RegisterKeyCommand("zrandmember", -2, kR, "read sortedset slow", CmdZRandMember);
+  r->RegisterKeyCommand("zscan", -3, kR, "read sortedset slow", CmdZScan);
+
+  // Commands whose keys follow a numkeys argument (Redis' movablekeys: legacy range 0 0 0, or the
+  // destination only for the STORE forms).
+  auto multi = [r](std::string_view name, int arity, uint32_t flags, int first_key,
+                   std::string_view acl, ConnHandler handler) {
+    r->Register({.name = name,
+                 .arity = arity,
+                 .flags = flags,
+                 .first_key = first_key,
+                 .last_key = first_key,
+                 .key_step = first_key > 0 ? 1 : 0,
+                 .acl_categories = acl,
+                 .on_conn = handler});
+  };
+  r->Register({.name = "zrangestore",
+               .arity = -5,
+               .flags = kW | kD,
+               .first_key = 1,
+               .last_key = 2,
+               .key_step = 1,
+               .acl_categories = "write sortedset slow",
+               .on_conn = CmdZRangeStore});
+  multi("zmpop", -4, kW, 0, "write sortedset slow", CmdZMPop);
+  multi("zunion", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kUnion, false, false>);
+  multi("zinter", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kInter, false, false>);
+  multi("zdiff", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kDiff, false, false>);
+  multi("zintercard", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kInter, false, true>);
+  multi("zunionstore", -4, kW | kD, 1, "write sortedset slow",
+        CmdZSetOp<SetOp::kUnion, true, false>);
+  multi("zinterstore", -4, kW | kD, 1, "write sortedset slow",
+        CmdZSetOp<SetOp::kInter, true, false>);
+  multi("zdiffstore", -4, kW | kD, 1, "write sortedset slow",
+        CmdZSetOp<SetOp::kDiff, true, false>);
+}
 
 }  // namespace shardis::server
