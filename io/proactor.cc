@@ -127,6 +127,18 @@ void Proactor::SendAsync(int fd, const void* buf, size_t len, IoOp* op) {
   io_uring_sqe_set_data(sqe, op);
 }
 
+void Proactor::PollAsync(int fd, unsigned events, IoOp* op) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_poll_add(sqe, fd, events);
+  io_uring_sqe_set_data(sqe, op);
+}
+
+void Proactor::CancelOp(IoOp* op) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_cancel(sqe, op, 0);
+  io_uring_sqe_set_data64(sqe, kIgnoreTag);
+}
+
 int Proactor::Accept(int listen_fd) {
   return Await([&](io_uring_sqe* sqe) {
     io_uring_prep_accept(sqe, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);

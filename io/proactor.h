@@ -89,6 +89,11 @@ class Proactor {
   // Starts a send without waiting: op->Complete(result) runs when it finishes. buf must stay
   // valid until then. Lets a connection queue its replies and its next recv in one submit.
   void SendAsync(int fd, const void* buf, size_t len, IoOp* op);
+  // Starts a poll for `events` (poll(2) bits, e.g. POLLRDHUP) on fd without waiting:
+  // op->Complete(revents or -errno) runs when one occurs or the poll is cancelled.
+  void PollAsync(int fd, unsigned events, IoOp* op);
+  // Cancels an operation started with op (it completes with -ECANCELED unless it already ended).
+  void CancelOp(IoOp* op);
   // Sleeps the calling fiber.
   void SleepFor(std::chrono::nanoseconds duration);
   // Cancels every pending operation on fd (they complete with -ECANCELED).

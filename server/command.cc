@@ -86,6 +86,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterCommandFamily(r);
   RegisterClientFamily(r);
   RegisterMultiFamily(r);
+  RegisterBlockingFamily(r);
   RegisterPubSubFamily(r);
 }
 

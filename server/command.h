@@ -123,6 +123,7 @@ void RegisterCommandFamily(CommandRegistry* registry);
 void RegisterClientFamily(CommandRegistry* registry);
 void RegisterConnectionFamily(CommandRegistry* registry);
 void RegisterMultiFamily(CommandRegistry* registry);
+void RegisterBlockingFamily(CommandRegistry* registry);
 void RegisterPubSubFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.

@@ -369,6 +369,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
     RunShardCommand(*spec, args, ctx);
+    shard.ServeBlocked();
     return;
   }
 
@@ -424,6 +425,7 @@ void Connection::RemoteBatch::Run() {
     ShardContext ctx{shard, shard.db(item.db), rb, now, item.hash};
     RunShardCommand(*item.spec, args, ctx);
   }
+  shard.ServeBlocked();
 }
 
 void Connection::RunLockedItems(unsigned sid, std::span<const RemoteItem> items) {

@@ -172,6 +172,7 @@ std::string BuildInfo(unsigned sections) {
     total.stats.rejected_connections += t.stats.rejected_connections;
     total.stats.protocol_errors += t.stats.protocol_errors;
     total.stats.unknown_commands += t.stats.unknown_commands;
+    total.stats.blocked_clients += t.stats.blocked_clients;
     total.clients += t.clients;
     total.shard.keyspace_hits += t.shard.keyspace_hits;
     total.shard.keyspace_misses += t.shard.keyspace_misses;
@@ -240,7 +241,7 @@ std::string BuildInfo(unsigned sections) {
     field("maxclients", 10000);
     field("client_recent_max_input_buffer", 0);
     field("client_recent_max_output_buffer", 0);
-    field("blocked_clients", 0);
+    field("blocked_clients", total.stats.blocked_clients);
     field("tracking_clients", 0);
     field("clients_in_timeout_table", 0);
   }

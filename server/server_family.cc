@@ -88,6 +88,9 @@ void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
           da.SwapContents(db);
           da.TouchExistingWatched();
           db.TouchExistingWatched();
+          // Clients blocked on keys of either database may find data there now.
+          t.shard.blocking().NoteDbReady(int(a));
+          t.shard.blocking().NoteDbReady(int(b));
         },
         /*conclude=*/true);
   }

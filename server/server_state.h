@@ -36,6 +36,7 @@ struct ThreadStats {
   uint64_t rejected_connections = 0;
   uint64_t protocol_errors = 0;
   uint64_t unknown_commands = 0;  // errors replied for commands not in the table
+  int64_t blocked_clients = 0;    // clients waiting in BLPOP & co. now (a gauge)
 };
 
 class ServerThreadState {

@@ -14,6 +14,7 @@
 
 #include "core/compact_value.h"
 #include "core/dash_table.h"
+#include "shard/blocking.h"
 #include "shard/watch_table.h"
 
 namespace shardis::shard {
@@ -108,6 +109,12 @@ class Db {
   // call it here.
   void NoteModified(std::string_view key) {
     if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
+    if (blocking_->has_waiters()) [[unlikely]] blocking_->NoteReady(index_, key);
+  }
+  // Set once by the Shard: this database's index and the shard's blocked clients.
+  void Attach(int index, BlockingRegistry* blocking) {
+    index_ = index;
+    blocking_ = blocking;
   }
 
   // Touches every watched key that exists now (SWAPDB, FLUSHDB).
@@ -142,6 +149,9 @@ class Db {
   __int128 deadline_sum_ = 0;   // sum of expire_'s deadlines (may exceed 64 bits)
   uint64_t expired_keys_ = 0;
   WatchTable watches_;
+  int index_ = 0;
+  BlockingRegistry* blocking_ = &no_blocking_;
+  static inline BlockingRegistry no_blocking_;  // until Attach (tests use a bare Db)
 };
 
 template <typename Fn>

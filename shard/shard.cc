@@ -14,7 +14,10 @@ int64_t NowMs() {
   return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-Shard::Shard(uint32_t id) : id_(id) { heap_.Install(); }
+Shard::Shard(uint32_t id) : id_(id) {
+  heap_.Install();
+  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_);
+}
 
 Shard::~Shard() {
   // Free every value while the heap they came from is still installed (~ShardHeap uninstalls it).

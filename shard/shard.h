@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/shard_heap.h"
+#include "shard/blocking.h"
 #include "shard/db.h"
 #include "shard/tx_queue.h"
 
@@ -35,6 +36,13 @@ class Shard {
   ShardStats& stats() { return stats_; }
   // This shard's side of the transaction layer (queue and intent locks).
   TxQueue& tx_queue() { return tx_queue_; }
+  // The clients blocked on this shard's keys (BLPOP, ...).
+  BlockingRegistry& blocking() { return blocking_; }
+  // Serves blocked clients whose keys became ready, if any (after every write's command or
+  // transaction step on this shard).
+  void ServeBlocked() {
+    if (blocking_.has_ready()) [[unlikely]] blocking_.ServeReady(*this);
+  }
 
   // One step of active expiry over every database: looks at up to `budget` keys with a TTL and
   // removes those whose deadline passed. Returns how many it removed; `*examined` gets how many it
@@ -55,6 +63,7 @@ class Shard {
   std::array<Db, kNumDbs> dbs_;
   ShardStats stats_;
   TxQueue tx_queue_;
+  BlockingRegistry blocking_;
 };
 
 }  // namespace shardis::shard

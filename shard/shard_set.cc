@@ -24,7 +24,7 @@ constexpr size_t kExpiryChunk = 512;
 thread_local bool tl_stopping = false;
 
 // Fan-out bookkeeping of one waiting fiber: the hops it sent and how many are still out.
-struct Waiter {
+struct HopWaiter {
   int outstanding = 0;
   context* fiber = nullptr;
   // The fiber may yield while hops are out (full ring, a local part that yields): it is scheduled
@@ -45,13 +45,13 @@ struct Waiter {
 
 class FnHop final : public io::Hop {
  public:
-  FnHop(absl::FunctionRef<void(Shard&)> fn, Waiter* waiter) : fn_(fn), waiter_(waiter) {}
+  FnHop(absl::FunctionRef<void(Shard&)> fn, HopWaiter* waiter) : fn_(fn), waiter_(waiter) {}
   void Run() override { fn_(*Shard::current()); }
   void Done() override { waiter_->OneDone(); }
 
  private:
   absl::FunctionRef<void(Shard&)> fn_;
-  Waiter* waiter_;
+  HopWaiter* waiter_;
 };
 
 }  // namespace
@@ -107,7 +107,7 @@ void ShardSet::Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn) {
     fn(*Shard::current());
     return;
   }
-  Waiter waiter{1, context::active(), false};
+  HopWaiter waiter{1, context::active(), false};
   FnHop hop(fn, &waiter);
   self->SendHop(sid, &hop);
   waiter.Wait();
@@ -115,7 +115,7 @@ void ShardSet::Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn) {
 
 void ShardSet::AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn) {
   Proactor* self = Proactor::current();
-  Waiter waiter{0, context::active(), false};
+  HopWaiter waiter{0, context::active(), false};
   std::vector<FnHop> hops;
   hops.reserve(sids.size());
   bool run_local = false;
@@ -144,7 +144,7 @@ namespace {
 // A job run in a fiber on a remote shard; its fiber posts `done` back to the origin at the end.
 struct FiberJob {
   const std::function<void(Shard&)>* fn;
-  Waiter* waiter;
+  HopWaiter* waiter;
   unsigned origin;
 };
 
@@ -161,7 +161,7 @@ void FiberJobStart(void* arg) {
 
 void ShardSet::AwaitAllInFibers(const std::function<void(Shard&)>& fn) {
   Proactor* self = Proactor::current();
-  Waiter waiter{0, context::active(), false};
+  HopWaiter waiter{0, context::active(), false};
   std::vector<FiberJob> jobs(size(), FiberJob{&fn, &waiter, self->index()});
   for (unsigned sid = 0; sid < size(); ++sid) {
     if (sid == self->index()) continue;

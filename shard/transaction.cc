@@ -250,12 +250,15 @@ void Transaction::ExecPhase(TxPart* p) {
     if (tx->conclude_in_phase_) q.Remove(part);
   }
   Complete(part);
+  shard.ServeBlocked();  // keys this phase made ready, unless a transaction still holds them
 }
 
 void Transaction::DoConclude(TxPart* p) {
   Part* part = static_cast<Part*>(p);
-  Shard::current()->tx_queue().Remove(part);
+  Shard& shard = *Shard::current();
+  shard.tx_queue().Remove(part);
   Complete(part);
+  shard.ServeBlocked();  // keys this transaction held and made ready
 }
 
 }  // namespace shardis::shard

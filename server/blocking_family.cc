@@ -1,0 +1,423 @@
+// BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, BLMOVE, BRPOPLPUSH: the pops that wait for
+// data (shard/blocking.h has the shard's side; docs/transactions.md the whole picture).
+//
+// A blocking command first runs like its non-blocking form, as one transaction over its keys. If
+// no key can serve it, that same transaction step registers a Waiter with the shard of every key,
+// and the command's fiber sleeps until a shard serves it, its timeout passes, or the client
+// disconnects. A pop is served on the key's shard, in the loop iteration of the write that made
+// the key ready, and the reply travels back: nobody can take the element in between, and clients
+// are served in the order they blocked. BLMOVE/BRPOPLPUSH move between two keys that may live on
+// two shards, so they are woken instead and run LMOVE again as a transaction (blocking again, at
+// the back of the queue, if someone took the element first).
+#include "server/blocking_family.h"
+
+#include <poll.h>
+
+#include <boost/fiber/context.hpp>
+#include <chrono>
+#include <climits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/list.h"
+#include "core/number.h"
+#include "core/string_util.h"
+#include "io/proactor.h"
+#include "server/connection_state.h"
+#include "server/key_lookup.h"
+#include "server/list_family.h"
+#include "server/mpop_args.h"
+#include "server/server_state.h"
+#include "server/zset_family.h"
+#include "shard/shard_set.h"
+#include "shard/transaction.h"
+
+namespace shardis::server {
+
+using boost::fibers::context;
+using shard::Db;
+
+PopOutcome PopFirst(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
+                    PopFn pop, shard::Waiter* waiter) {
+  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
+  const int db_index = ctx.conn.db;
+  const bool resp3 = ctx.rb.resp3();
+  std::string reply;
+  // Per key: 0 missing, 1 of the wanted type, 2 another type. Each shard fills its own keys.
+  std::vector<uint8_t> state(keys.size(), 0);
+  auto check = [&](shard::TxShard& t) {
+    bool any = false;
+    for (uint32_t i : t.keys) {
+      Db::Iterator it = t.db.Find(tx.key(i), tx.hash(i), t.now_ms);
+      if (!Db::Found(it)) continue;
+      state[i] = it.value().type() == type ? 1 : 2;
+      any = true;
+    }
+    if (!any && waiter != nullptr) {
+      for (uint32_t i : t.keys) t.shard.blocking().Add(db_index, tx.key(i), waiter);
+    }
+  };
+  auto first = [&]() -> std::optional<uint32_t> {
+    for (uint32_t i = 0; i < state.size(); ++i) {
+      if (state[i] != 0) return i;
+    }
+    return std::nullopt;
+  };
+  auto pop_on_shard = [&](shard::TxShard& t, uint32_t i) {
+    core::ReplyBuilder rb(&reply);
+    rb.set_resp3(resp3);
+    pop(t.db, t.db.Find(tx.key(i), tx.hash(i), t.now_ms), tx.key(i), tx.hash(i), rb);
+  };
+
+  PopOutcome outcome = PopOutcome::kNoKey;
+  if (tx.shards().size() == 1) {
+    // One shard: check, then pop or register, in one step (one hop, no scheduling round).
+    tx.Run(
+        [&](shard::TxShard& t) {
+          check(t);
+          std::optional<uint32_t> i = first();
+          if (!i) return;
+          if (state[*i] == 2) {
+            outcome = PopOutcome::kWrongType;
+          } else {
+            pop_on_shard(t, *i);
+            outcome = PopOutcome::kPopped;
+          }
+        },
+        /*conclude=*/true);
+  } else {
+    tx.Run(check);
+    if (std::optional<uint32_t> i = first()) {
+      outcome = state[*i] == 2 ? PopOutcome::kWrongType : PopOutcome::kPopped;
+      // One more step on every shard: take back the registrations of the shards that had no
+      // key (no write can have claimed the waiter: the transaction holds every key), and pop.
+      tx.Run(
+          [&](shard::TxShard& t) {
+            if (waiter != nullptr) {
+              for (uint32_t k : t.keys) t.shard.blocking().Remove(db_index, tx.key(k), waiter);
+            }
+            if (outcome == PopOutcome::kPopped && t.shard.id() == tx.shard_of(*i)) {
+              pop_on_shard(t, *i);
+            }
+          },
+          /*conclude=*/true);
+    } else {
+      tx.Conclude();
+    }
+  }
+  if (outcome == PopOutcome::kPopped) ctx.rb.output()->append(reply);
+  return outcome;
+}
+
+namespace {
+
+// Redis' getTimeoutFromObjectOrReply in seconds: a float; 0 waits forever. Returns the absolute
+// deadline in Unix ms (0: none), or false with the error replied.
+bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadline_ms) {
+  long double seconds;
+  if (!core::ParseLongDouble(arg, &seconds)) {
+    rb.Error("ERR timeout is not a float or out of range");
+    return false;
+  }
+  const long double ms = seconds * 1000.0L;
+  // Redis casts to long long; out of range that gives LLONG_MIN on x86, hence "negative".
+  const long long tval =
+      (ms >= -9.2e18L && ms <= 9.2e18L) ? static_cast<long long>(ms) : LLONG_MIN;
+  if (tval < 0) {
+    rb.Error("ERR timeout is negative");
+    return false;
+  }
+  const int64_t now = shard::NowMs();
+  if (tval > 0 && tval > LLONG_MAX - now) {
+    rb.Error("ERR timeout is out of range");
+    return false;
+  }
+  *deadline_ms = tval == 0 ? 0 : now + tval;
+  return true;
+}
+
+// A client waiting in a blocking command. Lives in the command's fiber; every shard it registered
+// with forgets it (Unregister) before it goes away.
+class BlockedClient : public shard::Waiter {
+ public:
+  BlockedClient(ConnContext& ctx, std::span<const std::string_view> keys)
+      : ctx_(ctx), keys_(keys), db_(ctx.conn.db), resp3_(ctx.rb.resp3()) {
+    origin = io::Proactor::current()->index();
+    wake = &BlockedClient::Wake;
+    wake_arg = this;
+    fiber_ = context::active();
+  }
+
+  // Sleeps until a shard serves the client, the deadline (Unix ms, 0: none) passes or the client
+  // disconnects. True when served.
+  bool Wait(int64_t deadline_ms);
+  // Removes every registration, with a hop to each shard involved.
+  void Unregister();
+  bool disconnected() const { return poll_.fired; }
+
+ protected:
+  ConnContext& ctx_;
+  std::span<const std::string_view> keys_;
+  const int db_;
+  const bool resp3_;
+  std::string reply_;  // written by the claiming shard before it wakes the fiber
+
+ private:
+  // Completes when the peer hangs up (or when cancelled), so a client that leaves while blocked
+  // stops waiting at once.
+  struct HangUpPoll final : io::IoOp {
+    BlockedClient* client = nullptr;
+    bool fired = false;
+    bool done = false;
+    void Complete(int res) override {
+      done = true;
+      fired = res > 0;
+      if (client->sleeping_) context::active()->schedule(client->fiber_);
+    }
+  };
+
+  static void Wake(void* arg) {
+    auto* c = static_cast<BlockedClient*>(arg);
+    c->woken_ = true;
+    if (c->sleeping_) context::active()->schedule(c->fiber_);
+  }
+  void Sleep(int64_t deadline_ms);
+
+  context* fiber_;
+  bool sleeping_ = false;
+  bool woken_ = false;
+  HangUpPoll poll_;
+
+  friend class PopWaiter;
+  friend class MoveWaiter;
+};
+
+void BlockedClient::Sleep(int64_t deadline_ms) {
+  sleeping_ = true;
+  if (deadline_ms == 0) {
+    fiber_->suspend();
+  } else {
+    const int64_t left = std::max<int64_t>(0, deadline_ms - shard::NowMs());
+    fiber_->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(left));
+  }
+  sleeping_ = false;
+}
+
+bool BlockedClient::Wait(int64_t deadline_ms) {
+  io::Proactor* proactor = io::Proactor::current();
+  poll_ = HangUpPoll();
+  poll_.client = this;
+  proactor->PollAsync(ctx_.conn.fd, POLLRDHUP, &poll_);
+  ++ServerThreadState::current().stats().blocked_clients;
+  bool served = false;
+  for (;;) {
+    if (woken_) {
+      served = true;
+      break;
+    }
+    const bool expired = deadline_ms != 0 && shard::NowMs() >= deadline_ms;
+    if ((expired || poll_.fired) && GiveUp()) break;
+    // Not yet, or a shard claimed the client just now: its wake-up is on the way.
+    Sleep(expired || poll_.fired ? 0 : deadline_ms);
+  }
+  --ServerThreadState::current().stats().blocked_clients;
+  woken_ = false;
+  if (!poll_.done) proactor->CancelOp(&poll_);
+  while (!poll_.done) Sleep(0);
+  return served;
+}
+
+void BlockedClient::Unregister() {
+  std::vector<unsigned> sids;
+  for (std::string_view key : keys_) sids.push_back(shard::shard_set->ShardOf(key));
+  std::sort(sids.begin(), sids.end());
+  sids.erase(std::unique(sids.begin(), sids.end()), sids.end());
+  shard::shard_set->AwaitShards(sids, [&](shard::Shard& s) {
+    for (std::string_view key : keys_) {
+      if (shard::shard_set->ShardOf(key) == s.id()) s.blocking().Remove(db_, key, this);
+    }
+  });
+}
+
+// BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: served on the shard by `pop`.
+class PopWaiter final : public BlockedClient {
+ public:
+  PopWaiter(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
+            PopFn pop)
+      : BlockedClient(ctx, keys), type_(type), pop_(pop) {}
+
+  Offer TryServe(shard::Shard&, Db& db, std::string_view key) override {
+    if (state() != kWaiting) return Offer::kGone;
+    const uint64_t hash = core::HashBytes(key);
+    Db::Iterator it = db.Find(key, hash, shard::NowMs());
+    if (!Db::Found(it) || it.value().type() != type_) return Offer::kNotServable;
+    if (!Claim()) return Offer::kGone;
+    core::ReplyBuilder rb(&reply_);
+    rb.set_resp3(resp3_);
+    pop_(db, it, key, hash, rb);
+    Finish();
+    return Offer::kServed;
+  }
+
+  // The whole command: pop now, or block and wait; replies in every case.
+  void Run(int64_t deadline_ms) {
+    const bool can_block = !ctx_.conn.multi.active;  // inside EXEC nothing blocks, as in Redis
+    const PopOutcome outcome = PopFirst(ctx_, keys_, type_, pop_, can_block ? this : nullptr);
+    if (outcome == PopOutcome::kNoKey && can_block) {
+      const bool served = Wait(deadline_ms);
+      Unregister();
+      if (served) {
+        ctx_.rb.output()->append(reply_);
+        return;
+      }
+    }
+    if (outcome == PopOutcome::kWrongType) return ctx_.rb.Error(kWrongTypeErr);
+    if (outcome == PopOutcome::kNoKey) ctx_.rb.NullArray();  // timed out (or cannot block)
+  }
+
+ private:
+  const core::ValueType type_;
+  PopFn pop_;
+};
+
+// BLMOVE, BRPOPLPUSH: woken when the source gets data, then LMOVE as a transaction.
+class MoveWaiter final : public BlockedClient {
+ public:
+  MoveWaiter(ConnContext& ctx, std::span<const std::string_view> src)
+      : BlockedClient(ctx, src) {}
+
+  Offer TryServe(shard::Shard&, Db& db, std::string_view key) override {
+    if (state() != kWaiting) return Offer::kGone;
+    Db::Iterator it = db.Find(key, core::HashBytes(key), shard::NowMs());
+    if (!Db::Found(it) || it.value().type() != core::ValueType::kList) {
+      return Offer::kNotServable;
+    }
+    if (!Claim()) return Offer::kGone;
+    Finish();
+    return Offer::kReserved;
+  }
+
+  void Run(std::string_view src, std::string_view dst, core::ListEnd from, core::ListEnd to,
+           int64_t deadline_ms) {
+    const bool can_block = !ctx_.conn.multi.active;
+    for (;;) {
+      if (ListMove(ctx_, src, dst, from, to)) return;  // moved, or WRONGTYPE
+      if (!can_block) return ctx_.rb.Null();
+      // Register only if the source is still missing, atomically with that check.
+      bool registered = false;
+      shard::Transaction tx(db_, keys_, shard::Transaction::kWrite);
+      tx.Run(
+          [&](shard::TxShard& t) {
+            if (Db::Found(t.db.Find(src, tx.hash(0), t.now_ms))) return;
+            t.shard.blocking().Add(db_, src, this);
+            registered = true;
+          },
+          /*conclude=*/true);
+      if (!registered) continue;  // data arrived in between: move it
+      const bool served = Wait(deadline_ms);
+      Unregister();
+      if (!served) return ctx_.rb.Null();
+      Rearm();
+    }
+  }
+};
+
+// --- The commands.
+
+// BLPOP key [key ...] timeout / BRPOP key [key ...] timeout
+template <core::ListEnd kEnd>
+void CmdBPop(ArgSlice args, ConnContext& ctx) {
+  int64_t deadline;
+  if (!ParseTimeout(args.back(), ctx.rb, &deadline)) return;
+  auto pop = [](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
+                core::ReplyBuilder& rb) {
+    PopFromList(db, it, key, hash, kEnd, 1, PopReply::kKeyElement, rb);
+  };
+  PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kList, pop).Run(deadline);
+}
+
+// BZPOPMIN key [key ...] timeout / BZPOPMAX key [key ...] timeout
+template <bool kMax>
+void CmdBZPop(ArgSlice args, ConnContext& ctx) {
+  int64_t deadline;
+  if (!ParseTimeout(args.back(), ctx.rb, &deadline)) return;
+  auto pop = [](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
+                core::ReplyBuilder& rb) {
+    ZPopAndReply(db, it, key, hash, kMax, 1, ZPopReply::kFlatWithKey, rb);
+  };
+  PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kZSet, pop).Run(deadline);
+}
+
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+void CmdBLMPop(ArgSlice args, ConnContext& ctx) {
+  int64_t deadline;
+  if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
+  MPopArgs a;
+  if (!ParseMPopArgs(args, 2, "left", "right", &a, ctx.rb)) return;
+  const core::ListEnd end = a.second_where ? core::ListEnd::kTail : core::ListEnd::kHead;
+  auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
+                 core::ReplyBuilder& rb) {
+    PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
+  };
+  PopWaiter(ctx, a.keys, core::ValueType::kList, pop).Run(deadline);
+}
+
+// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+void CmdBZMPop(ArgSlice args, ConnContext& ctx) {
+  int64_t deadline;
+  if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
+  MPopArgs a;
+  if (!ParseMPopArgs(args, 2, "min", "max", &a, ctx.rb)) return;
+  auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
+                 core::ReplyBuilder& rb) {
+    ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
+  };
+  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop).Run(deadline);
+}
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+void CmdBLMove(ArgSlice args, ConnContext& ctx) {
+  core::ListEnd from, to;
+  if (!ParseListEnd(args[3], &from) || !ParseListEnd(args[4], &to)) {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  int64_t deadline;
+  if (!ParseTimeout(args[5], ctx.rb, &deadline)) return;
+  MoveWaiter w(ctx, args.subspan(1, 1));
+  w.Run(args[1], args[2], from, to, deadline);
+}
+
+// BRPOPLPUSH source destination timeout
+void CmdBRPopLPush(ArgSlice args, ConnContext& ctx) {
+  int64_t deadline;
+  if (!ParseTimeout(args[3], ctx.rb, &deadline)) return;
+  MoveWaiter w(ctx, args.subspan(1, 1));
+  w.Run(args[1], args[2], core::ListEnd::kTail, core::ListEnd::kHead, deadline);
+}
+
+}  // namespace
+
+void RegisterBlockingFamily(CommandRegistry* r) {
+  constexpr uint32_t kW = kWrite, kNs = kNoScript, kD = kDenyOom;
+  // Redis' key specs: all arguments but the last (BLPOP, ...), the keys after numkeys (BLMPOP:
+  // "movablekeys", reported as 0 0 0), source and destination (BLMOVE).
+  r->Register({"blpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
+               CmdBPop<core::ListEnd::kHead>});
+  r->Register({"brpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
+               CmdBPop<core::ListEnd::kTail>});
+  r->Register({"blmpop", -5, kW | kNs, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop});
+  r->Register({"blmove", 6, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
+               CmdBLMove});
+  r->Register({"brpoplpush", 4, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
+               CmdBRPopLPush});
+  r->Register({"bzpopmin", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
+               nullptr, CmdBZPop<false>});
+  r->Register({"bzpopmax", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
+               nullptr, CmdBZPop<true>});
+  r->Register({"bzmpop", -5, kW | kNs, 0, 0, 0, "write sortedset slow blocking", nullptr,
+               CmdBZMPop});
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,105 @@
+// Blocking commands (BLPOP, BLMOVE, BZPOPMIN, ...), the shard's side: which clients wait for which
+// keys of this shard, in the order they blocked, and serving them when a write makes a key ready.
+// See docs/transactions.md ("Blocking commands").
+//
+// A blocked client is a Waiter that lives in its command's fiber (on the client's thread) and is
+// registered with the shard of each of its keys. A write to a key that has waiters marks the key
+// ready (Db::NoteModified); once the write's command or transaction is over on this shard and no
+// transaction holds the key, ServeReady offers the key to its waiters in blocking order. A waiter
+// that can use the key claims itself (one atomic compare-and-swap, so that a client blocked on
+// keys of several shards is served once) and is served right there, on the owner's thread, in
+// the same loop iteration as the write: nobody can take the element in between.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shardis::shard {
+
+class Shard;
+class Db;
+
+class Waiter {
+ public:
+  enum State : int {
+    kWaiting,  // registered, may be claimed
+    kClaimed,  // a shard is serving it
+    kServed,   // the shard wrote the outcome; the client's thread is being woken
+    kGaveUp,   // timed out, disconnected, or served by its first attempt: claims fail
+  };
+  // What a waiter does with a ready key.
+  // kReserved: it claimed the key's next element without taking it (it takes it in a
+  // transaction of its own, right after): the key is not offered to later waiters meanwhile.
+  enum class Offer { kServed, kReserved, kNotServable, kGone };
+
+  virtual ~Waiter() = default;
+
+  // On the key's shard: uses the ready key (in db) if it can. kNotServable: it cannot use this
+  // key now (wrong type, nothing to take); kGone: it was claimed elsewhere or gave up. A waiter
+  // that can use the key calls Claim() before changing anything, then Finish().
+  virtual Offer TryServe(Shard& shard, Db& db, std::string_view key) = 0;
+
+  // Any thread: kWaiting -> kClaimed. False when another shard claimed it or it gave up.
+  bool Claim() {
+    int expected = kWaiting;
+    // acq_rel: the claimer sees the waiter's setup; the client's thread sees what the claimer
+    // wrote once it observes kServed (release in Finish).
+    return state_.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel);
+  }
+  // The client's thread: kWaiting -> kGaveUp. False when a shard claimed it first (the client
+  // must then wait for the wake-up that the claimer sends).
+  bool GiveUp() {
+    int expected = kWaiting;
+    return state_.compare_exchange_strong(expected, kGaveUp, std::memory_order_acq_rel);
+  }
+  State state() const { return State(state_.load(std::memory_order_acquire)); }
+  // The client's thread, once no shard holds a registration any more: waits again.
+  void Rearm() { state_.store(kWaiting, std::memory_order_relaxed); }
+
+  // The claimer, after writing the outcome: marks it served and wakes the client's fiber (a task
+  // posted to the client's thread, or a direct wake-up when that is this thread).
+  void Finish();
+
+  // Set by the client's thread before registering.
+  unsigned origin = 0;          // the client's thread
+  void (*wake)(void*) = nullptr;  // runs on `origin` with wake_arg once served
+  void* wake_arg = nullptr;
+
+ private:
+  std::atomic<int> state_{kWaiting};
+};
+
+// One shard's blocked clients. Only the shard's thread touches it.
+class BlockingRegistry {
+ public:
+  // Whether any client waits on this shard (the check every write makes).
+  bool has_waiters() const { return !waiters_.empty(); }
+  bool has_ready() const { return !ready_.empty(); }
+
+  void Add(int db, std::string_view key, Waiter* w);
+  // Removes w from key's queue (no-op when it is not there).
+  void Remove(int db, std::string_view key, Waiter* w);
+  // A write to key: its waiters get a chance once the write is over.
+  void NoteReady(int db, std::string_view key);
+  // Every key of database db that has waiters (SWAPDB brought new values in).
+  void NoteDbReady(int db);
+  // Offers every ready key that no transaction holds to its waiters, in blocking order.
+  void ServeReady(Shard& shard);
+  // How many (client, key) registrations there are (INFO).
+  size_t registrations() const;
+
+ private:
+  using DbKey = std::pair<int, std::string>;
+  absl::flat_hash_map<DbKey, std::deque<Waiter*>> waiters_;
+  std::vector<DbKey> ready_;
+  bool serving_ = false;  // ServeReady is on the stack (serving writes re-mark keys ready)
+};
+
+}  // namespace shardis::shard
