@@ -2,14 +2,19 @@
 
 #include <glog/logging.h>
 
+#include "core/hash_object.h"
+#include "core/set_object.h"
+
 namespace shardis::core {
 
 // Each data type adds its case to the three switches below when it lands.
 
 void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
-  (void)obj;
-  (void)encoding;
   switch (type) {
+    case ValueType::kHash:
+      return HashRef::Destroy(obj, encoding);
+    case ValueType::kSet:
+      return SetRef::Destroy(obj, encoding);
     case ValueType::kString:
       break;
     default:
@@ -31,6 +36,17 @@ std::string_view EncodingName(const CompactValue& value) {
       break;
   }
   switch (value.type()) {
+    case ValueType::kHash:
+      return value.object_encoding() == kHashListpack ? "listpack" : "hashtable";
+    case ValueType::kSet:
+      switch (value.object_encoding()) {
+        case kSetIntset:
+          return "intset";
+        case kSetListpack:
+          return "listpack";  // Redis 7.2's name; 7.0 has no packed sets of strings
+        default:
+          return "hashtable";
+      }
     default:
       break;
   }
@@ -38,7 +54,12 @@ std::string_view EncodingName(const CompactValue& value) {
 }
 
 CompactValue CloneObject(const CompactValue& value) {
+  const uint8_t enc = value.object_encoding();
   switch (value.type()) {
+    case ValueType::kHash:
+      return CompactValue::FromObject(ValueType::kHash, HashRef::Clone(value.object(), enc), enc);
+    case ValueType::kSet:
+      return CompactValue::FromObject(ValueType::kSet, SetRef::Clone(value.object(), enc), enc);
     default:
       break;
   }
