@@ -44,7 +44,8 @@ bool SetRef::Contains(std::string_view member) const {
   switch (encoding()) {
     case kSetIntset: {
       int64_t v;
-      return ParseInt64(member, &v) && IntSet::Contains(static_cast<const char*>(cell_.object()), v);
+      return ParseInt64(member, &v) &&
+             IntSet::Contains(static_cast<const char*>(cell_.object()), v);
     }
     case kSetListpack:
       return PackedStrings::Find(static_cast<const char*>(cell_.object()), member, 1) !=

@@ -3,6 +3,7 @@
 // per-thread random generator their random picks use.
 #pragma once
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>

@@ -280,7 +280,8 @@ void CmdHScan(ArgSlice args, ShardContext& ctx) {
   if (!ParseScanOptions(args, 3, ctx.rb, &opts)) return;
   std::vector<std::pair<std::string_view, std::string_view>> found;
   // Views into the hash: nothing changes it before the reply is written.
-  cursor = HashRef(it.value()).Scan(cursor, opts.count, [&](std::string_view f, std::string_view v) {
+  HashRef h(it.value());
+  cursor = h.Scan(cursor, opts.count, [&](std::string_view f, std::string_view v) {
     if (opts.Matches(f)) found.emplace_back(f, v);
   });
   ctx.rb.ArrayHeader(2);

@@ -288,7 +288,9 @@ std::vector<std::string> Combine(SetOp op, SourceSets& src, uint32_t first, size
   }
   // Diff: the first set minus every other.
   absl::flat_hash_set<std::string_view> removed;
-  for (uint32_t i = first + 1; i < n; ++i) removed.insert(src.members[i].begin(), src.members[i].end());
+  for (uint32_t i = first + 1; i < n; ++i) {
+    removed.insert(src.members[i].begin(), src.members[i].end());
+  }
   for (std::string& m : src.members[first]) {
     if (!removed.contains(m)) result.push_back(std::move(m));
   }
@@ -402,10 +404,13 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
         for (uint32_t i : t.keys) {
           const std::string_view key = tx.key(i);
           if (i == 0) {
+            // Found unless its TTL ran out between the phases (then it is gone anyway).
             Db::Iterator it = t.db.Find(key, tx.hash(i), t.now_ms);
-            SetRef s(it.value());
-            s.Remove(member);
-            if (s.Size() == 0) t.db.Erase(it, key, tx.hash(i));
+            if (Db::Found(it)) {
+              SetRef s(it.value());
+              s.Remove(member);
+              if (s.Size() == 0) t.db.Erase(it, key, tx.hash(i));
+            }
             t.db.NoteModified(key);
           } else {
             bool inserted;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -100,6 +100,8 @@ TEST(HashObject, RandomAgainstModel) {
     std::unordered_map<std::string, std::string> model;
     const int fields = round % 2 == 0 ? 140 : 400;
     const bool long_values = round % 5 == 4;
+    size_t max_size = 0;
+    bool had_long = false;
     for (int op = 0; op < 3000; ++op) {
       const std::string f = "f" + std::to_string(rng() % fields);
       const int kind = rng() % 10;
@@ -111,6 +113,8 @@ TEST(HashObject, RandomAgainstModel) {
         const bool is_new = model.find(f) == model.end();
         ASSERT_EQ(h.Set(f, v, overwrite), is_new);
         if (is_new || overwrite) model[f] = v;
+        max_size = std::max(max_size, model.size());
+        had_long = had_long || v.size() > max_value;
       } else if (kind < 9) {
         ASSERT_EQ(h.Delete(f), model.erase(f) == 1);
       } else {
@@ -122,9 +126,8 @@ TEST(HashObject, RandomAgainstModel) {
       if (op % 500 == 0) CheckSame(cell, model);
     }
     CheckSame(cell, model);
-    if (!long_values && fields == 140) {
-      // Never exceeded: packed only while it never had more than the maximum.
-    }
+    // Packed exactly when the hash never went past a threshold (it never converts back).
+    EXPECT_EQ(HashRef(cell).packed(), max_size <= HashMaxListpackEntries() && !had_long);
     CompactValue copy = CloneObject(cell);
     CheckSame(copy, model);
   }

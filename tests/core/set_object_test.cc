@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -32,7 +34,9 @@ CompactValue NewSet(std::string_view first) {
 TEST(IntSet, WidthUpgradesKeepOrder) {
   char* buf = IntSet::New();
   bool added;
-  for (int64_t v : std::initializer_list<int64_t>{5, -3, 40000, -70000, 1, INT64_MAX, INT64_MIN, 5, 0}) {
+  const std::initializer_list<int64_t> values = {5, -3, 40000, -70000, 1, INT64_MAX, INT64_MIN,
+                                                 5, 0};
+  for (int64_t v : values) {
     buf = IntSet::Insert(buf, v, &added);
   }
   EXPECT_EQ(IntSet::Width(buf), 8u);
@@ -142,12 +146,29 @@ TEST(SetObject, ListpackThresholds) {
   EXPECT_EQ(EncodingName(cell3), "hashtable");
 }
 
+// The encoding after adding a new member m to a set of `size` members (the conversion rules).
+std::string NextEncoding(const std::string& enc, size_t size, const std::string& m) {
+  int64_t v;
+  const bool is_int = ParseInt64(m, &v);
+  if (enc == "intset") {
+    if (is_int) return size + 1 > SetMaxIntsetEntries() ? "hashtable" : "intset";
+    return size < SetMaxListpackEntries() && m.size() <= SetMaxListpackValue() ? "listpack"
+                                                                              : "hashtable";
+  }
+  if (enc == "listpack") {
+    return size + 1 > SetMaxListpackEntries() || m.size() > SetMaxListpackValue() ? "hashtable"
+                                                                                  : "listpack";
+  }
+  return enc;
+}
+
 TEST(SetObject, RandomAgainstModel) {
   std::mt19937_64 rng(5);
   for (int round = 0; round < 40; ++round) {
     const std::string first = round % 2 == 0 ? "1" : "a";
     CompactValue cell = NewSet(first);
     std::unordered_set<std::string> model;
+    std::string enc(EncodingName(cell));
     const int universe = (round % 4 < 2) ? 140 : 600;
     const int strings_per_mille = (round % 3 == 0) ? 0 : (round % 3 == 1 ? 5 : 300);
     for (int op = 0; op < 4000; ++op) {
@@ -161,7 +182,10 @@ TEST(SetObject, RandomAgainstModel) {
       const int kind = rng() % 10;
       SetRef s(cell);
       if (kind < 6) {
+        const bool is_new = model.count(m) == 0;
+        if (is_new) enc = NextEncoding(enc, model.size(), m);
         ASSERT_EQ(s.Add(m), model.insert(m).second);
+        ASSERT_EQ(EncodingName(cell), enc) << m;
       } else if (kind < 9) {
         ASSERT_EQ(s.Remove(m), model.erase(m) == 1);
       } else {
