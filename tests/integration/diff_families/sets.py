@@ -36,9 +36,13 @@ def choices(g):
 
     def numkeys_cmd():
         keys = g.keys(1, 4)
-        numkeys = g.pick([str(len(keys)), str(len(keys)), "0", "-1", "x", str(len(keys) + 1)])
-        extra = g.pick([[], [], ["LIMIT", g.pick(["0", "1", "2", "-1", "x"])], ["LIMIT"],
-                        ["FOO"], ["LIMIT", "1", "LIMIT", "3"]])
+        numkeys = str(len(keys))
+        if rng.random() < 0.15:
+            numkeys = g.pick(["0", "-1", "x", str(len(keys) + 1)])
+        extra = g.pick([[], [], ["LIMIT", g.pick(["0", "1", "2", "5"])],
+                        ["LIMIT", "1", "LIMIT", "3"]])
+        if rng.random() < 0.15:
+            extra = g.pick([["LIMIT", g.pick(["-1", "x"])], ["LIMIT"], ["FOO"]])
         return ["SINTERCARD", numkeys, *keys, *extra]
 
     return [
@@ -50,8 +54,8 @@ def choices(g):
         (3, lambda: ["SCARD", g.key()]),
         (3, lambda: ["SMEMBERS", g.key()]),
         (2, lambda: ["SRANDMEMBER", g.key(), *g.pick([[], [g.pick(COUNTS)], ["1", "2"]])]),
-        (2, lambda: ["SPOP", g.pick(SCRATCH + [g.key()]), g.pick(["0", "-1", "x", "1 2"])]),
-        (3, lambda: ["SPOP", g.pick(SCRATCH), *g.pick([[], [g.pick(COUNTS[:9])]])]),
+        (1, lambda: ["SPOP", g.pick(SCRATCH + [g.key()]), g.pick(["0", "-1", "x", "1 2"])]),
+        (4, lambda: ["SPOP", g.pick(SCRATCH), *g.pick([[], [g.pick(COUNTS[:5] + ["600"])]])]),
         (0.5, lambda: ["SPOP", g.pick(SCRATCH), "1", "2"]),
         (3, lambda: ["SUNIONSTORE", g.pick(SCRATCH), *g.keys(1, 3)]),
         (2, lambda: ["SCARD", g.pick(SCRATCH)]),
