@@ -2,7 +2,9 @@
 
 #include <glog/logging.h>
 
+#include "core/hash_object.h"
 #include "core/list.h"
+#include "core/set_object.h"
 #include "core/zset.h"
 
 namespace shardis::core {
@@ -10,8 +12,11 @@ namespace shardis::core {
 // Each data type adds its case to the three switches below when it lands.
 
 void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
-  (void)encoding;
   switch (type) {
+    case ValueType::kHash:
+      return HashRef::Destroy(obj, encoding);
+    case ValueType::kSet:
+      return SetRef::Destroy(obj, encoding);
     case ValueType::kString:
       break;
     case ValueType::kList:
@@ -44,6 +49,17 @@ std::string_view EncodingName(const CompactValue& value) {
     case ValueType::kZSet:
       return static_cast<const ZSet*>(value.object())->encoding() == ZSet::kPacked ? "listpack"
                                                                                     : "skiplist";
+    case ValueType::kHash:
+      return value.object_encoding() == kHashListpack ? "listpack" : "hashtable";
+    case ValueType::kSet:
+      switch (value.object_encoding()) {
+        case kSetIntset:
+          return "intset";
+        case kSetListpack:
+          return "listpack";  // Redis 7.2's name; 7.0 has no packed sets of strings
+        default:
+          return "hashtable";
+      }
     default:
       break;
   }
@@ -51,6 +67,7 @@ std::string_view EncodingName(const CompactValue& value) {
 }
 
 CompactValue CloneObject(const CompactValue& value) {
+  const uint8_t enc = value.object_encoding();
   switch (value.type()) {
     case ValueType::kList:
       return CompactValue::FromObject(ValueType::kList,
@@ -59,6 +76,10 @@ CompactValue CloneObject(const CompactValue& value) {
     case ValueType::kZSet:
       return CompactValue::FromObject(ValueType::kZSet,
                                       static_cast<const ZSet*>(value.object())->Clone());
+    case ValueType::kHash:
+      return CompactValue::FromObject(ValueType::kHash, HashRef::Clone(value.object(), enc), enc);
+    case ValueType::kSet:
+      return CompactValue::FromObject(ValueType::kSet, SetRef::Clone(value.object(), enc), enc);
     default:
       break;
   }

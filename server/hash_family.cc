@@ -1,8 +1,318 @@
-// Hash commands.
+// Hash commands: HSET, HSETNX, HMSET, HGET, HMGET, HDEL, HLEN, HEXISTS, HSTRLEN, HINCRBY,
+// HINCRBYFLOAT, HGETALL, HKEYS, HVALS, HRANDFIELD, HSCAN.
+//
+// Every command has one key (args[1]) and runs on its shard. The value is a core::HashRef over
+// the cell (core/hash_object.h), which switches from the packed to the table encoding by itself.
+// Replies, error texts and the order of checks follow Redis 7.0.15 (t_hash.c).
+#include <absl/container/flat_hash_set.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/hash_object.h"
+#include "core/number.h"
+#include "core/string_util.h"
+#include "server/collection_args.h"
 #include "server/command.h"
+#include "server/key_lookup.h"
 
 namespace shardis::server {
 
-void RegisterHashFamily(CommandRegistry* r) { (void)r; }
+namespace {
+
+using core::HashRef;
+using core::ValueType;
+using shard::Db;
+
+constexpr std::string_view kHashNotIntErr = "ERR hash value is not an integer";
+constexpr std::string_view kHashNotFloatErr = "ERR hash value is not a float";
+
+// The hash at ctx's key for a write, created empty when missing (the caller must add to it).
+// Null iterator after replying WRONGTYPE.
+Db::Iterator FindOrCreateHash(ShardContext& ctx, std::string_view key) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, key, ValueType::kHash, kForWrite, &wrong_type);
+  if (wrong_type || Db::Found(it)) return it;
+  bool inserted;
+  it = ctx.db.FindOrInsert(key, ctx.hash, ctx.now_ms, &inserted);
+  HashRef::InitCell(&it.value());
+  return it;
+}
+
+// Deletes ctx's key when a removal emptied its hash (Redis deletes empty collections).
+void EraseIfEmpty(ShardContext& ctx, Db::Iterator it, std::string_view key) {
+  if (HashRef(it.value()).Size() == 0) ctx.db.Erase(it, key, ctx.hash);
+}
+
+// HSET key field value [field value ...] / HMSET: the count of new fields, or OK.
+template <bool kMulti>
+void CmdHSet(ArgSlice args, ShardContext& ctx) {
+  if (args.size() % 2 == 1) return ctx.rb.Error(WrongArgsError(kMulti ? "hmset" : "hset"));
+  Db::Iterator it = FindOrCreateHash(ctx, args[1]);
+  if (!Db::Found(it)) return;
+  HashRef h(it.value());
+  int64_t added = 0;
+  for (size_t i = 2; i < args.size(); i += 2) added += h.Set(args[i], args[i + 1]) ? 1 : 0;
+  if (kMulti) return ctx.rb.Ok();
+  ctx.rb.Integer(added);
+}
+
+void CmdHSetNx(ArgSlice args, ShardContext& ctx) {
+  Db::Iterator it = FindOrCreateHash(ctx, args[1]);
+  if (!Db::Found(it)) return;
+  ctx.rb.Integer(HashRef(it.value()).Set(args[2], args[3], /*overwrite=*/false) ? 1 : 0);
+}
+
+void CmdHGet(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  std::string_view v;
+  if (!Db::Found(it) || !HashRef(it.value()).Get(args[2], &v)) return ctx.rb.Null();
+  ctx.rb.Bulk(v);
+}
+
+void CmdHMGet(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.ArrayHeader(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    std::string_view v;
+    if (Db::Found(it) && HashRef(it.value()).Get(args[i], &v)) {
+      ctx.rb.Bulk(v);
+    } else {
+      ctx.rb.Null();
+    }
+  }
+}
+
+void CmdHDel(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  HashRef h(it.value());
+  int64_t deleted = 0;
+  for (size_t i = 2; i < args.size(); ++i) {
+    deleted += h.Delete(args[i]) ? 1 : 0;
+    if (h.Size() == 0) break;
+  }
+  EraseIfEmpty(ctx, it, args[1]);
+  ctx.rb.Integer(deleted);
+}
+
+void CmdHLen(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) ? int64_t(HashRef(it.value()).Size()) : 0);
+}
+
+void CmdHExists(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) && HashRef(it.value()).Contains(args[2]) ? 1 : 0);
+}
+
+void CmdHStrLen(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  std::string_view v;
+  ctx.rb.Integer(Db::Found(it) && HashRef(it.value()).Get(args[2], &v) ? int64_t(v.size()) : 0);
+}
+
+void CmdHIncrBy(ArgSlice args, ShardContext& ctx) {
+  int64_t incr;
+  if (!core::ParseInt64(args[3], &incr)) return ctx.rb.Error(kNotIntegerErr);
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  int64_t value = 0;
+  std::string_view old;
+  if (Db::Found(it) && HashRef(it.value()).Get(args[2], &old)) {
+    if (!core::ParseInt64(old, &value)) return ctx.rb.Error(kHashNotIntErr);
+  }
+  if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
+      (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
+    return ctx.rb.Error(kOverflowErr);
+  }
+  value += incr;
+  if (!Db::Found(it)) it = FindOrCreateHash(ctx, args[1]);
+  char buf[core::kInt64BufSize];
+  HashRef(it.value()).Set(args[2], std::string_view(buf, core::FormatInt64(value, buf)));
+  ctx.rb.Integer(value);
+}
+
+void CmdHIncrByFloat(ArgSlice args, ShardContext& ctx) {
+  long double incr;
+  if (!core::ParseLongDouble(args[3], &incr)) return ctx.rb.Error(kNotFloatErr);
+  if (std::isnan(incr) || std::isinf(incr)) return ctx.rb.Error("ERR value is NaN or Infinity");
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  long double value = 0;
+  std::string_view old;
+  if (Db::Found(it) && HashRef(it.value()).Get(args[2], &old)) {
+    if (!core::ParseLongDouble(old, &value)) return ctx.rb.Error(kHashNotFloatErr);
+  }
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) {
+    return ctx.rb.Error("ERR increment would produce NaN or Infinity");
+  }
+  const std::string text = core::FormatLongDouble(value);
+  if (!Db::Found(it)) it = FindOrCreateHash(ctx, args[1]);
+  HashRef(it.value()).Set(args[2], text);
+  ctx.rb.Bulk(text);
+}
+
+enum class GetAll { kKeys, kValues, kBoth };
+
+template <GetAll kWhat>
+void CmdHGetAll(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  const size_t n = Db::Found(it) ? HashRef(it.value()).Size() : 0;
+  if (kWhat == GetAll::kBoth) {
+    ctx.rb.MapHeader(n);
+  } else {
+    ctx.rb.ArrayHeader(n);
+  }
+  if (n == 0) return;
+  HashRef(it.value()).ForEach([&](std::string_view f, std::string_view v) {
+    if (kWhat != GetAll::kValues) ctx.rb.Bulk(f);
+    if (kWhat != GetAll::kKeys) ctx.rb.Bulk(v);
+  });
+}
+
+// One HRANDFIELD element: the field, or with values a pair (an array of two in RESP3, two
+// flat elements in RESP2).
+void ReplyField(core::ReplyBuilder& rb, bool with_values, std::string_view f, std::string_view v) {
+  if (with_values && rb.resp3()) rb.ArrayHeader(2);
+  rb.Bulk(f);
+  if (with_values) rb.Bulk(v);
+}
+
+// HRANDFIELD key [count [WITHVALUES]] (Redis' hrandfieldWithCountCommand).
+void CmdHRandField(ArgSlice args, ShardContext& ctx) {
+  auto& rng = ThreadRng();
+  if (args.size() == 2) {
+    bool wrong_type;
+    Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+    if (wrong_type) return;
+    if (!Db::Found(it)) return ctx.rb.Null();
+    std::string_view f, v;
+    HashRef(it.value()).Random(rng, &f, &v);
+    return ctx.rb.Bulk(f);
+  }
+  int64_t l;
+  if (!ParseRandomCount(args[2], ctx.rb, &l)) return;
+  bool with_values = false;
+  if (args.size() > 4 || (args.size() == 4 && !core::EqualsIgnoreCase(args[3], "withvalues"))) {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  if (args.size() == 4) {
+    with_values = true;
+    if (l < -INT64_MAX / 2 || l > INT64_MAX / 2) return ctx.rb.Error("ERR value is out of range");
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it) || l == 0) return ctx.rb.ArrayHeader(0);
+  HashRef h(it.value());
+  const size_t size = h.Size();
+  const bool unique = l > 0;
+  const uint64_t count = unique ? uint64_t(l) : uint64_t(-l);
+  const size_t flat = with_values && !ctx.rb.resp3() ? 2 : 1;
+  std::string_view f, v;
+  if (!unique || count == 1) {
+    // Repetitions allowed: count independent picks.
+    ctx.rb.ArrayHeader(count * flat);
+    for (uint64_t i = 0; i < count; ++i) {
+      h.Random(rng, &f, &v);
+      ReplyField(ctx.rb, with_values, f, v);
+    }
+    return;
+  }
+  if (count >= size) {
+    ctx.rb.ArrayHeader(size * flat);
+    h.ForEach([&](std::string_view f, std::string_view v) {
+      ReplyField(ctx.rb, with_values, f, v);
+    });
+    return;
+  }
+  ctx.rb.ArrayHeader(count * flat);
+  if (count * 3 > size) {
+    // Many of them: a partial shuffle of every entry.
+    std::vector<std::pair<std::string_view, std::string_view>> all;
+    all.reserve(size);
+    h.ForEach([&](std::string_view f, std::string_view v) { all.emplace_back(f, v); });
+    for (uint64_t i = 0; i < count; ++i) {
+      std::swap(all[i], all[i + rng() % (size - i)]);
+      ReplyField(ctx.rb, with_values, all[i].first, all[i].second);
+    }
+    return;
+  }
+  // A few of many: random picks, skipping repeats.
+  absl::flat_hash_set<std::string> seen;
+  while (seen.size() < count) {
+    h.Random(rng, &f, &v);
+    if (seen.emplace(f).second) ReplyField(ctx.rb, with_values, f, v);
+  }
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+void CmdHScan(ArgSlice args, ShardContext& ctx) {
+  uint64_t cursor;
+  if (!ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
+  ScanOptions opts;
+  if (!ParseScanOptions(args, 3, ctx.rb, &opts)) return;
+  std::vector<std::pair<std::string_view, std::string_view>> found;
+  // Views into the hash: nothing changes it before the reply is written.
+  HashRef h(it.value());
+  cursor = h.Scan(cursor, opts.count, [&](std::string_view f, std::string_view v) {
+    if (opts.Matches(f)) found.emplace_back(f, v);
+  });
+  ctx.rb.ArrayHeader(2);
+  ctx.rb.Bulk(std::to_string(cursor));
+  ctx.rb.ArrayHeader(found.size() * 2);
+  for (const auto& [f, v] : found) {
+    ctx.rb.Bulk(f);
+    ctx.rb.Bulk(v);
+  }
+}
+
+}  // namespace
+
+void RegisterHashFamily(CommandRegistry* r) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
+  r->RegisterKeyCommand("hset", -4, kW | kD | kF, "write hash fast", CmdHSet<false>);
+  r->RegisterKeyCommand("hmset", -4, kW | kD | kF, "write hash fast", CmdHSet<true>);
+  r->RegisterKeyCommand("hsetnx", 4, kW | kD | kF, "write hash fast", CmdHSetNx);
+  r->RegisterKeyCommand("hget", 3, kR | kF, "read hash fast", CmdHGet);
+  r->RegisterKeyCommand("hmget", -3, kR | kF, "read hash fast", CmdHMGet);
+  r->RegisterKeyCommand("hdel", -3, kW | kF, "write hash fast", CmdHDel);
+  r->RegisterKeyCommand("hlen", 2, kR | kF, "read hash fast", CmdHLen);
+  r->RegisterKeyCommand("hexists", 3, kR | kF, "read hash fast", CmdHExists);
+  r->RegisterKeyCommand("hstrlen", 3, kR | kF, "read hash fast", CmdHStrLen);
+  r->RegisterKeyCommand("hincrby", 4, kW | kD | kF, "write hash fast", CmdHIncrBy);
+  r->RegisterKeyCommand("hincrbyfloat", 4, kW | kD | kF, "write hash fast", CmdHIncrByFloat);
+  r->RegisterKeyCommand("hgetall", 2, kR, "read hash slow", CmdHGetAll<GetAll::kBoth>);
+  r->RegisterKeyCommand("hkeys", 2, kR, "read hash slow", CmdHGetAll<GetAll::kKeys>);
+  r->RegisterKeyCommand("hvals", 2, kR, "read hash slow", CmdHGetAll<GetAll::kValues>);
+  r->RegisterKeyCommand("hrandfield", -2, kR, "read hash slow", CmdHRandField);
+  r->RegisterKeyCommand("hscan", -3, kR, "read hash slow", CmdHScan);
+}
 
 }  // namespace shardis::server

@@ -115,6 +115,7 @@ class RespConn:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
         self.pos = 0
+        self.reply_start = 0
 
     def close(self):
         try:
@@ -160,9 +161,13 @@ class RespConn:
     # -- reading -------------------------------------------------------------------------------
 
     def _fill(self):
-        if self.pos > 1 << 20 and self.pos > len(self.buf) // 2:
-            del self.buf[: self.pos]
-            self.pos = 0
+        # Drop what was consumed before the reply being read (read_reply's start), never the
+        # start of that reply: its raw bytes are sliced from there at the end.
+        start = self.reply_start
+        if start > 1 << 20 and start > len(self.buf) // 2:
+            del self.buf[:start]
+            self.pos -= start
+            self.reply_start = 0
         chunk = self.sock.recv(1 << 20)
         if not chunk:
             raise ConnectionError("server closed the connection")
@@ -234,9 +239,9 @@ class RespConn:
 
     def read_reply(self):
         """Reads one complete reply: returns (raw bytes, parsed value)."""
-        start = self.pos
+        self.reply_start = self.pos
         value = self._parse()
-        raw = bytes(self.buf[start : self.pos])
+        raw = bytes(self.buf[self.reply_start : self.pos])
         return raw, value
 
     def read_all_until_closed(self, timeout: float = 10.0) -> tuple[bytes, bool]:

@@ -1,0 +1,173 @@
+#include "core/string_table.h"
+
+#include <glog/logging.h>
+
+#include <bit>
+
+namespace shardis::core {
+
+namespace {
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+const char* GetVarint(const char* p, uint64_t* v) {
+  uint64_t r = 0;
+  int shift = 0;
+  while (true) {
+    const uint8_t b = static_cast<uint8_t>(*p++);
+    r |= uint64_t(b & 0x7f) << shift;
+    if (b < 0x80) break;
+    shift += 7;
+  }
+  *v = r;
+  return p;
+}
+
+}  // namespace
+
+StringTable::~StringTable() {
+  ShardHeap* heap = ShardHeap::Current();
+  for (size_t i = 0; i < capacity_; ++i) {
+    if (slots_[i] > kTombstone) heap->Free(MutableBlockOf(slots_[i]));
+  }
+  if (slots_ != nullptr) heap->Free(slots_);
+}
+
+std::string_view StringTable::Key(const char* block) const {
+  uint64_t klen, vlen = 0;
+  const char* p = GetVarint(block, &klen);
+  if (with_values_) p = GetVarint(p, &vlen);
+  return {p, klen};
+}
+
+std::string_view StringTable::Value(const char* block) const {
+  DCHECK(with_values_);
+  uint64_t klen, vlen;
+  const char* p = GetVarint(GetVarint(block, &klen), &vlen);
+  return {p + klen, vlen};
+}
+
+char* StringTable::MakeBlock(std::string_view key, std::string_view value) const {
+  size_t n = VarintSize(key.size()) + key.size();
+  if (with_values_) n += VarintSize(value.size()) + value.size();
+  char* block = static_cast<char*>(ShardHeap::Current()->Allocate(n));
+  char* p = PutVarint(block, key.size());
+  if (with_values_) p = PutVarint(p, value.size());
+  if (!key.empty()) std::memcpy(p, key.data(), key.size());
+  if (with_values_ && !value.empty()) std::memcpy(p + key.size(), value.data(), value.size());
+  // mimalloc never returns blocks above 2^48 on x86-64 Linux, so the tag bits are free.
+  DCHECK_EQ(reinterpret_cast<uint64_t>(block) & ~kPtrMask, 0u);
+  return block;
+}
+
+size_t StringTable::FindSlot(std::string_view key, uint64_t hash) const {
+  if (capacity_ == 0) return 0;
+  const uint64_t mask = capacity_ - 1;
+  const uint64_t tag = Tag(hash);
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const uint64_t s = slots_[i];
+    if (s == kEmpty) return capacity_;
+    if (s != kTombstone && (s >> kTagShift) == tag && Key(BlockOf(s)) == key) return i;
+  }
+}
+
+const char* StringTable::Find(std::string_view key) const {
+  const size_t i = FindSlot(key, HashBytes(key));
+  return i < capacity_ ? BlockOf(slots_[i]) : nullptr;
+}
+
+void StringTable::Rehash(size_t new_capacity) {
+  uint64_t* old = slots_;
+  const size_t old_capacity = capacity_;
+  slots_ = static_cast<uint64_t*>(ShardHeap::Current()->Allocate(new_capacity * 8));
+  std::memset(slots_, 0, new_capacity * 8);
+  capacity_ = new_capacity;
+  tombstones_ = 0;
+  const uint64_t mask = capacity_ - 1;
+  for (size_t j = 0; j < old_capacity; ++j) {
+    const uint64_t s = old[j];
+    if (s <= kTombstone) continue;
+    size_t i = HashBytes(Key(BlockOf(s))) & mask;
+    while (slots_[i] != kEmpty) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+  if (old != nullptr) ShardHeap::Current()->Free(old);
+}
+
+void StringTable::Reserve(size_t n) {
+  // Load factor at most 3/4.
+  const size_t want = std::bit_ceil(std::max(kMinCapacity, (n * 4 + 2) / 3));
+  if (want > capacity_) Rehash(want);
+}
+
+bool StringTable::Insert(std::string_view key, std::string_view value, bool overwrite) {
+  const uint64_t hash = HashBytes(key);
+  size_t i = FindSlot(key, hash);
+  if (i < capacity_) {
+    if (overwrite && with_values_) {
+      ShardHeap::Current()->Free(MutableBlockOf(slots_[i]));
+      slots_[i] = MakeSlot(MakeBlock(key, value), hash);
+    }
+    return false;
+  }
+  // Occupied plus deleted slots stay under 3/4 so probes end quickly.
+  if ((size_ + tombstones_ + 1) * 4 > capacity_ * 3) {
+    Rehash(std::bit_ceil(std::max(kMinCapacity, ((size_ + 1) * 8 + 2) / 3)));
+  }
+  const uint64_t mask = capacity_ - 1;
+  for (i = hash & mask; slots_[i] > kTombstone; i = (i + 1) & mask) {
+  }
+  if (slots_[i] == kTombstone) --tombstones_;
+  slots_[i] = MakeSlot(MakeBlock(key, value), hash);
+  ++size_;
+  return true;
+}
+
+bool StringTable::Erase(std::string_view key) {
+  const size_t i = FindSlot(key, HashBytes(key));
+  if (i >= capacity_) return false;
+  ShardHeap::Current()->Free(MutableBlockOf(slots_[i]));
+  // A tombstone unless the run ends right after it (then the slot may become empty: nothing
+  // probes past it).
+  if (slots_[(i + 1) & (capacity_ - 1)] == kEmpty) {
+    slots_[i] = kEmpty;
+  } else {
+    slots_[i] = kTombstone;
+    ++tombstones_;
+  }
+  --size_;
+  MaybeShrink();
+  return true;
+}
+
+void StringTable::MaybeShrink() {
+  // Below 1/8 full: halve (or more), so Random() finds an entry in a few probes and memory
+  // follows the size down.
+  if (capacity_ > kMinCapacity && size_ * 8 < capacity_) {
+    Rehash(std::bit_ceil(std::max(kMinCapacity, (size_ * 8 + 2) / 3)));
+  }
+}
+
+size_t StringTable::MemoryBytes() const {
+  size_t n = slots_ != nullptr ? ShardHeap::UsableSize(slots_) : 0;
+  ForEach([&](const char* b) { n += ShardHeap::UsableSize(b); });
+  return n;
+}
+
+}  // namespace shardis::core
