@@ -25,6 +25,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
+#include "core/set_object.h"
 #include "core/zset.h"
 #include "server/command.h"
 #include "server/connection_state.h"
@@ -704,11 +705,14 @@ bool ReadSource(const core::CompactValue& v, Source* src) {
       }
       return true;
     }
-    case core::ValueType::kSet:
-      // TODO(sets): plain sets are valid inputs with score 1 for every member (Redis' zuiNext
-      // over a set); read their members here once the set type is merged. Until then a set key
-      // answers WRONGTYPE.
-      return false;
+    case core::ValueType::kSet: {
+      // Plain sets are valid inputs: every member has score 1 (Redis' zuiNext over a set).
+      // SetRef only reads here (ForEach is const); it takes the cell by reference.
+      const core::SetRef set(const_cast<core::CompactValue&>(v));
+      src->items.reserve(set.Size());
+      set.ForEach([&](std::string_view m) { src->items.emplace_back(m, 1.0); });
+      return true;
+    }
     default:
       return false;
   }
