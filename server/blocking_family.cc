@@ -273,8 +273,7 @@ class PopWaiter final : public BlockedClient {
         return;
       }
     }
-    if (outcome == PopOutcome::kWrongType) return ctx_.rb.Error(kWrongTypeErr);
-    if (outcome == PopOutcome::kNoKey) ctx_.rb.NullArray();  // timed out (or cannot block)
+    FinishPopReply(outcome, ctx_.rb);  // WRONGTYPE, or null: timed out or cannot block
   }
 
  private:

@@ -31,4 +31,11 @@ enum class PopOutcome { kPopped, kWrongType, kNoKey };
 PopOutcome PopFirst(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
                     PopFn pop, shard::Waiter* waiter);
 
+// The rest of a non-blocking pop's reply (LMPOP, ZMPOP): nothing after kPopped (pop replied),
+// WRONGTYPE, or a null array when no key exists.
+inline void FinishPopReply(PopOutcome outcome, core::ReplyBuilder& rb) {
+  if (outcome == PopOutcome::kWrongType) rb.Error(kWrongTypeErr);
+  if (outcome == PopOutcome::kNoKey) rb.NullArray();
+}
+
 }  // namespace shardis::server

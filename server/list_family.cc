@@ -16,8 +16,10 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
+#include "server/blocking_family.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
+#include "server/mpop_args.h"
 #include "shard/transaction.h"
 
 DEFINE_int32(list_max_listpack_size, shardis::core::kListMaxListpackSizeDefault,
@@ -226,30 +228,16 @@ void CmdRPopLPush(ArgSlice args, ConnContext& ctx) {
   if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead)) ctx.rb.Null();
 }
 
-// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: the first key that exists decides.
 void CmdLMPop(ArgSlice args, ConnContext& ctx) {
-  constexpr std::string_view kNumKeysErr = "ERR numkeys should be greater than 0";
-  constexpr std::string_view kCountErr = "ERR count should be greater than 0";
-  int64_t numkeys;
-  if (!core::ParseInt64(args[1], &numkeys) || numkeys < 1) return ctx.rb.Error(kNumKeysErr);
-  const uint64_t where_idx = 2 + static_cast<uint64_t>(numkeys);
-  if (where_idx >= args.size()) return ctx.rb.Error(kSyntaxErr);
-  ListEnd end;
-  if (!ParseListEnd(args[where_idx], &end)) return ctx.rb.Error(kSyntaxErr);
-  int64_t count = -1;
-  for (size_t j = where_idx + 1; j < args.size(); ++j) {
-    const bool more = j + 1 < args.size();
-    if (count == -1 && core::EqualsIgnoreCase(args[j], "count") && more) {
-      if (!core::ParseInt64(args[++j], &count) || count < 1) return ctx.rb.Error(kCountErr);
-    } else {
-      return ctx.rb.Error(kSyntaxErr);
-    }
-  }
-  if (count == -1) count = 1;
-  if (!ListMPop(ctx, args.subspan(2, static_cast<size_t>(numkeys)), end,
-                static_cast<size_t>(count))) {
-    ctx.rb.NullArray();
-  }
+  MPopArgs a;
+  if (!ParseMPopArgs(args, 1, "left", "right", &a, ctx.rb)) return;
+  const ListEnd end = a.second_where ? ListEnd::kTail : ListEnd::kHead;
+  auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
+                 core::ReplyBuilder& rb) {
+    PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
+  };
+  FinishPopReply(PopFirst(ctx, a.keys, core::ValueType::kList, pop, /*waiter=*/nullptr), ctx.rb);
 }
 
 // The state of one key as seen by a multi-key list command's first phase.
@@ -392,57 +380,6 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
     return true;
   }
   ctx.rb.Bulk(value);
-  return true;
-}
-
-bool ListMPop(ConnContext& ctx, std::span<const std::string_view> keys, ListEnd end,
-              size_t count) {
-  shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
-  // The reply is built on the popping shard into its own buffer, then appended here.
-  std::string reply;
-  core::ReplyBuilder rb(&reply);
-  rb.set_resp3(ctx.rb.resp3());
-  std::vector<KeyState> states(keys.size(), KeyState::kMissing);
-  // The first key (in argument order) that exists; keys.size() when none does.
-  auto decide = [&]() {
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (states[i] != KeyState::kMissing) return i;
-    }
-    return keys.size();
-  };
-  size_t chosen = keys.size();
-  if (tx.shards().size() == 1) {
-    tx.Run(
-        [&](shard::TxShard& t) {
-          for (uint32_t i : t.keys) states[i] = StateOf(t.db, tx.key(i), tx.hash(i), t.now_ms);
-          chosen = decide();
-          if (chosen == keys.size() || states[chosen] != KeyState::kList) return;
-          Db::Iterator it = t.db.Find(tx.key(chosen), tx.hash(chosen), t.now_ms);
-          PopFromList(t.db, it, tx.key(chosen), tx.hash(chosen), end, count, PopReply::kKeyArray,
-                      rb);
-        },
-        /*conclude=*/true);
-  } else {
-    // Each shard fills the states of its own keys only.
-    tx.Run([&](shard::TxShard& t) {
-      for (uint32_t i : t.keys) states[i] = StateOf(t.db, tx.key(i), tx.hash(i), t.now_ms);
-    });
-    chosen = decide();
-    if (chosen != keys.size() && states[chosen] == KeyState::kList) {
-      tx.RunOn(tx.shard_of(static_cast<uint32_t>(chosen)), [&](shard::TxShard& t) {
-        Db::Iterator it = t.db.Find(tx.key(chosen), tx.hash(chosen), t.now_ms);
-        PopFromList(t.db, it, tx.key(chosen), tx.hash(chosen), end, count, PopReply::kKeyArray,
-                    rb);
-      });
-    }
-    tx.Conclude();
-  }
-  if (chosen == keys.size()) return false;
-  if (states[chosen] == KeyState::kWrongType) {
-    ctx.rb.Error(kWrongTypeErr);
-  } else {
-    ctx.rb.output()->append(reply);
-  }
   return true;
 }
 

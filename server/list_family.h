@@ -1,5 +1,5 @@
 // The parts of the list commands (list_family.cc) that the blocking commands reuse: BLPOP/BRPOP
-// pop like LPOP, BLMPOP like LMPOP, BLMOVE/BRPOPLPUSH move like LMOVE. Each function here does
+// pop like LPOP, BLMOVE/BRPOPLPUSH move like LMOVE. Each function here does
 // exactly what the non-blocking command does once data is there, and reports "nothing to pop"
 // without replying, so a blocking caller can park instead.
 #pragma once
@@ -48,11 +48,5 @@ bool ParseListEnd(std::string_view arg, core::ListEnd* end);
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, core::ListEnd from,
               core::ListEnd to);
 
-// LMPOP's work over keys (in order: the first key that exists decides: WRONGTYPE, or pop up to
-// count from it), as one transaction. Replies [key, [elements]] or WRONGTYPE and returns true;
-// when no key exists it replies nothing and returns false (LMPOP replies a null array, BLMPOP
-// blocks).
-bool ListMPop(ConnContext& ctx, std::span<const std::string_view> keys, core::ListEnd end,
-              size_t count);
 
 }  // namespace shardis::server

@@ -29,7 +29,9 @@
 #include "core/zset.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/blocking_family.h"
 #include "server/key_lookup.h"
+#include "server/mpop_args.h"
 #include "shard/transaction.h"
 
 namespace shardis::server {
@@ -462,66 +464,15 @@ void CmdZPop(ArgSlice args, ShardContext& ctx) {
   ZPopAndReply(ctx.db, it, args[1], ctx.hash, kMax, count == -1 ? 1 : count, shape, ctx.rb);
 }
 
-// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: the first key that exists decides.
 void CmdZMPop(ArgSlice args, ConnContext& ctx) {
-  int64_t numkeys;
-  if (!core::ParseInt64(args[1], &numkeys) || numkeys < 1) {
-    return ctx.rb.Error("ERR numkeys should be greater than 0");
-  }
-  if (numkeys >= int64_t(args.size()) - 2) return ctx.rb.Error(kSyntaxErr);
-  const size_t where_idx = 2 + size_t(numkeys);
-  bool from_max;
-  if (core::EqualsIgnoreCase(args[where_idx], "min")) {
-    from_max = false;
-  } else if (core::EqualsIgnoreCase(args[where_idx], "max")) {
-    from_max = true;
-  } else {
-    return ctx.rb.Error(kSyntaxErr);
-  }
-  int64_t count = -1;
-  for (size_t j = where_idx + 1; j < args.size(); ++j) {
-    if (count == -1 && core::EqualsIgnoreCase(args[j], "count") && j + 1 < args.size()) {
-      ++j;
-      if (!core::ParseInt64(args[j], &count) || count < 1) {
-        return ctx.rb.Error("ERR count should be greater than 0");
-      }
-    } else {
-      return ctx.rb.Error(kSyntaxErr);
-    }
-  }
-  if (count == -1) count = 1;
-
-  shard::Transaction tx(ctx.conn.db, args.subspan(2, size_t(numkeys)), shard::Transaction::kWrite);
-  // 0: missing, 1: a sorted set, 2: another type. Each shard writes its own keys' slots.
-  std::vector<uint8_t> state(size_t(numkeys), 0);
-  tx.Run([&](shard::TxShard& t) {
-    for (uint32_t i : t.keys) {
-      Db::Iterator it = t.db.Find(tx.key(i), tx.hash(i), t.now_ms);
-      if (Db::Found(it)) state[i] = it.value().type() == core::ValueType::kZSet ? 1 : 2;
-    }
-  });
-  // As Redis: the first key that exists decides (WRONGTYPE if it is not a sorted set).
-  size_t pick = 0;
-  while (pick < state.size() && state[pick] == 0) ++pick;
-  if (pick == state.size()) {
-    tx.Conclude();
-    return ctx.rb.NullArray();
-  }
-  if (state[pick] == 2) {
-    tx.Conclude();
-    return ctx.rb.Error(kWrongTypeErr);
-  }
-  std::string reply;
-  const bool resp3 = ctx.rb.resp3();
-  tx.RunOn(tx.shard_of(uint32_t(pick)), [&](shard::TxShard& t) {
-    core::ReplyBuilder rb(&reply);
-    rb.set_resp3(resp3);
-    Db::Iterator it = t.db.Find(tx.key(uint32_t(pick)), tx.hash(uint32_t(pick)), t.now_ms);
-    ZPopAndReply(t.db, it, tx.key(uint32_t(pick)), tx.hash(uint32_t(pick)), from_max, count,
-                 ZPopReply::kKeyNested, rb);
-  });
-  tx.Conclude();
-  ctx.rb.output()->append(reply);
+  MPopArgs a;
+  if (!ParseMPopArgs(args, 1, "min", "max", &a, ctx.rb)) return;
+  auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
+                 core::ReplyBuilder& rb) {
+    ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
+  };
+  FinishPopReply(PopFirst(ctx, a.keys, core::ValueType::kZSet, pop, /*waiter=*/nullptr), ctx.rb);
 }
 
 // --- ZRANDMEMBER key [count [WITHSCORES]]
