@@ -351,10 +351,10 @@ void CmdBZPop(ArgSlice args, ConnContext& ctx) {
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
 void CmdBLMPop(ArgSlice args, ConnContext& ctx) {
-  int64_t deadline;
-  if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
   MPopArgs a;
   if (!ParseMPopArgs(args, 2, "left", "right", &a, ctx.rb)) return;
+  int64_t deadline;  // after the other arguments, as Redis checks them
+  if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
   const core::ListEnd end = a.second_where ? core::ListEnd::kTail : core::ListEnd::kHead;
   auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                  core::ReplyBuilder& rb) {
@@ -365,10 +365,10 @@ void CmdBLMPop(ArgSlice args, ConnContext& ctx) {
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 void CmdBZMPop(ArgSlice args, ConnContext& ctx) {
-  int64_t deadline;
-  if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
   MPopArgs a;
   if (!ParseMPopArgs(args, 2, "min", "max", &a, ctx.rb)) return;
+  int64_t deadline;  // after the other arguments, as Redis checks them
+  if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
   auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                  core::ReplyBuilder& rb) {
     ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);

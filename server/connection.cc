@@ -14,6 +14,7 @@
 #include "server/multi_family.h"
 #include "server/pubsub.h"
 #include "server/server_state.h"
+#include "server/subcommand.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -314,32 +315,37 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   ServerThreadState::current().stats().commands_processed++;
   const CommandSpec* spec = cmd.spec;
   uint32_t slot;
+  // Redis' processCommand checks, in its order. A rejected command inside MULTI makes EXEC
+  // abort; a rejected EXEC ends the transaction at once (see Reject).
+  if (!cmd.arity_ok) [[unlikely]] {
+    if (spec == nullptr) {
+      ++ServerThreadState::current().stats().unknown_commands;
+      return Reject(spec, UnknownCommandMessage(args));
+    }
+    return Reject(spec, core::Concat("wrong number of arguments for '", core::ToLower(args[0]),
+                                     "' command"));
+  }
+  if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
+      [[unlikely]] {
+    // Redis names a subcommand "container|sub"; an unknown subcommand gets its own error (the
+    // container's dispatch replies it).
+    std::string name(spec->name);
+    const Container* container = FindContainer(spec->name);
+    const SubCommand* sub = container && args.size() > 1 ? FindSub(*container, args[1]) : nullptr;
+    if (container == nullptr || sub != nullptr) {
+      if (sub != nullptr) core::Append(&name, "|", sub->name);
+      return Reject(spec, core::Concat("Can't execute '", name,
+                                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+                                       "RESET are allowed in this context"));
+    }
+  }
+  state_.last_command = spec->name;
   if (state_.multi.active) [[unlikely]] {
     FlushRemote();
     rb_.set_output(&out_);
     rb_.set_resp3(state_.resp3);
     ConnContext ctx{state_, rb_};
-    if (QueueInMulti(spec, cmd.arity_ok, args, ctx)) return;
-  }
-  if (!cmd.arity_ok) {
-    rb_.set_output(NextReplyTarget(&slot));
-    rb_.set_resp3(state_.resp3);
-    if (spec == nullptr) {
-      ReplyUnknownCommand(args);
-    } else {
-      rb_.Error(WrongArgsError(args[0]));
-    }
-    return;
-  }
-  state_.last_command = spec->name;
-  if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
-      [[unlikely]] {
-    rb_.set_output(NextReplyTarget(&slot));
-    rb_.set_resp3(false);
-    rb_.Error(core::Concat("ERR Can't execute '", spec->name,
-                           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                           "allowed in this context"));
-    return;
+    if (QueueInMulti(spec, args, ctx)) return;
   }
 
   if (spec->on_shard != nullptr) {
@@ -454,20 +460,36 @@ void Connection::RemoteBatch::Done() {
   if (--conn->outstanding_ == 0 && conn->waiting_) context::active()->schedule(conn->fiber_);
 }
 
-void Connection::ReplyUnknownCommand(ArgSlice args) {
-  ++ServerThreadState::current().stats().unknown_commands;
+void Connection::Reject(const CommandSpec* spec, std::string_view message) {
+  if (state_.multi.active) state_.multi.aborted = true;
+  if (spec != nullptr && spec->name == "exec") {
+    // Redis' execCommandAbort, in or out of MULTI: any transaction ends here.
+    FlushRemote();  // every earlier reply is in out_ (unwatching hops)
+    DiscardMulti(state_);
+    UnwatchAll(state_);
+    rb_.set_output(&out_);
+    rb_.set_resp3(state_.resp3);
+    return rb_.Error(core::Concat("EXECABORT Transaction discarded because of: ", message));
+  }
+  uint32_t slot;
+  rb_.set_output(NextReplyTarget(&slot));
+  rb_.set_resp3(state_.resp3);
+  rb_.Error(core::Concat("ERR ", message));
+}
+
+std::string Connection::UnknownCommandMessage(ArgSlice args) {
   // As Redis: the name (at most 128 bytes) and the first args, quoted, in at most ~128 bytes:
-  // ERR unknown command 'foo', with args beginning with: 'a' 'b'
+  // unknown command 'foo', with args beginning with: 'a' 'b'
   std::string quoted;
   for (size_t i = 1; i < args.size() && quoted.size() < 128; ++i) {
     core::Append(&quoted, "'", args[i].substr(0, 128 - quoted.size()), "' ");
   }
-  std::string msg = core::Concat("ERR unknown command '", args[0].substr(0, 128),
+  std::string msg = core::Concat("unknown command '", args[0].substr(0, 128),
                                  "', with args beginning with: ", quoted);
   for (char& c : msg) {
     if (c == '\r' || c == '\n') c = ' ';
   }
-  rb_.Error(msg);
+  return msg;
 }
 
 }  // namespace shardis::server

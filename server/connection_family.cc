@@ -1,4 +1,4 @@
-// Commands about the client's own connection: PING, ECHO, QUIT, HELLO, SELECT.
+// Commands about the client's own connection: PING, ECHO, QUIT, HELLO, SELECT, RESET.
 #include <absl/strings/ascii.h>
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
@@ -7,6 +7,8 @@
 #include "core/string_util.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/multi_family.h"
+#include "server/pubsub.h"
 #include "shard/shard.h"
 
 namespace shardis::server {
@@ -96,9 +98,24 @@ void Hello(ArgSlice args, ConnContext& ctx) {
   ctx.rb.ArrayHeader(0);
 }
 
+// RESET: the connection as if it were new: no MULTI, no WATCH, no subscriptions, database 0,
+// RESP2, no name.
+void Reset(ArgSlice, ConnContext& ctx) {
+  DiscardMulti(ctx.conn);
+  UnwatchAll(ctx.conn);
+  UnsubscribeAll(ctx.conn);
+  ctx.conn.db = 0;
+  ctx.conn.resp3 = false;
+  ctx.conn.name.clear();
+  ctx.rb.set_resp3(false);
+  ctx.rb.SimpleString("RESET");
+}
+
 }  // namespace
 
 void RegisterConnectionFamily(CommandRegistry* r) {
+  r->Register({"reset", 1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,
+               "fast connection", nullptr, &Reset});
   r->Register({"ping", -1, kFast | kStale, 0, 0, 0, "fast connection", nullptr, &Ping});
   r->Register({"echo", 2, kFast | kStale, 0, 0, 0, "fast connection", nullptr, &Echo});
   r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,

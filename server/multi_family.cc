@@ -26,11 +26,15 @@ namespace {
 constexpr std::string_view kExecAbortErr =
     "EXECABORT Transaction discarded because of previous errors.";
 
-void ResetMulti(ConnectionState& conn) {
+}  // namespace
+
+void DiscardMulti(ConnectionState& conn) {
   conn.multi.active = false;
   conn.multi.aborted = false;
   conn.multi.queue.clear();
 }
+
+namespace {
 
 bool IsDataCommand(const CommandSpec& spec) { return spec.flags & (kWrite | kReadOnly); }
 
@@ -42,7 +46,7 @@ void CmdMulti(ArgSlice, ConnContext& ctx) {
 
 void CmdDiscard(ArgSlice, ConnContext& ctx) {
   if (!ctx.conn.multi.active) return ctx.rb.Error("ERR DISCARD without MULTI");
-  ResetMulti(ctx.conn);
+  DiscardMulti(ctx.conn);
   UnwatchAll(ctx.conn);
   ctx.rb.Ok();
 }
@@ -83,7 +87,7 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   ConnectionState& conn = ctx.conn;
   if (!conn.multi.active) return ctx.rb.Error("ERR EXEC without MULTI");
   if (conn.multi.aborted) {
-    ResetMulti(conn);
+    DiscardMulti(conn);
     UnwatchAll(conn);
     return ctx.rb.Error(kExecAbortErr);
   }
@@ -121,7 +125,7 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
     });
     if (conn.watch->dirty.load(std::memory_order_relaxed)) {
       tx->Conclude();
-      ResetMulti(conn);
+      DiscardMulti(conn);
       UnwatchAll(conn);
       return ctx.rb.NullArray();
     }
@@ -130,7 +134,7 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   // the reply and the other commands still run (no rollback).
   if (!conn.multi.queue.empty()) RunQueued(*tx, ctx);
   tx->Conclude();
-  ResetMulti(conn);
+  DiscardMulti(conn);
   UnwatchAll(conn);
 }
 
@@ -172,17 +176,10 @@ void UnwatchAll(ConnectionState& conn) {
   w->dirty.store(false, std::memory_order_relaxed);
 }
 
-bool QueueInMulti(const CommandSpec* spec, bool arity_ok, ArgSlice args, ConnContext& ctx) {
-  if (spec != nullptr) {
-    const std::string_view name = spec->name;
-    if (name == "exec" || name == "discard" || name == "multi" || name == "watch" ||
-        name == "quit" || name == "reset") {
-      return false;
-    }
-  }
-  if (spec == nullptr || !arity_ok) {
-    // Rejected now: EXEC will abort. (The caller replies the error itself.)
-    ctx.conn.multi.aborted = true;
+bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
+  const std::string_view name = spec->name;
+  if (name == "exec" || name == "discard" || name == "multi" || name == "watch" ||
+      name == "quit" || name == "reset") {
     return false;
   }
   ctx.conn.multi.queue.push_back({spec, std::vector<std::string>(args.begin(), args.end())});

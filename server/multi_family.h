@@ -6,10 +6,13 @@
 
 namespace shardis::server {
 
-// Inside MULTI: queues the command (replying QUEUED) or rejects it (flagging the transaction so
-// that EXEC aborts), and returns true. Returns false for the commands that run at once even
-// inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET). spec may be null (unknown command).
-bool QueueInMulti(const CommandSpec* spec, bool arity_ok, ArgSlice args, ConnContext& ctx);
+// Inside MULTI: queues a valid command, replying QUEUED, and returns true. Returns false for the
+// commands that run at once even inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+// (Commands refused before this point flag the transaction: Connection::Reject.)
+bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx);
+
+// Leaves MULTI, dropping the queued commands (DISCARD, RESET).
+void DiscardMulti(ConnectionState& conn);
 
 // Forgets every WATCHed key (hops to their shards). The connection calls it when it closes.
 void UnwatchAll(ConnectionState& conn);

@@ -52,6 +52,7 @@ class Generator:
         self.rng = random.Random(seed)
         self.families = diff_families.ALL if families is None else families
         self.base_weight = base_weight
+        self.on_command = None  # a family may set it to see every command emitted
         self._choices = None
         base = int(time.time())
         # Absolute times far apart from each other and from now + any relative TTL above, so
@@ -100,11 +101,16 @@ class Generator:
         choices = self._choices
         total = sum(w for w, _ in choices)
         x = self.rng.random() * total
+        cmd = choices[-1][1]
         for w, make in choices:
             x -= w
             if x <= 0:
-                return make()
-        return choices[-1][1]()
+                cmd = make
+                break
+        cmd = cmd()
+        if self.on_command is not None:
+            self.on_command(cmd)
+        return cmd
 
     def base_choices(self):
         rng = self.rng
@@ -203,6 +209,10 @@ def run_stream(ref: RespConn, sut: RespConn, seed: int, count: int, gen=None):
                     f"previous commands (with redis-server's replies):\n{context}",
                     pytrace=False)
             done += 1
+    # Leave both connections in a known state (no MULTI, no subscriptions) for what follows.
+    for conn in (ref, sut):
+        conn.send(RespConn.encode("RESET"))
+    assert ref.read_reply()[1] == sut.read_reply()[1]
     return done
 
 
