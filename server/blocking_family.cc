@@ -16,6 +16,7 @@
 #include <boost/fiber/context.hpp>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,7 +122,8 @@ bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadlin
     rb.Error("ERR timeout is not a float or out of range");
     return false;
   }
-  const long double ms = seconds * 1000.0L;
+  // Rounded up, as Redis does: 0.001 s is 1 ms even where the product lands just below 1.
+  const long double ms = ceill(seconds * 1000.0L);
   // Redis casts to long long; out of range that gives LLONG_MIN on x86, hence "negative".
   const long long tval =
       (ms >= -9.2e18L && ms <= 9.2e18L) ? static_cast<long long>(ms) : LLONG_MIN;
@@ -317,7 +319,8 @@ class MoveWaiter final : public BlockedClient {
       if (!registered) continue;  // data arrived in between: move it
       const bool served = Wait(deadline_ms);
       Unregister();
-      if (!served) return ctx_.rb.Null();
+      // Redis replies every timed-out blocked client with a null array, even BLMOVE's.
+      if (!served) return ctx_.rb.NullArray();
       Rearm();
     }
   }

@@ -1,5 +1,7 @@
 #include "server/command.h"
 
+#include "shard/db.h"
+
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
 #include <glog/logging.h>
@@ -55,6 +57,25 @@ const CommandSpec* CommandRegistry::Find(std::string_view name) const {
   for (size_t i = 0; i < name.size(); ++i) buf[i] = absl::ascii_tolower(name[i]);
   auto it = specs_.find(std::string_view(buf, name.size()));
   return it == specs_.end() ? nullptr : &it->second;
+}
+
+void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
+  // Only for watched keys, so the extra lookups cost nothing on the common path. Redis signals a
+  // key modified when a command changes it; the rules below catch what changes nothing: a
+  // command that failed (error reply), a key missing before and after, and what the handler
+  // reports itself (ctx.unchanged).
+  std::string_view key = args[1];
+  const bool existed = shard::Db::Found(ctx.db.Find(key, ctx.hash, ctx.now_ms));
+  const size_t before = ctx.rb.output()->size();
+  spec.on_shard(args, ctx);
+  const std::string& out = *ctx.rb.output();
+  const bool error = out.size() > before && (out[before] == '-' || out[before] == '!');
+  const bool exists = shard::Db::Found(ctx.db.Find(key, ctx.hash, ctx.now_ms));
+  if (!error && !ctx.unchanged && (existed || exists)) {
+    ctx.db.NoteModified(key);
+  } else {
+    ctx.db.NoteReady(key);
+  }
 }
 
 CommandRegistry& Registry() {

@@ -29,6 +29,10 @@ struct ShardContext {
   core::ReplyBuilder& rb;
   int64_t now_ms;
   uint64_t hash;  // core::HashBytes(args[1]), for the Db calls on that key
+  // Set by a write command whose run left the key as it was (SETNX on an existing key, EXPIRE
+  // that replied 0, ...), so that its watchers are not disturbed (Redis signals a key modified
+  // only when it is). Errors and writes to a key missing before and after need not set it.
+  bool unchanged = false;
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
 
@@ -68,10 +72,14 @@ struct CommandSpec {
 };
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
-// must do afterwards happens for all of them): marks the key modified for WATCH.
+// must do afterwards happens for all of them): wakes clients blocked on the key and, when the
+// write changed a WATCHed key, fails its watchers' EXEC.
+void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
+  if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
+  if (ctx.db.IsWatched(args[1])) [[unlikely]] return RunWatchedWrite(spec, args, ctx);
   spec.on_shard(args, ctx);
-  if (spec.flags & kWrite) ctx.db.NoteModified(args[1]);
+  ctx.db.NoteReady(args[1]);
 }
 
 class CommandRegistry {

@@ -325,19 +325,21 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     return Reject(spec, core::Concat("wrong number of arguments for '", core::ToLower(args[0]),
                                      "' command"));
   }
+  // A container's subcommand is looked up (and its arity checked) before anything else, as
+  // Redis looks up "container|sub" as a command of its own.
+  std::string full_name(spec->name);
+  if (const Container* container = FindContainer(spec->name);
+      container != nullptr && args.size() > 1) [[unlikely]] {
+    std::string error;
+    const SubCommand* sub = CheckSub(*container, args, &error);
+    if (sub == nullptr) return Reject(spec, error);
+    core::Append(&full_name, "|", sub->name);
+  }
   if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
       [[unlikely]] {
-    // Redis names a subcommand "container|sub"; an unknown subcommand gets its own error (the
-    // container's dispatch replies it).
-    std::string name(spec->name);
-    const Container* container = FindContainer(spec->name);
-    const SubCommand* sub = container && args.size() > 1 ? FindSub(*container, args[1]) : nullptr;
-    if (container == nullptr || sub != nullptr) {
-      if (sub != nullptr) core::Append(&name, "|", sub->name);
-      return Reject(spec, core::Concat("Can't execute '", name,
-                                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
-                                       "RESET are allowed in this context"));
-    }
+    return Reject(spec, core::Concat("Can't execute '", full_name,
+                                     "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+                                     "RESET are allowed in this context"));
   }
   state_.last_command = spec->name;
   if (state_.multi.active) [[unlikely]] {

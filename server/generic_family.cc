@@ -112,10 +112,12 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   // A key without expiry has an infinite TTL: GT never beats it, LT always does.
   const int64_t current = ctx.db.ExpireAt(it, args[1], ctx.hash);
-  if ((flags & kNx) && current != 0) return ctx.rb.Integer(0);
-  if ((flags & kXx) && current == 0) return ctx.rb.Integer(0);
-  if ((flags & kGt) && (current == 0 || when <= current)) return ctx.rb.Integer(0);
-  if ((flags & kLt) && current != 0 && when >= current) return ctx.rb.Integer(0);
+  if (((flags & kNx) && current != 0) || ((flags & kXx) && current == 0) ||
+      ((flags & kGt) && (current == 0 || when <= current)) ||
+      ((flags & kLt) && current != 0 && when >= current)) {
+    ctx.unchanged = true;
+    return ctx.rb.Integer(0);
+  }
 
   if (when <= ctx.now_ms) {
     ctx.db.Erase(it, args[1], ctx.hash);  // a deadline already passed deletes the key
@@ -140,7 +142,10 @@ void CmdTtl(ArgSlice args, ShardContext& ctx) {
 
 void CmdPersist(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = ctx.db.Find(args[1], ctx.hash, ctx.now_ms);
-  if (!Db::Found(it) || ctx.db.ExpireAt(it, args[1], ctx.hash) == 0) return ctx.rb.Integer(0);
+  if (!Db::Found(it) || ctx.db.ExpireAt(it, args[1], ctx.hash) == 0) {
+    ctx.unchanged = true;
+    return ctx.rb.Integer(0);
+  }
   ctx.db.SetExpire(it, args[1], ctx.hash, 0);
   ctx.rb.Integer(1);
 }

@@ -132,7 +132,11 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   }
   // Queued commands are not rejected any more than Redis does: a runtime error is an element of
   // the reply and the other commands still run (no rollback).
-  if (!conn.multi.queue.empty()) RunQueued(*tx, ctx);
+  if (conn.multi.queue.empty()) {
+    ctx.rb.ArrayHeader(0);
+  } else {
+    RunQueued(*tx, ctx);
+  }
   tx->Conclude();
   DiscardMulti(conn);
   UnwatchAll(conn);

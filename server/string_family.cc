@@ -188,6 +188,7 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
   const bool found = Db::Found(it);
   if (((f & kSetNx) && found) || ((f & kSetXx) && !found)) {
     if (!(f & kSetGet)) ctx.rb.Null();
+    ctx.unchanged = true;
     return;
   }
   if (found) {
@@ -201,7 +202,10 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
 void CmdSetNx(ArgSlice args, ShardContext& ctx) {
   bool inserted;
   Db::Iterator it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
-  if (!inserted) return ctx.rb.Integer(0);
+  if (!inserted) {
+    ctx.unchanged = true;
+    return ctx.rb.Integer(0);
+  }
   it.value().SetString(args[2]);  // a new entry: no TTL to clear
   ctx.rb.Integer(1);
 }
@@ -256,8 +260,10 @@ void CmdGetEx(ArgSlice args, ShardContext& ctx) {
     ctx.db.Erase(it, args[1], ctx.hash);  // an absolute deadline already in the past
   } else if (f & kAnyExpire) {
     ctx.db.SetExpire(it, args[1], ctx.hash, at_ms);
-  } else if (f & kPersist) {
+  } else if ((f & kPersist) && ctx.db.ExpireAt(it, args[1], ctx.hash) != 0) {
     ctx.db.SetExpire(it, args[1], ctx.hash, 0);
+  } else {
+    ctx.unchanged = true;  // a plain read, or PERSIST of a key without TTL
   }
 }
 

@@ -38,16 +38,25 @@ bool ArityOk(int arity, size_t argc) {
   return arity >= 0 ? argc == size_t(arity) : argc >= size_t(-arity);
 }
 
-void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx) {
+const SubCommand* CheckSub(const Container& container, ArgSlice args, std::string* error) {
   const SubCommand* sub = FindSub(container, args[1]);
   if (sub == nullptr) {
-    return ctx.rb.Error(core::Concat("ERR unknown subcommand '", args[1].substr(0, 128), "'. Try ",
-                                     core::ToUpper(args[0]), " HELP."));
+    *error = core::Concat("unknown subcommand '", args[1].substr(0, 128), "'. Try ",
+                          core::ToUpper(args[0]), " HELP.");
+    return nullptr;
   }
   if (!ArityOk(sub->arity, args.size())) {
-    return ctx.rb.Error(core::Concat("ERR wrong number of arguments for '", container.name, "|",
-                                     sub->name, "' command"));
+    *error = core::Concat("wrong number of arguments for '", container.name, "|", sub->name,
+                          "' command");
+    return nullptr;
   }
+  return sub;
+}
+
+void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx) {
+  std::string error;
+  const SubCommand* sub = CheckSub(container, args, &error);
+  if (sub == nullptr) return ctx.rb.Error(core::Concat("ERR ", error));
   // CLIENT LIST shows the command a client runs now (or ran last) by its full name.
   ctx.conn.last_command = core::Concat(container.name, "|", sub->name);
   sub->handler(args, ctx);

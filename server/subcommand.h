@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "core/reply_builder.h"
@@ -48,6 +49,10 @@ const SubCommand* FindSub(const Container& container, std::string_view name);
 
 // Redis' arity check: arity N = exactly N arguments (with the name), -N = at least N.
 bool ArityOk(int arity, size_t argc);
+
+// The subcommand args[1] names, or null with Redis' error (without "ERR ") in *error when it is
+// unknown or has the wrong arity. args.size() >= 2.
+const SubCommand* CheckSub(const Container& container, ArgSlice args, std::string* error);
 
 // Runs the subcommand of `container` named by args[1], with Redis' errors for unknown ones and
 // wrong arity.

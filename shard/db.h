@@ -109,7 +109,15 @@ class Db {
   // call it here.
   void NoteModified(std::string_view key) {
     if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
+    NoteReady(key);
+  }
+  // A write that may have added data to key: blocked clients get a look (cheaper than being
+  // exact; a waiter checks for itself). Watchers are not touched.
+  void NoteReady(std::string_view key) {
     if (blocking_->has_waiters()) [[unlikely]] blocking_->NoteReady(index_, key);
+  }
+  bool IsWatched(std::string_view key) const {
+    return !watches_.empty() && watches_.Contains(key);
   }
   // Set once by the Shard: this database's index and the shard's blocked clients.
   void Attach(int index, BlockingRegistry* blocking) {

@@ -37,6 +37,7 @@ class WatchTable {
     list.erase(std::remove(list.begin(), list.end(), w), list.end());
     if (list.empty()) watchers_.erase(it);
   }
+  bool Contains(std::string_view key) const { return watchers_.contains(key); }
   // A write to key.
   void Touch(std::string_view key) {
     auto it = watchers_.find(key);

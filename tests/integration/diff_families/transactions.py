@@ -24,7 +24,8 @@ class _Tracker:
         self.queued = []
 
     def multi(self):
-        self.in_multi, self.queued = True, []
+        if not self.in_multi:  # a nested MULTI is an error that changes nothing
+            self.in_multi, self.queued = True, []
         return ["MULTI"]
 
     def exec(self):
