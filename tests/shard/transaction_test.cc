@@ -369,6 +369,80 @@ TEST_F(TransactionTest, ConcludeReleasesTheKeysBeforeTheDestructor) {
   });
 }
 
+// A blocked client (BLPOP-like) that takes any int it finds at its key.
+class IntWaiter : public Waiter {
+ public:
+  Offer TryServe(Shard& shard, Db& db, std::string_view key) override {
+    Db::Iterator it = db.Find(key, core::HashBytes(key), NowMs());
+    if (!Db::Found(it) || !it.value().IsInt()) return Offer::kNotServable;
+    if (!Claim()) return Offer::kGone;
+    value = it.value().AsInt();
+    Finish();
+    return Offer::kServed;
+  }
+  static void Wake(void* arg) { static_cast<IntWaiter*>(arg)->woken = true; }
+
+  int64_t value = 0;  // written by the serving shard before Finish
+  bool woken = false;  // on the client's thread
+};
+
+TEST_F(TransactionTest, BlockedClientsAreServedOnceNoTransactionHoldsTheKey) {
+  Watchdog watchdog(30s);
+  pool_.AwaitOn(0, [&](io::Proactor* p) {
+    // A key owned by another thread, so that the wake-up crosses threads.
+    std::string key = "blk0";
+    for (int i = 1; set_->ShardOf(key) == 0; ++i) key = "blk" + std::to_string(i);
+    const unsigned sid = set_->ShardOf(key);
+    const std::string_view keys[] = {key};
+    // 0: the write phase concludes; 1: Conclude after it; 2: another transaction is queued on the
+    // key meanwhile, so the key stays held until that one is done too.
+    for (int variant : {0, 1, 2}) {
+      SCOPED_TRACE("variant " + std::to_string(variant));
+      IntWaiter waiter;
+      waiter.origin = 0;
+      waiter.wake = &IntWaiter::Wake;
+      waiter.wake_arg = &waiter;
+      set_->Await(sid, [&](Shard& s) { s.blocking().Add(0, key, &waiter); });
+
+      Transaction writer(0, keys, Transaction::kWrite);
+      writer.Run([](TxShard&) {});  // holds the key from here on
+      bool second_done = variant != 2;
+      if (variant == 2) {
+        p->Launch([&] {
+          Transaction second(0, keys, Transaction::kWrite);
+          second.Run([&](TxShard& t) {
+            EXPECT_EQ(waiter.state(), Waiter::kWaiting);  // the key was held until now
+            WriteInt(t, second, 0, 100);
+          }, /*conclude=*/true);
+          second_done = true;
+        });
+        // Until it is queued behind the writer.
+        for (size_t queued = 0; queued < 2; p->SleepFor(1ms)) {
+          set_->Await(sid, [&](Shard& s) { queued = s.tx_queue().queue_length(); });
+        }
+      }
+      writer.Run([&](TxShard& t) {
+        WriteInt(t, writer, 0, 7);
+        t.db.NoteModified(key);
+      }, /*conclude=*/variant == 0);
+      if (variant != 0) {
+        // The write is done but the key is still held: the client must not take it yet.
+        p->SleepFor(20ms);
+        EXPECT_EQ(waiter.state(), Waiter::kWaiting);
+        EXPECT_FALSE(waiter.woken);
+        writer.Conclude();
+      }
+      while (!waiter.woken || !second_done) p->SleepFor(1ms);
+      EXPECT_EQ(waiter.value, variant == 2 ? 100 : 7);
+      set_->Await(sid, [&](Shard& s) {
+        EXPECT_EQ(s.blocking().registrations(), 0u);
+        s.blocking().Remove(0, key, &waiter);  // in case it was not served
+        s.db(0).Clear();
+      });
+    }
+  });
+}
+
 TEST_F(TransactionTest, NestedTransactionsRunInsideTheOuterOne) {
   Watchdog watchdog(30s);
   const std::vector<std::string> names = KeysOnEveryShard("nest", 2);
