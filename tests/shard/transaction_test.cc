@@ -148,9 +148,11 @@ TEST_F(TransactionTest, ConcurrentReadModifyWriteLosesNoUpdate) {
         // A reader over every key: values only grow, and a global read counts the keys.
         Transaction tx(0, all, Transaction::kRead);
         std::vector<int64_t> seen(names.size());
-        tx.Run([&](TxShard& t) {
-          for (uint32_t i : t.keys) seen[i] = ReadInt(t, tx, i);
-        }, /*conclude=*/true);
+        tx.Run(
+            [&](TxShard& t) {
+              for (uint32_t i : t.keys) seen[i] = ReadInt(t, tx, i);
+            },
+            /*conclude=*/true);
         for (size_t i = 0; i < seen.size(); ++i) {
           EXPECT_GE(seen[i], last_seen[i]) << names[i];
           last_seen[i] = seen[i];
@@ -173,9 +175,11 @@ TEST_F(TransactionTest, ConcurrentReadModifyWriteLosesNoUpdate) {
       Transaction tx(0, keys, Transaction::kWrite);
       if (n == 1 && kind < 25) {
         // Read and write in one phase that concludes.
-        tx.Run([&](TxShard& t) {
-          for (uint32_t i : t.keys) WriteInt(t, tx, i, ReadInt(t, tx, i) + 1);
-        }, /*conclude=*/true);
+        tx.Run(
+            [&](TxShard& t) {
+              for (uint32_t i : t.keys) WriteInt(t, tx, i, ReadInt(t, tx, i) + 1);
+            },
+            /*conclude=*/true);
       } else {
         // Read in one phase (all shards at once, or shard by shard), write in the next: the
         // keys must stay held in between, or two increments would read the same value.
@@ -214,9 +218,11 @@ TEST_F(TransactionTest, ConcurrentReadModifyWriteLosesNoUpdate) {
   pool_.AwaitOn(1, [&](io::Proactor*) {
     Transaction tx(0, all, Transaction::kRead);
     std::vector<int64_t> values(names.size());
-    tx.Run([&](TxShard& t) {
-      for (uint32_t i : t.keys) values[i] = ReadInt(t, tx, i);
-    }, /*conclude=*/true);
+    tx.Run(
+        [&](TxShard& t) {
+          for (uint32_t i : t.keys) values[i] = ReadInt(t, tx, i);
+        },
+        /*conclude=*/true);
     int64_t sum = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       EXPECT_EQ(values[i], expected[i].load()) << names[i];
@@ -247,9 +253,11 @@ TEST_F(TransactionTest, ReadersNeverSeeHalfOfAMultiShardWrite) {
         tx.RunOn(first, [&](TxShard& t) {
           for (uint32_t i : t.keys) WriteInt(t, tx, i, v);
         });
-        tx.Run([&](TxShard& t) {
-          for (uint32_t i : t.keys) WriteInt(t, tx, i, v);
-        }, /*conclude=*/rng() % 2 == 0);
+        tx.Run(
+            [&](TxShard& t) {
+              for (uint32_t i : t.keys) WriteInt(t, tx, i, v);
+            },
+            /*conclude=*/rng() % 2 == 0);
         continue;
       }
       // A reader over all keys or over one key of each of two shards, in one phase or two.
@@ -323,9 +331,11 @@ TEST_F(TransactionTest, SchedulingRetriesWithNewIdsWhenAHigherIdRanOnAShard) {
     tx.Conclude();
     for (std::string_view k : all) EXPECT_FALSE(Held(k)) << k;
     Transaction check(0, all, Transaction::kRead);
-    check.Run([&](TxShard& t) {
-      for (uint32_t i : t.keys) EXPECT_EQ(ReadInt(t, check, i), 42);
-    }, /*conclude=*/true);
+    check.Run(
+        [&](TxShard& t) {
+          for (uint32_t i : t.keys) EXPECT_EQ(ReadInt(t, check, i), 42);
+        },
+        /*conclude=*/true);
   });
 }
 
@@ -356,10 +366,12 @@ TEST_F(TransactionTest, ConcludeReleasesTheKeysBeforeTheDestructor) {
     } else if (p->index() == 1) {
       while (!holding.load()) p->SleepFor(1ms);
       Transaction tx(0, all, Transaction::kWrite);
-      tx.Run([&](TxShard& t) {
-        EXPECT_TRUE(released.load()) << "ran while another transaction held the keys";
-        for (uint32_t i : t.keys) WriteInt(t, tx, i, 1);
-      }, /*conclude=*/true);
+      tx.Run(
+          [&](TxShard& t) {
+            EXPECT_TRUE(released.load()) << "ran while another transaction held the keys";
+            for (uint32_t i : t.keys) WriteInt(t, tx, i, 1);
+          },
+          /*conclude=*/true);
       other_ran = true;
     }
   });
@@ -382,7 +394,7 @@ class IntWaiter : public Waiter {
   }
   static void Wake(void* arg) { static_cast<IntWaiter*>(arg)->woken = true; }
 
-  int64_t value = 0;  // written by the serving shard before Finish
+  int64_t value = 0;   // written by the serving shard before Finish
   bool woken = false;  // on the client's thread
 };
 
@@ -410,10 +422,12 @@ TEST_F(TransactionTest, BlockedClientsAreServedOnceNoTransactionHoldsTheKey) {
       if (variant == 2) {
         p->Launch([&] {
           Transaction second(0, keys, Transaction::kWrite);
-          second.Run([&](TxShard& t) {
-            EXPECT_EQ(waiter.state(), Waiter::kWaiting);  // the key was held until now
-            WriteInt(t, second, 0, 100);
-          }, /*conclude=*/true);
+          second.Run(
+              [&](TxShard& t) {
+                EXPECT_EQ(waiter.state(), Waiter::kWaiting);  // the key was held until now
+                WriteInt(t, second, 0, 100);
+              },
+              /*conclude=*/true);
           second_done = true;
         });
         // Until it is queued behind the writer.
@@ -421,10 +435,12 @@ TEST_F(TransactionTest, BlockedClientsAreServedOnceNoTransactionHoldsTheKey) {
           set_->Await(sid, [&](Shard& s) { queued = s.tx_queue().queue_length(); });
         }
       }
-      writer.Run([&](TxShard& t) {
-        WriteInt(t, writer, 0, 7);
-        t.db.NoteModified(key);
-      }, /*conclude=*/variant == 0);
+      writer.Run(
+          [&](TxShard& t) {
+            WriteInt(t, writer, 0, 7);
+            t.db.NoteModified(key);
+          },
+          /*conclude=*/variant == 0);
       if (variant != 0) {
         // The write is done but the key is still held: the client must not take it yet.
         p->SleepFor(20ms);
@@ -477,9 +493,11 @@ TEST_F(TransactionTest, NestedTransactionsRunInsideTheOuterOne) {
         Transaction inner(0, some, Transaction::kRead);
         EXPECT_TRUE(inner.is_nested());
         std::vector<int64_t> seen(some.size());
-        inner.Run([&](TxShard& t) {
-          for (uint32_t i : t.keys) seen[i] = ReadInt(t, inner, i);
-        }, /*conclude=*/true);
+        inner.Run(
+            [&](TxShard& t) {
+              for (uint32_t i : t.keys) seen[i] = ReadInt(t, inner, i);
+            },
+            /*conclude=*/true);
         EXPECT_EQ(seen, (std::vector<int64_t>{5, 5}));
         // Another fiber on this thread is not inside the EXEC.
         bool other_nested = true, checked = false;
@@ -501,10 +519,12 @@ TEST_F(TransactionTest, NestedTransactionsRunInsideTheOuterOne) {
       // Waits for the outer transaction, not for the nested ones.
       while (!outer_holding.load()) p->SleepFor(1ms);
       Transaction tx(0, some, Transaction::kRead);
-      tx.Run([&](TxShard& t) {
-        EXPECT_TRUE(outer_done.load()) << "read the keys while an EXEC held them";
-        for (uint32_t i : t.keys) EXPECT_EQ(ReadInt(t, tx, i), 5);
-      }, /*conclude=*/true);
+      tx.Run(
+          [&](TxShard& t) {
+            EXPECT_TRUE(outer_done.load()) << "read the keys while an EXEC held them";
+            for (uint32_t i : t.keys) EXPECT_EQ(ReadInt(t, tx, i), 5);
+          },
+          /*conclude=*/true);
       other_ran = true;
     }
   });

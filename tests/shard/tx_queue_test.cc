@@ -361,8 +361,14 @@ struct SimTx {
   std::vector<int> shards;  // involved
   SimPart parts[kShards];
   // Coordinator state.
-  enum State { kNotStarted, kScheduling, kUnscheduling, kPhase, kConcluding, kDone } state =
-      kNotStarted;
+  enum State {
+    kNotStarted,
+    kScheduling,
+    kUnscheduling,
+    kPhase,
+    kConcluding,
+    kDone
+  } state = kNotStarted;
   int phase = 0;
   int outstanding = 0;
   std::vector<int> ok_shards;
@@ -627,9 +633,8 @@ void Sim::Run(int num_tx) {
   }
   // Nothing in flight: every transaction must be done, or some phase waits forever.
   for (const auto& tx : txs_) {
-    ASSERT_EQ(tx->state, SimTx::kDone)
-        << "tx " << tx->index << " is stuck (deadlock) in state " << tx->state << " phase "
-        << tx->phase;
+    ASSERT_EQ(tx->state, SimTx::kDone) << "tx " << tx->index << " is stuck (deadlock) in state "
+                                       << tx->state << " phase " << tx->phase;
   }
   for (int s = 0; s < kShards; ++s) {
     EXPECT_EQ(queues_[s].queue_length(), 0u);
@@ -661,10 +666,11 @@ void Sim::CheckLogs() {
     for (auto a = span.begin(); a != span.end(); ++a) {
       for (auto b = std::next(a); b != span.end(); ++b) {
         if (!PartsConflict(a->first->parts[s], b->first->parts[s])) continue;
-        auto [first, second] = a->second.first < b->second.first ? std::pair(a, b) : std::pair(b, a);
+        auto [first, second] =
+            a->second.first < b->second.first ? std::pair(a, b) : std::pair(b, a);
         EXPECT_LT(first->second.second, second->second.first)
-            << "shard " << s << ": tx " << first->first->index << " and tx "
-            << second->first->index << " interleave";
+            << "shard " << s << ": tx " << first->first->index << " and tx " << second->first->index
+            << " interleave";
         if (id[first->first] != 0 && id[second->first] != 0) {
           EXPECT_LT(id[first->first], id[second->first])
               << "shard " << s << ": conflicting tx ran out of id order";
