@@ -705,7 +705,7 @@ void Sim::CheckLogs() {
 
 TEST(TxQueueTest, RandomSchedulesAcrossShardsRunConflictsInIdOrderWithoutDeadlock) {
   int retries = 0, quick_queued = 0;
-  for (uint32_t seed = 1; seed <= 300; ++seed) {
+  for (uint32_t seed = 1; seed <= 1000; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Sim sim(seed);
     sim.Run(40);
