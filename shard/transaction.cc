@@ -156,7 +156,16 @@ void Transaction::Schedule() {
 
 void Transaction::RunNested(const std::vector<unsigned>& sids,
                             absl::FunctionRef<void(TxShard&)> fn) {
-  // The EXEC holds the keys: just hop.
+  // The EXEC holds the keys once it is scheduled, but it schedules lazily, on its first phase:
+  // without WATCH, a multi-key command queued first (MSET in MULTI, or any command that makes the
+  // EXEC global) would run here before that, with nothing held, and other clients could see half
+  // of its writes. So schedule the outermost transaction now if it has not been; then just hop.
+  Transaction* top = outer_;
+  while (top->outer_ != nullptr) top = top->outer_;
+  if (!top->scheduled_ && !top->concluded_) {
+    top->PrepareLocks();
+    top->Schedule();
+  }
   shard_set->AwaitShards(sids, [&](Shard& s) {
     TxShard t{s, s.db(db_index_), NowMs(), by_shard_[s.id()]};
     fn(t);
