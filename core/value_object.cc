@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "core/list.h"
+#include "core/stream.h"
 #include "core/zset.h"
 
 namespace shardis::core {
@@ -19,6 +20,9 @@ void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
       return;
     case ValueType::kZSet:
       ShardDelete(static_cast<ZSet*>(obj));
+      return;
+    case ValueType::kStream:
+      ShardDelete(static_cast<Stream*>(obj));
       return;
     default:
       break;
@@ -44,6 +48,8 @@ std::string_view EncodingName(const CompactValue& value) {
     case ValueType::kZSet:
       return static_cast<const ZSet*>(value.object())->encoding() == ZSet::kPacked ? "listpack"
                                                                                     : "skiplist";
+    case ValueType::kStream:
+      return "stream";
     default:
       break;
   }
@@ -59,6 +65,9 @@ CompactValue CloneObject(const CompactValue& value) {
     case ValueType::kZSet:
       return CompactValue::FromObject(ValueType::kZSet,
                                       static_cast<const ZSet*>(value.object())->Clone());
+    case ValueType::kStream:
+      return CompactValue::FromObject(ValueType::kStream,
+                                      static_cast<const Stream*>(value.object())->Clone());
     default:
       break;
   }
