@@ -279,12 +279,12 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
 // ---- XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
 
 void CmdXTrim(ArgSlice args, ShardContext& ctx) {
+  AddTrimArgs a;
+  if (ParseAddTrim(args, ctx.rb, false, &a) < 0) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
   if (wrong_type) return;
   if (!Db::Found(it)) return ctx.rb.Integer(0);
-  AddTrimArgs a;
-  if (ParseAddTrim(args, ctx.rb, false, &a) < 0) return;
   ctx.rb.Integer(ApplyTrim(StreamOf(it), a));
 }
 
@@ -315,12 +315,12 @@ void CmdXRange(ArgSlice args, ShardContext& ctx) {
       return ctx.rb.Error(kSyntaxErr);
     }
   }
-  if (count == 0) return ctx.rb.NullArray();
-  if (count == -1) count = 0;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
   if (wrong_type) return;
   if (!Db::Found(it)) return ctx.rb.ArrayHeader(0);
+  if (count == 0) return ctx.rb.NullArray();
+  if (count == -1) count = 0;
   ReplyRange(ctx.rb, *StreamOf(it), start, end, size_t(count), kRev);
 }
 
@@ -614,8 +614,10 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
     if (core::EqualsIgnoreCase(args[j], "count") && moreargs) {
       const int64_t max_count = std::numeric_limits<int64_t>::max() / 16;
       int64_t v;
-      if (!core::ParseInt64(args[j + 1], &v)) return ctx.rb.Error(kNotIntegerErr);
-      if (v < 1 || v > max_count) return ctx.rb.Error("ERR COUNT must be > 0");
+      // Redis' getRangeLongFromObjectOrReply: one message for both failures.
+      if (!core::ParseInt64(args[j + 1], &v) || v < 1 || v > max_count) {
+        return ctx.rb.Error("ERR COUNT must be > 0");
+      }
       count = v;
       ++j;
     } else if (core::EqualsIgnoreCase(args[j], "justid")) {
