@@ -401,3 +401,26 @@ def test_memory_is_returned(r):
     assert grown - base > 100_000
     r.delete("m")
     assert used() - base < (grown - base) // 10
+
+
+# ---------------------------------------------------------------------------------------------
+# The differential stream on RESP3
+# ---------------------------------------------------------------------------------------------
+
+
+def test_differential_stream_in_resp3(server, r, redis_server):
+    """The differential generator's stream commands, with both connections on RESP3."""
+    from diff_families import streams
+    from test_differential import Generator, run_stream
+
+    seed = 4242
+    ref, sut = redis_server.raw(timeout=30), server.raw(timeout=30)
+    try:
+        for conn in (ref, sut):
+            conn.call("FLUSHALL")
+            conn.call("HELLO", "3")
+        gen = Generator(seed, families=[streams], base_weight=0.05)
+        assert run_stream(ref, sut, seed, 4000, gen=gen) == 4000
+    finally:
+        ref.close()
+        sut.close()

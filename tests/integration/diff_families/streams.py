@@ -9,17 +9,23 @@ time, so their effect is deterministic."""
 
 FIELDS = ["f", "g", "a", "b", "", "field 2"]
 VALUES = ["1", "2", "v", "", "hello", "-5", "x" * 40]
-GROUPS = ["g1", "g2", "g3"]
+GROUPS = ["g1", "g1", "g1", "g1", "g2", "g3"]
 CONSUMERS = ["alice", "bob", "carol"]
 BAD_IDS = ["x", "1-x", "-1", "1--2", "", "18446744073709551616", "1-2-3", "(", "+", "-"]
 IDLES = ["0", "1000000000", "-5"]
+# Keys of the shared keyspace that the group commands prefer, so that groups live long enough
+# (between DELs and other families' writes) to be read, claimed and acknowledged.
+HOT = ["k0", "k1", "{tag}a", "{tag}b"]
 
 
 def choices(g):
     rng = g.rng
+    # A slowly advancing clock for the ms part, so that most XADDs go past the stream's top.
+    clock = [0]
 
     def ms():
-        return str(rng.randint(0, 25))
+        clock[0] += rng.random() < 0.3
+        return str(max(0, clock[0] + rng.randint(-3, 1)))
 
     def sid():
         r = rng.random()
@@ -28,7 +34,9 @@ def choices(g):
         if r < 0.85:
             return ms()
         if r < 0.95:
-            return g.pick(["0-0", "0", "18446744073709551615-18446744073709551615", "0-1"])
+            return g.pick(["0-0", "0", "0-1", "1"])
+        if r < 0.96:
+            return "18446744073709551615-18446744073709551615"
         return g.pick(BAD_IDS)
 
     def range_id(low):
@@ -113,6 +121,9 @@ def choices(g):
             ids[0] = ">"
         return cmd + ["STREAMS", *keys, *ids]
 
+    def gkey():
+        return g.pick(HOT) if rng.random() < 0.75 else g.key()
+
     def group():
         return g.pick(GROUPS)
 
@@ -120,10 +131,10 @@ def choices(g):
         return g.pick(CONSUMERS)
 
     def xreadgroup():
-        keys = g.keys(1, 2)
+        keys = [gkey()] if rng.random() < 0.8 else [gkey() for _ in range(rng.randint(2, 3))]
         cmd = ["XREADGROUP", "GROUP", group(), consumer()]
         if rng.random() < 0.4:
-            cmd += ["COUNT", g.pick(["1", "2", "0", "x"])]
+            cmd += ["COUNT", g.pick(["1", "2", "1", "2", "0", "3", "x"])]
         if rng.random() < 0.15:
             cmd.append("NOACK")
         ids = [">" if rng.random() < 0.7 else g.pick(["0", "3-0", "$", sid()]) for _ in keys]
@@ -131,10 +142,10 @@ def choices(g):
 
     def xgroup():
         r = rng.random()
-        key = g.key()
+        key = gkey()
         if r < 0.35:
             cmd = ["XGROUP", "CREATE", key, group(), g.pick(["0", "$", "3-0", sid()])]
-            if rng.random() < 0.4:
+            if rng.random() < 0.6:
                 cmd.append("MKSTREAM")
             if rng.random() < 0.15:
                 cmd += ["ENTRIESREAD", g.pick(["0", "2", "-1", "-2", "x", "100"])]
@@ -154,10 +165,10 @@ def choices(g):
                        ["XGROUP", "DESTROY", key, "g1", "extra"]])
 
     def xack():
-        return ["XACK", g.key(), group(), *[sid() for _ in range(rng.randint(1, 3))]]
+        return ["XACK", gkey(), group(), *[sid() for _ in range(rng.randint(1, 3))]]
 
     def xpending():
-        cmd = ["XPENDING", g.key(), group()]
+        cmd = ["XPENDING", gkey(), group()]
         if rng.random() < 0.6:
             if rng.random() < 0.3:
                 cmd += ["IDLE", g.pick(IDLES)]
@@ -169,8 +180,9 @@ def choices(g):
         return cmd
 
     def xclaim():
-        cmd = ["XCLAIM", g.key(), group(), consumer(), g.pick(IDLES + ["x"])]
-        cmd += [sid() for _ in range(rng.randint(1, 3))]
+        cmd = ["XCLAIM", gkey(), group(), consumer(), g.pick(IDLES + ["x"])]
+        # Mostly IDs like those XADD "ms-*" makes, so that some are pending.
+        cmd += [f"{ms()}-0" if rng.random() < 0.7 else sid() for _ in range(rng.randint(1, 3))]
         for _ in range(rng.choice((0, 0, 1, 2))):
             cmd += g.pick([["FORCE"], ["JUSTID"], ["IDLE", g.pick(["0", "5000000000", "x"])],
                            ["TIME", g.pick(["0", "99999999999999", "x"])],
@@ -179,7 +191,7 @@ def choices(g):
         return cmd
 
     def xautoclaim():
-        cmd = ["XAUTOCLAIM", g.key(), group(), consumer(), g.pick(IDLES + ["x"]),
+        cmd = ["XAUTOCLAIM", gkey(), group(), consumer(), g.pick(IDLES + ["x"]),
                range_id(True)]
         if rng.random() < 0.5:
             cmd += ["COUNT", g.pick(["1", "2", "100", "0", "x"])]
@@ -191,7 +203,7 @@ def choices(g):
 
     def xinfo():
         r = rng.random()
-        key = g.key()
+        key = gkey()
         if r < 0.35:
             cmd = ["XINFO", "STREAM", key]
             if rng.random() < 0.4:
@@ -221,7 +233,7 @@ def choices(g):
         (3, lambda: ["XDEL", g.key(), *[sid() for _ in range(rng.randint(1, 3))]]),
         (2, xtrim),
         (4, xread),
-        (5, xgroup),
+        (7, xgroup),
         (6, xreadgroup),
         (3, xack),
         (3, xpending),
@@ -229,6 +241,8 @@ def choices(g):
         (2, xautoclaim),
         (3, xinfo),
         (1, xsetid),
+        # Keys that other families made strings, lists, ... become streams again.
+        (2, lambda: ["DEL", g.key()]),
     ]
 
 
