@@ -16,7 +16,12 @@ DEFINE_uint32(stream_node_max_bytes, 4096, "Most bytes in one packed stream node
 namespace shardis::core {
 
 size_t StreamNodeMaxEntries() { return FLAGS_stream_node_max_entries; }
-size_t StreamNodeMaxBytes() { return FLAGS_stream_node_max_bytes; }
+// As Redis: 0 (or more than its 1 GiB listpack limit) means the limit.
+size_t StreamNodeMaxBytes() {
+  constexpr size_t kMax = size_t(1) << 30;
+  size_t v = FLAGS_stream_node_max_bytes;
+  return v == 0 || v > kMax ? kMax : v;
+}
 
 // ---- IDs
 
@@ -160,6 +165,7 @@ void PutString(ShardString* b, std::string_view s) {
 
 struct Stream::Node {
   StreamID master;
+  StreamID last;         // the last entry ever appended (Redis keeps it, flagged, when deleted)
   uint32_t count = 0;    // live entries
   uint32_t deleted = 0;  // entries removed since the node was created
   uint32_t header = 0;   // bytes of the master field names at the start of buf
@@ -237,8 +243,9 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
   size_t bytes = 0;
   for (std::string_view s : fv) bytes += s.size() + VarintSize(s.size());
   Node* node = nodes_.empty() ? nullptr : nodes_.rbegin()->second;
+  const size_t max_entries = StreamNodeMaxEntries();  // 0: no limit, as in Redis
   if (node != nullptr && (node->buf.size() + bytes >= StreamNodeMaxBytes() ||
-                          node->count + node->deleted >= StreamNodeMaxEntries())) {
+                          (max_entries && node->count + node->deleted >= max_entries))) {
     node = nullptr;
   }
   if (node == nullptr) {
@@ -262,6 +269,7 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
     PutString(&node->buf, fv[2 * i + 1]);
   }
   ++node->count;
+  node->last = id;
   ++length_;
   ++entries_added_;
   last_id_ = id;
@@ -367,11 +375,8 @@ int64_t Stream::Trim(int64_t maxlen, StreamID minid, bool approx, int64_t limit)
     if (by_len) {
       remove_node = int64_t(length_) - entries >= maxlen;
     } else {
-      // The node's last ID is below minid.
-      std::vector<size_t> offsets;
-      node->Offsets(&offsets, mf);
-      size_t pos = offsets.back();
-      remove_node = node->Decode(&pos, mf, nullptr) < minid;
+      // The node's last ID (deleted or not, as Redis reads it from its listpack) is below minid.
+      remove_node = node->last < minid;
     }
     if (remove_node) {
       length_ -= size_t(entries);
@@ -513,6 +518,7 @@ Stream* Stream::Clone() const {
   for (const auto& [id, node] : nodes_) {
     Node* n = ShardNew<Node>();
     n->master = node->master;
+    n->last = node->last;
     n->count = node->count;
     n->deleted = node->deleted;
     n->header = node->header;

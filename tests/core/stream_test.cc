@@ -172,6 +172,17 @@ TEST(StreamTest, TrimExactAndApprox) {
   EXPECT_EQ(t.last_id(), (StreamID{300, 0}));
 }
 
+TEST(StreamTest, ApproxMinIdSeesDeletedLastEntryOfANode) {
+  // As Redis, whose listpack keeps a deleted entry flagged: a node ends at its last appended ID.
+  Stream s;
+  Model m;
+  for (uint64_t i = 1; i <= 101; ++i) Add(&s, &m, {i, 0}, {"a", "1"});
+  ASSERT_TRUE(s.Delete({100, 0}));
+  EXPECT_EQ(s.Trim(-1, {100, 0}, true, 0), 0);
+  EXPECT_EQ(s.Trim(-1, {101, 0}, true, 0), 99);
+  EXPECT_EQ(s.length(), 1u);
+}
+
 TEST(StreamTest, RandomAgainstModel) {
   std::mt19937 rng(7);
   Stream s;
