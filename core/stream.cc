@@ -129,15 +129,6 @@ void PutVarint(ShardString* b, uint64_t v) {
   b->push_back(char(v));
 }
 
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
 uint64_t GetVarint(const char* p, size_t* pos) {
   uint64_t v = 0;
   int shift = 0;
@@ -161,6 +152,30 @@ void PutString(ShardString* b, std::string_view s) {
   b->append(s.data(), s.size());
 }
 
+// ---- The size Redis' listpack would have (its node-size limit counts those bytes)
+
+size_t LpBacklen(size_t l) {
+  return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
+}
+
+size_t LpIntSize(int64_t v) {
+  size_t enc = (v >= 0 && v <= 127)             ? 1
+               : (v >= -4096 && v <= 4095)       ? 2
+               : (v >= -32768 && v <= 32767)     ? 3
+               : (v >= -8388608 && v <= 8388607) ? 4
+               : (v >= INT32_MIN && v <= INT32_MAX) ? 5
+                                                  : 9;
+  return enc + LpBacklen(enc);
+}
+
+// A string that reads as an integer (string2ll) is stored as one.
+size_t LpStringSize(std::string_view s) {
+  int64_t v;
+  if (s.size() <= 20 && ParseInt64(s, &v)) return LpIntSize(v);
+  size_t enc = s.size() < 64 ? 1 + s.size() : s.size() < 4096 ? 2 + s.size() : 5 + s.size();
+  return enc + LpBacklen(enc);
+}
+
 }  // namespace
 
 struct Stream::Node {
@@ -169,7 +184,13 @@ struct Stream::Node {
   uint32_t count = 0;    // live entries
   uint32_t deleted = 0;  // entries removed since the node was created
   uint32_t header = 0;   // bytes of the master field names at the start of buf
+  // What Redis' listpack for this node would weigh, without its live/deleted counters: Redis
+  // starts a new node when that reaches --stream_node_max_bytes, so ours split where its do.
+  // Deletes only flag entries in Redis, so this never shrinks.
+  uint64_t lp_bytes = 0;
   ShardString buf;
+
+  uint64_t LpBytes() const { return lp_bytes + LpIntSize(count) + LpIntSize(deleted); }
 
   // The master field names.
   void MasterFields(std::vector<std::string_view>* out) const {
@@ -240,11 +261,11 @@ StreamID Stream::last_valid_id() const {
 void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
   DCHECK(fv.size() % 2 == 0);
   size_t nfields = fv.size() / 2;
-  size_t bytes = 0;
-  for (std::string_view s : fv) bytes += s.size() + VarintSize(s.size());
+  size_t raw_bytes = 0;  // Redis' totelelen
+  for (std::string_view s : fv) raw_bytes += s.size();
   Node* node = nodes_.empty() ? nullptr : nodes_.rbegin()->second;
   const size_t max_entries = StreamNodeMaxEntries();  // 0: no limit, as in Redis
-  if (node != nullptr && (node->buf.size() + bytes >= StreamNodeMaxBytes() ||
+  if (node != nullptr && (node->LpBytes() + raw_bytes >= StreamNodeMaxBytes() ||
                           (max_entries && node->count + node->deleted >= max_entries))) {
     node = nullptr;
   }
@@ -252,7 +273,13 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
     node = ShardNew<Node>();
     node->master = id;
     PutVarint(&node->buf, nfields);
-    for (size_t i = 0; i < nfields; ++i) PutString(&node->buf, fv[2 * i]);
+    // Listpack header and end byte, then the master entry: count and deleted (in LpBytes),
+    // the number of fields, the field names, a zero terminator.
+    node->lp_bytes = 7 + LpIntSize(int64_t(nfields)) + LpIntSize(0);
+    for (size_t i = 0; i < nfields; ++i) {
+      PutString(&node->buf, fv[2 * i]);
+      node->lp_bytes += LpStringSize(fv[2 * i]);
+    }
     node->header = uint32_t(node->buf.size());
     nodes_.emplace(id, node);
   }
@@ -268,6 +295,19 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
     if (!same) PutString(&node->buf, fv[2 * i]);
     PutString(&node->buf, fv[2 * i + 1]);
   }
+  // Redis' entry: flags, ms and seq deltas, [field count], [fields], values, lp-count.
+  uint64_t lp = LpIntSize(same ? 2 : 0) + LpIntSize(int64_t(id.ms - node->master.ms)) +
+                LpIntSize(int64_t(id.seq - node->master.seq));
+  for (size_t i = 0; i < nfields; ++i) {
+    if (!same) lp += LpStringSize(fv[2 * i]);
+    lp += LpStringSize(fv[2 * i + 1]);
+  }
+  int64_t lp_count = int64_t(nfields) + 3;
+  if (!same) {
+    lp += LpIntSize(int64_t(nfields));
+    lp_count += int64_t(nfields) + 1;
+  }
+  node->lp_bytes += lp + LpIntSize(lp_count);
   ++node->count;
   node->last = id;
   ++length_;
@@ -522,6 +562,7 @@ Stream* Stream::Clone() const {
     n->count = node->count;
     n->deleted = node->deleted;
     n->header = node->header;
+    n->lp_bytes = node->lp_bytes;
     n->buf = node->buf;
     s->nodes_.emplace(id, n);
   }

@@ -424,3 +424,50 @@ def test_differential_stream_in_resp3(server, r, redis_server):
     finally:
         ref.close()
         sut.close()
+
+
+def test_node_boundaries_match_redis(server, r, redis_server):
+    """Approximate trims remove whole nodes, so what they remove shows where nodes end: with
+    values of every listpack encoding (small and large integers, short and long strings) and
+    deletes in between, both servers must remove the same entries and report as many nodes."""
+    rng = random.Random(99)
+    ref, sut = redis_server.raw(timeout=30), server.raw(timeout=30)
+
+    def value():
+        return rng.choice([str(rng.randint(0, 127)), str(rng.randint(-5000, 5000)),
+                           str(rng.randint(-2**40, 2**40)), "x" * rng.randint(0, 70),
+                           "y" * rng.randint(100, 400), "007", "-0", "12345678901234567890123"])
+
+    try:
+        for conn in (ref, sut):
+            conn.call("FLUSHALL")
+        ms, ids = 0, []
+        for step in range(3000):
+            op = rng.random()
+            if op < 0.75:
+                ms += rng.randint(0, 3)
+                cmd = ["XADD", "s", f"{ms}-*"]
+                fields = ["a", "b"] if rng.random() < 0.8 else ["c", "d", "e"][: rng.randint(1, 3)]
+                for f in fields:
+                    cmd += [f, value()]
+                if rng.random() < 0.05:
+                    cmd[2:2] = ["MAXLEN", "~", str(rng.randint(50, 400))]
+            elif op < 0.9 and ids:
+                cmd = ["XDEL", "s", rng.choice(ids)]
+            elif op < 0.95:
+                cmd = ["XTRIM", "s", "MAXLEN", "~", str(rng.randint(0, 500))]
+                if rng.random() < 0.3:
+                    cmd += ["LIMIT", str(rng.randint(0, 300))]
+            else:
+                cmd = ["XTRIM", "s", "MINID", "~", f"{rng.randint(0, ms + 1)}-0"]
+            a, b = ref.call_raw(*cmd), sut.call_raw(*cmd)
+            assert a == b, f"step {step} {cmd[:4]}: redis {a!r} vs {b!r}"
+            if cmd[0] == "XADD" and a.startswith(b"$"):
+                ids.append(a.split(b"\r\n")[1].decode())
+            if step % 100 == 99:
+                ia, ib = ref.call("XINFO", "STREAM", "s"), sut.call("XINFO", "STREAM", "s")
+                assert ia[:4] == ib[:4], f"step {step}: {ia[:4]} vs {ib[:4]}"  # length, nodes
+                assert ref.call_raw("XRANGE", "s", "-", "+") == sut.call_raw("XRANGE", "s", "-", "+")
+    finally:
+        ref.close()
+        sut.close()
