@@ -181,6 +181,7 @@ size_t LpStringSize(std::string_view s) {
 struct Stream::Node {
   StreamID master;
   StreamID last;         // the last entry ever appended (Redis keeps it, flagged, when deleted)
+  bool last_live = false;  // and it is still there (then it is the node's last live entry)
   uint32_t count = 0;    // live entries
   uint32_t deleted = 0;  // entries removed since the node was created
   uint32_t header = 0;   // bytes of the master field names at the start of buf
@@ -250,6 +251,9 @@ StreamID Stream::first_id() const {
 
 StreamID Stream::last_valid_id() const {
   if (length_ == 0) return StreamID{};
+  // XREAD asks on every call: answer without decoding unless the tail entry was deleted.
+  const Node* tail = nodes_.rbegin()->second;
+  if (tail->last_live) return tail->last;
   StreamID last;
   Range(StreamID::Min(), StreamID::Max(), true, [&](StreamID id, const FieldValues&) {
     last = id;
@@ -310,6 +314,7 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
   node->lp_bytes += lp + LpIntSize(lp_count);
   ++node->count;
   node->last = id;
+  node->last_live = true;
   ++length_;
   ++entries_added_;
   last_id_ = id;
@@ -388,6 +393,7 @@ bool Stream::Delete(StreamID id) {
     if (cur > id) return false;
     if (cur == id) {
       --length_;
+      if (cur == node->last) node->last_live = false;
       if (--node->count == 0) {
         EraseNode(it);
       } else {
@@ -559,6 +565,7 @@ Stream* Stream::Clone() const {
     Node* n = ShardNew<Node>();
     n->master = node->master;
     n->last = node->last;
+    n->last_live = node->last_live;
     n->count = node->count;
     n->deleted = node->deleted;
     n->header = node->header;

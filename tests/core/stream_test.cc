@@ -205,6 +205,8 @@ TEST(StreamTest, RandomAgainstModel) {
       s.Trim(maxlen, {}, false, 0);
       while (int64_t(m.size()) > maxlen) m.erase(m.begin());
     }
+    ASSERT_EQ(s.last_valid_id(), m.empty() ? StreamID{} : m.rbegin()->first);
+    ASSERT_EQ(s.first_id(), m.empty() ? StreamID{} : m.begin()->first);
   }
   ExpectEqualModel(s, m);
   Stream* c = s.Clone();
