@@ -249,8 +249,8 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
       id = a.id;
     } else if (last.ms == a.id.ms) {
       if (last.seq == UINT64_MAX) {
-        return ctx.rb.Error(
-            "ERR The ID specified in XADD is equal or smaller than the target stream top item");
+        // Redis 7.0 fails here without setting errno, so xaddCommand picks this message.
+        return ctx.rb.Error("ERR Elements are too large to be stored");
       }
       id = StreamID{last.ms, last.seq + 1};
     } else {
