@@ -1277,14 +1277,10 @@ void RegisterStreamFamily(CommandRegistry* r) {
                .key_step = 0,
                .acl_categories = "write stream slow blocking",
                .on_conn = CmdXRead<true>});
-  r->Register({.name = "xgroup",
-               .arity = -2,
-               .flags = 0,
-               .acl_categories = "slow",
-               .on_conn = CmdXGroup});
+  // Containers: each subcommand finds its key (args[2]) itself.
+  r->Register({"xgroup", -2, 0, 0, 0, 0, "slow", nullptr, CmdXGroup});
   RegisterContainer(kXGroupContainer);
-  r->Register(
-      {.name = "xinfo", .arity = -2, .flags = 0, .acl_categories = "slow", .on_conn = CmdXInfo});
+  r->Register({"xinfo", -2, 0, 0, 0, 0, "slow", nullptr, CmdXInfo});
   RegisterContainer(kXInfoContainer);
 }
 
