@@ -7,10 +7,12 @@
 //   [varint ms - master.ms][varint seq][flags][varint nfields][field/value pairs]
 // where an entry whose field names equal the master's (the common case) stores only its values
 // (flag kSameFields), as Redis' stream listpacks do. A node takes new entries until it holds
-// --stream_node_max_entries entries (live plus deleted, as Redis counts) or its buffer reaches
+// --stream_node_max_entries entries (live plus deleted, as Redis counts) or the listpack Redis
+// would have built for it (computed entry by entry, integers encoded as integers) reaches
 // --stream_node_max_bytes; then a new node starts. Deleting an entry removes its bytes (Redis only
-// flags it) but still counts it for the node's size limit, so node boundaries — which decide what
-// an approximate (~) trim removes — are the ones Redis has.
+// flags it) but still counts it for both limits, so node boundaries — which decide what an
+// approximate (~) trim removes and what XINFO reports as radix-tree-keys — are the ones Redis
+// has.
 //
 // Consumer groups hold their last delivered ID, their logical read counter (entries_read) and a
 // PEL (pending entries list: ID -> {consumer, delivery time, delivery count}); each consumer holds
