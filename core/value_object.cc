@@ -5,6 +5,7 @@
 #include "core/hash_object.h"
 #include "core/list.h"
 #include "core/set_object.h"
+#include "core/stream.h"
 #include "core/zset.h"
 
 namespace shardis::core {
@@ -24,6 +25,9 @@ void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
       return;
     case ValueType::kZSet:
       ShardDelete(static_cast<ZSet*>(obj));
+      return;
+    case ValueType::kStream:
+      ShardDelete(static_cast<Stream*>(obj));
       return;
     default:
       break;
@@ -60,6 +64,8 @@ std::string_view EncodingName(const CompactValue& value) {
         default:
           return "hashtable";
       }
+    case ValueType::kStream:
+      return "stream";
     default:
       break;
   }
@@ -80,6 +86,9 @@ CompactValue CloneObject(const CompactValue& value) {
       return CompactValue::FromObject(ValueType::kHash, HashRef::Clone(value.object(), enc), enc);
     case ValueType::kSet:
       return CompactValue::FromObject(ValueType::kSet, SetRef::Clone(value.object(), enc), enc);
+    case ValueType::kStream:
+      return CompactValue::FromObject(ValueType::kStream,
+                                      static_cast<const Stream*>(value.object())->Clone());
     default:
       break;
   }

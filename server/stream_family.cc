@@ -1,8 +1,1287 @@
-// Stream commands.
+// Stream commands (XADD ... XSETID) with Redis 7.0's semantics, reply shapes and error texts.
+// Single-key commands run on the key's shard; XREAD/XREADGROUP run over a shard::Transaction on
+// their keys; XGROUP/XINFO are containers whose subcommands hop to their key's shard.
+#include "server/stream_family.h"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/number.h"
+#include "core/stream.h"
+#include "core/string_util.h"
 #include "server/command.h"
+#include "server/connection_state.h"
+#include "server/key_lookup.h"
+#include "server/subcommand.h"
+#include "shard/db.h"
+#include "shard/shard_set.h"
 
 namespace shardis::server {
 
-void RegisterStreamFamily(CommandRegistry* r) { (void)r; }
+using core::Stream;
+using core::StreamConsumer;
+using core::StreamGroup;
+using core::StreamID;
+using core::StreamNack;
+using shard::Db;
+
+namespace {
+
+constexpr std::string_view kInvalidIdErr =
+    "ERR Invalid stream ID specified as stream command argument";
+
+// ---- Reply helpers
+
+void ReplyID(core::ReplyBuilder& rb, StreamID id) { rb.Bulk(id.ToString()); }
+
+void ReplyEntry(core::ReplyBuilder& rb, StreamID id, const Stream::FieldValues& fv) {
+  rb.ArrayHeader(2);
+  ReplyID(rb, id);
+  rb.ArrayHeader(fv.size());
+  for (std::string_view s : fv) rb.Bulk(s);
+}
+
+// A reply built apart (to learn its element count first) with rb's protocol.
+struct SubReply {
+  std::string out;
+  core::ReplyBuilder rb;
+  explicit SubReply(const core::ReplyBuilder& parent) : rb(&out) { rb.set_resp3(parent.resp3()); }
+};
+
+// Entries start..end (count 0: all) as an array, returns how many.
+size_t ReplyRange(core::ReplyBuilder& rb, const Stream& s, StreamID start, StreamID end,
+                  size_t count, bool rev) {
+  SubReply sub(rb);
+  size_t n = 0;
+  s.Range(start, end, rev, [&](StreamID id, const Stream::FieldValues& fv) {
+    ReplyEntry(sub.rb, id, fv);
+    ++n;
+    return !(count && n >= count);
+  });
+  rb.ArrayHeader(n);
+  rb.output()->append(sub.out);
+  return n;
+}
+
+// Redis' getLongLongFromObjectOrReply.
+bool ParseLL(core::ReplyBuilder& rb, std::string_view s, int64_t* v,
+             std::string_view err = kNotIntegerErr) {
+  if (core::ParseInt64(s, v)) return true;
+  rb.Error(err);
+  return false;
+}
+
+bool ParseStrictID(core::ReplyBuilder& rb, std::string_view s, StreamID* id,
+                   uint64_t missing_seq = 0) {
+  if (core::ParseStreamID(s, missing_seq, true, id)) return true;
+  rb.Error(kInvalidIdErr);
+  return false;
+}
+
+// Redis' streamParseIntervalIDOrReply: "(" makes the bound exclusive (then strict).
+bool ParseIntervalID(core::ReplyBuilder& rb, std::string_view s, StreamID* id, bool* exclusive,
+                     uint64_t missing_seq) {
+  *exclusive = s.size() > 1 && s[0] == '(';
+  bool ok = *exclusive ? core::ParseStreamID(s.substr(1), missing_seq, true, id)
+                       : core::ParseStreamID(s, missing_seq, false, id);
+  if (!ok) rb.Error(kInvalidIdErr);
+  return ok;
+}
+
+bool ParseStartEnd(core::ReplyBuilder& rb, std::string_view a, std::string_view b,
+                   StreamID* start, StreamID* end) {
+  bool ex;
+  if (!ParseIntervalID(rb, a, start, &ex, 0)) return false;
+  if (ex && !start->Incr()) {
+    rb.Error("ERR invalid start ID for the interval");
+    return false;
+  }
+  if (!ParseIntervalID(rb, b, end, &ex, UINT64_MAX)) return false;
+  if (ex && !end->Decr()) {
+    rb.Error("ERR invalid end ID for the interval");
+    return false;
+  }
+  return true;
+}
+
+Stream* StreamOf(Db::Iterator it) { return static_cast<Stream*>(it.value().object()); }
+
+std::string NoGroupKeyErr(std::string_view key, std::string_view group) {
+  return core::Concat("NOGROUP No such key '", key, "' or consumer group '", group, "'");
+}
+std::string NoGroupForKeyErr(std::string_view group, std::string_view key) {
+  return core::Concat("NOGROUP No such consumer group '", group, "' for key name '", key, "'");
+}
+
+// ---- XADD / XTRIM argument parsing (Redis' streamParseAddOrTrimArgsOrReply)
+
+struct AddTrimArgs {
+  enum Strategy { kNone, kMaxLen, kMinId } strategy = kNone;
+  int64_t maxlen = -1;
+  StreamID minid;
+  bool approx = false;
+  int64_t limit = 0;
+  bool nomkstream = false;
+  bool id_given = false;
+  bool seq_given = true;
+  StreamID id;
+};
+
+// Returns the index of the ID (XADD) or past the options; -1 after replying an error.
+int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* a) {
+  size_t i = 2;
+  bool limit_given = false;
+  for (; i < args.size(); ++i) {
+    size_t moreargs = args.size() - 1 - i;
+    std::string_view opt = args[i];
+    if (xadd && opt == "*") {
+      break;
+    } else if ((core::EqualsIgnoreCase(opt, "maxlen") || core::EqualsIgnoreCase(opt, "minid")) &&
+               moreargs) {
+      bool maxlen = core::EqualsIgnoreCase(opt, "maxlen");
+      if (a->strategy != AddTrimArgs::kNone) {
+        rb.Error(
+            "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+        return -1;
+      }
+      a->approx = false;
+      std::string_view next = args[i + 1];
+      if (moreargs >= 2 && next == "~") {
+        a->approx = true;
+        ++i;
+      } else if (moreargs >= 2 && next == "=") {
+        ++i;
+      }
+      if (maxlen) {
+        if (!ParseLL(rb, args[i + 1], &a->maxlen)) return -1;
+        if (a->maxlen < 0) {
+          rb.Error("ERR The MAXLEN argument must be >= 0.");
+          return -1;
+        }
+        a->strategy = AddTrimArgs::kMaxLen;
+      } else {
+        if (!ParseStrictID(rb, args[i + 1], &a->minid)) return -1;
+        a->strategy = AddTrimArgs::kMinId;
+      }
+      ++i;
+    } else if (core::EqualsIgnoreCase(opt, "limit") && moreargs) {
+      if (!ParseLL(rb, args[i + 1], &a->limit)) return -1;
+      if (a->limit < 0) {
+        rb.Error("ERR The LIMIT argument must be >= 0.");
+        return -1;
+      }
+      limit_given = true;
+      ++i;
+    } else if (xadd && core::EqualsIgnoreCase(opt, "nomkstream")) {
+      a->nomkstream = true;
+    } else if (xadd) {
+      if (!core::ParseStreamID(opt, 0, true, &a->id, &a->seq_given)) {
+        rb.Error(kInvalidIdErr);
+        return -1;
+      }
+      a->id_given = true;
+      break;
+    } else {
+      rb.Error(kSyntaxErr);
+      return -1;
+    }
+  }
+  if (a->limit && a->strategy == AddTrimArgs::kNone) {
+    rb.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+    return -1;
+  }
+  if (!xadd && a->strategy == AddTrimArgs::kNone) {
+    rb.Error("ERR syntax error, XTRIM must be called with a trimming strategy");
+    return -1;
+  }
+  if (limit_given) {
+    if (!a->approx) {
+      rb.Error("ERR syntax error, LIMIT cannot be used without the special ~ option");
+      return -1;
+    }
+  } else if (a->approx) {
+    int64_t l = 100 * int64_t(core::StreamNodeMaxEntries());
+    a->limit = (l <= 0 || l > 10000) ? 10000 : l;
+  } else {
+    a->limit = 0;
+  }
+  return int(i);
+}
+
+int64_t ApplyTrim(Stream* s, const AddTrimArgs& a) {
+  if (a.strategy == AddTrimArgs::kNone) return 0;
+  return s->Trim(a.strategy == AddTrimArgs::kMaxLen ? a.maxlen : -1, a.minid, a.approx, a.limit);
+}
+
+// ---- XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
+
+void CmdXAdd(ArgSlice args, ShardContext& ctx) {
+  AddTrimArgs a;
+  int id_pos = ParseAddTrim(args, ctx.rb, true, &a);
+  if (id_pos < 0) return;
+  size_t field_pos = size_t(id_pos) + 1;
+  if (field_pos > args.size() || args.size() - field_pos < 2 ||
+      (args.size() - field_pos) % 2 == 1) {
+    return ctx.rb.Error(WrongArgsError("xadd"));
+  }
+  if (a.id_given && a.seq_given && a.id.IsZero()) {
+    return ctx.rb.Error("ERR The ID specified in XADD must be greater than 0-0");
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) {
+    if (a.nomkstream) return ctx.rb.Null();
+    bool inserted;
+    it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
+    it.value().SetObject(core::ValueType::kStream, core::ShardNew<Stream>());
+  }
+  Stream* s = StreamOf(it);
+  if (s->last_id() == StreamID::Max()) {
+    return ctx.rb.Error(
+        "ERR The stream has exhausted the last possible ID, unable to add more items");
+  }
+  StreamID id;
+  StreamID last = s->last_id();
+  if (a.id_given) {
+    if (a.seq_given) {
+      id = a.id;
+    } else if (last.ms == a.id.ms) {
+      if (last.seq == UINT64_MAX) {
+        // Redis 7.0 fails here without setting errno, so xaddCommand picks this message.
+        return ctx.rb.Error("ERR Elements are too large to be stored");
+      }
+      id = StreamID{last.ms, last.seq + 1};
+    } else {
+      id = a.id;
+    }
+    if (id <= last) {
+      return ctx.rb.Error(
+          "ERR The ID specified in XADD is equal or smaller than the target stream top item");
+    }
+  } else {
+    uint64_t ms = uint64_t(ctx.now_ms);
+    if (ms > last.ms) {
+      id = StreamID{ms, 0};
+    } else {
+      id = last;
+      id.Incr();
+    }
+  }
+  std::vector<std::string_view> fv(args.begin() + field_pos, args.end());
+  s->Append(id, fv);
+  ReplyID(ctx.rb, id);
+  ApplyTrim(s, a);
+  // TODO(blocking): wake the XREAD/XREADGROUP clients blocked on this key.
+}
+
+// ---- XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+
+void CmdXTrim(ArgSlice args, ShardContext& ctx) {
+  AddTrimArgs a;
+  if (ParseAddTrim(args, ctx.rb, false, &a) < 0) return;
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  ctx.rb.Integer(ApplyTrim(StreamOf(it), a));
+}
+
+// ---- XLEN key
+
+void CmdXLen(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
+  if (wrong_type) return;
+  ctx.rb.Integer(Db::Found(it) ? int64_t(StreamOf(it)->length()) : 0);
+}
+
+// ---- XRANGE key start end [COUNT n] / XREVRANGE key end start [COUNT n]
+
+template <bool kRev>
+void CmdXRange(ArgSlice args, ShardContext& ctx) {
+  StreamID start, end;
+  if (!ParseStartEnd(ctx.rb, kRev ? args[3] : args[2], kRev ? args[2] : args[3], &start, &end)) {
+    return;
+  }
+  int64_t count = -1;
+  for (size_t j = 4; j < args.size(); ++j) {
+    if (core::EqualsIgnoreCase(args[j], "count") && j + 1 < args.size()) {
+      if (!ParseLL(ctx.rb, args[j + 1], &count)) return;
+      if (count < 0) count = 0;
+      ++j;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.ArrayHeader(0);
+  if (count == 0) return ctx.rb.NullArray();
+  if (count == -1) count = 0;
+  ReplyRange(ctx.rb, *StreamOf(it), start, end, size_t(count), kRev);
+}
+
+// ---- XDEL key id [id ...]
+
+void CmdXDel(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Integer(0);
+  std::vector<StreamID> ids(args.size() - 2);
+  for (size_t j = 2; j < args.size(); ++j) {
+    if (!ParseStrictID(ctx.rb, args[j], &ids[j - 2])) return;
+  }
+  Stream* s = StreamOf(it);
+  int64_t deleted = 0;
+  for (StreamID id : ids) {
+    if (s->Delete(id)) {
+      if (id > s->max_deleted_entry_id()) s->set_max_deleted_entry_id(id);
+      ++deleted;
+    }
+  }
+  ctx.rb.Integer(deleted);
+}
+
+// ---- XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]
+
+void CmdXSetId(ArgSlice args, ShardContext& ctx) {
+  StreamID id, max_xdel;
+  if (!ParseStrictID(ctx.rb, args[2], &id)) return;
+  int64_t entries_added = -1;
+  for (size_t i = 3; i < args.size();) {
+    size_t moreargs = args.size() - 1 - i;
+    if (core::EqualsIgnoreCase(args[i], "entriesadded") && moreargs) {
+      if (!ParseLL(ctx.rb, args[i + 1], &entries_added)) return;
+      if (entries_added < 0) return ctx.rb.Error("ERR entries_added must be positive");
+      i += 2;
+    } else if (core::EqualsIgnoreCase(args[i], "maxdeletedid") && moreargs) {
+      if (!ParseStrictID(ctx.rb, args[i + 1], &max_xdel)) return;
+      if (id < max_xdel) {
+        return ctx.rb.Error(
+            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+      }
+      i += 2;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Error("ERR no such key");
+  Stream* s = StreamOf(it);
+  if (s->length() > 0) {
+    if (id < s->last_valid_id()) {
+      return ctx.rb.Error(
+          "ERR The ID specified in XSETID is smaller than the target stream top item");
+    }
+    if (entries_added != -1 && int64_t(s->length()) > entries_added) {
+      return ctx.rb.Error(
+          "ERR The entries_added specified in XSETID is smaller than the target stream length");
+    }
+  }
+  s->set_last_id(id);
+  if (entries_added != -1) s->set_entries_added(uint64_t(entries_added));
+  if (!max_xdel.IsZero()) s->set_max_deleted_entry_id(max_xdel);
+  ctx.rb.Ok();
+}
+
+// ---- XACK key group id [id ...]
+
+void CmdXAck(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
+  if (wrong_type) return;
+  StreamGroup* g = Db::Found(it) ? StreamOf(it)->FindGroup(args[2]) : nullptr;
+  if (g == nullptr) return ctx.rb.Integer(0);
+  std::vector<StreamID> ids(args.size() - 3);
+  for (size_t j = 3; j < args.size(); ++j) {
+    if (!ParseStrictID(ctx.rb, args[j], &ids[j - 3])) return;
+  }
+  int64_t acked = 0;
+  for (StreamID id : ids) acked += g->Ack(id) ? 1 : 0;
+  ctx.rb.Integer(acked);
+}
+
+// ---- XPENDING key group [[IDLE min-idle] start end count [consumer]]
+
+void CmdXPending(ArgSlice args, ShardContext& ctx) {
+  const bool summary = args.size() == 3;
+  if (args.size() != 3 && (args.size() < 6 || args.size() > 9)) return ctx.rb.Error(kSyntaxErr);
+  StreamID start, end;
+  int64_t count = 0, minidle = 0;
+  std::string_view consumer_name;
+  bool has_consumer = false;
+  if (args.size() >= 6) {
+    size_t startidx = 3;
+    if (core::EqualsIgnoreCase(args[3], "idle")) {
+      if (!ParseLL(ctx.rb, args[4], &minidle)) return;
+      if (args.size() < 8) return ctx.rb.Error(kSyntaxErr);
+      startidx += 2;
+    }
+    if (!ParseLL(ctx.rb, args[startidx + 2], &count)) return;
+    if (count < 0) count = 0;
+    if (!ParseStartEnd(ctx.rb, args[startidx], args[startidx + 1], &start, &end)) return;
+    if (startidx + 3 < args.size()) {
+      consumer_name = args[startidx + 3];
+      has_consumer = true;
+    }
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
+  if (wrong_type) return;
+  StreamGroup* g = Db::Found(it) ? StreamOf(it)->FindGroup(args[2]) : nullptr;
+  if (g == nullptr) return ctx.rb.Error(NoGroupKeyErr(args[1], args[2]));
+  if (summary) {
+    ctx.rb.ArrayHeader(4);
+    ctx.rb.Integer(int64_t(g->pel.size()));
+    if (g->pel.empty()) {
+      ctx.rb.Null();
+      ctx.rb.Null();
+      ctx.rb.NullArray();
+      return;
+    }
+    ReplyID(ctx.rb, g->pel.begin()->first);
+    ReplyID(ctx.rb, g->pel.rbegin()->first);
+    size_t n = 0;
+    for (const auto& [name, c] : g->consumers) n += c->pel.empty() ? 0 : 1;
+    ctx.rb.ArrayHeader(n);
+    for (const auto& [name, c] : g->consumers) {
+      if (c->pel.empty()) continue;
+      ctx.rb.ArrayHeader(2);
+      ctx.rb.Bulk(name);
+      ctx.rb.Bulk(core::Int64ToString(int64_t(c->pel.size())));
+    }
+    return;
+  }
+  const core::ShardMap<StreamID, StreamNack*>* pel = &g->pel;
+  if (has_consumer) {
+    StreamConsumer* c = g->FindConsumer(consumer_name);
+    if (c == nullptr) return ctx.rb.ArrayHeader(0);
+    pel = &c->pel;
+  }
+  SubReply sub(ctx.rb);
+  size_t n = 0;
+  for (auto p = pel->lower_bound(start); count && p != pel->end() && p->first <= end; ++p) {
+    const StreamNack* nack = p->second;
+    if (minidle && ctx.now_ms - nack->delivery_time < minidle) continue;
+    ++n;
+    --count;
+    sub.rb.ArrayHeader(4);
+    ReplyID(sub.rb, p->first);
+    sub.rb.Bulk(nack->consumer->name);
+    int64_t elapsed = ctx.now_ms - nack->delivery_time;
+    sub.rb.Integer(elapsed < 0 ? 0 : elapsed);
+    sub.rb.Integer(int64_t(nack->delivery_count));
+  }
+  ctx.rb.ArrayHeader(n);
+  ctx.rb.output()->append(sub.out);
+}
+
+// Writes one entry for XCLAIM/XAUTOCLAIM (the entry, or its ID with JUSTID).
+void ReplyClaimed(core::ReplyBuilder& rb, const Stream& s, StreamID id, bool justid) {
+  if (justid) return ReplyID(rb, id);
+  bool found = false;
+  s.Range(id, id, false, [&](StreamID eid, const Stream::FieldValues& fv) {
+    ReplyEntry(rb, eid, fv);
+    found = true;
+    return false;
+  });
+  if (!found) rb.Null();
+}
+
+// ---- XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
+//      [FORCE] [JUSTID] [LASTID id]
+
+void CmdXClaim(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
+  if (wrong_type) return;
+  Stream* s = Db::Found(it) ? StreamOf(it) : nullptr;
+  StreamGroup* g = s ? s->FindGroup(args[2]) : nullptr;
+  if (g == nullptr) return ctx.rb.Error(NoGroupKeyErr(args[1], args[2]));
+  int64_t minidle;
+  if (!ParseLL(ctx.rb, args[4], &minidle, "ERR Invalid min-idle-time argument for XCLAIM")) return;
+  if (minidle < 0) minidle = 0;
+  std::vector<StreamID> ids;
+  size_t j = 5;
+  for (; j < args.size(); ++j) {
+    StreamID id;
+    if (!core::ParseStreamID(args[j], 0, true, &id)) break;
+    ids.push_back(id);
+  }
+  const int64_t now = ctx.now_ms;
+  int64_t retrycount = -1, deliverytime = -1;
+  bool force = false, justid = false;
+  StreamID last_id;
+  for (; j < args.size(); ++j) {
+    size_t moreargs = args.size() - 1 - j;
+    std::string_view opt = args[j];
+    if (core::EqualsIgnoreCase(opt, "force")) {
+      force = true;
+    } else if (core::EqualsIgnoreCase(opt, "justid")) {
+      justid = true;
+    } else if (core::EqualsIgnoreCase(opt, "idle") && moreargs) {
+      if (!ParseLL(ctx.rb, args[++j], &deliverytime,
+                   "ERR Invalid IDLE option argument for XCLAIM")) {
+        return;
+      }
+      deliverytime = now - deliverytime;
+    } else if (core::EqualsIgnoreCase(opt, "time") && moreargs) {
+      if (!ParseLL(ctx.rb, args[++j], &deliverytime,
+                   "ERR Invalid TIME option argument for XCLAIM")) {
+        return;
+      }
+    } else if (core::EqualsIgnoreCase(opt, "retrycount") && moreargs) {
+      if (!ParseLL(ctx.rb, args[++j], &retrycount,
+                   "ERR Invalid RETRYCOUNT option argument for XCLAIM")) {
+        return;
+      }
+    } else if (core::EqualsIgnoreCase(opt, "lastid") && moreargs) {
+      if (!ParseStrictID(ctx.rb, args[++j], &last_id)) return;
+    } else {
+      return ctx.rb.Error(core::Concat("ERR Unrecognized XCLAIM option '", opt, "'"));
+    }
+  }
+  if (last_id > g->last_id) g->last_id = last_id;
+  if (deliverytime != -1) {
+    if (deliverytime < 0 || deliverytime > now) deliverytime = now;
+  } else {
+    deliverytime = now;
+  }
+  StreamConsumer* consumer = nullptr;
+  SubReply sub(ctx.rb);
+  size_t n = 0;
+  for (StreamID id : ids) {
+    auto p = g->pel.find(id);
+    StreamNack* nack = p == g->pel.end() ? nullptr : p->second;
+    if (!s->Contains(id)) {
+      if (nack) g->Ack(id);  // the entry is gone: drop it from the PEL
+      continue;
+    }
+    if (force && nack == nullptr) {
+      nack = core::ShardNew<StreamNack>();
+      nack->delivery_count = 1;
+      nack->delivery_time = now;
+      g->pel.emplace(id, nack);
+    }
+    if (nack == nullptr) continue;
+    if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
+    if (consumer == nullptr) {
+      bool created;
+      consumer = g->GetOrCreateConsumer(args[3], now, &created);
+      consumer->seen_time = now;
+    }
+    if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
+    nack->delivery_time = deliverytime;
+    if (retrycount >= 0) {
+      nack->delivery_count = uint64_t(retrycount);
+    } else if (!justid) {
+      ++nack->delivery_count;
+    }
+    if (nack->consumer != consumer) {
+      consumer->pel[id] = nack;
+      nack->consumer = consumer;
+    }
+    ReplyClaimed(sub.rb, *s, id, justid);
+    ++n;
+  }
+  ctx.rb.ArrayHeader(n);
+  ctx.rb.output()->append(sub.out);
+}
+
+// ---- XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+
+void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
+  int64_t minidle;
+  if (!ParseLL(ctx.rb, args[4], &minidle, "ERR Invalid min-idle-time argument for XAUTOCLAIM")) {
+    return;
+  }
+  if (minidle < 0) minidle = 0;
+  StreamID start;
+  bool ex;
+  if (!ParseIntervalID(ctx.rb, args[5], &start, &ex, 0)) return;
+  if (ex && !start.Incr()) return ctx.rb.Error("ERR invalid start ID for the interval");
+  int64_t count = 100;
+  bool justid = false;
+  constexpr int64_t kAttemptsFactor = 10;
+  for (size_t j = 6; j < args.size(); ++j) {
+    size_t moreargs = args.size() - 1 - j;
+    if (core::EqualsIgnoreCase(args[j], "count") && moreargs) {
+      const int64_t max_count = std::numeric_limits<int64_t>::max() / 16;
+      int64_t v;
+      // Redis' getRangeLongFromObjectOrReply: one message for both failures.
+      if (!core::ParseInt64(args[j + 1], &v) || v < 1 || v > max_count) {
+        return ctx.rb.Error("ERR COUNT must be > 0");
+      }
+      count = v;
+      ++j;
+    } else if (core::EqualsIgnoreCase(args[j], "justid")) {
+      justid = true;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
+  if (wrong_type) return;
+  Stream* s = Db::Found(it) ? StreamOf(it) : nullptr;
+  StreamGroup* g = s ? s->FindGroup(args[2]) : nullptr;
+  if (g == nullptr) return ctx.rb.Error(NoGroupKeyErr(args[1], args[2]));
+
+  int64_t attempts = count * kAttemptsFactor;
+  const int64_t now = ctx.now_ms;
+  StreamConsumer* consumer = nullptr;
+  SubReply sub(ctx.rb);
+  size_t n = 0;
+  std::vector<StreamID> deleted;
+  auto p = g->pel.lower_bound(start);
+  while (attempts-- && count && p != g->pel.end()) {
+    StreamID id = p->first;
+    StreamNack* nack = p->second;
+    if (!s->Contains(id)) {
+      ++p;
+      g->Ack(id);
+      deleted.push_back(id);
+      --count;
+      continue;
+    }
+    if (minidle && now - nack->delivery_time < minidle) {
+      ++p;
+      continue;
+    }
+    if (consumer == nullptr) {
+      bool created;
+      consumer = g->GetOrCreateConsumer(args[3], now, &created);
+      consumer->seen_time = now;
+    }
+    if (nack->consumer != consumer) {
+      nack->consumer->pel.erase(id);
+      consumer->pel[id] = nack;
+      nack->consumer = consumer;
+    }
+    nack->delivery_time = now;
+    if (!justid) ++nack->delivery_count;
+    ReplyClaimed(sub.rb, *s, id, justid);
+    ++n;
+    --count;
+    ++p;
+  }
+  ctx.rb.ArrayHeader(3);
+  ReplyID(ctx.rb, p == g->pel.end() ? StreamID{} : p->first);
+  ctx.rb.ArrayHeader(n);
+  ctx.rb.output()->append(sub.out);
+  ctx.rb.ArrayHeader(deleted.size());
+  for (StreamID id : deleted) ReplyID(ctx.rb, id);
+}
+
+// ---- Running a container subcommand on its key's shard
+
+template <typename Fn>
+void OnKeyShard(ConnContext& ctx, std::string_view key, bool write, Fn&& fn) {
+  std::string_view keys[1] = {key};
+  shard::Transaction tx(ctx.conn.db, keys,
+                        write ? shard::Transaction::kWrite : shard::Transaction::kRead);
+  std::string reply;
+  const bool resp3 = ctx.rb.resp3();
+  tx.Run(
+      [&](shard::TxShard& t) {
+        core::ReplyBuilder rb(&reply);
+        rb.set_resp3(resp3);
+        ShardContext sc{t.shard, t.db, rb, t.now_ms, tx.hash(0)};
+        fn(sc);
+      },
+      /*conclude=*/true);
+  ctx.rb.output()->append(reply);
+}
+
+void SubcommandSyntaxError(core::ReplyBuilder& rb, std::string_view container,
+                           std::string_view sub) {
+  rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
+                        sub.substr(0, 128), "'. Try ", container, " HELP."));
+}
+
+// ---- XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER key group ...
+
+void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
+  std::string_view opt = args[1];
+  const bool create = core::EqualsIgnoreCase(opt, "create");
+  const bool setid = core::EqualsIgnoreCase(opt, "setid");
+  bool mkstream = false;
+  int64_t entries_read = StreamGroup::kInvalidEntriesRead;
+  if (create || setid) {
+    for (size_t i = 5; i < args.size();) {
+      if (create && core::EqualsIgnoreCase(args[i], "mkstream")) {
+        mkstream = true;
+        ++i;
+      } else if (core::EqualsIgnoreCase(args[i], "entriesread") && i + 1 < args.size()) {
+        if (!ParseLL(ctx.rb, args[i + 1], &entries_read)) return;
+        if (entries_read < 0 && entries_read != StreamGroup::kInvalidEntriesRead) {
+          return ctx.rb.Error("ERR value for ENTRIESREAD must be positive or -1");
+        }
+        i += 2;
+      } else {
+        return SubcommandSyntaxError(ctx.rb, "XGROUP", opt);
+      }
+    }
+  }
+  OnKeyShard(ctx, args[2], true, [&](ShardContext& sc) {
+    bool wrong_type;
+    Db::Iterator it = FindTyped(sc, args[2], core::ValueType::kStream, kForWrite, &wrong_type);
+    if (wrong_type) return;
+    Stream* s = Db::Found(it) ? StreamOf(it) : nullptr;
+    std::string_view group = args[3];
+    StreamGroup* g = nullptr;
+    if (!mkstream) {
+      if (s == nullptr) {
+        return sc.rb.Error(
+            "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may "
+            "want to use the MKSTREAM option to create an empty stream automatically.");
+      }
+      g = s->FindGroup(group);
+      if (g == nullptr && !create && !core::EqualsIgnoreCase(opt, "destroy")) {
+        return sc.rb.Error(NoGroupForKeyErr(group, args[2]));
+      }
+    }
+    if (create && args.size() <= 8) {
+      StreamID id;
+      if (args[4] == "$") {
+        id = s ? s->last_id() : StreamID{};
+      } else if (!ParseStrictID(sc.rb, args[4], &id)) {
+        return;
+      }
+      if (s == nullptr) {
+        bool inserted;
+        it = sc.db.FindOrInsert(args[2], sc.hash, sc.now_ms, &inserted);
+        s = core::ShardNew<Stream>();
+        it.value().SetObject(core::ValueType::kStream, s);
+        sc.db.NoteModified(args[2]);
+      }
+      if (s->CreateGroup(group, id, entries_read) == nullptr) {
+        return sc.rb.Error("BUSYGROUP Consumer Group name already exists");
+      }
+      sc.db.NoteModified(args[2]);
+      return sc.rb.Ok();
+    }
+    if (setid && (args.size() == 5 || args.size() == 7)) {
+      StreamID id;
+      if (args[4] == "$") {
+        id = s->last_id();
+      } else if (!core::ParseStreamID(args[4], 0, false, &id)) {
+        return sc.rb.Error(kInvalidIdErr);
+      }
+      g->last_id = id;
+      g->entries_read = entries_read;
+      sc.db.NoteModified(args[2]);
+      return sc.rb.Ok();
+    }
+    if (core::EqualsIgnoreCase(opt, "destroy") && args.size() == 4) {
+      if (g == nullptr) return sc.rb.Integer(0);
+      s->DestroyGroup(group);
+      sc.db.NoteModified(args[2]);
+      // TODO(blocking): XREADGROUP clients blocked on this group get an error.
+      return sc.rb.Integer(1);
+    }
+    if (core::EqualsIgnoreCase(opt, "createconsumer") && args.size() == 5) {
+      bool created;
+      g->GetOrCreateConsumer(args[4], sc.now_ms, &created);
+      if (created) sc.db.NoteModified(args[2]);
+      return sc.rb.Integer(created ? 1 : 0);
+    }
+    if (core::EqualsIgnoreCase(opt, "delconsumer") && args.size() == 5) {
+      int64_t pending = int64_t(g->DeleteConsumer(args[4]));
+      sc.db.NoteModified(args[2]);
+      return sc.rb.Integer(pending);
+    }
+    SubcommandSyntaxError(sc.rb, "XGROUP", opt);
+  });
+}
+
+void XGroupHelp(ArgSlice, ConnContext& ctx) {
+  ReplyHelp(ctx.rb, "XGROUP",
+            {"CREATE <key> <groupname> <id|$> [option]",
+             "    Create a new consumer group. Options are:",
+             "    * MKSTREAM",
+             "      Create the empty stream if it does not exist.",
+             "    * ENTRIESREAD entries_read",
+             "      Set the group's entries_read counter (internal use).",
+             "CREATECONSUMER <key> <groupname> <consumer>",
+             "    Create a new consumer in the specified group.",
+             "DELCONSUMER <key> <groupname> <consumer>",
+             "    Remove the specified consumer.",
+             "DESTROY <key> <groupname>",
+             "    Remove the specified group.",
+             "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+             "    Set the current group ID and entries_read counter."});
+}
+
+constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
+
+const SubCommand kXGroupSubs[] = {
+    {"create", -5, kW | kD, "write stream slow", "", "5.0.0", "Create a consumer group.",
+     XGroupKeyed},
+    {"createconsumer", 5, kW | kD, "write stream slow", "", "6.2.0",
+     "Create a consumer in a consumer group.", XGroupKeyed},
+    {"delconsumer", 5, kW, "write stream slow", "", "5.0.0",
+     "Delete a consumer from a consumer group.", XGroupKeyed},
+    {"destroy", 4, kW, "write stream slow", "", "5.0.0", "Destroy a consumer group.",
+     XGroupKeyed},
+    {"setid", -5, kW, "write stream slow", "", "5.0.0",
+     "Set the last delivered ID of a consumer group.", XGroupKeyed},
+    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0", "Show helpful text about the "
+     "different subcommands", XGroupHelp},
+};
+const Container kXGroupContainer{"xgroup", kXGroupSubs};
+
+void CmdXGroup(ArgSlice args, ConnContext& ctx) { DispatchSub(kXGroupContainer, args, ctx); }
+
+// ---- XINFO STREAM|GROUPS|CONSUMERS key ...
+
+void ReplyLag(core::ReplyBuilder& rb, const Stream& s, const StreamGroup& g) {
+  if (s.entries_added() == 0) return rb.Integer(0);
+  if (g.entries_read != StreamGroup::kInvalidEntriesRead &&
+      !s.RangeHasTombstones(g.last_id, StreamID::Max())) {
+    return rb.Integer(int64_t(s.entries_added()) - g.entries_read);
+  }
+  int64_t read = s.EstimateDistanceFromFirstEverEntry(g.last_id);
+  if (read != StreamGroup::kInvalidEntriesRead) {
+    return rb.Integer(int64_t(s.entries_added()) - read);
+  }
+  rb.Null();
+}
+
+void ReplyEntriesRead(core::ReplyBuilder& rb, const StreamGroup& g) {
+  if (g.entries_read != StreamGroup::kInvalidEntriesRead) return rb.Integer(g.entries_read);
+  rb.Null();
+}
+
+void XInfoStream(ArgSlice args, ShardContext& sc, const Stream& s) {
+  bool full = false;
+  int64_t count = 10;
+  size_t argc = args.size() - 3;
+  if (argc) {
+    if ((argc != 1 && argc != 3) || !core::EqualsIgnoreCase(args[3], "full")) {
+      return SubcommandSyntaxError(sc.rb, "XINFO", args[1]);
+    }
+    if (argc == 3) {
+      if (!core::EqualsIgnoreCase(args[4], "count")) {
+        return SubcommandSyntaxError(sc.rb, "XINFO", args[1]);
+      }
+      if (!ParseLL(sc.rb, args[5], &count)) return;
+      if (count < 0) count = 10;
+    }
+    full = true;
+  }
+  core::ReplyBuilder& rb = sc.rb;
+  rb.MapHeader(full ? 9 : 10);
+  rb.Bulk("length");
+  rb.Integer(int64_t(s.length()));
+  rb.Bulk("radix-tree-keys");
+  rb.Integer(int64_t(s.node_count()));
+  // Redis reports its rax' inner node count; ours is a balanced tree with one node per key.
+  rb.Bulk("radix-tree-nodes");
+  rb.Integer(int64_t(s.node_count()) + 1);
+  rb.Bulk("last-generated-id");
+  ReplyID(rb, s.last_id());
+  rb.Bulk("max-deleted-entry-id");
+  ReplyID(rb, s.max_deleted_entry_id());
+  rb.Bulk("entries-added");
+  rb.Integer(int64_t(s.entries_added()));
+  rb.Bulk("recorded-first-entry-id");
+  ReplyID(rb, s.first_id());
+  if (!full) {
+    rb.Bulk("groups");
+    rb.Integer(int64_t(s.groups().size()));
+    for (bool rev : {false, true}) {
+      rb.Bulk(rev ? "last-entry" : "first-entry");
+      bool found = false;
+      s.Range(StreamID::Min(), StreamID::Max(), rev,
+              [&](StreamID id, const Stream::FieldValues& fv) {
+                ReplyEntry(rb, id, fv);
+                found = true;
+                return false;
+              });
+      if (!found) rb.Null();
+    }
+    return;
+  }
+  rb.Bulk("entries");
+  ReplyRange(rb, s, StreamID::Min(), StreamID::Max(), size_t(count), false);
+  rb.Bulk("groups");
+  rb.ArrayHeader(s.groups().size());
+  for (const auto& [name, g] : s.groups()) {
+    rb.MapHeader(7);
+    rb.Bulk("name");
+    rb.Bulk(name);
+    rb.Bulk("last-delivered-id");
+    ReplyID(rb, g->last_id);
+    rb.Bulk("entries-read");
+    ReplyEntriesRead(rb, *g);
+    rb.Bulk("lag");
+    ReplyLag(rb, s, *g);
+    rb.Bulk("pel-count");
+    rb.Integer(int64_t(g->pel.size()));
+    rb.Bulk("pending");
+    size_t n = count ? std::min<size_t>(size_t(count), g->pel.size()) : g->pel.size();
+    rb.ArrayHeader(n);
+    size_t k = 0;
+    for (auto p = g->pel.begin(); k < n; ++p, ++k) {
+      rb.ArrayHeader(4);
+      ReplyID(rb, p->first);
+      rb.Bulk(p->second->consumer->name);
+      rb.Integer(p->second->delivery_time);
+      rb.Integer(int64_t(p->second->delivery_count));
+    }
+    rb.Bulk("consumers");
+    rb.ArrayHeader(g->consumers.size());
+    for (const auto& [cname, c] : g->consumers) {
+      rb.MapHeader(4);
+      rb.Bulk("name");
+      rb.Bulk(cname);
+      rb.Bulk("seen-time");
+      rb.Integer(c->seen_time);
+      rb.Bulk("pel-count");
+      rb.Integer(int64_t(c->pel.size()));
+      rb.Bulk("pending");
+      size_t cn = count ? std::min<size_t>(size_t(count), c->pel.size()) : c->pel.size();
+      rb.ArrayHeader(cn);
+      size_t ck = 0;
+      for (auto p = c->pel.begin(); ck < cn; ++p, ++ck) {
+        rb.ArrayHeader(3);
+        ReplyID(rb, p->first);
+        rb.Integer(p->second->delivery_time);
+        rb.Integer(int64_t(p->second->delivery_count));
+      }
+    }
+  }
+}
+
+void XInfoKeyed(ArgSlice args, ConnContext& ctx) {
+  OnKeyShard(ctx, args[2], false, [&](ShardContext& sc) {
+    bool wrong_type;
+    Db::Iterator it = FindTyped(sc, args[2], core::ValueType::kStream, kForRead, &wrong_type);
+    if (wrong_type) return;
+    if (!Db::Found(it)) return sc.rb.Error("ERR no such key");
+    const Stream& s = *StreamOf(it);
+    std::string_view opt = args[1];
+    if (core::EqualsIgnoreCase(opt, "consumers") && args.size() == 4) {
+      StreamGroup* g = s.FindGroup(args[3]);
+      if (g == nullptr) return sc.rb.Error(NoGroupForKeyErr(args[3], args[2]));
+      sc.rb.ArrayHeader(g->consumers.size());
+      for (const auto& [name, c] : g->consumers) {
+        int64_t idle = sc.now_ms - c->seen_time;
+        sc.rb.MapHeader(3);
+        sc.rb.Bulk("name");
+        sc.rb.Bulk(name);
+        sc.rb.Bulk("pending");
+        sc.rb.Integer(int64_t(c->pel.size()));
+        sc.rb.Bulk("idle");
+        sc.rb.Integer(idle < 0 ? 0 : idle);
+      }
+    } else if (core::EqualsIgnoreCase(opt, "groups") && args.size() == 3) {
+      sc.rb.ArrayHeader(s.groups().size());
+      for (const auto& [name, g] : s.groups()) {
+        sc.rb.MapHeader(6);
+        sc.rb.Bulk("name");
+        sc.rb.Bulk(name);
+        sc.rb.Bulk("consumers");
+        sc.rb.Integer(int64_t(g->consumers.size()));
+        sc.rb.Bulk("pending");
+        sc.rb.Integer(int64_t(g->pel.size()));
+        sc.rb.Bulk("last-delivered-id");
+        ReplyID(sc.rb, g->last_id);
+        sc.rb.Bulk("entries-read");
+        ReplyEntriesRead(sc.rb, *g);
+        sc.rb.Bulk("lag");
+        ReplyLag(sc.rb, s, *g);
+      }
+    } else if (core::EqualsIgnoreCase(opt, "stream")) {
+      XInfoStream(args, sc, s);
+    } else {
+      SubcommandSyntaxError(sc.rb, "XINFO", opt);
+    }
+  });
+}
+
+void XInfoHelp(ArgSlice, ConnContext& ctx) {
+  ReplyHelp(ctx.rb, "XINFO",
+            {"CONSUMERS <key> <groupname>", "    Show consumers of <groupname>.",
+             "GROUPS <key>", "    Show the stream consumer groups.",
+             "STREAM <key> [FULL [COUNT <count>]", "    Show information about the stream."});
+}
+
+const SubCommand kXInfoSubs[] = {
+    {"consumers", 4, kR, "read stream slow", "nondeterministic_output", "5.0.0",
+     "Get a list of the consumers in a consumer group.", XInfoKeyed},
+    {"groups", 3, kR, "read stream slow", "", "5.0.0",
+     "Get a list of the consumer groups of a stream.", XInfoKeyed},
+    {"stream", -3, kR, "read stream slow", "", "5.0.0", "Get information about a stream.",
+     XInfoKeyed},
+    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
+     "Show helpful text about the different subcommands", XInfoHelp},
+};
+const Container kXInfoContainer{"xinfo", kXInfoSubs};
+
+void CmdXInfo(ArgSlice args, ConnContext& ctx) { DispatchSub(kXInfoContainer, args, ctx); }
+
+// ---- XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...
+//      XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...
+
+template <bool kGroup>
+void CmdXRead(ArgSlice args, ConnContext& ctx) {
+  StreamReadArgs ra;
+  ra.group_read = kGroup;
+  int64_t timeout = -1;
+  size_t streams_arg = 0, streams_count = 0;
+  bool group_given = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    size_t moreargs = args.size() - i - 1;
+    std::string_view o = args[i];
+    if (core::EqualsIgnoreCase(o, "block") && moreargs) {
+      ++i;
+      if (!core::ParseInt64(args[i], &timeout)) {
+        return ctx.rb.Error("ERR timeout is not an integer or out of range");
+      }
+      if (timeout < 0) return ctx.rb.Error("ERR timeout is negative");
+    } else if (core::EqualsIgnoreCase(o, "count") && moreargs) {
+      ++i;
+      int64_t count;
+      if (!ParseLL(ctx.rb, args[i], &count)) return;
+      ra.count = count < 0 ? 0 : size_t(count);
+    } else if (core::EqualsIgnoreCase(o, "streams") && moreargs) {
+      streams_arg = i + 1;
+      streams_count = args.size() - streams_arg;
+      if (streams_count % 2 != 0) {
+        return ctx.rb.Error(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+            "specified.");
+      }
+      streams_count /= 2;
+      break;
+    } else if (core::EqualsIgnoreCase(o, "group") && moreargs >= 2) {
+      if (!kGroup) {
+        return ctx.rb.Error(
+            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+      }
+      ra.group = args[i + 1];
+      ra.consumer = args[i + 2];
+      group_given = true;
+      i += 2;
+    } else if (core::EqualsIgnoreCase(o, "noack")) {
+      if (!kGroup) {
+        return ctx.rb.Error(
+            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
+      }
+      ra.noack = true;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  if (streams_arg == 0) return ctx.rb.Error(kSyntaxErr);
+  if (kGroup && !group_given) return ctx.rb.Error("ERR Missing GROUP option for XREADGROUP");
+
+  std::span<const std::string_view> keys = args.subspan(streams_arg, streams_count);
+  shard::Transaction tx(ctx.conn.db, keys,
+                        kGroup ? shard::Transaction::kWrite : shard::Transaction::kRead);
+  // Phase 1: what each key holds (0 missing, 1 a stream, 2 another type), whether it has the
+  // group, and its last ID (for "$").
+  std::vector<uint8_t> state(streams_count, 0), has_group(streams_count, 0);
+  std::vector<StreamID> last_ids(streams_count);
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
+      if (!Db::Found(it)) continue;
+      if (it.value().type() != core::ValueType::kStream) {
+        state[i] = 2;
+        continue;
+      }
+      state[i] = 1;
+      Stream* s = StreamOf(it);
+      last_ids[i] = s->last_id();
+      if (kGroup) has_group[i] = s->FindGroup(ra.group) != nullptr;
+    }
+  });
+  std::vector<StreamID> ids(streams_count);
+  for (size_t i = 0; i < streams_count; ++i) {
+    std::string_view id_arg = args[streams_arg + streams_count + i];
+    if (state[i] == 2) return ctx.rb.Error(kWrongTypeErr);
+    if (kGroup && (state[i] == 0 || !has_group[i])) {
+      return ctx.rb.Error(core::Concat("NOGROUP No such key '", keys[i], "' or consumer group '",
+                                       ra.group, "' in XREADGROUP with GROUP option"));
+    }
+    if (id_arg == "$") {
+      if (kGroup) {
+        return ctx.rb.Error(
+            "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "
+            "history of this consumer by specifying a proper ID, or use the > ID to get new "
+            "messages. The $ ID would just return an empty result set.");
+      }
+      ids[i] = last_ids[i];
+    } else if (id_arg == ">") {
+      if (!kGroup) {
+        return ctx.rb.Error(
+            "ERR The > ID can be specified only when calling XREADGROUP using the GROUP "
+            "<group> <consumer> option.");
+      }
+      ids[i] = kStreamNewEntries;
+    } else if (!ParseStrictID(ctx.rb, id_arg, &ids[i])) {
+      return;
+    }
+  }
+  size_t served = StreamReadKeys(tx, ids, ra, ctx.rb);
+  tx.Conclude();
+  // TODO(blocking): with BLOCK (timeout >= 0) and nothing served, park the client on its keys
+  // until a write serves it (StreamReadKeys) or the timeout expires. For now the timeout
+  // expires at once: the reply is the null array of an expired XREAD.
+  if (served == 0) ctx.rb.NullArray();
+}
+
+}  // namespace
+
+bool StreamReadOne(Stream* s, StreamID after, const StreamReadArgs& args, int64_t now_ms,
+                   core::ReplyBuilder& rb) {
+  StreamGroup* g = args.group_read ? s->FindGroup(args.group) : nullptr;
+  const bool history = args.group_read && after != kStreamNewEntries;
+  StreamID gt = after;
+  if (args.group_read && !history) {
+    if (s->length() == 0 || !(s->last_valid_id() > g->last_id)) return false;
+    gt = g->last_id;
+  } else if (!args.group_read) {
+    if (s->length() == 0 || !(s->last_valid_id() > gt)) return false;
+  }
+  StreamID start = gt;
+  start.Incr();
+  StreamConsumer* consumer = nullptr;
+  if (g != nullptr) {
+    bool created;
+    consumer = g->GetOrCreateConsumer(args.consumer, now_ms, &created);
+    consumer->seen_time = now_ms;
+  }
+  if (history) {
+    SubReply sub(rb);
+    size_t n = 0;
+    for (auto p = consumer->pel.lower_bound(start);
+         p != consumer->pel.end() && (!args.count || n < args.count); ++p) {
+      bool found = false;
+      s->Range(p->first, p->first, false, [&](StreamID id, const Stream::FieldValues& fv) {
+        ReplyEntry(sub.rb, id, fv);
+        found = true;
+        return false;
+      });
+      if (!found) {
+        sub.rb.ArrayHeader(2);
+        ReplyID(sub.rb, p->first);
+        sub.rb.NullArray();
+      } else {
+        p->second->delivery_time = now_ms;
+        ++p->second->delivery_count;
+      }
+      ++n;
+    }
+    rb.ArrayHeader(n);
+    rb.output()->append(sub.out);
+    return true;
+  }
+  SubReply sub(rb);
+  size_t n = 0;
+  std::vector<StreamID> delivered;
+  s->Range(start, StreamID::Max(), false, [&](StreamID id, const Stream::FieldValues& fv) {
+    if (g != nullptr) {
+      if (id > g->last_id) {
+        if (g->entries_read != StreamGroup::kInvalidEntriesRead &&
+            !s->RangeHasTombstones(id, StreamID::Max())) {
+          ++g->entries_read;
+        } else if (s->entries_added()) {
+          g->entries_read = s->EstimateDistanceFromFirstEverEntry(id);
+        }
+        g->last_id = id;
+      }
+      if (!args.noack) delivered.push_back(id);
+    }
+    ReplyEntry(sub.rb, id, fv);
+    ++n;
+    return !(args.count && n >= args.count);
+  });
+  for (StreamID id : delivered) {
+    StreamNack* nack = g->Assign(id, consumer, now_ms);
+    nack->delivery_count = 1;
+  }
+  rb.ArrayHeader(n);
+  rb.output()->append(sub.out);
+  return true;
+}
+
+size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
+                      const StreamReadArgs& args, core::ReplyBuilder& rb) {
+  const size_t n = tx.key_count();
+  std::vector<std::string> parts(n);
+  std::vector<uint8_t> served(n, 0);
+  const bool resp3 = rb.resp3();
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      Db::Iterator it = t.db.Find(tx.key(i), tx.hash(i), t.now_ms);
+      if (!Db::Found(it) || it.value().type() != core::ValueType::kStream) continue;
+      core::ReplyBuilder part(&parts[i]);
+      part.set_resp3(resp3);
+      served[i] = StreamReadOne(StreamOf(it), ids[i], args, t.now_ms, part);
+      if (served[i] && args.group_read) t.db.NoteModified(tx.key(i));
+    }
+  });
+  size_t count = 0;
+  for (uint8_t s : served) count += s;
+  if (count == 0) return 0;
+  if (resp3) {
+    rb.MapHeader(count);
+  } else {
+    rb.ArrayHeader(count);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!served[i]) continue;
+    if (!resp3) rb.ArrayHeader(2);
+    rb.Bulk(tx.key(uint32_t(i)));
+    rb.output()->append(parts[i]);
+  }
+  return count;
+}
+
+void RegisterStreamFamily(CommandRegistry* r) {
+  r->RegisterKeyCommand("xadd", -5, kW | kD | kF, "write stream fast", CmdXAdd);
+  r->RegisterKeyCommand("xlen", 2, kR | kF, "read stream fast", CmdXLen);
+  r->RegisterKeyCommand("xrange", -4, kR, "read stream slow", CmdXRange<false>);
+  r->RegisterKeyCommand("xrevrange", -4, kR, "read stream slow", CmdXRange<true>);
+  r->RegisterKeyCommand("xdel", -3, kW | kF, "write stream fast", CmdXDel);
+  r->RegisterKeyCommand("xtrim", -4, kW, "write stream slow", CmdXTrim);
+  r->RegisterKeyCommand("xsetid", -3, kW | kD | kF, "write stream fast", CmdXSetId);
+  r->RegisterKeyCommand("xack", -4, kW | kF, "write stream fast", CmdXAck);
+  r->RegisterKeyCommand("xpending", -3, kR, "read stream slow", CmdXPending);
+  r->RegisterKeyCommand("xclaim", -6, kW | kF, "write stream fast", CmdXClaim);
+  r->RegisterKeyCommand("xautoclaim", -6, kW | kF, "write stream fast", CmdXAutoClaim);
+  // Keys follow STREAMS (Redis' movablekeys: legacy range 0 0 0).
+  r->Register({.name = "xread",
+               .arity = -4,
+               .flags = kR,
+               .first_key = 0,
+               .last_key = 0,
+               .key_step = 0,
+               .acl_categories = "read stream slow blocking",
+               .on_conn = CmdXRead<false>});
+  r->Register({.name = "xreadgroup",
+               .arity = -7,
+               .flags = kW,
+               .first_key = 0,
+               .last_key = 0,
+               .key_step = 0,
+               .acl_categories = "write stream slow blocking",
+               .on_conn = CmdXRead<true>});
+  // Containers: each subcommand finds its key (args[2]) itself.
+  r->Register({"xgroup", -2, 0, 0, 0, 0, "slow", nullptr, CmdXGroup});
+  RegisterContainer(kXGroupContainer);
+  r->Register({"xinfo", -2, 0, 0, 0, 0, "slow", nullptr, CmdXInfo});
+  RegisterContainer(kXInfoContainer);
+}
 
 }  // namespace shardis::server
