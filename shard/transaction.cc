@@ -156,20 +156,30 @@ void Transaction::Schedule() {
 
 void Transaction::RunNested(const std::vector<unsigned>& sids,
                             absl::FunctionRef<void(TxShard&)> fn) {
-  // The EXEC holds the keys once it is scheduled, but it schedules lazily, on its first phase:
-  // without WATCH, a multi-key command queued first (MSET in MULTI, or any command that makes the
-  // EXEC global) would run here before that, with nothing held, and other clients could see half
-  // of its writes. So schedule the outermost transaction now if it has not been; then just hop.
+  // The EXEC holds the keys, but only where it is scheduled *and ready*: it schedules lazily, on
+  // its first phase, and a scheduled transaction may still wait behind another one on a shard.
+  // So the nested work runs as a phase of the outermost transaction, which waits for readiness
+  // like any phase (without that, a multi-key command queued first in MULTI could run while
+  // another transaction still works on its keys, and other clients could see half of it).
   Transaction* top = outer_;
   while (top->outer_ != nullptr) top = top->outer_;
-  if (!top->scheduled_ && !top->concluded_) {
+  DCHECK(!top->concluded_);
+  if (!top->scheduled_) {
     top->PrepareLocks();
     top->Schedule();
   }
-  shard_set->AwaitShards(sids, [&](Shard& s) {
-    TxShard t{s, s.db(db_index_), NowMs(), by_shard_[s.id()]};
+  auto nested = [&](TxShard& outer_shard) {
+    Shard& s = outer_shard.shard;
+    TxShard t{s, s.db(db_index_), outer_shard.now_ms, by_shard_[s.id()]};
     fn(t);
-  });
+  };
+  absl::FunctionRef<void(TxShard&)> phase(nested);
+  top->phase_fn_ = &phase;
+  top->conclude_in_phase_ = false;
+  for (unsigned sid : sids) {
+    DCHECK(std::binary_search(top->shards_.begin(), top->shards_.end(), sid));
+  }
+  top->Dispatch(sids, &Transaction::DoPhase);
 }
 
 void Transaction::Dispatch(const std::vector<unsigned>& sids, ShardTask task) {
