@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/reply_builder.h"
@@ -20,6 +21,7 @@ namespace shardis::server {
 using ArgSlice = std::span<const std::string_view>;
 
 struct ConnectionState;
+struct Container;
 
 // What a command that runs on the shard owning its key sees. The handler runs on that shard's
 // thread (inline for local keys, in the owner's loop for remote ones): it must not block.
@@ -69,6 +71,9 @@ struct CommandSpec {
   // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
+  // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands, set by
+  // RegisterContainer (subcommand.h), so that dispatch needs no lookup by name.
+  const Container* container = nullptr;
 };
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
@@ -97,6 +102,9 @@ class CommandRegistry {
                               std::string_view acl_categories, ConnHandler handler);
   // Case-insensitive lookup; nullptr for unknown commands.
   const CommandSpec* Find(std::string_view name) const;
+  CommandSpec* MutableFind(std::string_view name) {
+    return const_cast<CommandSpec*>(std::as_const(*this).Find(name));
+  }
   const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all()
       const {
     return specs_;

@@ -327,17 +327,17 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   // A container's subcommand is looked up (and its arity checked) before anything else, as
   // Redis looks up "container|sub" as a command of its own.
-  std::string full_name(spec->name);
-  if (const Container* container = FindContainer(spec->name);
-      container != nullptr && args.size() > 1) [[unlikely]] {
+  const SubCommand* sub = nullptr;
+  if (spec->container != nullptr && args.size() > 1) [[unlikely]] {
     std::string error;
-    const SubCommand* sub = CheckSub(*container, args, &error);
+    sub = CheckSub(*spec->container, args, &error);
     if (sub == nullptr) return Reject(spec, error);
-    core::Append(&full_name, "|", sub->name);
   }
   if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
       [[unlikely]] {
-    return Reject(spec, core::Concat("Can't execute '", full_name,
+    std::string name(spec->name);
+    if (sub != nullptr) core::Append(&name, "|", sub->name);
+    return Reject(spec, core::Concat("Can't execute '", name,
                                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
                                      "RESET are allowed in this context"));
   }

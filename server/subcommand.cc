@@ -1,5 +1,7 @@
 #include "server/subcommand.h"
 
+#include <glog/logging.h>
+
 #include <vector>
 
 #include "core/string_util.h"
@@ -16,7 +18,13 @@ std::vector<Container>& MutableContainers() {
 
 }  // namespace
 
-void RegisterContainer(const Container& container) { MutableContainers().push_back(container); }
+void RegisterContainer(const Container& container) {
+  MutableContainers().push_back(container);
+  // The containers are constants with static storage: the command can point at them.
+  CommandSpec* spec = Registry().MutableFind(container.name);
+  CHECK(spec != nullptr) << "register the command before its container: " << container.name;
+  spec->container = &container;
+}
 
 std::span<const Container> Containers() { return MutableContainers(); }
 

@@ -36,7 +36,8 @@ struct Container {
 // The flags Redis gives its administrative subcommands (CONFIG GET, CLIENT LIST, ...).
 inline constexpr uint32_t kAdminSub = kAdmin | kNoScript | kLoading | kStale;
 
-// Adds a container to the ones COMMAND reports. Called at start, by the Register*Family functions,
+// Adds a container to the ones COMMAND reports and links its command to it (`container` must
+// have static storage, and its command must be registered already). Called at start, by the Register*Family functions,
 // before any connection is served; the list is read-only afterwards.
 void RegisterContainer(const Container& container);
 
