@@ -312,7 +312,15 @@ int SparseSet(std::string* hll, size_t index, uint8_t count, size_t sparse_max_b
       DenseSet(Bytes(hll) + kHeaderSize, index, count);
       return 1;
     }
-    hll->replace(p, std::min(oldlen, end - p), reinterpret_cast<const char*>(seq), size_t(n));
+    if (p + oldlen <= end) {
+      hll->replace(p, oldlen, reinterpret_cast<const char*>(seq), size_t(n));
+    } else {
+      // A corrupted body ending in the first byte of an XZERO: Redis resizes by the difference
+      // of the opcode lengths and writes the sequence at p, so its tail falls past the end.
+      hll->resize(p);
+      hll->append(reinterpret_cast<const char*>(seq), size_t(n));
+      hll->resize(end + n - oldlen);
+    }
     base = Bytes(hll);
     end = hll->size();
   }
