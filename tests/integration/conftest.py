@@ -115,6 +115,7 @@ class RespConn:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
         self.pos = 0
+        self.reply_start = None  # where the reply being read began (kept by _fill)
 
     def close(self):
         try:
@@ -160,9 +161,13 @@ class RespConn:
     # -- reading -------------------------------------------------------------------------------
 
     def _fill(self):
-        if self.pos > 1 << 20 and self.pos > len(self.buf) // 2:
-            del self.buf[: self.pos]
-            self.pos = 0
+        # Drops consumed bytes, but never those of the reply being read (read_reply slices them).
+        keep = self.pos if self.reply_start is None else self.reply_start
+        if keep > 1 << 20 and keep > len(self.buf) // 2:
+            del self.buf[:keep]
+            self.pos -= keep
+            if self.reply_start is not None:
+                self.reply_start -= keep
         chunk = self.sock.recv(1 << 20)
         if not chunk:
             raise ConnectionError("server closed the connection")
@@ -234,9 +239,12 @@ class RespConn:
 
     def read_reply(self):
         """Reads one complete reply: returns (raw bytes, parsed value)."""
-        start = self.pos
-        value = self._parse()
-        raw = bytes(self.buf[start : self.pos])
+        self.reply_start = self.pos
+        try:
+            value = self._parse()
+            raw = bytes(self.buf[self.reply_start : self.pos])
+        finally:
+            self.reply_start = None
         return raw, value
 
     def read_all_until_closed(self, timeout: float = 10.0) -> tuple[bytes, bool]:
