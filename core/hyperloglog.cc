@@ -21,7 +21,9 @@ int ZeroLen(uint8_t b) { return (b & 0x3f) + 1; }
 int XZeroLen(uint8_t b0, uint8_t b1) { return (((b0 & 0x3f) << 8) | b1) + 1; }
 int ValValue(uint8_t b) { return ((b >> 2) & 0x1f) + 1; }
 int ValLen(uint8_t b) { return (b & 0x3) + 1; }
-uint8_t ValOp(int value, int len) { return static_cast<uint8_t>(((value - 1) << 2 | (len - 1)) | 0x80); }
+uint8_t ValOp(int value, int len) {
+  return static_cast<uint8_t>(((value - 1) << 2 | (len - 1)) | 0x80);
+}
 uint8_t ZeroOp(int len) { return static_cast<uint8_t>(len - 1); }
 void XZeroOp(uint8_t* p, int len) {
   const int l = len - 1;
