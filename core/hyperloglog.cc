@@ -384,6 +384,27 @@ bool MergeInto(uint8_t* raw, std::string_view hll) {
   });
 }
 
+std::string DecodeSparse(std::string_view hll) {
+  const uint8_t* p = Bytes(hll);
+  const size_t end = hll.size();
+  std::string out;
+  for (size_t i = kHeaderSize; i < end;) {
+    const uint8_t b = p[i];
+    if (IsZero(b)) {
+      out += "z:" + std::to_string(ZeroLen(b)) + " ";
+      ++i;
+    } else if (IsXZero(b)) {
+      out += "Z:" + std::to_string(XZeroLen(b, ByteOr0(p, i + 1, end))) + " ";
+      i += 2;
+    } else {
+      out += "v:" + std::to_string(ValValue(b)) + "," + std::to_string(ValLen(b)) + " ";
+      ++i;
+    }
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
 bool Count(std::string_view hll, uint64_t* card) {
   int histo[64] = {};
   if (EncodingOf(hll) == kDense) {

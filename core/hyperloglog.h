@@ -88,6 +88,10 @@ bool SparseToDense(std::string* hll);
 // False when a sparse body is corrupted.
 bool MergeInto(uint8_t* raw, std::string_view hll);
 
+// PFDEBUG DECODE: the opcodes of a sparse HLL as "z:<len>", "Z:<len>", "v:<value>,<len>",
+// separated by spaces.
+std::string DecodeSparse(std::string_view hll);
+
 // The estimate of an HLL string (ignores the cache); false when a sparse body is corrupted.
 bool Count(std::string_view hll, uint64_t* card);
 // The estimate of raw registers (PFCOUNT of several keys).

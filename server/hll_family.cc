@@ -1,4 +1,4 @@
-// HyperLogLog: PFADD, PFCOUNT, PFMERGE, on plain string values in Redis' own sparse/dense format
+// HyperLogLog: PFADD, PFCOUNT, PFMERGE (and PFDEBUG), on plain string values in Redis' own sparse/dense format
 // (core/hyperloglog.h), so HLL strings move between redis-server and shardis unchanged.
 //
 // PFADD runs on the key's shard: a dense HLL is updated in place in the value's heap block; a
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/hyperloglog.h"
+#include "core/string_util.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -242,6 +243,72 @@ void CmdPfMerge(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
+// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key: Redis' debugging view of an HLL. GETREG and
+// TODENSE convert a sparse HLL to dense, as in Redis.
+void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
+  const std::string_view sub = args[1];
+  enum class Sub { kGetReg, kDecode, kEncoding, kToDense, kUnknown } op = Sub::kUnknown;
+  if (core::EqualsIgnoreCase(sub, "getreg")) {
+    op = Sub::kGetReg;
+  } else if (core::EqualsIgnoreCase(sub, "decode")) {
+    op = Sub::kDecode;
+  } else if (core::EqualsIgnoreCase(sub, "encoding")) {
+    op = Sub::kEncoding;
+  } else if (core::EqualsIgnoreCase(sub, "todense")) {
+    op = Sub::kToDense;
+  }
+  shard::Transaction tx(ctx.conn.db, args.subspan(2, 1), shard::Transaction::kWrite);
+  std::string error;
+  std::string h;  // the HLL as it is after the command
+  bool converted = false;
+  tx.Run(
+      [&](shard::TxShard& t) {
+        Db::Iterator it = t.db.Find(tx.key(0), tx.hash(0), t.now_ms);
+        if (!Db::Found(it)) {
+          error = "ERR The specified key does not exist";
+          return;
+        }
+        if (it.value().type() != ValueType::kString) {
+          error = kWrongTypeErr;
+          return;
+        }
+        h = it.value().ToString();
+        if (!hll::IsValid(h)) {
+          error = kNotHllErr;
+          return;
+        }
+        if ((op == Sub::kGetReg || op == Sub::kToDense) && hll::EncodingOf(h) == hll::kSparse) {
+          if (!hll::SparseToDense(&h)) {
+            error = kCorruptedErr;
+            return;
+          }
+          it.value().SetString(h);
+          t.db.NoteModified(tx.key(0));
+          converted = true;
+        }
+      },
+      /*conclude=*/true);
+  if (!error.empty()) return ctx.rb.Error(error);
+  switch (op) {
+    case Sub::kGetReg: {
+      const uint8_t* regs = reinterpret_cast<const uint8_t*>(h.data()) + hll::kHeaderSize;
+      ctx.rb.ArrayHeader(hll::kRegisters);
+      for (size_t i = 0; i < hll::kRegisters; ++i) ctx.rb.Integer(hll::DenseGet(regs, i));
+      return;
+    }
+    case Sub::kDecode:
+      if (hll::EncodingOf(h) != hll::kSparse) return ctx.rb.Error("ERR HLL encoding is not sparse");
+      return ctx.rb.Bulk(hll::DecodeSparse(h));
+    case Sub::kEncoding:
+      return ctx.rb.SimpleString(hll::EncodingOf(h) == hll::kDense ? "dense" : "sparse");
+    case Sub::kToDense:
+      return ctx.rb.Integer(converted ? 1 : 0);
+    case Sub::kUnknown:
+      break;
+  }
+  ctx.rb.Error(core::Concat("ERR Unknown PFDEBUG subcommand '", sub, "'"));
+}
+
 }  // namespace
 
 void RegisterHllFamily(CommandRegistry* r) {
@@ -256,6 +323,14 @@ void RegisterHllFamily(CommandRegistry* r) {
                .key_step = 1,
                .acl_categories = "write hyperloglog slow",
                .on_conn = CmdPfMerge});
+  r->Register({.name = "pfdebug",
+               .arity = 3,
+               .flags = kW | kD | kAdmin,
+               .first_key = 2,
+               .last_key = 2,
+               .key_step = 1,
+               .acl_categories = "write hyperloglog admin slow dangerous",
+               .on_conn = CmdPfDebug});
 }
 
 }  // namespace shardis::server

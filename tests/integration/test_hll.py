@@ -152,6 +152,23 @@ def test_pfcount_refresh_is_a_write_for_watch(server, r):
         other.close()
 
 
+def test_pfdebug_matches_redis(r, ref):
+    add_same(r, ref, "h", [f"p{i}" for i in range(40)])
+    for sub in ("ENCODING", "DECODE", "GETREG", "ENCODING", "TODENSE", "DECODE", "FOO"):
+        try:
+            mine = r.execute_command("PFDEBUG", sub, "h")
+        except redis.ResponseError as e:
+            mine = str(e)
+        try:
+            theirs = ref.execute_command("PFDEBUG", sub, "h")
+        except redis.ResponseError as e:
+            theirs = str(e)
+        assert mine == theirs, sub
+        assert r.get("h") == ref.get("h"), sub
+    with pytest.raises(redis.ResponseError, match="The specified key does not exist"):
+        r.execute_command("PFDEBUG", "GETREG", "missing")
+
+
 def test_object(r, raw):
     r.set("int", 100)
     r.set("bigint", 123456)

@@ -1,7 +1,7 @@
 """HyperLogLog commands for the differential test: PFADD of a few or many elements (so that some
 keys turn dense), PFCOUNT of one key (refreshing the cached cardinality stored in the value,
 compared byte for byte through GET) and of several keys across shards, PFMERGE into new and
-existing keys, and values that are strings but not HLLs (the shared keyspace's strings) or are
+existing keys, PFDEBUG, and values that are strings but not HLLs (the shared keyspace's strings) or are
 corrupted HLLs."""
 
 ELEMS = ["a", "b", "c", "", "1", "foo", "bar", "x" * 30]
@@ -30,5 +30,8 @@ def choices(g):
         (3, lambda: ["PFMERGE", g.key(), *g.keys(0, 3)]),
         (3, lambda: ["GET", g.key()]),
         (0.5, lambda: ["SET", g.key(), g.pick(BROKEN)]),
-        (0.3, lambda: [g.pick(["PFADD", "PFCOUNT", "PFMERGE"])]),
+        (1, lambda: ["PFDEBUG", g.pick(["ENCODING", "DECODE", "TODENSE", "decode", "FOO"]),
+                     g.key()]),
+        (0.2, lambda: ["PFDEBUG", "GETREG", g.key()]),
+        (0.3, lambda: [g.pick(["PFADD", "PFCOUNT", "PFMERGE", "PFDEBUG"])]),
     ]
