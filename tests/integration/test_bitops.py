@@ -255,3 +255,31 @@ def test_lcs_resp3_map(r, raw):
     r.set(KEYS[3], "ace")
     raw.call("HELLO", "3")
     assert raw.call_raw("LCS", KEYS[2], KEYS[3], "IDX").startswith(b"%2\r\n$7\r\nmatches\r\n*3\r\n")
+
+
+def test_bitop_is_atomic_against_mset(server, r):
+    """BITOP reads its sources in one transaction: XOR of two keys that every MSET sets to the
+    same value is all zeros, never a mix of two MSETs."""
+    import threading
+
+    stop = threading.Event()
+
+    def writer():
+        c = server.client()
+        i = 0
+        while not stop.is_set():
+            v = bytes([i % 255 + 1]) * 16
+            c.mset({KEYS[0]: v, KEYS[1]: v})
+            i += 1
+        c.close()
+
+    r.mset({KEYS[0]: b"\x01" * 16, KEYS[1]: b"\x01" * 16})
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(300):
+            assert r.bitop("XOR", KEYS[2], KEYS[0], KEYS[1]) == 16
+            assert r.get(KEYS[2]) == b"\x00" * 16
+    finally:
+        stop.set()
+        t.join()
