@@ -168,6 +168,14 @@ class CompactValue {
   // SETRANGE: writes s at offset, zero-padding past the end; returns the new length. An empty s
   // changes nothing. The caller enforces the maximum string size.
   size_t SetRange(size_t offset, std::string_view s);
+  // In-place byte edits (SETBIT, BITFIELD, PFADD on a dense HyperLogLog): makes the string at
+  // least min_size bytes long (zero padded) and calls fn(char* bytes, size_t size), which may
+  // modify the bytes but not the size; returns the size. A heap string of kInt64BufSize+ bytes is
+  // edited in its own block (grown as SetRange grows it when min_size exceeds it); a shorter
+  // result is edited on the stack and re-encoded, since it may now be an int or fit inline. The
+  // caller enforces the maximum string size.
+  template <typename Fn>
+  size_t EditBytes(size_t min_size, Fn&& fn);
 
   // ---- Objects.
   // Stores an object, taking ownership (freeing the heap string or object held before). Keeps the
@@ -266,6 +274,33 @@ class CompactValue {
 
 static_assert(sizeof(CompactValue) == 16);
 static_assert(alignof(CompactValue) == 8);
+
+template <typename Fn>
+size_t CompactValue::EditBytes(size_t min_size, Fn&& fn) {
+  DCHECK(IsString());
+  if (code() == kHeapCode && HeapSize() >= kInt64BufSize && min_size <= HeapSize()) {
+    fn(HeapPtr(), HeapSize());  // the common case: the bytes stay where they are
+    return HeapSize();
+  }
+  const size_t cur = StringSize();
+  const size_t n = cur > min_size ? cur : min_size;
+  if (n >= kInt64BufSize) {
+    // Grows (zero padded) into a heap block with room to spare; n > cur here.
+    SetRange(n - 1, std::string_view("\0", 1));
+    DCHECK_EQ(code(), kHeapCode);
+    fn(HeapPtr(), n);
+    return n;
+  }
+  char buf[kInt64BufSize] = {};
+  char scratch[kScratchSize];
+  const std::string_view s = GetString(scratch);
+  if (!s.empty()) std::memcpy(buf, s.data(), s.size());
+  fn(buf, n);
+  char* old = code() == kHeapCode ? HeapPtr() : nullptr;
+  InitString({buf, n}, flag_bits());
+  if (old != nullptr) ShardHeap::Current()->Free(old);
+  return n;
+}
 
 // ---- HashBytes, inline: keys are short and this runs for every command.
 

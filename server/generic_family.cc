@@ -1,4 +1,5 @@
-// Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, the EXPIRE family, TTL, PERSIST, TYPE, KEYS.
+// Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, the EXPIRE family, TTL, PERSIST, TYPE, KEYS,
+// SCAN, RANDOMKEY, OBJECT.
 //
 // Commands over many keys run as one transaction (shard/transaction.h): every shard involved
 // counts its part in parallel, atomically with respect to other commands; the connection sums.
@@ -15,7 +16,9 @@
 #include "core/string_util.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "core/value_object.h"
 #include "server/key_lookup.h"
+#include "server/subcommand.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -268,6 +271,90 @@ void CmdRandomKey(ArgSlice, ConnContext& ctx) {
   ctx.rb.Null();
 }
 
+// --- OBJECT ENCODING | REFCOUNT | IDLETIME | FREQ | HELP <key>.
+
+enum class ObjectQuery { kEncoding, kRefCount, kIdleTime, kFreq };
+
+// Redis 7.0 shares the integers 0..9999 (OBJ_SHARED_INTEGERS) between keys and reports their
+// refcount as INT_MAX; every other value has one owner.
+constexpr int64_t kSharedIntegers = 10000;
+constexpr int64_t kSharedRefCount = 2147483647;
+
+// Looks the key (args[2]) up on its shard, without counting a keyspace hit or miss, and replies
+// nil when it is missing.
+template <ObjectQuery kQuery>
+void ObjectSub(ArgSlice args, ConnContext& ctx) {
+  shard::Transaction tx(ctx.conn.db, args.subspan(2, 1), shard::Transaction::kRead);
+  bool found = false;
+  std::string_view encoding;
+  int64_t refcount = 1;
+  tx.Run(
+      [&](shard::TxShard& t) {
+        Db::Iterator it = t.db.Find(tx.key(0), tx.hash(0), t.now_ms);
+        if (!Db::Found(it)) return;
+        found = true;
+        const core::CompactValue& v = it.value();
+        encoding = core::EncodingName(v);  // a literal: outlives the phase
+        if (v.IsInt() && v.AsInt() >= 0 && v.AsInt() < kSharedIntegers) {
+          refcount = kSharedRefCount;
+        }
+      },
+      /*conclude=*/true);
+  if (!found) return ctx.rb.Null();
+  switch (kQuery) {
+    case ObjectQuery::kEncoding:
+      return ctx.rb.Bulk(encoding);
+    case ObjectQuery::kRefCount:
+      return ctx.rb.Integer(refcount);
+    case ObjectQuery::kIdleTime:
+      return ctx.rb.Integer(0);  // access times are not tracked
+    case ObjectQuery::kFreq:
+      // The only maxmemory-policy is noeviction: never LFU.
+      return ctx.rb.Error(
+          "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+          "that when switching between policies at runtime LRU and LFU data will take some time "
+          "to adjust.");
+  }
+}
+
+void ObjectHelp(ArgSlice, ConnContext& ctx) {
+  ReplyHelp(ctx.rb, "OBJECT",
+            {"ENCODING <key>",
+             "    Return the kind of internal representation used in order to store the value",
+             "    associated with a <key>.",
+             "FREQ <key>",
+             "    Return the access frequency index of the <key>. The returned integer is",
+             "    proportional to the logarithm of the recent access frequency of the key.",
+             "IDLETIME <key>",
+             "    Return the idle time of the <key>, that is the approximated number of",
+             "    seconds elapsed since the last access to the key.",
+             "REFCOUNT <key>",
+             "    Return the number of references of the value associated with the specified",
+             "    <key>."});
+}
+
+constexpr std::string_view kObjectAcl = "keyspace read slow";
+constexpr std::string_view kObjectTips = "nondeterministic_output";
+
+constexpr SubCommand kObjectSubs[] = {
+    {"encoding", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
+     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>},
+    {"freq", 3, kReadOnly, kObjectAcl, kObjectTips, "4.0.0",
+     "Returns the logarithmic access frequency counter of a Redis object.",
+     ObjectSub<ObjectQuery::kFreq>},
+    {"idletime", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
+     "Returns the time since the last access to a Redis object.",
+     ObjectSub<ObjectQuery::kIdleTime>},
+    {"refcount", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
+     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>},
+    {"help", 2, kLoading | kStale, "keyspace slow", "", "6.2.0",
+     "Returns helpful text about the different subcommands.", ObjectHelp},
+};
+
+constexpr Container kObject = {"object", kObjectSubs};
+
+void CmdObject(ArgSlice args, ConnContext& ctx) { DispatchSub(kObject, args, ctx); }
+
 }  // namespace
 
 void RegisterGenericFamily(CommandRegistry* r) {
@@ -291,6 +378,8 @@ void RegisterGenericFamily(CommandRegistry* r) {
   r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys);
   r->RegisterKeylessCommand("scan", -2, kR, "keyspace read slow", CmdScan);
   r->RegisterKeylessCommand("randomkey", 1, kR, "keyspace read slow", CmdRandomKey);
+  r->Register({"object", -2, 0, 0, 0, 0, "slow", nullptr, CmdObject});
+  RegisterContainer(kObject);
 }
 
 }  // namespace shardis::server

@@ -497,6 +497,133 @@ void CmdMSetNx(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(1);
 }
 
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest common subsequence
+// of two strings (Redis' dynamic-programming table, walked back from the end so that the ranges
+// come out last-first, as Redis emits them). Both keys are read in one transaction; the table is
+// built here, on the connection's thread.
+void CmdLcs(ArgSlice args, ConnContext& ctx) {
+  shard::Transaction tx(ctx.conn.db, args.subspan(1, 2), shard::Transaction::kRead);
+  std::string ab[2];
+  uint8_t wrong_type[2] = {0, 0};
+  tx.Run(
+      [&](shard::TxShard& t) {
+        for (uint32_t i : t.keys) {
+          Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
+          if (!Db::Found(it)) continue;
+          if (!IsString(it.value())) {
+            wrong_type[i] = 1;
+          } else {
+            it.value().AppendTo(&ab[i]);
+          }
+        }
+      },
+      /*conclude=*/true);
+  if (wrong_type[0] || wrong_type[1]) {
+    return ctx.rb.Error("ERR The specified keys must contain string values");
+  }
+  bool get_len = false, get_idx = false, with_match_len = false;
+  int64_t min_match_len = 0;
+  for (size_t j = 3; j < args.size(); ++j) {
+    const std::string_view opt = args[j];
+    const bool more = j + 1 < args.size();
+    if (core::EqualsIgnoreCase(opt, "idx")) {
+      get_idx = true;
+    } else if (core::EqualsIgnoreCase(opt, "len")) {
+      get_len = true;
+    } else if (core::EqualsIgnoreCase(opt, "withmatchlen")) {
+      with_match_len = true;
+    } else if (core::EqualsIgnoreCase(opt, "minmatchlen") && more) {
+      if (!core::ParseInt64(args[j + 1], &min_match_len)) return ctx.rb.Error(kNotIntegerErr);
+      if (min_match_len < 0) min_match_len = 0;
+      ++j;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  if (get_idx && get_len) {
+    return ctx.rb.Error("ERR If you want both the length and indexes, please just use IDX.");
+  }
+  const std::string& a = ab[0];
+  const std::string& b = ab[1];
+  if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1) {
+    return ctx.rb.Error("ERR String too long for LCS");
+  }
+  const uint64_t alen = a.size(), blen = b.size();
+  const uint64_t cells = (alen + 1) * (blen + 1);
+  if (cells * sizeof(uint32_t) > uint64_t(kMaxStringLen)) {
+    return ctx.rb.Error(
+        "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+  }
+  std::vector<uint32_t> table(cells, 0);
+  auto at = [&](uint64_t i, uint64_t j) -> uint32_t& { return table[j + i * (blen + 1)]; };
+  for (uint64_t i = 1; i <= alen; ++i) {
+    for (uint64_t j = 1; j <= blen; ++j) {
+      at(i, j) = a[i - 1] == b[j - 1] ? at(i - 1, j - 1) + 1 : std::max(at(i - 1, j), at(i, j - 1));
+    }
+  }
+  const uint32_t total = at(alen, blen);
+  if (get_len) return ctx.rb.Integer(total);
+
+  struct Match {
+    uint32_t a_start, a_end, b_start, b_end;
+  };
+  std::vector<Match> matches;
+  std::string result(total, '\0');
+  uint32_t idx = total;
+  // a_start == alen means "no range open".
+  uint32_t a_start = uint32_t(alen), a_end = 0, b_start = 0, b_end = 0;
+  uint64_t i = alen, j = blen;
+  while (i > 0 && j > 0) {
+    bool emit = false;
+    if (a[i - 1] == b[j - 1]) {
+      result[idx - 1] = a[i - 1];
+      if (a_start == alen) {
+        a_start = a_end = uint32_t(i - 1);
+        b_start = b_end = uint32_t(j - 1);
+      } else if (a_start == i && b_start == j) {
+        --a_start;  // the range grows backwards
+        --b_start;
+      } else {
+        emit = true;
+      }
+      if (a_start == 0 || b_start == 0) emit = true;
+      --idx;
+      --i;
+      --j;
+    } else {
+      if (at(i - 1, j) > at(i, j - 1)) {
+        --i;
+      } else {
+        --j;
+      }
+      if (a_start != alen) emit = true;
+    }
+    if (emit) {
+      const uint32_t len = a_end - a_start + 1;
+      if (min_match_len == 0 || len >= uint64_t(min_match_len)) {
+        matches.push_back({a_start, a_end, b_start, b_end});
+      }
+      a_start = uint32_t(alen);
+    }
+  }
+  if (!get_idx) return ctx.rb.Bulk(result);
+  ctx.rb.MapHeader(2);
+  ctx.rb.Bulk("matches");
+  ctx.rb.ArrayHeader(matches.size());
+  for (const Match& m : matches) {
+    ctx.rb.ArrayHeader(with_match_len ? 3 : 2);
+    ctx.rb.ArrayHeader(2);
+    ctx.rb.Integer(m.a_start);
+    ctx.rb.Integer(m.a_end);
+    ctx.rb.ArrayHeader(2);
+    ctx.rb.Integer(m.b_start);
+    ctx.rb.Integer(m.b_end);
+    if (with_match_len) ctx.rb.Integer(m.a_end - m.a_start + 1);
+  }
+  ctx.rb.Bulk("len");
+  ctx.rb.Integer(total);
+}
+
 }  // namespace
 
 void RegisterStringFamily(CommandRegistry* r) {
@@ -529,6 +656,14 @@ void RegisterStringFamily(CommandRegistry* r) {
                .key_step = 2,
                .acl_categories = "write string slow",
                .on_conn = CmdMSet});
+  r->Register({.name = "lcs",
+               .arity = -3,
+               .flags = kR,
+               .first_key = 1,
+               .last_key = 2,
+               .key_step = 1,
+               .acl_categories = "read string slow",
+               .on_conn = CmdLcs});
   r->Register({.name = "msetnx",
                .arity = -3,
                .flags = kW | kD,

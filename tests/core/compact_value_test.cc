@@ -751,5 +751,49 @@ TEST(HashBytesTest, BucketsAreEven) {
   EXPECT_LT(chi2(high), 1023 + 6 * 45);
 }
 
+// EditBytes (SETBIT, BITFIELD, dense HLL updates): in place in a heap block, zero-padded growth,
+// and short results re-encoded (they may be ints or inline strings again).
+TEST_F(CompactValueTest, EditBytesInPlaceGrowAndReencode) {
+  CompactValue cv = CompactValue::FromString(std::string(100, 'a'));
+  const void* block = cv.HeapData();
+  EXPECT_EQ(cv.EditBytes(10, [](char* p, size_t n) {
+    EXPECT_EQ(n, 100u);
+    p[5] = 'b';
+  }), 100u);
+  EXPECT_EQ(cv.HeapData(), block);  // the same block
+  EXPECT_EQ(cv.ToString(), std::string(5, 'a') + "b" + std::string(94, 'a'));
+
+  EXPECT_EQ(cv.EditBytes(200, [](char* p, size_t n) {
+    EXPECT_EQ(n, 200u);
+    EXPECT_EQ(p[150], '\0');
+    p[199] = 'z';
+  }), 200u);
+  EXPECT_EQ(cv.StringSize(), 200u);
+  EXPECT_EQ(cv.ToString().substr(100, 99), std::string(99, '\0'));
+  EXPECT_EQ(cv.ToString().back(), 'z');
+
+  // "1" -> "3": an int stays an int.
+  CompactValue n = CompactValue::FromInt(1);
+  n.EditBytes(1, [](char* p, size_t) { p[0] = '3'; });
+  EXPECT_TRUE(n.IsInt());
+  EXPECT_EQ(n.AsInt(), 3);
+  // An int grown to 4 bytes is an inline string.
+  n.EditBytes(4, [](char*, size_t) {});
+  EXPECT_EQ(n.encoding(), CompactValue::Encoding::kInline);
+  EXPECT_EQ(n.ToString(), "3\0\0\0"s);
+  // A short string grown past 20 bytes lands on the heap; flags are kept.
+  n.set_flags(CompactValue::kFlag1);
+  n.EditBytes(30, [](char* p, size_t) { p[29] = 'x'; });
+  EXPECT_TRUE(n.IsHeap());
+  EXPECT_EQ(n.StringSize(), 30u);
+  EXPECT_TRUE(n.HasFlag(CompactValue::kFlag1));
+  // A 16..20-byte heap string edited into a canonical int becomes an int.
+  CompactValue h = CompactValue::FromString("12345678901234567x");
+  ASSERT_TRUE(h.IsHeap());
+  h.EditBytes(0, [](char* p, size_t) { p[17] = '9'; });
+  EXPECT_TRUE(h.IsInt());
+  EXPECT_EQ(h.AsInt(), 123456789012345679);
+}
+
 }  // namespace
 }  // namespace shardis::core
