@@ -1134,9 +1134,6 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
         return ctx.rb.Error("ERR timeout is not an integer or out of range");
       }
       if (timeout < 0) return ctx.rb.Error("ERR timeout is negative");
-      if (timeout > 0 && timeout > std::numeric_limits<int64_t>::max() - shard::NowMs()) {
-        return ctx.rb.Error("ERR timeout is out of range");
-      }
     } else if (core::EqualsIgnoreCase(o, "count") && moreargs) {
       ++i;
       int64_t count;
@@ -1222,8 +1219,11 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
       return;
     }
   }
-  // Deadline fixed before the read, as Redis computes it when parsing the arguments.
-  const int64_t deadline = timeout > 0 ? shard::NowMs() + timeout : 0;
+  // Deadline fixed before the read, as Redis computes it when parsing the arguments. Redis 7.0
+  // has no range check for XREAD's milliseconds: a timeout past the end of time never expires.
+  const int64_t now = shard::NowMs();
+  const int64_t deadline =
+      timeout > 0 && timeout <= std::numeric_limits<int64_t>::max() - now ? now + timeout : 0;
   const size_t served = StreamReadKeys(tx, ids, ra, ctx.rb);
   // Inside MULTI nothing blocks: the reply is that of an expired timeout, as in Redis.
   if (served > 0 || timeout < 0 || ctx.conn.multi.active) {
