@@ -1041,9 +1041,12 @@ void CmdXInfo(ArgSlice args, ConnContext& ctx) { DispatchSub(kXInfoContainer, ar
 // reply holds the one stream that woke the client, as in Redis.
 class StreamWaiter final : public BlockedClient {
  public:
+  // ids: what each key is read after ("$" resolved); last_ids: each stream's last ID when the
+  // client blocked.
   StreamWaiter(ConnContext& ctx, std::span<const std::string_view> keys,
-               std::span<const StreamID> ids, const StreamReadArgs& args)
-      : BlockedClient(ctx, keys), ids_(ids), args_(args) {}
+               std::span<const StreamID> ids, std::span<const StreamID> last_ids,
+               const StreamReadArgs& args)
+      : BlockedClient(ctx, keys), ids_(ids), last_ids_(last_ids), args_(args) {}
 
   // The first position of key among the keys (Redis blocks once per key, with its first ID).
   size_t IndexOf(std::string_view key) const {
@@ -1068,6 +1071,10 @@ class StreamWaiter final : public BlockedClient {
       if (g == nullptr) {
         return Fail("NOGROUP the consumer group this client was blocked on no longer exists");
       }
+      // Redis offers the key to its blocked clients after XADD only (and XGROUP DESTROY): a
+      // write that moves the group back (XGROUP SETID) does not serve them. XADD is what moves
+      // the stream's last ID past where it was when the client blocked.
+      if (!(s->last_id() > last_ids_[i])) return Offer::kNotServable;
       after = g->last_id;
     }
     // Served only with entries to deliver (StreamReadOne changes nothing otherwise).
@@ -1112,6 +1119,7 @@ class StreamWaiter final : public BlockedClient {
   }
 
   std::span<const StreamID> ids_;
+  std::span<const StreamID> last_ids_;
   const StreamReadArgs& args_;
 };
 
@@ -1233,7 +1241,7 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
   }
   // Nothing to read: block. "$" and ">" were resolved above; registering while the transaction
   // still holds the keys lets no write slip in between the empty read and the registration.
-  StreamWaiter waiter(ctx, keys, ids, ra);
+  StreamWaiter waiter(ctx, keys, ids, last_ids, ra);
   const int db_index = ctx.conn.db;
   tx.Run(
       [&](shard::TxShard& t) {

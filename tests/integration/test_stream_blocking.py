@@ -277,3 +277,25 @@ def test_other_writes_do_not_serve_xread(r, server):
     assert blocked_count(r) == 1
     r.execute_command("XADD", "o", "6-1", "g", "w")
     assert b.join() == one_stream(b"o", entry(b"6-1", b"g", b"w"))
+
+
+def test_xgroup_setid_does_not_serve_but_the_next_xadd_does(r, server):
+    r.execute_command("XADD", "si", "1-1", "a", "1")
+    r.execute_command("XGROUP", "CREATE", "si", "g", "$")
+    b = block(r, server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "si", ">",
+              expect_blocked=1)
+    r.execute_command("XGROUP", "SETID", "si", "g", "0")
+    time.sleep(0.05)
+    assert blocked_count(r) == 1
+    r.execute_command("XADD", "si", "2-1", "b", "2")
+    assert b.join() == one_stream(b"si", entry(b"1-1", b"a", b"1"), entry(b"2-1", b"b", b"2"))
+
+
+def test_flush_and_expiry_fail_xreadgroup_waiters(r, server):
+    for cmd in (("FLUSHDB",), ("FLUSHALL",), ("PEXPIRE", "fx", "50")):
+        r.execute_command("XGROUP", "CREATE", "fx", "g", "$", "MKSTREAM")
+        b = block(r, server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "fx", ">",
+                  expect_blocked=1)
+        r.execute_command(*cmd)
+        assert b.join() == b"-UNBLOCKED the stream key no longer exists\r\n", cmd
+        assert wait_for(lambda: blocked_count(r) == 0, 10)
