@@ -1046,7 +1046,10 @@ class StreamWaiter final : public BlockedClient {
   StreamWaiter(ConnContext& ctx, std::span<const std::string_view> keys,
                std::span<const StreamID> ids, std::span<const StreamID> last_ids,
                const StreamReadArgs& args)
-      : BlockedClient(ctx, keys), ids_(ids), last_ids_(last_ids), args_(args) {}
+      : BlockedClient(ctx, keys),
+        ids_(ids),
+        seen_last_ids_(last_ids.begin(), last_ids.end()),
+        args_(args) {}
 
   // The first position of key among the keys (Redis blocks once per key, with its first ID).
   size_t IndexOf(std::string_view key) const {
@@ -1073,8 +1076,9 @@ class StreamWaiter final : public BlockedClient {
       }
       // Redis offers the key to its blocked clients after XADD only (and XGROUP DESTROY): a
       // write that moves the group back (XGROUP SETID) does not serve them. XADD is what moves
-      // the stream's last ID past where it was when the client blocked.
-      if (!(s->last_id() > last_ids_[i])) return Offer::kNotServable;
+      // the stream's last ID past where it was when the client last looked at it.
+      if (!(s->last_id() > seen_last_ids_[i])) return Offer::kNotServable;
+      seen_last_ids_[i] = s->last_id();  // only this key's shard touches this element
       after = g->last_id;
     }
     // Served only with entries to deliver (StreamReadOne changes nothing otherwise).
@@ -1089,9 +1093,9 @@ class StreamWaiter final : public BlockedClient {
       rb.ArrayHeader(2);
     }
     rb.Bulk(key);
+    // The group changes (last ID, PEL, consumer); as for a non-blocking XREADGROUP, Redis does
+    // not signal the key modified.
     StreamReadOne(s, ids_[i], args_, shard::NowMs(), rb);
-    // The group (last ID, PEL, consumer) changed: WATCH sees it.
-    if (args_.group_read) db.NoteModified(key);
     Finish();
     return Offer::kServed;
   }
@@ -1119,7 +1123,7 @@ class StreamWaiter final : public BlockedClient {
   }
 
   std::span<const StreamID> ids_;
-  std::span<const StreamID> last_ids_;
+  std::vector<StreamID> seen_last_ids_;  // XREADGROUP: per key, written on the key's shard
   const StreamReadArgs& args_;
 };
 
@@ -1341,8 +1345,9 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
       if (!Db::Found(it) || it.value().type() != core::ValueType::kStream) continue;
       core::ReplyBuilder part(&parts[i]);
       part.set_resp3(resp3);
+      // A group read changes the group, but Redis 7.0 does not signal the key modified: WATCH
+      // is not failed by it.
       served[i] = StreamReadOne(StreamOf(it), ids[i], args, t.now_ms, part);
-      if (served[i] && args.group_read) t.db.NoteModified(tx.key(i));
     }
   });
   size_t count = 0;

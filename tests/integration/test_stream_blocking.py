@@ -299,3 +299,31 @@ def test_flush_and_expiry_fail_xreadgroup_waiters(r, server):
         r.execute_command(*cmd)
         assert b.join() == b"-UNBLOCKED the stream key no longer exists\r\n", cmd
         assert wait_for(lambda: blocked_count(r) == 0, 10)
+
+
+def test_setid_after_a_served_waiter_does_not_serve_the_next_one(r, server):
+    r.execute_command("XGROUP", "CREATE", "s2", "g", "$", "MKSTREAM")
+    a = block(r, server, "XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "s2", ">",
+              expect_blocked=1)
+    b = block(r, server, "XREADGROUP", "GROUP", "g", "b", "BLOCK", "0", "STREAMS", "s2", ">",
+              expect_blocked=2)
+    r.execute_command("XADD", "s2", "1-1", "f", "v")
+    assert a.join() == one_stream(b"s2", entry(b"1-1", b"f", b"v"))
+    r.execute_command("XGROUP", "SETID", "s2", "g", "0")
+    time.sleep(0.05)
+    assert blocked_count(r) == 1
+    r.execute_command("XADD", "s2", "2-1", "f", "w")
+    assert b.join() == one_stream(b"s2", entry(b"1-1", b"f", b"v"), entry(b"2-1", b"f", b"w"))
+
+
+def test_xreadgroup_does_not_fail_watch(r, server):
+    r.execute_command("XADD", "ws", "1-1", "f", "v")
+    r.execute_command("XGROUP", "CREATE", "ws", "g", "0")
+    watcher = server.raw()
+    assert watcher.call("WATCH", "ws") == b"OK"
+    assert call(server, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "ws", ">") == [
+        [b"ws", [[b"1-1", [b"f", b"v"]]]]]
+    assert watcher.call("MULTI") == b"OK"
+    watcher.call("PING")
+    assert watcher.call_raw("EXEC") == b"*1\r\n+PONG\r\n"
+    watcher.close()
