@@ -11,10 +11,6 @@
 // the back of the queue, if someone took the element first).
 #include "server/blocking_family.h"
 
-#include <poll.h>
-
-#include <boost/fiber/context.hpp>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <optional>
@@ -25,19 +21,17 @@
 #include "core/list.h"
 #include "core/number.h"
 #include "core/string_util.h"
-#include "io/proactor.h"
+#include "server/blocked_client.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "server/list_family.h"
 #include "server/mpop_args.h"
-#include "server/server_state.h"
 #include "server/zset_family.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
 namespace shardis::server {
 
-using boost::fibers::context;
 using shard::Db;
 
 PopOutcome PopFirst(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
@@ -138,109 +132,6 @@ bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadlin
   }
   *deadline_ms = tval == 0 ? 0 : now + tval;
   return true;
-}
-
-// A client waiting in a blocking command. Lives in the command's fiber; every shard it registered
-// with forgets it (Unregister) before it goes away.
-class BlockedClient : public shard::Waiter {
- public:
-  BlockedClient(ConnContext& ctx, std::span<const std::string_view> keys)
-      : ctx_(ctx), keys_(keys), db_(ctx.conn.db), resp3_(ctx.rb.resp3()) {
-    origin = io::Proactor::current()->index();
-    wake = &BlockedClient::Wake;
-    wake_arg = this;
-    fiber_ = context::active();
-  }
-
-  // Sleeps until a shard serves the client, the deadline (Unix ms, 0: none) passes or the client
-  // disconnects. True when served.
-  bool Wait(int64_t deadline_ms);
-  // Removes every registration, with a hop to each shard involved.
-  void Unregister();
-  bool disconnected() const { return poll_.fired; }
-
- protected:
-  ConnContext& ctx_;
-  std::span<const std::string_view> keys_;
-  const int db_;
-  const bool resp3_;
-  std::string reply_;  // written by the claiming shard before it wakes the fiber
-
- private:
-  // Completes when the peer hangs up (or when cancelled), so a client that leaves while blocked
-  // stops waiting at once.
-  struct HangUpPoll final : io::IoOp {
-    BlockedClient* client = nullptr;
-    bool fired = false;
-    bool done = false;
-    void Complete(int res) override {
-      done = true;
-      fired = res > 0;
-      if (client->sleeping_) context::active()->schedule(client->fiber_);
-    }
-  };
-
-  static void Wake(void* arg) {
-    auto* c = static_cast<BlockedClient*>(arg);
-    c->woken_ = true;
-    if (c->sleeping_) context::active()->schedule(c->fiber_);
-  }
-  void Sleep(int64_t deadline_ms);
-
-  context* fiber_;
-  bool sleeping_ = false;
-  bool woken_ = false;
-  HangUpPoll poll_;
-
-  friend class PopWaiter;
-  friend class MoveWaiter;
-};
-
-void BlockedClient::Sleep(int64_t deadline_ms) {
-  sleeping_ = true;
-  if (deadline_ms == 0) {
-    fiber_->suspend();
-  } else {
-    const int64_t left = std::max<int64_t>(0, deadline_ms - shard::NowMs());
-    fiber_->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(left));
-  }
-  sleeping_ = false;
-}
-
-bool BlockedClient::Wait(int64_t deadline_ms) {
-  io::Proactor* proactor = io::Proactor::current();
-  poll_ = HangUpPoll();
-  poll_.client = this;
-  proactor->PollAsync(ctx_.conn.fd, POLLRDHUP, &poll_);
-  ++ServerThreadState::current().stats().blocked_clients;
-  bool served = false;
-  for (;;) {
-    if (woken_) {
-      served = true;
-      break;
-    }
-    const bool expired = deadline_ms != 0 && shard::NowMs() >= deadline_ms;
-    if ((expired || poll_.fired) && GiveUp()) break;
-    // Not yet, or a shard claimed the client just now: its wake-up is on the way.
-    Sleep(expired || poll_.fired ? 0 : deadline_ms);
-  }
-  --ServerThreadState::current().stats().blocked_clients;
-  woken_ = false;
-  if (!poll_.done) proactor->CancelOp(&poll_);
-  while (!poll_.done) Sleep(0);
-  return served;
-}
-
-void BlockedClient::Unregister() {
-  std::vector<unsigned> sids;
-  for (std::string_view key : keys_) sids.push_back(shard::shard_set->ShardOf(key));
-  std::sort(sids.begin(), sids.end());
-  sids.erase(std::unique(sids.begin(), sids.end()), sids.end());
-  shard::shard_set->AwaitShards(sids, [&](shard::Shard& s) {
-    for (std::string_view key : keys_) {
-      if (shard::shard_set->ShardOf(key) == s.id()) s.blocking().Remove(db_, key, this);
-    }
-  });
 }
 
 // BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: served on the shard by `pop`.

@@ -54,9 +54,12 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
       [&](shard::TxShard& t) {
         if (kAll) {
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.db(i).Clear();
+          for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.blocking().NoteDbReady(i);
         } else {
           t.db.Clear();
+          t.shard.blocking().NoteDbReady(ctx.conn.db);
         }
+        // Blocked clients get a look: an XREADGROUP waiter fails once its stream is gone.
       },
       /*conclude=*/true);
   ctx.rb.Ok();

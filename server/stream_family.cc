@@ -3,6 +3,7 @@
 // their keys; XGROUP/XINFO are containers whose subcommands hop to their key's shard.
 #include "server/stream_family.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "core/number.h"
 #include "core/stream.h"
 #include "core/string_util.h"
+#include "server/blocked_client.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -273,7 +275,8 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
   s->Append(id, fv);
   ReplyID(ctx.rb, id);
   ApplyTrim(s, a);
-  // TODO(blocking): wake the XREAD/XREADGROUP clients blocked on this key.
+  // Clients blocked on the key are offered it once this command is over (RunShardCommand marks
+  // it modified), and serve themselves (StreamWaiter).
 }
 
 // ---- XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
@@ -782,8 +785,9 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
     if (core::EqualsIgnoreCase(opt, "destroy") && args.size() == 4) {
       if (g == nullptr) return sc.rb.Integer(0);
       s->DestroyGroup(group);
+      // Marks the key ready too: XREADGROUP clients blocked on this group fail with NOGROUP
+      // when offered it (StreamWaiter).
       sc.db.NoteModified(args[2]);
-      // TODO(blocking): XREADGROUP clients blocked on this group get an error.
       return sc.rb.Integer(1);
     }
     if (core::EqualsIgnoreCase(opt, "createconsumer") && args.size() == 5) {
@@ -1028,6 +1032,101 @@ const Container kXInfoContainer{"xinfo", kXInfoSubs};
 
 void CmdXInfo(ArgSlice args, ConnContext& ctx) { DispatchSub(kXInfoContainer, args, ctx); }
 
+// ---- XREAD/XREADGROUP BLOCK: the blocked client (Redis' serveClientsBlockedOnStreamKey)
+//
+// Registered with the shard of each stream; every write to one of them offers it the key. An
+// XREAD waiter takes nothing away, so a new entry serves every XREAD blocked on the stream; an
+// XREADGROUP waiter moves the group's last ID, so the next waiters of the same group find
+// nothing new and keep waiting: each new entry goes to one consumer, in blocking order. The
+// reply holds the one stream that woke the client, as in Redis.
+class StreamWaiter final : public BlockedClient {
+ public:
+  // ids: what each key is read after ("$" resolved); last_ids: each stream's last ID when the
+  // client blocked.
+  StreamWaiter(ConnContext& ctx, std::span<const std::string_view> keys,
+               std::span<const StreamID> ids, std::span<const StreamID> last_ids,
+               const StreamReadArgs& args)
+      : BlockedClient(ctx, keys),
+        ids_(ids),
+        seen_last_ids_(last_ids.begin(), last_ids.end()),
+        args_(args) {}
+
+  // The first position of key among the keys (Redis blocks once per key, with its first ID).
+  size_t IndexOf(std::string_view key) const {
+    return size_t(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
+  }
+
+  Offer TryServe(shard::Shard&, Db& db, std::string_view key) override {
+    if (state() != kWaiting) return Offer::kGone;
+    const size_t i = IndexOf(key);
+    if (i == keys_.size()) return Offer::kNotServable;
+    Db::Iterator it = db.Find(key, core::HashBytes(key), shard::NowMs());
+    const bool is_stream = Db::Found(it) && it.value().type() == core::ValueType::kStream;
+    if (!is_stream) {
+      // A group read cannot go on without its stream (deleted, or replaced by another type).
+      if (!args_.group_read) return Offer::kNotServable;
+      return Fail("UNBLOCKED the stream key no longer exists");
+    }
+    Stream* s = StreamOf(it);
+    StreamID after = ids_[i];
+    if (args_.group_read) {
+      const StreamGroup* g = s->FindGroup(args_.group);
+      if (g == nullptr) {
+        return Fail("NOGROUP the consumer group this client was blocked on no longer exists");
+      }
+      // Redis offers the key to its blocked clients after XADD only (and XGROUP DESTROY): a
+      // write that moves the group back (XGROUP SETID) does not serve them. XADD is what moves
+      // the stream's last ID past where it was when the client last looked at it.
+      if (!(s->last_id() > seen_last_ids_[i])) return Offer::kNotServable;
+      seen_last_ids_[i] = s->last_id();  // only this key's shard touches this element
+      after = g->last_id;
+    }
+    // Served only with entries to deliver (StreamReadOne changes nothing otherwise).
+    if (s->length() == 0 || !(s->last_valid_id() > after)) return Offer::kNotServable;
+    if (!Claim()) return Offer::kGone;
+    core::ReplyBuilder rb(&reply_);
+    rb.set_resp3(resp3_);
+    if (resp3_) {
+      rb.MapHeader(1);
+    } else {
+      rb.ArrayHeader(1);
+      rb.ArrayHeader(2);
+    }
+    rb.Bulk(key);
+    // The group changes (last ID, PEL, consumer); as for a non-blocking XREADGROUP, Redis does
+    // not signal the key modified.
+    StreamReadOne(s, ids_[i], args_, shard::NowMs(), rb);
+    Finish();
+    return Offer::kServed;
+  }
+
+  // Blocks until served (then replies what the shard wrote), or replies the null array of a
+  // timeout. The caller registered the client with the shard of every key.
+  void Run(int64_t deadline_ms) {
+    const bool served = Wait(deadline_ms);
+    Unregister();
+    if (served) {
+      ctx_.rb.output()->append(reply_);
+    } else {
+      ctx_.rb.NullArray();
+    }
+  }
+
+ private:
+  Offer Fail(std::string_view err) {
+    if (!Claim()) return Offer::kGone;
+    core::ReplyBuilder rb(&reply_);
+    rb.set_resp3(resp3_);
+    rb.Error(err);
+    Finish();
+    return Offer::kServed;
+  }
+
+  std::span<const StreamID> ids_;
+  std::vector<StreamID> seen_last_ids_;  // XREADGROUP: per key, written on the key's shard
+  const StreamReadArgs& args_;
+};
+
 // ---- XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...
 //      XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...
 
@@ -1132,12 +1231,31 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
       return;
     }
   }
-  size_t served = StreamReadKeys(tx, ids, ra, ctx.rb);
-  tx.Conclude();
-  // TODO(blocking): with BLOCK (timeout >= 0) and nothing served, park the client on its keys
-  // until a write serves it (StreamReadKeys) or the timeout expires. For now the timeout
-  // expires at once: the reply is the null array of an expired XREAD.
-  if (served == 0) ctx.rb.NullArray();
+  // Deadline fixed before the read, as Redis computes it when parsing the arguments. Redis 7.0
+  // has no range check for XREAD's milliseconds: a timeout past the end of time never expires.
+  const int64_t now = shard::NowMs();
+  const int64_t deadline =
+      timeout > 0 && timeout <= std::numeric_limits<int64_t>::max() - now ? now + timeout : 0;
+  const size_t served = StreamReadKeys(tx, ids, ra, ctx.rb);
+  // Inside MULTI nothing blocks: the reply is that of an expired timeout, as in Redis.
+  if (served > 0 || timeout < 0 || ctx.conn.multi.active) {
+    tx.Conclude();
+    if (served == 0) ctx.rb.NullArray();
+    return;
+  }
+  // Nothing to read: block. "$" and ">" were resolved above; registering while the transaction
+  // still holds the keys lets no write slip in between the empty read and the registration.
+  StreamWaiter waiter(ctx, keys, ids, last_ids, ra);
+  const int db_index = ctx.conn.db;
+  tx.Run(
+      [&](shard::TxShard& t) {
+        for (uint32_t i : t.keys) {
+          if (waiter.IndexOf(tx.key(i)) != i) continue;  // a repeated key blocks once
+          t.shard.blocking().Add(db_index, tx.key(i), &waiter);
+        }
+      },
+      /*conclude=*/true);
+  waiter.Run(deadline);
 }
 
 }  // namespace
@@ -1227,8 +1345,9 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
       if (!Db::Found(it) || it.value().type() != core::ValueType::kStream) continue;
       core::ReplyBuilder part(&parts[i]);
       part.set_resp3(resp3);
+      // A group read changes the group, but Redis 7.0 does not signal the key modified: WATCH
+      // is not failed by it.
       served[i] = StreamReadOne(StreamOf(it), ids[i], args, t.now_ms, part);
-      if (served[i] && args.group_read) t.db.NoteModified(tx.key(i));
     }
   });
   size_t count = 0;

@@ -85,8 +85,14 @@ void ShardSet::ExpiryLoop(Shard* shard) {
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.
     // As Redis: go on while more than a tenth of what was looked at had expired.
+    // Removed keys are offered to their blocked clients (an XREADGROUP waiter fails when its
+    // stream expires, as in Redis).
     size_t examined = 0;
-    while (!tl_stopping && shard->ExpireStep(NowMs(), kExpiryChunk, &examined) * 10 > examined) {
+    for (;;) {
+      if (tl_stopping) break;
+      const size_t removed = shard->ExpireStep(NowMs(), kExpiryChunk, &examined);
+      shard->ServeBlocked();
+      if (removed * 10 <= examined) break;
       boost::this_fiber::yield();
     }
   }

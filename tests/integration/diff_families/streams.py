@@ -108,11 +108,17 @@ def choices(g):
             cmd.append("BOGUS")
         return cmd
 
+    def block():
+        # Without data both servers wait 1 ms and reply a null array; or an invalid timeout.
+        return ["BLOCK", g.pick(["1", "1", "1", "2", "-1", "x", "1.5"])]
+
     def xread():
         keys = g.keys(1, 3)
         cmd = ["XREAD"]
         if rng.random() < 0.4:
             cmd += ["COUNT", g.pick(["1", "2", "0", "-1", "x"])]
+        if rng.random() < 0.15:
+            cmd += block()
         ids = [g.pick(["0", "$", "0-0", "3", "10-1", "+" if rng.random() < 0.1 else "0"])
                if rng.random() < 0.8 else sid() for _ in keys]
         if rng.random() < 0.03:
@@ -135,6 +141,8 @@ def choices(g):
         cmd = ["XREADGROUP", "GROUP", group(), consumer()]
         if rng.random() < 0.4:
             cmd += ["COUNT", g.pick(["1", "2", "1", "2", "0", "3", "x"])]
+        if rng.random() < 0.15:
+            cmd += block()
         if rng.random() < 0.15:
             cmd.append("NOACK")
         ids = [">" if rng.random() < 0.7 else g.pick(["0", "3-0", "$", sid()]) for _ in keys]
