@@ -82,7 +82,7 @@ bool ParseOptions(ArgSlice args, bool readonly, SortOptions* o, std::string_view
       std::string_view p = args[++j];
       // A constant pattern names no per-element key: nothing to sort by.
       o->by = p;
-      o->dontsort = p.find('*') == std::string_view::npos;
+      o->dontsort = p.substr(0, p.find('\0')).find('*') == std::string_view::npos;
     } else if (core::EqualsIgnoreCase(a, "get") && left >= 1) {
       o->gets.push_back(args[++j]);
     } else {
@@ -108,24 +108,27 @@ enum class PatternLookup { kValue, kNil, kOtherShard };
 // string. A pattern without '*', a missing key or one of another type give nil.
 PatternLookup LookupByPattern(shard::Shard& shard, Db& db, int64_t now_ms,
                               std::string_view pattern, std::string_view elem, std::string* out) {
-  if (pattern == "#") {
+  // Redis looks for '#', '*' and "->" with C string functions (they stop at a NUL) but copies
+  // the prefix, postfix and field by the pattern's full length.
+  const std::string_view cstr = pattern.substr(0, pattern.find('\0'));
+  if (cstr == "#") {
     out->assign(elem);
     return PatternLookup::kValue;
   }
-  // Redis handles the pattern as a C string: it ends at a NUL.
-  pattern = pattern.substr(0, pattern.find('\0'));
-  const size_t star = pattern.find('*');
+  const size_t star = cstr.find('*');
   if (star == std::string_view::npos) return PatternLookup::kNil;
   std::string_view field;
   size_t key_end = pattern.size();
-  const size_t arrow = pattern.find("->", star + 1);
-  if (arrow != std::string_view::npos && arrow + 2 < pattern.size()) {
+  const size_t arrow = cstr.find("->", star + 1);
+  if (arrow != std::string_view::npos && arrow + 2 < cstr.size()) {
     field = pattern.substr(arrow + 2);
     key_end = arrow;
   }
   std::string key;
   key.reserve(key_end + elem.size());
-  key.append(pattern.substr(0, star)).append(elem).append(pattern.substr(star + 1, key_end - star - 1));
+  key.append(pattern.substr(0, star));
+  key.append(elem);
+  key.append(pattern.substr(star + 1, key_end - star - 1));
   const uint64_t hash = core::HashBytes(key);
   if (shard::shard_set->ShardOf(key, hash) != shard.id()) return PatternLookup::kOtherShard;
   Db::Iterator it = LookupRead(shard, db, key, hash, now_ms);
@@ -176,7 +179,9 @@ struct SortItem {
 // 0-based in that range).
 void LoadElements(const core::CompactValue& v, bool dontsort, bool desc, int64_t* start,
                   int64_t* end, std::vector<SortItem>* items) {
-  const auto push = [&](std::string_view e) { items->push_back(SortItem{std::string(e), 0, std::nullopt}); };
+  const auto push = [&](std::string_view e) {
+    items->push_back(SortItem{std::string(e), 0, std::nullopt});
+  };
   switch (v.type()) {
     case ValueType::kList: {
       const core::List* list = static_cast<const core::List*>(v.object());
@@ -218,13 +223,12 @@ void LoadElements(const core::CompactValue& v, bool dontsort, bool desc, int64_t
   }
 }
 
-// The whole sort, on the source key's shard. for_store: the STORE form (write lookup of the
-// source, Redis' binary comparisons, GETs that find nothing give "").
+// The whole sort, on the source key's shard. With STORE, comparisons are binary (Redis'
+// compareStringObjects instead of strcoll) and GETs that find nothing give "".
 void SortOnShard(shard::Shard& shard, Db& db, int64_t now_ms, std::string_view key, uint64_t hash,
                  SortOptions o, SortOutput* out) {
   const bool for_store = o.store.has_value();
-  Db::Iterator it = for_store ? db.Find(key, hash, now_ms)
-                              : LookupRead(shard, db, key, hash, now_ms);
+  Db::Iterator it = LookupRead(shard, db, key, hash, now_ms);
   const core::CompactValue* v = nullptr;
   if (Db::Found(it)) {
     v = &it.value();

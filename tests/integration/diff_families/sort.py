@@ -2,9 +2,10 @@
 
 Sources: the shared keyspace (lists, sets, sorted sets and keys of other types, so WRONGTYPE and
 the score error come up), plus dedicated keys {tag}sl (a list) and {tag}sz (a sorted set) filled
-with numbers and a few words. STORE is used with ALPHA or BY a constant only (see the bug below). BY/GET patterns name only {tag} keys ({tag}w<elem> strings,
+with numbers and a few words. BY/GET patterns name only {tag} keys ({tag}w<elem> strings,
 {tag}h<elem> hashes), and are only used with {tag} sources, so every key a pattern names is on
-the source's shard whatever --threads is (shardis refuses patterns across shards).
+the source's shard whatever --threads is (shardis refuses patterns across shards). STORE is used
+with ALPHA or BY a constant only (see the Redis bug below).
 
 Where Redis leaves the order undefined the replies are compared as multisets of per-element
 groups (match below): a set's natural order (BY a constant pattern), and the order among elements
