@@ -159,7 +159,7 @@ bool SortScore(const std::string& s, double* out) {
 // Binary comparison (Redis' compareStringObjects), as memcmp then length.
 int CompareBinary(std::string_view a, std::string_view b) {
   const int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
-  if (c != 0) return c;
+  if (c != 0) return c < 0 ? -1 : 1;
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
@@ -177,7 +177,7 @@ struct SortItem {
 // Appends the elements of the sorted key, as sort.c loads its vector: with dontsort, a list or
 // sorted set gives only ranks [start, end] in the DESC/ASC direction (and *start/*end become
 // 0-based in that range).
-void LoadElements(const core::CompactValue& v, bool dontsort, bool desc, int64_t* start,
+void LoadElements(core::CompactValue& v, bool dontsort, bool desc, int64_t* start,
                   int64_t* end, std::vector<SortItem>* items) {
   const auto push = [&](std::string_view e) {
     items->push_back(SortItem{std::string(e), 0, std::nullopt});
@@ -204,7 +204,7 @@ void LoadElements(const core::CompactValue& v, bool dontsort, bool desc, int64_t
       return;
     }
     case ValueType::kSet:
-      core::SetRef(const_cast<core::CompactValue&>(v)).ForEach(push);
+      core::SetRef(v).ForEach(push);
       return;
     case ValueType::kZSet: {
       const core::ZSet* z = static_cast<const core::ZSet*>(v.object());
@@ -229,7 +229,7 @@ void SortOnShard(shard::Shard& shard, Db& db, int64_t now_ms, std::string_view k
                  SortOptions o, SortOutput* out) {
   const bool for_store = o.store.has_value();
   Db::Iterator it = LookupRead(shard, db, key, hash, now_ms);
-  const core::CompactValue* v = nullptr;
+  core::CompactValue* v = nullptr;
   if (Db::Found(it)) {
     v = &it.value();
     const ValueType t = v->type();
@@ -248,7 +248,7 @@ void SortOnShard(shard::Shard& shard, Db& db, int64_t now_ms, std::string_view k
   if (v != nullptr) {
     switch (v->type()) {
       case ValueType::kList: len = static_cast<const core::List*>(v->object())->size(); break;
-      case ValueType::kSet: len = core::SetRef(const_cast<core::CompactValue&>(*v)).Size(); break;
+      case ValueType::kSet: len = core::SetRef(*v).Size(); break;
       default: len = static_cast<const core::ZSet*>(v->object())->size(); break;
     }
   }
@@ -304,13 +304,14 @@ void SortOnShard(shard::Shard& shard, Db& db, int64_t now_ms, std::string_view k
       }
       return o.desc ? -c : c;
     };
-    // glibc's qsort (what Redis calls) is a merge sort: stable.
-    std::stable_sort(items.begin(), items.end(),
-                     [&](const SortItem& a, const SortItem& b) { return compare(a, b) < 0; });
+    // Redis sorts, then reports the error: nothing observable between, so skip the sort.
     if (score_error) {
       out->error = kScoreErr;
       return;
     }
+    // glibc's qsort (what Redis calls) is a merge sort: stable, so ties keep the load order.
+    std::stable_sort(items.begin(), items.end(),
+                     [&](const SortItem& a, const SortItem& b) { return compare(a, b) < 0; });
   }
 
   if (end < start) return;
