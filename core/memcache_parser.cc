@@ -44,6 +44,15 @@ bool ParseI64(std::string_view s, int64_t* out) {
   return true;
 }
 
+// An exptime: memcached parses a long and keeps it in an int32_t, so larger values wrap (and
+// 3000000000 is a negative time: expired at once).
+bool ParseExptime(std::string_view s, int64_t* out) {
+  int64_t v;
+  if (!ParseI64(s, &v)) return false;
+  *out = int32_t(uint32_t(uint64_t(v)));
+  return true;
+}
+
 }  // namespace
 
 void MemcacheParser::Reset() {
@@ -155,7 +164,7 @@ MemcacheParser::Result MemcacheParser::ParseLine(const char* data, size_t line_e
     if (!key_ok(tokens_[1])) return Error(kBadFormat, next);
     uint64_t flags;
     int64_t vlen;
-    if (!ParseU64(tokens_[2], &flags) || !ParseI64(tokens_[3], &cmd_.exptime) ||
+    if (!ParseU64(tokens_[2], &flags) || !ParseExptime(tokens_[3], &cmd_.exptime) ||
         !ParseI64(tokens_[4], &vlen)) {
       return Error(kBadFormat, next);
     }
@@ -186,7 +195,7 @@ MemcacheParser::Result MemcacheParser::ParseLine(const char* data, size_t line_e
     if (n < 2) return Error("ERROR", next);
     size_t first = 1;
     if (touch) {
-      if (!ParseI64(tokens_[1], &cmd_.exptime)) return Error(kBadExptime, next);
+      if (!ParseExptime(tokens_[1], &cmd_.exptime)) return Error(kBadExptime, next);
       first = 2;
     }
     for (size_t i = first; i < n; ++i) {
@@ -225,14 +234,14 @@ MemcacheParser::Result MemcacheParser::ParseLine(const char* data, size_t line_e
     if (n != 3 && n != 4) return Error("ERROR", next);
     noreply_maybe();
     if (!key_ok(tokens_[1])) return Error(kBadFormat, next);
-    if (!ParseI64(tokens_[2], &cmd_.exptime)) return Error(kBadExptime, next);
+    if (!ParseExptime(tokens_[2], &cmd_.exptime)) return Error(kBadExptime, next);
     cmd_.op = Op::kTouch;
   } else if (name == "flush_all") {
     if (n > 3) return Error("ERROR", next);
     noreply_maybe();
     const size_t args = n - 1 - (cmd_.noreply ? 1 : 0);
     if (args > 1) return Error("ERROR", next);
-    if (args == 1 && !ParseI64(tokens_[1], &cmd_.exptime)) return Error(kBadExptime, next);
+    if (args == 1 && !ParseExptime(tokens_[1], &cmd_.exptime)) return Error(kBadExptime, next);
     cmd_.op = Op::kFlushAll;
   } else if (name == "version") {
     if (n != 1) return Error("ERROR", next);

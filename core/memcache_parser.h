@@ -12,6 +12,7 @@
 //   "SERVER_ERROR object too large for cache" (memcached also deletes the key then);
 // - a bad command line ("CLIENT_ERROR bad command line format") does not swallow the data block:
 //   its lines are parsed as commands next, as memcached does;
+// - exptime values wrap to 32 bits as in memcached (3000000000 is negative: expired at once);
 // - `noreply` (the last token) silences every reply of that command, errors included;
 // - a line with no '\n' after 2048 bytes closes the connection, except a long `get`/`gets` line,
 //   which may grow up to kMaxGetLine.
