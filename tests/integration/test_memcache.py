@@ -249,6 +249,16 @@ def test_delayed_flush_all(mc):
     assert c.run(b"get a\r\n") == b"END\r\n"
 
 
+def test_shutdown_with_pending_flush_and_open_clients(mc):
+    srv, port = mc
+    c = McConn(port)
+    assert c.run(b"flush_all 1000\r\n") == b"OK\r\n"
+    c.send(b"set a 0 0 5\r\nab")  # a command half sent
+    start = time.monotonic()
+    srv.stop_and_check()
+    assert time.monotonic() - start < 5
+
+
 def test_stats(mc):
     _, port = mc
     c = McConn(port)
