@@ -62,8 +62,10 @@ class MemcacheParser {
   };
 
   // Parses the command that begins at data[0]; len counts every buffered byte from there. After
-  // kDone, command() is valid (views into the data of the last call) and consumed() bytes belong to it. kClose: the
-  // client sent garbage memcached would drop the connection for.
+  // kDone, command() is valid (views into the data of the last call) and consumed() bytes belong
+  // to it. kClose: the client sent garbage memcached would drop the connection for. Between
+  // calls for one command the caller may move or grow its buffer (offsets are kept, not
+  // pointers).
   Result Parse(const char* data, size_t len);
 
   const Command& command() const { return cmd_; }

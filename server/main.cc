@@ -27,7 +27,8 @@ DEFINE_int32(threads, 0,
              "shard threads; 0 = the CPUs this process may use (affinity mask, capped by the "
              "cgroup CPU quota)");
 DEFINE_int32(memcached_port, 0,
-             "TCP port for the memcached text protocol (keys shared with RESP database 0); 0 = off");
+             "TCP port for the memcached text protocol (keys shared with RESP database 0); "
+             "0 = off");
 DEFINE_int32(shutdown_timeout_ms, 10000,
              "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
 

@@ -595,8 +595,11 @@ void MemcacheConnection::Stats(const Cmd& cmd) {
   stat("time", now_ms / 1000);
   stat("version", kVersion);
   stat("pointer_size", sizeof(void*) * 8);
-  stat("rusage_user", absl::StrFormat("%ld.%06ld", long(ru.ru_utime.tv_sec), long(ru.ru_utime.tv_usec)));
-  stat("rusage_system", absl::StrFormat("%ld.%06ld", long(ru.ru_stime.tv_sec), long(ru.ru_stime.tv_usec)));
+  auto seconds = [](const timeval& tv) {
+    return absl::StrFormat("%ld.%06ld", long(tv.tv_sec), long(tv.tv_usec));
+  };
+  stat("rusage_user", seconds(ru.ru_utime));
+  stat("rusage_system", seconds(ru.ru_stime));
   stat("curr_connections", sum.curr_connections);
   stat("total_connections", sum.total_connections);
   stat("rejected_connections", 0);
