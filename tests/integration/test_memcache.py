@@ -278,7 +278,11 @@ def test_stats(mc):
 
 
 def test_pymemcache(mc):
-    pymemcache = pytest.importorskip("pymemcache.client.base")
+    try:
+        import pymemcache.client.base as pymemcache
+    except ImportError:
+        pytest.fail("python3-pymemcache is not installed (scripts/install-deps.sh test)",
+                    pytrace=False)
     srv, port = mc
     client = pymemcache.Client(("127.0.0.1", port), default_noreply=False)
     assert client.set("pk", b"value", expire=100, flags=12) is True
