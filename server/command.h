@@ -82,6 +82,7 @@ struct CommandSpec {
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
+  ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags
   if (ctx.db.IsWatched(args[1])) [[unlikely]] return RunWatchedWrite(spec, args, ctx);
   spec.on_shard(args, ctx);
   ctx.db.NoteReady(args[1]);

@@ -13,14 +13,16 @@
 #include <glog/logging.h>
 
 #include "server/connection.h"
+#include "server/memcache_connection.h"
 #include "server/server_state.h"
 
 namespace shardis::server {
 
 namespace {
 
-// Per thread: the socket its accept loop waits on, and whether the server is stopping.
-thread_local int tl_listen_fd = -1;
+// Per thread: the sockets its accept loops wait on (RESP, memcached), and whether the server is
+// stopping.
+thread_local int tl_listen_fd[2] = {-1, -1};
 thread_local bool tl_stopping = false;
 thread_local size_t tl_connection_fibers = 0;
 
@@ -50,8 +52,8 @@ absl::StatusOr<int> OpenListenSocket(const std::string& bind, int port) {
   return fd;
 }
 
-void AcceptLoop(io::Proactor* proactor, int listen_fd) {
-  tl_listen_fd = listen_fd;
+void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
+  tl_listen_fd[int(protocol)] = listen_fd;
   while (!tl_stopping) {
     int fd = proactor->Accept(listen_fd);
     if (fd < 0) {
@@ -70,6 +72,16 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd) {
     }
     ++ServerThreadState::current().stats().connections_received;
     ++tl_connection_fibers;
+    if (protocol == Protocol::kMemcache) {
+      proactor->Launch([fd, proactor] {
+        {
+          MemcacheConnection conn(fd, proactor);
+          conn.Run();
+        }
+        --tl_connection_fibers;
+      });
+      continue;
+    }
     proactor->Launch([conn = std::make_shared<Connection>(fd, proactor)]() mutable {
       conn->Run();
       conn.reset();
@@ -77,12 +89,15 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd) {
     });
   }
   close(listen_fd);
-  tl_listen_fd = -1;
+  tl_listen_fd[int(protocol)] = -1;
 }
 
 void StopServing() {
   tl_stopping = true;
-  if (tl_listen_fd >= 0) io::Proactor::current()->CancelFd(tl_listen_fd);
+  for (int fd : tl_listen_fd) {
+    if (fd >= 0) io::Proactor::current()->CancelFd(fd);
+  }
+  StopMemcacheConnections();
   for (ConnectionState* c : ServerThreadState::current().connections()) {
     // The reader sees end-of-file after the requests it already has; replies still go out.
     shutdown(c->fd, SHUT_RD);

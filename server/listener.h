@@ -13,8 +13,11 @@ namespace shardis::server {
 // Opens a listening socket with SO_REUSEPORT on bind:port (IPv4 or IPv6 address or host name).
 absl::StatusOr<int> OpenListenSocket(const std::string& bind, int port);
 
-// Accepts on listen_fd in the calling fiber, one fiber per connection, until StopServing().
-void AcceptLoop(io::Proactor* proactor, int listen_fd);
+enum class Protocol { kResp, kMemcache };
+
+// Accepts on listen_fd in the calling fiber, one fiber per connection (a RESP Connection or a
+// MemcacheConnection), until StopServing().
+void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol = Protocol::kResp);
 
 // On the calling thread: stop accepting, and let every connection finish the requests it has read
 // (its next read sees end-of-file). Returns at once; ConnectionCount() tells when they are gone.

@@ -26,6 +26,9 @@ DEFINE_string(bind, "127.0.0.1", "address to listen on (0.0.0.0 for every interf
 DEFINE_int32(threads, 0,
              "shard threads; 0 = the CPUs this process may use (affinity mask, capped by the "
              "cgroup CPU quota)");
+DEFINE_int32(memcached_port, 0,
+             "TCP port for the memcached text protocol (keys shared with RESP database 0); "
+             "0 = off");
 DEFINE_int32(shutdown_timeout_ms, 10000,
              "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
 
@@ -103,6 +106,15 @@ int Main(int argc, char** argv) {
     }
     listen_fds.push_back(*fd);
   }
+  std::vector<int> memcache_fds;
+  for (unsigned i = 0; FLAGS_memcached_port > 0 && i < threads; ++i) {
+    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_memcached_port);
+    if (!fd.ok()) {
+      std::cerr << "shardis: " << fd.status().message() << "\n";
+      return 1;
+    }
+    memcache_fds.push_back(*fd);
+  }
 
   io::ProactorPool pool(threads);
   if (absl::Status status = pool.Start(); !status.ok()) {
@@ -115,8 +127,15 @@ int Main(int argc, char** argv) {
   pool.AwaitOnAll([&](io::Proactor* p) {
     int fd = listen_fds[p->index()];
     p->Launch([p, fd] { AcceptLoop(p, fd); });
+    if (!memcache_fds.empty()) {
+      int mfd = memcache_fds[p->index()];
+      p->Launch([p, mfd] { AcceptLoop(p, mfd, Protocol::kMemcache); });
+    }
   });
   LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
+  if (FLAGS_memcached_port > 0) {
+    LOG(INFO) << "memcached protocol on " << FLAGS_bind << ":" << FLAGS_memcached_port;
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -1,5 +1,6 @@
 #include "shard/db.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace shardis::shard {
@@ -52,7 +53,13 @@ bool Db::Erase(std::string_view key, uint64_t hash, int64_t now_ms) {
   return true;
 }
 
+void Db::DropMcMetaSlow(std::string_view key, uint64_t hash) {
+  auto it = mc_meta_.Find(hash, key);
+  if (!(it == McMetaTable::Iterator())) mc_meta_.Erase(it);
+}
+
 void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
+  DropMcMeta(key, hash);
   if (it.value().HasFlag(kHasExpireFlag)) {
     ExpireTable::Iterator e = expire_.Find(hash, key);
     deadline_sum_ -= e.value();
@@ -97,6 +104,7 @@ void Db::SetExpire(Iterator it, std::string_view key, uint64_t hash, int64_t at_
 
 CompactValue Db::Take(Iterator it, std::string_view key, uint64_t hash, int64_t* expire_at_ms) {
   *expire_at_ms = ExpireAt(it, key, hash);
+  DropMcMeta(key, hash);
   SetExpire(it, key, hash, 0);
   CompactValue value = std::move(it.value());
   prime_.Erase(it);
@@ -107,6 +115,7 @@ Db::Iterator Db::Store(std::string_view key, uint64_t hash, CompactValue value,
                        int64_t expire_at_ms, int64_t now_ms) {
   bool inserted;
   Iterator it = FindOrInsert(key, hash, now_ms, &inserted);
+  DropMcMeta(key, hash);
   SetExpire(it, key, hash, 0);  // before the move: the expire flag must match the expire table
   value.set_flags(0);
   it.value() = std::move(value);
@@ -140,6 +149,8 @@ void Db::SwapContents(Db& other) {
   std::swap(expire_, other.expire_);
   std::swap(expire_cursor_, other.expire_cursor_);
   std::swap(deadline_sum_, other.deadline_sum_);
+  std::swap(mc_meta_, other.mc_meta_);
+  cas_counter_ = other.cas_counter_ = std::max(cas_counter_, other.cas_counter_);
 }
 
 size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
@@ -183,6 +194,7 @@ void Db::Clear() {
   TouchExistingWatched();  // as Redis' FLUSHDB: the watched keys that exist are modified
   prime_.Clear();
   expire_.Clear();
+  mc_meta_.Clear();
   expire_cursor_ = 0;
   deadline_sum_ = 0;
 }

@@ -34,6 +34,23 @@ struct KeyPolicy {
 using PrimeTable = core::DashTable<core::CompactValue, core::CompactValue, KeyPolicy>;
 using ExpireTable = core::DashTable<core::CompactValue, int64_t, KeyPolicy>;
 
+// What the memcached protocol keeps per key besides the value: the client's 32-bit flags and the
+// 64-bit CAS unique. It lives in a side table of the Db (McMetaTable), like the expire table, and
+// only for the keys that need it: those stored by memcached with non-zero flags, and those whose
+// CAS unique a client has seen (gets/gats) or set (cas). A key without an entry has flags 0 and
+// no CAS (one is assigned when gets first reads it). So RESP-only keys cost nothing: the table
+// stays empty (no segment allocated), and the only price on the RESP path is one emptiness test
+// in the write paths that drop an entry (RunShardCommand, NoteModified, Erase, Take, Store).
+// A memcached key with metadata costs one 32-byte slot (~40 bytes with the table's slack) and a
+// second probe on memcached reads. Any RESP write to the key drops its entry (even a write that
+// turns out a no-op: conservative), so a later `cas` with the old unique answers EXISTS, and its
+// flags read 0 afterwards.
+struct McMeta {
+  uint64_t cas = 0;
+  uint32_t flags = 0;
+};
+using McMetaTable = core::DashTable<core::CompactValue, McMeta, KeyPolicy>;
+
 // Set in a value cell when its key has an entry in the expire table, so that a lookup of a key
 // without TTL never probes the expire table.
 inline constexpr uint8_t kHasExpireFlag = core::CompactValue::kFlag0;
@@ -97,7 +114,9 @@ class Db {
   // of the deadlines is kept; saturates at INT64_MAX.
   int64_t SumTtlMs(int64_t now_ms) const;
   // Memory of the tables themselves (slots and directories), not of what the cells point to.
-  size_t table_bytes() const { return prime_.memory_bytes() + expire_.memory_bytes(); }
+  size_t table_bytes() const {
+    return prime_.memory_bytes() + expire_.memory_bytes() + mc_meta_.memory_bytes();
+  }
   // Removes every key (FLUSHDB); watched keys that existed are touched.
   void Clear();
 
@@ -109,6 +128,7 @@ class Db {
   // call it here.
   void NoteModified(std::string_view key) {
     if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
+    if (!mc_meta_.empty()) [[unlikely]] DropMcMetaSlow(key, core::HashBytes(key));
     NoteReady(key);
   }
   // A write that may have added data to key: blocked clients get a look (cheaper than being
@@ -124,6 +144,26 @@ class Db {
     index_ = index;
     blocking_ = blocking;
   }
+
+  // --- memcached metadata (see McMeta). The caller has found the key live in this Db.
+  // The entry of key, or nullptr.
+  McMeta* FindMcMeta(std::string_view key, uint64_t hash) {
+    if (mc_meta_.empty()) return nullptr;
+    auto it = mc_meta_.Find(hash, key);
+    return it == McMetaTable::Iterator() ? nullptr : &it.value();
+  }
+  // The entry of key, created (flags 0, CAS 0) if missing.
+  McMeta& MutableMcMeta(std::string_view key, uint64_t hash) {
+    return mc_meta_.FindOrInsert(hash, key, [&] { return core::CompactValue::FromKey(key); })
+        .first.value();
+  }
+  // Forgets key's flags and CAS (a write that did not come with them).
+  void DropMcMeta(std::string_view key, uint64_t hash) {
+    if (!mc_meta_.empty()) [[unlikely]] DropMcMetaSlow(key, hash);
+  }
+  // A fresh CAS unique: increasing, so a unique never comes back for another version of a key.
+  uint64_t NextCas() { return ++cas_counter_; }
+  size_t mc_meta_count() const { return mc_meta_.size(); }
 
   // Touches every watched key that exists now (SWAPDB, FLUSHDB).
   void TouchExistingWatched();
@@ -148,6 +188,7 @@ class Db {
   }
 
  private:
+  void DropMcMetaSlow(std::string_view key, uint64_t hash);
   // Removes an entry and its TTL entry, and counts it as expired.
   void EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash);
 
@@ -156,6 +197,8 @@ class Db {
   uint64_t expire_cursor_ = 0;  // where the active cycle continues
   __int128 deadline_sum_ = 0;   // sum of expire_'s deadlines (may exceed 64 bits)
   uint64_t expired_keys_ = 0;
+  McMetaTable mc_meta_;
+  uint64_t cas_counter_ = 0;
   WatchTable watches_;
   int index_ = 0;
   BlockingRegistry* blocking_ = &no_blocking_;

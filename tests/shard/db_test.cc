@@ -347,5 +347,47 @@ TEST_F(DbTest, AppendAndSetRangeInPlace) {
   EXPECT_EQ(ExpireAt("k", 0), 1000);  // edits keep the TTL flag
 }
 
+// memcached's flags and CAS (McMeta): kept only for the keys given one, and dropped by every way
+// a key is written or removed other than through it.
+TEST_F(DbTest, McMetaIsDroppedByWritesAndRemovals) {
+  auto give = [&](std::string_view key, uint32_t flags) {
+    McMeta& m = db_.MutableMcMeta(key, HashBytes(key));
+    m.flags = flags;
+    m.cas = db_.NextCas();
+    return m.cas;
+  };
+  auto has = [&](std::string_view key) { return db_.FindMcMeta(key, HashBytes(key)) != nullptr; };
+  EXPECT_EQ(db_.mc_meta_count(), 0u);
+  Set("a", "1", 0);
+  EXPECT_EQ(db_.mc_meta_count(), 0u);  // RESP keys have no entry
+  const uint64_t c1 = give("a", 7);
+  EXPECT_EQ(db_.FindMcMeta("a", HashBytes("a"))->flags, 7u);
+  EXPECT_GT(give("a", 7), c1);  // uniques only grow
+  db_.NoteModified("a");        // a RESP write (multi-key commands, expiry)
+  EXPECT_FALSE(has("a"));
+  give("a", 1);
+  db_.DropMcMeta("a", HashBytes("a"));  // a single-key RESP write (RunShardCommand)
+  EXPECT_FALSE(has("a"));
+  give("a", 1);
+  EXPECT_TRUE(Erase("a", 0));
+  EXPECT_FALSE(has("a"));
+  Set("b", "2", 0);
+  give("b", 1);
+  db_.Store("b", HashBytes("b"), CompactValue::FromString("x"), 0, 0);
+  EXPECT_FALSE(has("b"));
+  give("b", 1);
+  int64_t at;
+  CompactValue v = db_.Take(Find("b", 0), "b", HashBytes("b"), &at);
+  EXPECT_FALSE(has("b"));
+  Set("c", "3", 0, 100);
+  give("c", 1);
+  EXPECT_FALSE(Db::Found(Find("c", 200)));  // lazy expiry
+  EXPECT_FALSE(has("c"));
+  Set("d", "4", 0);
+  give("d", 1);
+  db_.Clear();
+  EXPECT_EQ(db_.mc_meta_count(), 0u);
+}
+
 }  // namespace
 }  // namespace shardis::shard
