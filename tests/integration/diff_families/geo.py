@@ -18,13 +18,23 @@ PLACES = {
 CENTERS = [("15", "37"), ("13.361389", "38.115556"), ("2.3", "48.8"), ("-0.5", "51.5"),
            ("-74", "40.7"), ("151", "-34"), ("179.9", "-17"), ("19", "69.6"), ("0", "0"),
            ("-180", "85.05112878"), ("181", "10"), ("10", "86"), ("x", "1"), ("1", "")]
-RADII = ["0", "1", "100", "5000", "50000", "200000", "1000", "3000", "-1", "x", "0.5", "150"]
-UNITS = ["m", "km", "ft", "mi", "KM", "Mi", "yd"]
-MEMBERS = list(PLACES) + ["nope", "a", "b"]
+RADII = ["0", "1", "100", "5000", "50000", "200000", "1000", "3000", "-1", "x", "0.5", "150",
+         "20", "300", "500", "2000", "8000", "20000"]
+UNITS = ["m", "km", "km", "km", "ft", "mi", "mi", "KM", "Mi", "yd"]
+MEMBERS = list(PLACES) * 3 + ["nope", "a", "b"]
 
 
 def choices(g):
     rng = g.rng
+    recent = []  # keys GEOADD wrote lately: most reads go there, so that they find something
+
+    def written(key):
+        recent.append(key)
+        del recent[:-4]
+        return key
+
+    def src():
+        return g.pick(recent) if recent and rng.random() < 0.7 else g.key()
 
     def place():
         return g.pick(list(PLACES))
@@ -32,7 +42,7 @@ def choices(g):
     def geoadd():
         opts = []
         for _ in range(rng.choice((0, 0, 0, 1, 1, 2))):
-            opts.append(g.pick(["NX", "XX", "CH", "ch", "GT"]))
+            opts.append(g.pick(["NX", "XX", "CH", "ch", "nx", "CH"] if rng.random() < 0.95 else ["GT"]))
         triples = []
         for _ in range(rng.choice((1, 1, 2, 3))):
             if rng.random() < 0.06:
@@ -43,7 +53,13 @@ def choices(g):
                 triples += [*PLACES[name], name]
         if rng.random() < 0.04:
             triples.pop()
-        return ["GEOADD", g.key(), *opts, *triples]
+        return ["GEOADD", written(g.key()), *opts, *triples]
+
+    def geoadd_all():
+        # Every place at once (in a random order), so that searches have something to find.
+        names = list(PLACES)
+        rng.shuffle(names)
+        return ["GEOADD", written(g.key()), *[x for n in names for x in (*PLACES[n], n)]]
 
     def members():
         return [g.pick(MEMBERS) for _ in range(rng.randint(1, 4))]
@@ -79,11 +95,11 @@ def choices(g):
 
     def georadius():
         name = g.pick(["GEORADIUS", "GEORADIUS_RO"])
-        return [name, g.key(), *center(), *radius_args(), *opts(name == "GEORADIUS")]
+        return [name, src(), *center(), *radius_args(), *opts(name == "GEORADIUS")]
 
     def georadiusbymember():
         name = g.pick(["GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"])
-        return [name, g.key(), g.pick(MEMBERS), *radius_args(),
+        return [name, src(), g.pick(MEMBERS), *radius_args(),
                 *opts(name == "GEORADIUSBYMEMBER")]
 
     def search_args():
@@ -106,19 +122,21 @@ def choices(g):
         return [a for p in parts for a in p]
 
     def geosearch():
-        return ["GEOSEARCH", g.key(), *search_args(), *opts(False)]
+        return ["GEOSEARCH", src(), *search_args(), *opts(False)]
 
     def geosearchstore():
         extra = opts(False)
         if rng.random() < 0.3:
             extra.append("STOREDIST")
-        return ["GEOSEARCHSTORE", g.key(), g.key(), *search_args(), *extra]
+        return ["GEOSEARCHSTORE", g.key(), src(), *search_args(), *extra]
 
     return [
         (6, geoadd),
-        (2, lambda: ["GEOPOS", g.key(), *members()]),
-        (2, lambda: ["GEOHASH", g.key(), *members()]),
-        (2, lambda: ["GEODIST", g.key(), g.pick(MEMBERS), g.pick(MEMBERS), *unit()[:1],
+        (2, geoadd_all),
+        (1, lambda: ["DEL", g.key()]),
+        (2, lambda: ["GEOPOS", src(), *members()]),
+        (2, lambda: ["GEOHASH", src(), *members()]),
+        (2, lambda: ["GEODIST", src(), g.pick(MEMBERS), g.pick(MEMBERS), *unit()[:1],
                      *(["x"] if rng.random() < 0.03 else [])]),
         (3, georadius),
         (2, georadiusbymember),
