@@ -196,3 +196,15 @@ def test_store_is_atomic_with_watch(server):
         with pytest.raises(Exception):
             p.execute()
     assert c.zrange("dst:w", 0, -1) == [b"Catania"]
+
+
+def test_store_inside_multi(raw):
+    raw.call("GEOADD", "a", "15", "37", "x", "15.1", "37", "y")
+    assert raw.call("MULTI") == b"OK"
+    raw.call("GEORADIUS", "a", "15", "37", "100", "km", "STORE", "zz")
+    raw.call("GEOSEARCHSTORE", "b", "a", "FROMMEMBER", "x", "BYRADIUS", "1", "km")
+    raw.call("GEOSEARCH", "zz", "FROMMEMBER", "y", "BYRADIUS", "20", "km", "WITHDIST")
+    assert raw.call_raw("EXEC") == (
+        b"*3\r\n:2\r\n:1\r\n*2\r\n*2\r\n$1\r\nx\r\n$6\r\n8.8832\r\n"
+        b"*2\r\n$1\r\ny\r\n$6\r\n0.0000\r\n")
+    assert raw.call_raw("ZRANGE", "b", "0", "-1") == b"*1\r\n$1\r\nx\r\n"
