@@ -211,7 +211,8 @@ double Distance(double lon1, double lat1, double lon2, double lat2) {
   const double lat2r = DegRad(lat2), lon2r = DegRad(lon2);
   const double u = std::sin((lat2r - lat1r) / 2);
   const double v = std::sin((lon2r - lon1r) / 2);
-  return 2.0 * kEarthRadiusM * std::asin(std::sqrt(u * u + std::cos(lat1r) * std::cos(lat2r) * v * v));
+  return 2.0 * kEarthRadiusM *
+         std::asin(std::sqrt(u * u + std::cos(lat1r) * std::cos(lat2r) * v * v));
 }
 
 void BoundingBox(const Shape& shape, double bounds[4]) {

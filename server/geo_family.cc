@@ -393,7 +393,9 @@ void CmdGeoSearchStore(ArgSlice args, ConnContext& ctx) {
   }
   std::vector<std::pair<std::string, double>> items;
   items.reserve(points.size());
-  for (GeoPoint& p : points) items.emplace_back(std::move(p.member), q.storedist ? p.dist : p.score);
+  for (GeoPoint& p : points) {
+    items.emplace_back(std::move(p.member), q.storedist ? p.dist : p.score);
+  }
   tx.RunOn(tx.shard_of(1), [&](shard::TxShard& t) {
     StoreZSet(t.db, tx.key(1), tx.hash(1), t.now_ms, items);
   });

@@ -99,7 +99,8 @@ def test_geoadd_options(raw):
     load(raw)
     assert raw.call_raw("GEOADD", "Sicily", "NX", "1", "2", "Palermo", "3", "4", "new") == b":1\r\n"
     assert raw.call_raw("GEOHASH", "Sicily", "Palermo") == b"*1\r\n$11\r\nsqc8b49rny0\r\n"
-    assert raw.call_raw("GEOADD", "Sicily", "XX", "1", "2", "Palermo", "5", "6", "newer") == b":0\r\n"
+    assert raw.call_raw("GEOADD", "Sicily", "XX", "1", "2", "Palermo", "5", "6", "newer") == (
+        b":0\r\n")
     assert raw.call_raw("ZSCORE", "Sicily", "newer") == b"$-1\r\n"
     # XX moved Palermo; CH counts the changed and the added members.
     assert raw.call_raw("GEOADD", "Sicily", "CH", "1", "2", "Palermo", "9", "9", "x") == b":1\r\n"

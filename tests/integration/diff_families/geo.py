@@ -42,7 +42,8 @@ def choices(g):
     def geoadd():
         opts = []
         for _ in range(rng.choice((0, 0, 0, 1, 1, 2))):
-            opts.append(g.pick(["NX", "XX", "CH", "ch", "nx", "CH"] if rng.random() < 0.95 else ["GT"]))
+            opts.append(g.pick(["NX", "XX", "CH", "ch", "nx", "CH"])
+                        if rng.random() < 0.95 else "GT")
         triples = []
         for _ in range(rng.choice((1, 1, 2, 3))):
             if rng.random() < 0.06:
