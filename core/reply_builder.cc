@@ -106,6 +106,17 @@ void ReplyBuilder::Double(double d) {
   }
 }
 
+void ReplyBuilder::HumanLongDouble(long double d) {
+  const std::string repr = FormatLongDouble(d);
+  if (resp3_) {
+    out_->push_back(',');
+    out_->append(repr);
+    out_->append(kCrlf);
+  } else {
+    Bulk(repr);
+  }
+}
+
 void ReplyBuilder::Bool(bool b) {
   if (resp3_) {
     out_->append(b ? "#t\r\n" : "#f\r\n");

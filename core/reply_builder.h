@@ -40,6 +40,9 @@ class ReplyBuilder {
   // Redis 7.0 addReplyDouble: "%.17g" (ZSCORE 0.1 -> "0.10000000000000001"), "inf"/"-inf";
   // RESP3 ",repr", RESP2 a bulk string of repr. NaN is written "nan" (RESP3's spelling).
   void Double(double d);
+  // Redis 7.0 addReplyHumanLongDouble (GEOPOS coordinates): the LD_STR_HUMAN text of d
+  // (FormatLongDouble), RESP3 ",text", RESP2 a bulk string of it.
+  void HumanLongDouble(long double d);
   void Bool(bool b);  // RESP3 "#t"/"#f"; RESP2 ":1"/":0"
   // RESP3 "=len" CRLF "txt:s"; RESP2 a plain bulk of s. type must be exactly 3 characters.
   void Verbatim(std::string_view s, std::string_view type = "txt");

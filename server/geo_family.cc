@@ -1,8 +1,525 @@
-// Geo commands, on sorted sets with Redis' 52-bit geohash scores.
+// Geo commands (Redis 7.0 semantics, replies and error texts; geo.c is the reference), on sorted
+// sets whose scores are Redis' 52-bit geohashes (core/geohash.h).
+//
+// GEOADD is ZADD with the coordinates turned into scores (as in Redis). GEOSEARCH and the _RO
+// radius commands run on the key's shard. GEORADIUS/GEORADIUSBYMEMBER (which may STORE) and
+// GEOSEARCHSTORE run as a shard::Transaction: the search on the source's shard, then a RunOn on the
+// destination's shard stores the result.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/geohash.h"
+#include "core/number.h"
+#include "core/string_util.h"
+#include "core/value_object.h"
+#include "core/zset.h"
 #include "server/command.h"
+#include "server/connection_state.h"
+#include "server/key_lookup.h"
+#include "server/zset_family.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
-void RegisterGeoFamily(CommandRegistry* r) { (void)r; }
+using core::ZSet;
+using core::geohash::Shape;
+using shard::Db;
+
+namespace {
+
+constexpr std::string_view kDecodeMemberErr = "ERR could not decode requested zset member";
+
+const ZSet* AsZSet(Db::Iterator it) { return static_cast<const ZSet*>(it.value().object()); }
+
+// Redis' addReplyDoubleDistance: 4 decimals, a bulk string in RESP2 and RESP3.
+void ReplyDistance(core::ReplyBuilder& rb, double d) {
+  char buf[128];
+  const int len = std::snprintf(buf, sizeof(buf), "%.4f", d);
+  rb.Bulk(std::string_view(buf, size_t(len)));
+}
+
+// Redis' extractLongLatOrReply: two floats inside the WGS-84 box.
+bool ParseLonLat(std::string_view lon, std::string_view lat, double xy[2], std::string* err) {
+  if (!core::ParseDouble(lon, &xy[0]) || !core::ParseDouble(lat, &xy[1])) {
+    *err = kNotFloatErr;
+    return false;
+  }
+  namespace gh = core::geohash;
+  if (xy[0] < gh::kLonMin || xy[0] > gh::kLonMax || xy[1] < gh::kLatMin || xy[1] > gh::kLatMax) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "ERR invalid longitude,latitude pair %f,%f", xy[0], xy[1]);
+    *err = buf;
+    return false;
+  }
+  return true;
+}
+
+// Redis' extractUnitOrReply: meters per unit, or < 0 after setting the error.
+double ParseUnit(std::string_view unit, std::string* err) {
+  if (core::EqualsIgnoreCase(unit, "m")) return 1;
+  if (core::EqualsIgnoreCase(unit, "km")) return 1000;
+  if (core::EqualsIgnoreCase(unit, "ft")) return 0.3048;
+  if (core::EqualsIgnoreCase(unit, "mi")) return 1609.34;
+  *err = "ERR unsupported unit provided. please use M, KM, FT, MI";
+  return -1;
+}
+
+// Redis' extractDistanceOrReply: "<radius> <unit>".
+bool ParseRadius(ArgSlice a, Shape* shape, std::string* err) {
+  if (!core::ParseDouble(a[0], &shape->radius)) {
+    *err = "ERR need numeric radius";
+    return false;
+  }
+  if (shape->radius < 0) {
+    *err = "ERR radius cannot be negative";
+    return false;
+  }
+  shape->conversion = ParseUnit(a[1], err);
+  return shape->conversion >= 0;
+}
+
+// Redis' extractBoxOrReply: "<width> <height> <unit>".
+bool ParseBox(ArgSlice a, Shape* shape, std::string* err) {
+  if (!core::ParseDouble(a[0], &shape->width)) {
+    *err = "ERR need numeric width";
+    return false;
+  }
+  if (!core::ParseDouble(a[1], &shape->height)) {
+    *err = "ERR need numeric height";
+    return false;
+  }
+  if (shape->height < 0 || shape->width < 0) {
+    *err = "ERR height or width cannot be negative";
+    return false;
+  }
+  shape->conversion = ParseUnit(a[2], err);
+  return shape->conversion >= 0;
+}
+
+// The position of a member of the set; false when it is missing.
+bool MemberLonLat(const ZSet& z, std::string_view member, double xy[2]) {
+  double score;
+  return z.Score(member, &score) && core::geohash::ScoreToLonLat(score, xy);
+}
+
+// The kind of search command (Redis' RADIUS_COORDS, RADIUS_MEMBER, RADIUS_NOSTORE, GEOSEARCH,
+// GEOSEARCHSTORE flags).
+enum SearchFlag : unsigned {
+  kRadiusCoords = 1 << 0,
+  kRadiusMember = 1 << 1,
+  kNoStore = 1 << 2,
+  kGeoSearch = 1 << 3,
+  kGeoSearchStore = 1 << 4,
+};
+
+enum class Sort : uint8_t { kNone, kAsc, kDesc };
+
+struct Query {
+  Shape shape;
+  bool withdist = false, withhash = false, withcoord = false, any = false;
+  Sort sort = Sort::kNone;
+  int64_t count = 0;  // 0: unlimited
+  bool store = false;  // STORE/STOREDIST or GEOSEARCHSTORE (the key may be "")
+  std::string_view storekey;
+  bool storedist = false;
+  bool missing = false;  // the source does not exist: empty reply / the destination is deleted
+};
+
+// Redis' georadiusGeneric up to the search, after the source's type check: the centre, the shape
+// and the options, with Redis' order of errors. z is the source (null when missing). False after
+// setting *err.
+bool ParseQuery(ArgSlice args, unsigned flags, const ZSet* z, Query* q, std::string* err) {
+  size_t base = 0;
+  Shape& shape = q->shape;
+  if (flags & kRadiusCoords) {
+    base = 6;
+    shape.type = Shape::kCircle;
+    if (!ParseLonLat(args[2], args[3], shape.xy, err)) return false;
+    if (!ParseRadius(args.subspan(4, 2), &shape, err)) return false;
+  } else if (flags & kRadiusMember) {
+    base = 5;
+    if (z != nullptr) {
+      shape.type = Shape::kCircle;
+      if (!MemberLonLat(*z, args[2], shape.xy)) {
+        *err = kDecodeMemberErr;
+        return false;
+      }
+      if (!ParseRadius(args.subspan(3, 2), &shape, err)) return false;
+    }
+  } else {
+    base = 2;
+    if (flags & kGeoSearchStore) {
+      base = 3;
+      q->store = true;
+      q->storekey = args[1];
+    }
+  }
+
+  bool frommember = false, fromloc = false, byradius = false, bybox = false;
+  const size_t remaining = args.size() - base;
+  for (size_t i = 0; i < remaining; ++i) {
+    const std::string_view arg = args[base + i];
+    auto is = [&](std::string_view name) { return core::EqualsIgnoreCase(arg, name); };
+    const bool search = flags & kGeoSearch;
+    const bool can_store = !(flags & kNoStore) && !search;
+    if (is("withdist")) {
+      q->withdist = true;
+    } else if (is("withhash")) {
+      q->withhash = true;
+    } else if (is("withcoord")) {
+      q->withcoord = true;
+    } else if (is("any")) {
+      q->any = true;
+    } else if (is("asc")) {
+      q->sort = Sort::kAsc;
+    } else if (is("desc")) {
+      q->sort = Sort::kDesc;
+    } else if (is("count") && i + 1 < remaining) {
+      if (!core::ParseInt64(args[base + i + 1], &q->count)) {
+        *err = kNotIntegerErr;
+        return false;
+      }
+      if (q->count <= 0) {
+        *err = "ERR COUNT must be > 0";
+        return false;
+      }
+      ++i;
+    } else if (is("store") && i + 1 < remaining && can_store) {
+      q->store = true;
+      q->storekey = args[base + i + 1];
+      q->storedist = false;
+      ++i;
+    } else if (is("storedist") && i + 1 < remaining && can_store) {
+      q->store = true;
+      q->storekey = args[base + i + 1];
+      q->storedist = true;
+      ++i;
+    } else if (is("storedist") && search && (flags & kGeoSearchStore)) {
+      q->storedist = true;
+    } else if (is("frommember") && i + 1 < remaining && search && !fromloc) {
+      if (z != nullptr && !MemberLonLat(*z, args[base + i + 1], shape.xy)) {
+        *err = kDecodeMemberErr;
+        return false;
+      }
+      frommember = true;
+      ++i;
+    } else if (is("fromlonlat") && i + 2 < remaining && search && !frommember) {
+      if (!ParseLonLat(args[base + i + 1], args[base + i + 2], shape.xy, err)) return false;
+      fromloc = true;
+      i += 2;
+    } else if (is("byradius") && i + 2 < remaining && search && !bybox) {
+      if (!ParseRadius(args.subspan(base + i + 1, 2), &shape, err)) return false;
+      shape.type = Shape::kCircle;
+      byradius = true;
+      i += 2;
+    } else if (is("bybox") && i + 3 < remaining && search && !byradius) {
+      if (!ParseBox(args.subspan(base + i + 1, 3), &shape, err)) return false;
+      shape.type = Shape::kBox;
+      bybox = true;
+      i += 3;
+    } else {
+      *err = kSyntaxErr;
+      return false;
+    }
+  }
+
+  if (q->store) {
+    if (q->withdist || q->withhash || q->withcoord) {
+      *err = (flags & kGeoSearchStore)
+                 ? "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD "
+                   "options"
+                 : "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and "
+                   "WITHCOORD options";
+      return false;
+    }
+  }
+  if ((flags & kGeoSearch) && !(frommember || fromloc)) {
+    *err = "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " +
+           std::string(args[0]);
+    return false;
+  }
+  if ((flags & kGeoSearch) && !(byradius || bybox)) {
+    *err = "ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(args[0]);
+    return false;
+  }
+  if (q->any && q->count == 0) {
+    *err = "ERR the ANY argument requires COUNT argument";
+    return false;
+  }
+  q->missing = z == nullptr;
+  // COUNT keeps the nearest ones, so it sorts (except with ANY: the first ones found).
+  if (q->count != 0 && q->sort == Sort::kNone && !q->any) q->sort = Sort::kAsc;
+  return true;
+}
+
+struct GeoPoint {
+  std::string member;
+  double dist;  // in the query's unit once Finish ran
+  double score;
+  double lon, lat;
+};
+
+// Redis' membersOfAllNeighbors: scans the centre cell and its neighbours in Redis' order, skipping
+// zeroed ones and a neighbour equal to the previous scanned one; with ANY stops at `count`.
+void Search(const ZSet& z, Query* q, std::vector<GeoPoint>* out) {
+  namespace gh = core::geohash;
+  const gh::SearchArea area = gh::AreasByShape(&q->shape);
+  const gh::Neighbors& n = area.neighbors;
+  const std::array<gh::Bits, 9> cells = {area.hash,     n.north,      n.south,
+                                         n.east,        n.west,       n.north_east,
+                                         n.north_west,  n.south_east, n.south_west};
+  const size_t limit = q->any ? size_t(q->count) : 0;
+  size_t last = 0;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (cells[i].IsZero()) continue;
+    // Huge radii make adjacent neighbours identical: scan a cell once.
+    if (last != 0 && cells[i].bits == cells[last].bits && cells[i].step == cells[last].step) {
+      continue;
+    }
+    if (limit != 0 && out->size() >= limit) break;
+    gh::Bits next = cells[i];
+    next.bits++;
+    core::ZScoreRange range;
+    range.min = double(gh::Align52(cells[i]));
+    range.max = double(gh::Align52(next));
+    range.maxex = true;
+    z.RangeByScore(range, false, 0, -1, [&](std::string_view member, double score) {
+      if (limit != 0 && out->size() >= limit) return;
+      double xy[2], dist;
+      if (!gh::WithinShape(q->shape, score, xy, &dist)) return;
+      out->push_back(GeoPoint{std::string(member), dist, score, xy[0], xy[1]});
+    });
+    last = i;
+  }
+}
+
+// Sorts as asked, keeps COUNT points and converts the distances to the query's unit.
+void Finish(const Query& q, std::vector<GeoPoint>* points) {
+  const size_t keep = q.count == 0 || points->size() < size_t(q.count) ? points->size()
+                                                                        : size_t(q.count);
+  if (q.sort != Sort::kNone) {
+    auto less = [asc = q.sort == Sort::kAsc](const GeoPoint& a, const GeoPoint& b) {
+      return asc ? a.dist < b.dist : a.dist > b.dist;
+    };
+    std::stable_sort(points->begin(), points->end(), less);
+  }
+  points->resize(keep);
+  for (GeoPoint& p : *points) p.dist /= q.shape.conversion;
+}
+
+void ReplyPoints(const Query& q, const std::vector<GeoPoint>& points, core::ReplyBuilder& rb) {
+  const size_t options = size_t(q.withdist) + q.withhash + q.withcoord;
+  rb.ArrayHeader(points.size());
+  for (const GeoPoint& p : points) {
+    if (options) rb.ArrayHeader(options + 1);
+    rb.Bulk(p.member);
+    if (q.withdist) ReplyDistance(rb, p.dist);
+    if (q.withhash) rb.Integer(int64_t(p.score));
+    if (q.withcoord) {
+      rb.ArrayHeader(2);
+      rb.HumanLongDouble(p.lon);
+      rb.HumanLongDouble(p.lat);
+    }
+  }
+}
+
+// Type check, parse and search on the source's shard. False after setting *err.
+bool RunQuery(ArgSlice args, unsigned flags, const ZSet* z, Query* q, std::vector<GeoPoint>* out,
+              std::string* err) {
+  if (!ParseQuery(args, flags, z, q, err)) return false;
+  if (z != nullptr) Search(*z, q, out);
+  Finish(*q, out);
+  return true;
+}
+
+// GEOSEARCH, GEORADIUS_RO, GEORADIUSBYMEMBER_RO: reads on the key's shard.
+template <unsigned kFlags>
+void CmdGeoSearchRead(ArgSlice args, ShardContext& ctx) {
+  const size_t src = 1;
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[src], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  Query q;
+  std::vector<GeoPoint> points;
+  std::string err;
+  if (!RunQuery(args, kFlags, Db::Found(it) ? AsZSet(it) : nullptr, &q, &points, &err)) {
+    return ctx.rb.Error(err);
+  }
+  ReplyPoints(q, points, ctx.rb);
+}
+
+// GEORADIUS, GEORADIUSBYMEMBER (STORE/STOREDIST) and GEOSEARCHSTORE: the search on the source's
+// shard, then the store on the destination's.
+template <unsigned kFlags>
+void CmdGeoSearchStore(ArgSlice args, ConnContext& ctx) {
+  const size_t src_arg = (kFlags & kGeoSearchStore) ? 2 : 1;
+  // The destination, from a parse without the source (it finds STORE wherever the real parse,
+  // on the source's shard, would; errors are reported by the real parse).
+  Query pre;
+  {
+    std::string ignored;
+    ParseQuery(args, kFlags, nullptr, &pre, &ignored);
+  }
+  std::vector<std::string_view> keys = {args[src_arg]};
+  if (pre.store) keys.push_back(pre.storekey);
+  shard::Transaction tx(ctx.conn.db, keys,
+                        pre.store ? shard::Transaction::kWrite : shard::Transaction::kRead);
+  bool wrong_type = false, ok = false;
+  Query q;
+  std::vector<GeoPoint> points;
+  std::string err;
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      if (i != 0) continue;
+      Db::Iterator it = LookupRead(t.shard, t.db, tx.key(0), tx.hash(0), t.now_ms);
+      if (Db::Found(it) && it.value().type() != core::ValueType::kZSet) {
+        wrong_type = true;
+        return;
+      }
+      ok = RunQuery(args, kFlags, Db::Found(it) ? AsZSet(it) : nullptr, &q, &points, &err);
+    }
+  });
+  if (wrong_type || !ok || !q.store || !pre.store) {
+    tx.Conclude();
+    if (wrong_type) return ctx.rb.Error(kWrongTypeErr);
+    if (!ok) return ctx.rb.Error(err);
+    return ReplyPoints(q, points, ctx.rb);
+  }
+  std::vector<std::pair<std::string, double>> items;
+  items.reserve(points.size());
+  for (GeoPoint& p : points) {
+    items.emplace_back(std::move(p.member), q.storedist ? p.dist : p.score);
+  }
+  tx.RunOn(tx.shard_of(1), [&](shard::TxShard& t) {
+    StoreZSet(t.db, tx.key(1), tx.hash(1), t.now_ms, items);
+  });
+  tx.Conclude();
+  ctx.rb.Integer(int64_t(items.size()));
+}
+
+// GEOADD key [NX|XX] [CH] lon lat member ...: ZADD with the geohashes as scores.
+void CmdGeoAdd(ArgSlice args, ShardContext& ctx) {
+  size_t longidx = 2;
+  bool nx = false, xx = false;
+  for (; longidx < args.size(); ++longidx) {
+    const std::string_view opt = args[longidx];
+    if (core::EqualsIgnoreCase(opt, "nx")) {
+      nx = true;
+    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+      xx = true;
+    } else if (!core::EqualsIgnoreCase(opt, "ch")) {
+      break;
+    }
+  }
+  if ((args.size() - longidx) % 3 != 0 || (xx && nx)) return ctx.rb.Error(kSyntaxErr);
+  const size_t elements = (args.size() - longidx) / 3;
+  std::vector<std::string> scores(elements);
+  for (size_t i = 0; i < elements; ++i) {
+    double xy[2];
+    std::string err;
+    if (!ParseLonLat(args[longidx + 3 * i], args[longidx + 3 * i + 1], xy, &err)) {
+      return ctx.rb.Error(err);
+    }
+    scores[i] = core::Int64ToString(int64_t(core::geohash::LonLatToScore(xy[0], xy[1])));
+  }
+  std::vector<std::string_view> zargs(args.begin(), args.begin() + longidx);
+  zargs[0] = "zadd";
+  for (size_t i = 0; i < elements; ++i) {
+    zargs.push_back(scores[i]);
+    zargs.push_back(args[longidx + 3 * i + 2]);
+  }
+  ZAddGeneric(ArgSlice(zargs), ctx, 0);
+}
+
+// GEOPOS key member ...
+void CmdGeoPos(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  const ZSet* z = Db::Found(it) ? AsZSet(it) : nullptr;
+  ctx.rb.ArrayHeader(args.size() - 2);
+  for (size_t j = 2; j < args.size(); ++j) {
+    double xy[2];
+    if (z == nullptr || !MemberLonLat(*z, args[j], xy)) {
+      ctx.rb.NullArray();
+      continue;
+    }
+    ctx.rb.ArrayHeader(2);
+    ctx.rb.HumanLongDouble(xy[0]);
+    ctx.rb.HumanLongDouble(xy[1]);
+  }
+}
+
+// GEOHASH key member ...
+void CmdGeoHash(ArgSlice args, ShardContext& ctx) {
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  const ZSet* z = Db::Found(it) ? AsZSet(it) : nullptr;
+  ctx.rb.ArrayHeader(args.size() - 2);
+  for (size_t j = 2; j < args.size(); ++j) {
+    double xy[2];
+    if (z == nullptr || !MemberLonLat(*z, args[j], xy)) {
+      ctx.rb.Null();
+      continue;
+    }
+    ctx.rb.Bulk(core::geohash::HashString(xy[0], xy[1]));
+  }
+}
+
+// GEODIST key member1 member2 [unit]
+void CmdGeoDist(ArgSlice args, ShardContext& ctx) {
+  double to_meter = 1;
+  if (args.size() == 5) {
+    std::string err;
+    to_meter = ParseUnit(args[4], &err);
+    if (to_meter < 0) return ctx.rb.Error(err);
+  } else if (args.size() > 5) {
+    return ctx.rb.Error(kSyntaxErr);
+  }
+  bool wrong_type;
+  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
+  if (wrong_type) return;
+  if (!Db::Found(it)) return ctx.rb.Null();
+  double a[2], b[2];
+  if (!MemberLonLat(*AsZSet(it), args[2], a) || !MemberLonLat(*AsZSet(it), args[3], b)) {
+    return ctx.rb.Null();
+  }
+  ReplyDistance(ctx.rb, core::geohash::Distance(a[0], a[1], b[0], b[1]) / to_meter);
+}
+
+}  // namespace
+
+void RegisterGeoFamily(CommandRegistry* r) {
+  constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom;
+  r->RegisterKeyCommand("geoadd", -5, kW | kD, "write geo slow", CmdGeoAdd);
+  r->RegisterKeyCommand("geopos", -2, kR, "read geo slow", CmdGeoPos);
+  r->RegisterKeyCommand("geohash", -2, kR, "read geo slow", CmdGeoHash);
+  r->RegisterKeyCommand("geodist", -4, kR, "read geo slow", CmdGeoDist);
+  r->RegisterKeyCommand("geosearch", -7, kR, "read geo slow", CmdGeoSearchRead<kGeoSearch>);
+  r->RegisterKeyCommand("georadius_ro", -6, kR, "read geo slow",
+                        CmdGeoSearchRead<kRadiusCoords | kNoStore>);
+  r->RegisterKeyCommand("georadiusbymember_ro", -5, kR, "read geo slow",
+                        CmdGeoSearchRead<kRadiusMember | kNoStore>);
+  auto store = [r](std::string_view name, int arity, int last_key, ConnHandler handler) {
+    r->Register({.name = name,
+                 .arity = arity,
+                 .flags = kW | kD,
+                 .first_key = 1,
+                 .last_key = last_key,
+                 .key_step = 1,
+                 .acl_categories = "write geo slow",
+                 .on_conn = handler});
+  };
+  store("georadius", -6, 1, CmdGeoSearchStore<kRadiusCoords>);
+  store("georadiusbymember", -5, 1, CmdGeoSearchStore<kRadiusMember>);
+  store("geosearchstore", -8, 2, CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>);
+}
 
 }  // namespace shardis::server

@@ -75,6 +75,8 @@ void EraseIfEmpty(Db& db, Db::Iterator it, std::string_view key, uint64_t hash) 
   if (AsZSet(it)->size() == 0) db.Erase(it, key, hash);
 }
 
+}  // namespace
+
 // Stores `items` as a new sorted set at key (replacing any value and TTL, as Redis' setKey), or
 // deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
 // the size of the stored set.
@@ -166,6 +168,8 @@ void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags) {
   if (incr) return processed ? ctx.rb.Double(score) : ctx.rb.Null();
   ctx.rb.Integer(ch ? added + updated : added);
 }
+
+namespace {
 
 void CmdZAdd(ArgSlice args, ShardContext& ctx) { ZAddGeneric(args, ctx, 0); }
 void CmdZIncrBy(ArgSlice args, ShardContext& ctx) { ZAddGeneric(args, ctx, core::kZAddIncr); }

@@ -1,12 +1,17 @@
 // What the sorted-set family shares with other command families: the pop of ZPOPMIN/ZPOPMAX/ZMPOP,
-// for the blocking variants (BZPOPMIN, BZPOPMAX, BZMPOP) that wake up on a write.
+// for the blocking variants (BZPOPMIN, BZPOPMAX, BZMPOP) that wake up on a write; ZADD and the
+// store of a computed set, for the geo commands (sorted sets of geohash scores).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/reply_builder.h"
+#include "server/command.h"
 #include "shard/db.h"
 
 namespace shardis::server {
@@ -25,5 +30,15 @@ enum class ZPopReply : uint8_t {
 // the key modified for WATCH. Returns how many members were popped. Runs on the key's shard.
 size_t ZPopAndReply(shard::Db& db, shard::Db::Iterator it, std::string_view key, uint64_t hash,
                     bool from_max, int64_t count, ZPopReply shape, core::ReplyBuilder& rb);
+
+// ZADD/ZINCRBY (base_flags core::kZAddIncr) on ctx's key args[1]: "ZADD key [options] score member
+// ...". GEOADD rewrites its arguments into this form, as Redis does.
+void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags);
+
+// Stores `items` as a new sorted set at key (replacing any value and TTL, as Redis' setKey), or
+// deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
+// the size of the stored set. Runs on the key's shard (the destination of a *STORE command).
+size_t StoreZSet(shard::Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
+                 const std::vector<std::pair<std::string, double>>& items);
 
 }  // namespace shardis::server

@@ -96,6 +96,15 @@ TEST(ReplyBuilderTest, DoubleMatchesRedis) {
 }
 
 // The integer fast path must print exactly what "%.17g" prints.
+// GEOPOS coordinates as redis-server 7.0 sends them (addReplyHumanLongDouble).
+TEST(ReplyBuilderTest, HumanLongDoubleMatchesRedis) {
+  EXPECT_EQ(R2([](auto& rb) { rb.HumanLongDouble(13.361389338970184); }),
+            "$20\r\n13.36138933897018433\r\n");
+  EXPECT_EQ(R2([](auto& rb) { rb.HumanLongDouble(180.0); }), "$3\r\n180\r\n");
+  EXPECT_EQ(R3([](auto& rb) { rb.HumanLongDouble(38.115556395496299); }),
+            ",38.11555639549629859\r\n");
+}
+
 TEST(ReplyBuilderTest, DoubleFastPathAgreesWithPrintf) {
   std::mt19937_64 rng(7);
   std::vector<double> values = {1,
