@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# redis-benchmark's own suite of commands (issue 4) against the Debian redis-server and
+# shardis --threads 1, one after the other on fresh servers, with the same arguments.
+#
+#   bash benchmarks/redis_benchmark_suite.sh                 # -n 200000: a few minutes
+#   N=20000 bash benchmarks/redis_benchmark_suite.sh         # a quick run
+#
+# Servers are pinned to SERVER_CPU and redis-benchmark to CLIENT_CPU (taskset), like run.sh.
+# redis-benchmark 7 exits on the first error reply ("Unexpected error reply, exiting..."), so the
+# script fails if it exits non-zero, prints anything that looks like an error, or misses a test's
+# row. After each run it checks the server is alive and that the keys the suite left are sane and
+# the same on both servers (LLEN mylist and XLEN mystream = N, SPOP/ZPOPMIN emptied myset and
+# myzset, HLEN myhash within the random keyspace). Prints a markdown table: test, redis-server
+# req/s, shardis req/s, ratio (shardis / redis-server, above 1 = faster).
+#
+# Environment (defaults in parentheses):
+#   N (-n, 200000), KEYSPACE (-r, 100000), CLIENTS (-c, 50), PIPELINE (-P, 16),
+#   TESTS (set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,
+#   lrange_500,lrange_600,mset,xadd), SERVER_CPU (first CPU this shell may use), CLIENT_CPU (the
+#   second), SHARDIS_BIN (build/release/shardis, built if not given), REDIS_SERVER (on PATH)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON=/usr/bin/python3
+N=${N:-200000}
+KEYSPACE=${KEYSPACE:-100000}
+CLIENTS=${CLIENTS:-50}
+PIPELINE=${PIPELINE:-16}
+TESTS=${TESTS:-set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600,mset,xadd}
+REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
+
+for tool in redis-benchmark redis-cli taskset "$PYTHON" "$REDIS_SERVER"; do
+  command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
+done
+read -r -a cpus <<<"$("$PYTHON" -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
+SERVER_CPU=${SERVER_CPU:-${cpus[0]}}
+CLIENT_CPU=${CLIENT_CPU:-${cpus[1]:-${cpus[0]}}}
+[ "$SERVER_CPU" != "$CLIENT_CPU" ] || echo "warning: one CPU only; server and client share it" >&2
+if [ -z "${SHARDIS_BIN:-}" ]; then
+  bash scripts/build.sh release shardis >&2
+  SHARDIS_BIN=build/release/shardis
+fi
+
+workdir=$(mktemp -d /tmp/shardis-suite.XXXXXX)
+server_pid=
+cleanup() {
+  [ -z "$server_pid" ] || { kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+}
+trap cleanup EXIT
+started=$SECONDS
+note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
+free_port() {
+  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+fail() {
+  echo "FAIL ($1): $2" >&2
+  echo "server: ${CMD[$1]}" >&2
+  tail -20 "$workdir/$1.log" >&2
+  exit 1
+}
+
+declare -A CMD CHECK
+bench=
+for kind in redis shardis; do
+  port=$(free_port)
+  if [ "$kind" = redis ]; then
+    cmd=(taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1
+         --save '' --appendonly no --dir "$workdir")
+  else
+    cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$port" --bind 127.0.0.1
+         --threads 1 --logtostderr)
+  fi
+  CMD[$kind]="${cmd[*]}"
+  "${cmd[@]}" >>"$workdir/$kind.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+    sleep 0.1
+  done
+  [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] || fail "$kind" "did not start"
+
+  bench=(taskset -c "$CLIENT_CPU" redis-benchmark -h 127.0.0.1 -p "$port" -t "$TESTS"
+         -n "$N" -r "$KEYSPACE" -c "$CLIENTS" -P "$PIPELINE" -q --csv)
+  note "$kind: ${bench[*]}"
+  rc=0
+  "${bench[@]}" >"$workdir/$kind.csv" 2>"$workdir/$kind.err" || rc=$?
+  [ $rc -eq 0 ] || fail "$kind" "redis-benchmark exited with $rc: $(cat "$workdir/$kind.err" "$workdir/$kind.csv")"
+  if grep -qiE 'error|unexpected|exiting' "$workdir/$kind.err" "$workdir/$kind.csv"; then
+    fail "$kind" "redis-benchmark reported: $(grep -iE 'error|unexpected|exiting' "$workdir/$kind.err" "$workdir/$kind.csv")"
+  fi
+  kill -0 "$server_pid" 2>/dev/null || fail "$kind" "server died during the suite"
+  [ "$(redis-cli -p "$port" ping)" = PONG ] || fail "$kind" "no PONG after the suite"
+
+  llen=$(redis-cli -p "$port" llen mylist)
+  xlen=$(redis-cli -p "$port" xlen mystream)
+  scard=$(redis-cli -p "$port" scard myset)
+  zcard=$(redis-cli -p "$port" zcard myzset)
+  hlen=$(redis-cli -p "$port" hlen myhash)
+  # LPUSH + RPUSH - LPOP - RPOP leave nothing; the LRANGE tests' own LPUSH leaves N items.
+  [ "$llen" = "$N" ] || fail "$kind" "LLEN mylist = $llen, expected $N"
+  [ "$xlen" = "$N" ] || fail "$kind" "XLEN mystream = $xlen, expected $N"
+  # SADD/ZADD add at most KEYSPACE members, SPOP/ZPOPMIN pop N >= that.
+  if [ "$N" -ge "$KEYSPACE" ]; then
+    [ "$scard" = 0 ] || fail "$kind" "SCARD myset = $scard, expected 0 after SPOP x $N"
+    [ "$zcard" = 0 ] || fail "$kind" "ZCARD myzset = $zcard, expected 0 after ZPOPMIN x $N"
+  fi
+  [ "$hlen" -gt 0 ] && [ "$hlen" -le "$KEYSPACE" ] || fail "$kind" "HLEN myhash = $hlen"
+  CHECK[$kind]="LLEN mylist $llen, XLEN mystream $xlen, SCARD myset $scard, ZCARD myzset $zcard, HLEN myhash $hlen, DBSIZE $(redis-cli -p "$port" dbsize)"
+  note "$kind: ${CHECK[$kind]}"
+  kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+done
+bench[7]='<port>'
+
+"$PYTHON" - "$workdir/redis.csv" "$workdir/shardis.csv" "$TESTS" <<'PY'
+import csv, sys
+def load(path):
+    rows = {}
+    for row in csv.reader(open(path)):
+        if row and row[0] != "test":
+            rows[row[0]] = float(row[1])
+    return rows
+r, s = load(sys.argv[1]), load(sys.argv[2])
+if list(r) != list(s) or len(r) < len(sys.argv[3].split(",")):
+    sys.exit("FAIL: the runs have different or missing tests: %s / %s" % (list(r), list(s)))
+print("| test | redis-server req/s | shardis req/s | ratio |")
+print("| --- | ---: | ---: | ---: |")
+for name in r:
+    print("| %s | %.0f | %.0f | %.2fx |" % (name, r[name], s[name], s[name] / r[name]))
+PY
+echo
+echo "Commands:"
+echo
+echo '```'
+echo "${CMD[redis]}"
+echo "${CMD[shardis]}"
+echo "${bench[*]}"
+echo '```'
+echo
+echo "After the suite: redis-server: ${CHECK[redis]}; shardis: ${CHECK[shardis]}."
