@@ -69,7 +69,7 @@ start_server() {  # redis|shardis
     cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$port" --bind 127.0.0.1
          --threads 1 --logtostderr)
   fi
-  CMD[$kind]="${cmd[*]}"
+  CMD[$kind]=$(printf '%q ' "${cmd[@]}")
   "${cmd[@]}" >>"$workdir/$kind.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 100); do
@@ -149,12 +149,12 @@ ur0, ur1, us0, us1, rr0, rr1, rs0, rs1 = map(int, sys.argv[4:12])
 u_r, u_s = (ur1 - ur0) / keys, (us1 - us0) / keys
 r_r, r_s = (rr1 - rr0) / keys, (rs1 - rs0) / keys
 mb = lambda b: "%.1f MB" % (b / 1e6)
-ok = "yes" if (us1 <= ur1 and rs1 <= rr1) else "no"
+ok = "yes" if (u_s <= u_r and r_s <= r_r) else "no"
 print("| %s | %d x %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f | %.1f | %s | %s | %s |" % (
     t, keys, elems, u_r, u_s, u_s / u_r, r_r, r_s, r_s / r_r, r_r / elems, r_s / elems,
     mb(rr1), mb(rs1), ok))
 PY
 done
 echo
-echo "\"shardis <= redis?\": yes when both shardis' used_memory and its RSS after the load are no"
-echo "larger than redis-server's."
+echo "\"shardis <= redis?\": yes when both shardis' used_memory and its RSS per key (growth over the"
+echo "empty server) are no larger than redis-server's."
