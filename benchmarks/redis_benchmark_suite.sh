@@ -158,7 +158,7 @@ echo '```'
 echo "${CMD[redis]}"
 echo "${CMD[shardis]}"
 echo "${bench[*]}"
-[ ${#xadd[@]} -eq 0 ] || printf "%q " "${xadd[@]}" | sed "s/ $//; s/%q/x/"; [ ${#xadd[@]} -eq 0 ] || echo
+[ ${#xadd[@]} -eq 0 ] || echo "${xadd[*]:0:20} '*' ${xadd[*]:21}"
 echo '```'
 echo
 echo "After the suite: redis-server: ${CHECK[redis]}; shardis: ${CHECK[shardis]}."
