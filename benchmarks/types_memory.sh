@@ -2,8 +2,8 @@
 # Memory per key of the collection types (issue 4): shardis --threads 1 against the Debian
 # redis-server, same data, one server process at a time.
 #
-#   bash benchmarks/types_memory.sh                        # full sizes: ~5 min on 2 idle CPUs
-#   N_KEYS=100000 N_LISTS=10 bash benchmarks/types_memory.sh   # a quick run
+#   bash benchmarks/types_memory.sh                           # full sizes: ~1 min, ~0.9 GB RSS
+#   N_KEYS=100000 N_LISTS=10 bash benchmarks/types_memory.sh  # a quick run
 #
 # For each type (TYPES) and each server it starts a fresh server (pinned to SERVER_CPU), reads
 # INFO memory used_memory and VmRSS (/proc/PID/status) when empty, loads the data with
