@@ -198,12 +198,15 @@ void PEncode(char* dst, std::string_view member, double score) {
   std::memcpy(dst + member.size(), &score, 8);
 }
 
-// Makes room for `extra` more bytes (reallocating geometrically), returns the block.
+// Makes room for `extra` more bytes, returns the block. It grows to the exact size needed, as a
+// listpack does: a small set lives for long after the command that filled it, and geometric
+// growth left up to a third of every block unused (1M 10-member sets cost 37% more than in
+// Redis). The allocator's size classes (~1/8 apart) still spare most reallocations.
 char* PReserve(char* p, size_t extra) {
   const size_t used = PUsed(p);
   const size_t need = used + extra;
   if (p != nullptr && ShardHeap::UsableSize(p) >= need) return p;
-  const size_t cap = p == nullptr ? need : std::max(need, used + used / 2);
+  const size_t cap = need;
   char* q = static_cast<char*>(ShardHeap::Current()->Allocate(cap));
   if (p != nullptr) {
     std::memcpy(q, p, used);
