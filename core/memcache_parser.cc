@@ -1,5 +1,7 @@
 #include "core/memcache_parser.h"
 
+#include "core/number.h"
+
 #include <cstring>
 
 namespace shardis::core {
@@ -9,36 +11,20 @@ namespace {
 constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
 constexpr std::string_view kBadExptime = "CLIENT_ERROR invalid exptime argument";
 
-// memcached's safe_strtoull: optional sign, decimal digits, no overflow; a negative value fails
-// ("-0" passes, as strtoull gives 0).
+// memcached's safe_strtoull: a negative value fails ("-0" passes, as strtoull gives 0).
 bool ParseU64(std::string_view s, uint64_t* out) {
-  size_t i = 0;
-  bool neg = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-  if (i == s.size()) return false;
-  uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, uint64_t(s[i] - '0'), &v))
-      return false;
-  }
-  if (neg && v != 0) return false;
+  bool neg;
+  uint64_t v;
+  if (!ParseSignedDigits(s, &neg, &v) || (neg && v != 0)) return false;
   *out = v;
   return true;
 }
 
 // memcached's safe_strtol (a 64-bit long).
 bool ParseI64(std::string_view s, int64_t* out) {
-  size_t i = 0;
-  bool neg = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-  if (i == s.size()) return false;
-  uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, uint64_t(s[i] - '0'), &v))
-      return false;
-  }
+  bool neg;
+  uint64_t v;
+  if (!ParseSignedDigits(s, &neg, &v)) return false;
   if (v > (neg ? uint64_t(INT64_MAX) + 1 : uint64_t(INT64_MAX))) return false;
   *out = neg ? int64_t(0 - v) : int64_t(v);
   return true;

@@ -48,10 +48,10 @@ auto WithCString(std::string_view s, Fn fn) {
 
 }  // namespace
 
-bool ParseScanCursor(std::string_view s, uint64_t* out) {
+bool ParseSignedDigits(std::string_view s, bool* negative, uint64_t* magnitude) {
   size_t i = 0;
-  bool negative = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  *negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) *negative = s[i++] == '-';
   if (i == s.size()) return false;
   uint64_t v = 0;
   for (; i < s.size(); ++i) {
@@ -61,7 +61,15 @@ bool ParseScanCursor(std::string_view s, uint64_t* out) {
     if (v > (UINT64_MAX - digit) / 10) return false;  // ERANGE
     v = v * 10 + digit;
   }
-  *out = negative ? 0 - v : v;
+  *magnitude = v;
+  return true;
+}
+
+bool ParseScanCursor(std::string_view s, uint64_t* out) {
+  bool negative;
+  uint64_t v;
+  if (!ParseSignedDigits(s, &negative, &v)) return false;
+  *out = negative ? 0 - v : v;  // strtoul wraps a negative value around
   return true;
 }
 

@@ -19,6 +19,11 @@ inline constexpr size_t kInt64BufSize = 21;
 // fine, "-0" is not), no overflow, not empty.
 bool ParseInt64(std::string_view s, int64_t* out);
 
+// The C library's strtoull/strtol shape, whole string only: an optional '+' or '-', then one or
+// more decimal digits whose value fits 64 bits (leading zeros allowed; no spaces). The sign and
+// the magnitude are returned apart, for callers with different rules for negatives.
+bool ParseSignedDigits(std::string_view s, bool* negative, uint64_t* magnitude);
+
 // Redis parseScanCursorOrReply (SCAN, HSCAN, ...): strtoul in base 10 over the whole string: an
 // optional sign ("-1" wraps around as strtoul does), leading zeros allowed; no leading space, no
 // trailing bytes, no overflow, not empty.

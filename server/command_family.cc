@@ -240,7 +240,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   } else {
     rb.SetHeader(0);
   }
-  const Container* c = FindContainer(spec.name);
+  const Container* c = spec.container;
   if (c == nullptr) {
     rb.SetHeader(0);
     return;
@@ -371,7 +371,7 @@ void CommandList(ArgSlice args, ConnContext& ctx) {
   std::vector<std::string> names;
   for (const CommandSpec* spec : AllSpecs()) {
     if (keep(spec->name, spec->acl_categories)) names.emplace_back(spec->name);
-    if (const Container* c = FindContainer(spec->name)) {
+    if (const Container* c = spec->container) {
       for (const SubCommand& sub : c->subs) {
         std::string full = core::Concat(c->name, "|", sub.name);
         if (keep(full, sub.acl_categories)) names.push_back(std::move(full));

@@ -28,12 +28,10 @@ using boost::fibers::context;
 
 namespace {
 
-constexpr size_t kInitialReadSize = 16 * 1024;
-// Output buffers larger than this are released after their send, and input buffers larger than
-// kKeepInputSize once consumed, so one big request or reply does not pin memory for the rest of
-// the connection's life; smaller ones are reused (pipelines of large values keep their buffer).
+// Output buffers larger than this are released after their send, so one big reply does not pin
+// memory for the rest of the connection's life; smaller ones are reused (pipelines of large
+// values keep their buffer).
 constexpr size_t kKeepBufferSize = 256 * 1024;
-constexpr size_t kKeepInputSize = 1024 * 1024;
 
 std::string SockAddrToString(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -168,36 +166,8 @@ void Connection::SendOp::Complete(int res) {
 }
 
 bool Connection::ReadMore() {
-  if (parse_start_ == filled_) {
-    // Everything was consumed: start over at the front of the buffer.
-    parse_start_ = filled_ = 0;
-    if (in_size_ > kKeepInputSize) {
-      in_.reset();
-      in_size_ = 0;
-    }
-  }
-  // Make room for the request in progress: move it to the front, then grow if it is still short
-  // of what the parser knows it needs (a large bulk string arrives in one buffer).
-  const size_t needed = std::max(parser_.bytes_needed(), filled_ - parse_start_ + 1);
-  if (in_size_ - parse_start_ < needed || filled_ == in_size_) {
-    if (in_size_ < needed || filled_ - parse_start_ == in_size_ || in_size_ == 0) {
-      // Grow without zero-filling: only the unconsumed bytes are copied over.
-      size_t size = std::max({needed, in_size_ * 2, kInitialReadSize});
-      auto bigger = std::make_unique_for_overwrite<char[]>(size);
-      if (filled_ > parse_start_) {
-        std::memcpy(bigger.get(), in_.get() + parse_start_, filled_ - parse_start_);
-      }
-      in_ = std::move(bigger);
-      in_size_ = size;
-    } else {
-      std::memmove(in_.get(), in_.get() + parse_start_, filled_ - parse_start_);
-    }
-    filled_ -= parse_start_;
-    parse_start_ = 0;
-  }
-  int n = proactor_->Recv(state_.fd, in_.get() + filled_, in_size_ - filled_);
+  const int n = in_.Read(proactor_, state_.fd, parser_.bytes_needed());
   if (n <= 0) return false;
-  filled_ += size_t(n);
   ServerThreadState::current().stats().net_input_bytes += size_t(n);
   return true;
 }
@@ -209,14 +179,14 @@ bool Connection::ProcessInput() {
   out_.clear();
   used_slots_ = 0;
   bool keep_open = true;
-  const char* buf_begin = in_.get();
-  const char* buf_end = in_.get() + filled_;
+  const char* buf_begin = in_.begin();
+  const char* buf_end = in_.end();
   // Parse every complete request before executing any: the batch is what gets routed.
   std::vector<Parsed>& parsed = parsed_;
   parsed.clear();
   std::string_view protocol_error;
-  while (parse_start_ < filled_) {
-    auto r = parser_.Parse(in_.get() + parse_start_, filled_ - parse_start_);
+  while (in_.unparsed_size() > 0) {
+    auto r = parser_.Parse(in_.unparsed(), in_.unparsed_size());
     if (r == core::RespParser::Result::kNeedMore) break;
     if (r == core::RespParser::Result::kError) {
       protocol_error = parser_.error();
@@ -235,7 +205,7 @@ bool Connection::ProcessInput() {
       }
       parsed.push_back(p);
     }
-    parse_start_ += parser_.consumed();
+    in_.Consume(parser_.consumed());
     parser_.Reset();
   }
 

@@ -15,6 +15,7 @@
 #include "io/proactor.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/input_buffer.h"
 
 namespace shardis::server {
 
@@ -111,11 +112,7 @@ class Connection final : public PushSink {
   core::RespParser parser_;
   core::ReplyBuilder rb_;
 
-  // Input: bytes [parse_start_, filled_) are received but not yet consumed.
-  std::unique_ptr<char[]> in_;
-  size_t in_size_ = 0;
-  size_t parse_start_ = 0;
-  size_t filled_ = 0;
+  InputBuffer in_;
 
   std::vector<Parsed> parsed_;
   // The batch being executed: the args of all its commands (views into in_, or into owned_args_).

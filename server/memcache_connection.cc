@@ -32,8 +32,6 @@ using shard::Db;
 
 // memcached's keys live in database 0 (RESP clients SELECT 0 to see them).
 constexpr int kMemcacheDb = 0;
-constexpr size_t kInitialReadSize = 16 * 1024;
-constexpr size_t kKeepInputSize = 1024 * 1024;
 constexpr size_t kKeepOutputSize = 256 * 1024;
 // memcached's exptime: up to 30 days it is relative seconds, above an absolute Unix time.
 constexpr int64_t kMaxRelativeExptime = 60 * 60 * 24 * 30;
@@ -317,33 +315,8 @@ void MemcacheConnection::Run() {
 }
 
 bool MemcacheConnection::ReadMore() {
-  if (parse_start_ == filled_) {
-    parse_start_ = filled_ = 0;
-    if (in_size_ > kKeepInputSize) {
-      in_.reset();
-      in_size_ = 0;
-    }
-  }
-  // As Connection::ReadMore: room for the command in progress, grown once for a large value.
-  const size_t needed = std::max(parser_.bytes_needed(), filled_ - parse_start_ + 1);
-  if (in_size_ - parse_start_ < needed || filled_ == in_size_) {
-    if (in_size_ < needed || filled_ - parse_start_ == in_size_ || in_size_ == 0) {
-      size_t size = std::max({needed, in_size_ * 2, kInitialReadSize});
-      auto bigger = std::make_unique_for_overwrite<char[]>(size);
-      if (filled_ > parse_start_) {
-        std::memcpy(bigger.get(), in_.get() + parse_start_, filled_ - parse_start_);
-      }
-      in_ = std::move(bigger);
-      in_size_ = size;
-    } else {
-      std::memmove(in_.get(), in_.get() + parse_start_, filled_ - parse_start_);
-    }
-    filled_ -= parse_start_;
-    parse_start_ = 0;
-  }
-  int n = proactor_->Recv(fd_, in_.get() + filled_, in_size_ - filled_);
+  const int n = in_.Read(proactor_, fd_, parser_.bytes_needed());
   if (n <= 0) return false;
-  filled_ += size_t(n);
   tl_stats.bytes_read += size_t(n);
   return true;
 }
@@ -351,8 +324,8 @@ bool MemcacheConnection::ReadMore() {
 bool MemcacheConnection::ProcessInput() {
   out_.clear();
   bool keep_open = true;
-  while (parse_start_ < filled_) {
-    auto r = parser_.Parse(in_.get() + parse_start_, filled_ - parse_start_);
+  while (in_.unparsed_size() > 0) {
+    auto r = parser_.Parse(in_.unparsed(), in_.unparsed_size());
     if (r == core::MemcacheParser::Result::kNeedMore) break;
     if (r == core::MemcacheParser::Result::kClose) {
       keep_open = false;
@@ -363,7 +336,7 @@ bool MemcacheConnection::ProcessInput() {
     const size_t mark = out_.size();
     keep_open = Execute(cmd);
     if (cmd.noreply) out_.resize(mark);
-    parse_start_ += parser_.consumed();
+    in_.Consume(parser_.consumed());
     parser_.Reset();
     if (!keep_open) break;
   }

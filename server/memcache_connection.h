@@ -14,6 +14,7 @@
 
 #include "core/memcache_parser.h"
 #include "io/proactor.h"
+#include "server/input_buffer.h"
 
 namespace shardis::server {
 
@@ -43,10 +44,7 @@ class MemcacheConnection {
   int fd_;
   io::Proactor* proactor_;
   core::MemcacheParser parser_;
-  std::unique_ptr<char[]> in_;
-  size_t in_size_ = 0;
-  size_t parse_start_ = 0;
-  size_t filled_ = 0;
+  InputBuffer in_;
   std::string out_;
 };
 

@@ -1,0 +1,41 @@
+#include "server/input_buffer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace shardis::server {
+
+int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
+  if (parse_start_ == filled_) {
+    // Everything was consumed: start over at the front of the buffer.
+    parse_start_ = filled_ = 0;
+    if (size_ > kKeepSize) {
+      data_.reset();
+      size_ = 0;
+    }
+  }
+  // Make room for the request in progress: move it to the front, then grow if it is still short
+  // of what the parser knows it needs.
+  needed = std::max(needed, filled_ - parse_start_ + 1);
+  if (size_ - parse_start_ < needed || filled_ == size_) {
+    if (size_ < needed || filled_ - parse_start_ == size_ || size_ == 0) {
+      // Grow without zero-filling: only the unconsumed bytes are copied over.
+      const size_t size = std::max({needed, size_ * 2, kInitialSize});
+      auto bigger = std::make_unique_for_overwrite<char[]>(size);
+      if (filled_ > parse_start_) {
+        std::memcpy(bigger.get(), data_.get() + parse_start_, filled_ - parse_start_);
+      }
+      data_ = std::move(bigger);
+      size_ = size;
+    } else {
+      std::memmove(data_.get(), data_.get() + parse_start_, filled_ - parse_start_);
+    }
+    filled_ -= parse_start_;
+    parse_start_ = 0;
+  }
+  const int n = proactor->Recv(fd, data_.get() + filled_, size_ - filled_);
+  if (n > 0) filled_ += size_t(n);
+  return n;
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,39 @@
+// InputBuffer: a connection's receive buffer (RESP and memcached connections share it). Bytes
+// [parse_start, filled) are received but not yet consumed by the parser; each Read makes room for
+// the request in progress and receives into the rest.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "io/proactor.h"
+
+namespace shardis::server {
+
+class InputBuffer {
+ public:
+  // Receives more bytes from fd. `needed`: how many bytes the parser knows the request in
+  // progress takes in all (0 when unknown), so a large value arrives in one buffer. Returns the
+  // bytes received, or <= 0 on EOF or error.
+  int Read(io::Proactor* proactor, int fd, size_t needed);
+
+  const char* begin() const { return data_.get(); }
+  const char* end() const { return data_.get() + filled_; }
+  // The unconsumed bytes.
+  const char* unparsed() const { return data_.get() + parse_start_; }
+  size_t unparsed_size() const { return filled_ - parse_start_; }
+  void Consume(size_t n) { parse_start_ += n; }
+
+ private:
+  static constexpr size_t kInitialSize = 16 * 1024;
+  // A buffer larger than this is released once consumed, so one big request does not pin memory
+  // for the rest of the connection's life; smaller ones are reused.
+  static constexpr size_t kKeepSize = 1024 * 1024;
+
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t parse_start_ = 0;
+  size_t filled_ = 0;
+};
+
+}  // namespace shardis::server
