@@ -15,6 +15,7 @@
 #include "core/number.h"
 #include "core/shard_heap.h"
 #include "core/string_util.h"
+#include "core/varint.h"
 #include "core/value_object.h"
 
 DEFINE_uint32(zset_max_listpack_entries, 128,
@@ -149,35 +150,6 @@ uint32_t PUsed(const char* p) {
 void PSetHeader(char* p, uint32_t count, uint32_t used) {
   std::memcpy(p, &count, 4);
   std::memcpy(p + 4, &used, 4);
-}
-
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-char* PutVarint(char* dst, uint64_t v) {
-  while (v >= 0x80) {
-    *dst++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *dst++ = static_cast<char>(v);
-  return dst;
-}
-const char* GetVarint(const char* q, uint64_t* v) {
-  uint64_t x = 0;
-  int shift = 0;
-  for (;;) {
-    const uint8_t b = static_cast<uint8_t>(*q++);
-    x |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
-    shift += 7;
-  }
-  *v = x;
-  return q;
 }
 
 // A score is stored as the varint (zigzag(m) << 4) | k when it equals m / 10^k exactly (k <= 14,
