@@ -57,7 +57,11 @@ enum CommandFlag : uint32_t {
   kStale = 1 << 7,
   kFast = 1 << 8,
   kNoAuth = 1 << 9,
+  kAllowBusy = 1 << 10,    // Redis runs it while a script is busy (MULTI/WATCH/QUIT/...)
+  kSkipSlowlog = 1 << 11,  // EXEC: its commands are logged one by one instead
 };
+// COMMAND INFO also shows "blocking" for commands in the blocking ACL category and
+// "movablekeys" for those with a key finder (server/command_keys.h).
 
 struct CommandSpec {
   std::string_view name;  // lower case

@@ -192,16 +192,16 @@ bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
 }
 
 void RegisterMultiFamily(CommandRegistry* r) {
-  r->Register({"multi", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
-               nullptr, CmdMulti});
-  r->Register({"exec", 1, kNoScript | kLoading | kStale, 0, 0, 0, "slow transaction", nullptr,
-               CmdExec});
-  r->Register({"discard", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
-               nullptr, CmdDiscard});
-  r->Register({"watch", -2, kNoScript | kLoading | kStale | kFast, 1, -1, 1, "fast transaction",
-               nullptr, CmdWatch});
-  r->Register({"unwatch", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
-               nullptr, CmdUnwatch});
+  constexpr uint32_t kTx = kNoScript | kLoading | kStale;
+  r->Register({"multi", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
+               CmdMulti});
+  r->Register({"exec", 1, kTx | kSkipSlowlog, 0, 0, 0, "slow transaction", nullptr, CmdExec});
+  r->Register({"discard", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
+               CmdDiscard});
+  r->Register({"watch", -2, kTx | kFast | kAllowBusy, 1, -1, 1, "fast transaction", nullptr,
+               CmdWatch});
+  r->Register({"unwatch", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
+               CmdUnwatch});
 }
 
 }  // namespace shardis::server
