@@ -302,6 +302,15 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // abort; a rejected EXEC ends the transaction at once (see Reject).
   if (!cmd.arity_ok) [[unlikely]] {
     if (spec == nullptr) {
+      if (core::EqualsIgnoreCase(args[0], "post") || core::EqualsIgnoreCase(args[0], "host:"))
+          [[unlikely]] {
+        // Redis' securityWarningCommand: an HTTP request that is not ours (a browser or a
+        // cross-protocol attack) is closed without a reply.
+        LOG_EVERY_N(WARNING, 100) << "possible security attack detected: '" << args[0]
+                                  << "' from " << state_.addr << "; connection aborted";
+        state_.close_after_reply = true;
+        return;
+      }
       ++ServerThreadState::current().stats().unknown_commands;
       return Reject(spec, UnknownCommandMessage(args));
     }

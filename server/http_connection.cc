@@ -36,13 +36,20 @@ Response Route(std::string_view method, std::string_view path) {
 
 }  // namespace
 
-HttpSniff SniffHttp(std::string_view head) {
+HttpSniff SniffHttp(std::string_view head, bool any_method) {
   std::string_view method;
-  if (head.starts_with("GET ")) {
+  if (any_method) {
+    size_t n = 0;
+    while (n < head.size() && n < 16 && head[n] >= 'A' && head[n] <= 'Z') ++n;
+    if (n == head.size() && n < 16) return HttpSniff::kNeedMore;
+    if (n == 0 || n == 16 || head[n] != ' ') return HttpSniff::kNotHttp;
+    method = head.substr(0, n + 1);
+  } else if (head.starts_with("GET ")) {
     method = "GET ";
   } else if (head.starts_with("HEAD ")) {
     method = "HEAD ";
-  } else if (std::string_view("GET ").starts_with(head) || std::string_view("HEAD ").starts_with(head)) {
+  } else if (std::string_view("GET ").starts_with(head) ||
+             std::string_view("HEAD ").starts_with(head)) {
     return HttpSniff::kNeedMore;  // too short to tell
   } else {
     return HttpSniff::kNotHttp;
@@ -104,7 +111,17 @@ void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in) {
 
 void ServeHttpConnection(io::Proactor* proactor, int fd) {
   InputBuffer in;
-  if (in.Read(proactor, fd, 0) > 0) ServeHttp(proactor, fd, &in);
+  HttpSniff sniff = HttpSniff::kNeedMore;
+  while (sniff == HttpSniff::kNeedMore && in.Read(proactor, fd, 0) > 0) {
+    sniff = SniffHttp({in.unparsed(), in.unparsed_size()}, /*any_method=*/true);
+  }
+  if (sniff == HttpSniff::kHttp) {
+    ServeHttp(proactor, fd, &in);
+  } else if (sniff == HttpSniff::kNotHttp) {
+    constexpr std::string_view kBadRequest =
+        "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    proactor->SendAll(fd, kBadRequest.data(), kBadRequest.size());
+  }
   close(fd);
 }
 

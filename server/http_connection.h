@@ -13,10 +13,11 @@ namespace shardis::server {
 
 enum class HttpSniff { kHttp, kNotHttp, kNeedMore };
 
-// Whether the first bytes a client sent are an HTTP request line: "GET " or "HEAD ", a target,
-// and " HTTP/1.x" before the end of the first line. Inline RESP ("GET key") has no such version,
-// so it stays RESP. kNeedMore while the line is incomplete and could still be one.
-HttpSniff SniffHttp(std::string_view head);
+// Whether the first bytes a client sent are an HTTP request line: "GET " or "HEAD " (any method
+// in upper case with any_method), a target, and " HTTP/1.x" before the end of the first line.
+// Inline RESP ("GET key") has no such version, so it stays RESP. kNeedMore while the line is
+// incomplete and could still be one.
+HttpSniff SniffHttp(std::string_view head, bool any_method = false);
 
 // Reads the rest of the request's head from fd (bytes already received are in `in`), replies and
 // returns; the caller closes the connection. Runs in the connection's fiber.

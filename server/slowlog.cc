@@ -66,6 +66,10 @@ std::vector<Entry> MergedLog() {
 }
 
 void SlowlogGet(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 3) {  // Redis' slowlogCommand takes at most a count
+    return ctx.rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
+                                     args[1].substr(0, 128), "'. Try SLOWLOG HELP."));
+  }
   int64_t count = 10;
   if (args.size() == 3) {
     if (!core::ParseInt64(args[2], &count) || count < -1) {
