@@ -91,8 +91,8 @@ void AssignCommandStatsIds(CommandRegistry* registry) {
   for (CommandSpec* spec : specs) {
     spec->stats_id = uint32_t(names.size());
     names.emplace_back(spec->name);
-    untimed.push_back(spec->name == "exec" ||
-                      absl::StrContains(core::Concat(" ", spec->acl_categories, " "), " blocking "));
+    const std::string categories = core::Concat(" ", spec->acl_categories, " ");
+    untimed.push_back(spec->name == "exec" || absl::StrContains(categories, " blocking "));
     if (spec->container != nullptr) {
       spec->sub_stats_base = uint32_t(names.size());
       for (const SubCommand& sub : spec->container->subs) {

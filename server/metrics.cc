@@ -213,7 +213,8 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
     uint64_t (*get)(const ThreadSample&);
   };
   static constexpr PerShard kPerShard[] = {
-      {"shard_keys", "gauge", "Keys held by a shard.", [](const ThreadSample& s) { return s.keys; }},
+      {"shard_keys", "gauge", "Keys held by a shard.",
+       [](const ThreadSample& s) { return s.keys; }},
       {"shard_memory_used_bytes", "gauge", "Bytes used by a shard's data.",
        [](const ThreadSample& s) { return uint64_t(s.used_memory); }},
       {"shard_connected_clients", "gauge", "Client connections living on a shard's thread.",

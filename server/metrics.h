@@ -1,7 +1,7 @@
 // The figures INFO and /metrics report, gathered by one function: one hop to every thread
 // (shard_set->AwaitAll), where each thread copies its own counters into its slot of the snapshot,
-// then a sum on the calling fiber. INFO (info.cc) and the Prometheus text (RenderPrometheus) are two
-// renderers of the same snapshot, so they never disagree.
+// then a sum on the calling fiber. INFO (info.cc) and the Prometheus text (RenderPrometheus) are
+// two renderers of the same snapshot, so they never disagree.
 #pragma once
 
 #include <array>

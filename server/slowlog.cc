@@ -109,7 +109,8 @@ void SlowlogHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr SubCommand kSlowlogSubs[] = {
-    {"get", -2, kAdminSub, "admin slow dangerous", "request_policy:all_nodes nondeterministic_output",
+    {"get", -2, kAdminSub, "admin slow dangerous",
+     "request_policy:all_nodes nondeterministic_output",
      "2.2.12", "Returns the slow log's entries.", SlowlogGet},
     {"len", 2, kAdminSub, "admin slow dangerous",
      "request_policy:all_nodes response_policy:agg_sum nondeterministic_output", "2.2.12",
@@ -117,8 +118,8 @@ constexpr SubCommand kSlowlogSubs[] = {
     {"reset", 2, kAdminSub, "admin slow dangerous",
      "request_policy:all_nodes response_policy:all_succeeded", "2.2.12",
      "Clears all entries from the slow log.", SlowlogReset},
-    {"help", 2, kLoading | kStale, "slow", "", "6.2.0", "Show helpful text about the different subcommands",
-     SlowlogHelp},
+    {"help", 2, kLoading | kStale, "slow", "", "6.2.0",
+     "Show helpful text about the different subcommands", SlowlogHelp},
 };
 
 constexpr Container kSlowlog = {"slowlog", kSlowlogSubs};

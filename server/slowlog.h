@@ -1,6 +1,7 @@
 // SLOWLOG: the commands that ran longer than --slowlog_log_slower_than microseconds. Each thread
-// keeps the entries of the commands it dispatched (newest first, at most --slowlog_max_len); SLOWLOG
-// GET merges them by id, which a process-wide counter hands out in the order the entries were made.
+// keeps the entries of the commands it dispatched (newest first, at most --slowlog_max_len);
+// SLOWLOG GET merges them by id, which a process-wide counter hands out in the order the entries
+// were made.
 #pragma once
 
 #include <atomic>
