@@ -78,6 +78,12 @@ struct CommandSpec {
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands, set by
   // RegisterContainer (subcommand.h), so that dispatch needs no lookup by name.
   const Container* container = nullptr;
+  // Index of the command's statistics (INFO commandstats), and of its first subcommand's for
+  // containers (the others follow in the container's order): set by AssignCommandStatsIds
+  // (command_stats.h) once every family is registered, so that counting a call is an array
+  // access, never a lookup by name.
+  uint32_t stats_id = 0;
+  uint32_t sub_stats_base = 0;
 };
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
@@ -112,6 +118,9 @@ class CommandRegistry {
   }
   const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all()
       const {
+    return specs_;
+  }
+  absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& mutable_all() {
     return specs_;
   }
 

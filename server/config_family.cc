@@ -10,6 +10,7 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "server/command_stats.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
@@ -101,6 +102,7 @@ void ConfigResetStat(ArgSlice, ConnContext& ctx) {
   shard::shard_set->AwaitAll([](Shard& s) {
     ServerThreadState::current().stats() = ThreadStats{};
     s.stats() = shard::ShardStats{};
+    ResetThreadCommandStats();  // commandstats, errorstats, latencystats
   });
   ctx.rb.Ok();
 }

@@ -29,6 +29,9 @@ DEFINE_int32(threads, 0,
 DEFINE_int32(memcached_port, 0,
              "TCP port for the memcached text protocol (keys shared with RESP database 0); "
              "0 = off");
+DEFINE_int32(admin_port, 0,
+             "TCP port that serves only HTTP (/metrics, /healthz) on --bind; 0 = off (the RESP "
+             "port answers HTTP requests too)");
 DEFINE_int32(shutdown_timeout_ms, 10000,
              "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
 
@@ -116,6 +119,16 @@ int Main(int argc, char** argv) {
     memcache_fds.push_back(*fd);
   }
 
+  std::vector<int> admin_fds;
+  for (unsigned i = 0; FLAGS_admin_port > 0 && i < threads; ++i) {
+    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_admin_port);
+    if (!fd.ok()) {
+      std::cerr << "shardis: " << fd.status().message() << "\n";
+      return 1;
+    }
+    admin_fds.push_back(*fd);
+  }
+
   io::ProactorPool pool(threads);
   if (absl::Status status = pool.Start(); !status.ok()) {
     ExplainIoUringFailure(status);
@@ -131,10 +144,17 @@ int Main(int argc, char** argv) {
       int mfd = memcache_fds[p->index()];
       p->Launch([p, mfd] { AcceptLoop(p, mfd, Protocol::kMemcache); });
     }
+    if (!admin_fds.empty()) {
+      int afd = admin_fds[p->index()];
+      p->Launch([p, afd] { AcceptLoop(p, afd, Protocol::kHttp); });
+    }
   });
   LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
   if (FLAGS_memcached_port > 0) {
     LOG(INFO) << "memcached protocol on " << FLAGS_bind << ":" << FLAGS_memcached_port;
+  }
+  if (FLAGS_admin_port > 0) {
+    LOG(INFO) << "HTTP (/metrics, /healthz) on " << FLAGS_bind << ":" << FLAGS_admin_port;
   }
 
   int sig = 0;

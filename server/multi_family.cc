@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "server/command_stats.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
@@ -62,6 +63,9 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
   for (const MultiState::Queued& q : queue) {
     args.assign(q.args.begin(), q.args.end());
     conn.last_command = q.spec->name;
+    // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
+    const size_t reply_at = ctx.rb.output()->size();
+    const uint64_t start = MonotonicNs();
     if (q.spec->on_shard != nullptr) {
       const uint64_t hash = core::HashBytes(args[1]);
       const unsigned sid = shard::shard_set->ShardOf(args[1], hash);
@@ -79,6 +83,8 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     } else {
       q.spec->on_conn(args, ctx);
     }
+    RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), MonotonicNs() - start,
+               IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
   }
   shard::Transaction::SetCurrentExec(nullptr);
 }
