@@ -108,14 +108,17 @@ void SlowlogHelp(ArgSlice, ConnContext& ctx) {
              "    Reset the slowlog."});
 }
 
+// Redis flags SLOWLOG's subcommands admin but not noscript (unlike CONFIG's).
+constexpr uint32_t kSlowlogSub = kAdmin | kLoading | kStale;
+
 constexpr SubCommand kSlowlogSubs[] = {
-    {"get", -2, kAdminSub, "admin slow dangerous",
+    {"get", -2, kSlowlogSub, "admin slow dangerous",
      "request_policy:all_nodes nondeterministic_output",
      "2.2.12", "Returns the slow log's entries.", SlowlogGet},
-    {"len", 2, kAdminSub, "admin slow dangerous",
+    {"len", 2, kSlowlogSub, "admin slow dangerous",
      "request_policy:all_nodes response_policy:agg_sum nondeterministic_output", "2.2.12",
      "Returns the number of entries in the slow log.", SlowlogLen},
-    {"reset", 2, kAdminSub, "admin slow dangerous",
+    {"reset", 2, kSlowlogSub, "admin slow dangerous",
      "request_policy:all_nodes response_policy:all_succeeded", "2.2.12",
      "Clears all entries from the slow log.", SlowlogReset},
     {"help", 2, kLoading | kStale, "slow", "", "6.2.0",
