@@ -118,8 +118,9 @@ uint32_t StatsIdOf(const CommandSpec& spec, ArgSlice args) {
   return StatsIdOf(spec, FindSub(*spec.container, args[1]));
 }
 
-void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ns, bool failed,
+void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks, bool failed,
                 ArgSlice args, const ConnectionState& conn) {
+  const uint64_t duration_ns = core::CycleClock::ToNs(duration_ticks);
   ThreadCommandStats& s = Local();
   CommandCounters& c = s.counters[stats_id];
   ++c.calls;

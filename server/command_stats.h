@@ -4,7 +4,6 @@
 // and a reader hops to every thread (shard_set->AwaitAll) to copy them, then sums the copies.
 #pragma once
 
-#include <time.h>
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cycle_clock.h"
 #include "core/latency_histogram.h"
 #include "server/command.h"
 
@@ -33,22 +33,19 @@ uint32_t StatsIdOf(const CommandSpec& spec, const SubCommand* sub);
 // (EXEC's queued commands) that did not resolve it at dispatch.
 uint32_t StatsIdOf(const CommandSpec& spec, ArgSlice args);
 
-// The clock that times commands: CLOCK_MONOTONIC (a vDSO read, no syscall), in nanoseconds.
-inline uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
+// The clock that times commands: core::CycleClock ticks (a TSC read); RecordCall converts the
+// difference of two readings to ns.
+inline uint64_t CommandClockNow() { return core::CycleClock::Now(); }
 
 // Whether the reply written at out[from..] is an error (RESP "-" or a RESP3 blob error "!").
 inline bool IsErrorReply(const std::string& out, size_t from) {
   return out.size() > from && (out[from] == '-' || out[from] == '!');
 }
 
-// On the thread that dispatched the command: it ran for duration_ns and replied an error when
-// `failed`. Also offers the call to SLOWLOG and to the latency monitor (args and client are read
+// On the thread that dispatched the command: it ran for duration_ticks (a difference of two
+// CommandClockNow()) and replied an error when `failed`. Also offers the call to SLOWLOG and to the latency monitor (args and client are read
 // only when the call is slow enough for either).
-void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ns, bool failed,
+void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks, bool failed,
                 ArgSlice args, const ConnectionState& conn);
 // A command refused before it ran (wrong arity, EXECABORT, NOAUTH, ...).
 void RecordRejected(uint32_t stats_id);

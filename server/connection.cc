@@ -355,7 +355,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       RemoteBatch& batch = batches_[cmd.shard];
       if (batch.items.empty()) pending_shards_.push_back(cmd.shard);
       batch.items.push_back(
-          {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, MonotonicNs()});
+          {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, CommandClockNow()});
       return;
     }
     shard::Shard& shard = *shard::Shard::current();
@@ -363,12 +363,12 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     if (txq.any_locks() && txq.Conflicts(state_.db, args[1], spec->flags & kWrite)) [[unlikely]] {
       // A transaction holds the key: wait for it, behind everything queued before us.
       FlushRemote();  // now every earlier reply is in out_ and no slot is in use
-      const uint64_t start = MonotonicNs();
+      const uint64_t start = CommandClockNow();
       RemoteItem item{spec, cmd.begin, cmd.count, 0, state_.db, state_.resp3, cmd.hash, start};
       if (slots_.empty()) slots_.emplace_back();
       slots_[0].clear();
       RunLockedItems(shard.id(), {&item, 1});
-      RecordCall(*spec, spec->stats_id, MonotonicNs() - start, IsErrorReply(slots_[0], 0), args,
+      RecordCall(*spec, spec->stats_id, CommandClockNow() - start, IsErrorReply(slots_[0], 0), args,
                  state_);
       out_.append(slots_[0]);
       return;
@@ -378,9 +378,9 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     rb_.set_output(target);
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
-    const uint64_t start = MonotonicNs();
+    const uint64_t start = CommandClockNow();
     RunShardCommand(*spec, args, ctx);
-    RecordCall(*spec, spec->stats_id, MonotonicNs() - start, IsErrorReply(*target, reply_at), args,
+    RecordCall(*spec, spec->stats_id, CommandClockNow() - start, IsErrorReply(*target, reply_at), args,
                state_);
     shard.ServeBlocked();
     return;
@@ -393,9 +393,9 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   rb_.set_resp3(state_.resp3);
   ConnContext ctx{state_, rb_};
   const size_t reply_at = out_.size();
-  const uint64_t start = MonotonicNs();
+  const uint64_t start = CommandClockNow();
   spec->on_conn(args, ctx);
-  RecordCall(*spec, StatsIdOf(*spec, sub), MonotonicNs() - start, IsErrorReply(out_, reply_at),
+  RecordCall(*spec, StatsIdOf(*spec, sub), CommandClockNow() - start, IsErrorReply(out_, reply_at),
              args, state_);
 }
 
@@ -417,11 +417,11 @@ void Connection::FlushRemote() {
   // A command that hopped to another shard is timed here, on the connection's thread, from its
   // dispatch to its reply being back (so its time includes the hop and the commands queued before
   // it in the batch); one clock read covers every reply of the flush.
-  const uint64_t done = MonotonicNs();
+  const uint64_t done = CommandClockNow();
   for (unsigned sid : pending_shards_) {
     RemoteBatch& batch = batches_[sid];
     for (const RemoteItem& item : batch.items) {
-      RecordCall(*item.spec, item.spec->stats_id, done - item.start_ns,
+      RecordCall(*item.spec, item.spec->stats_id, done - item.start_tick,
                  IsErrorReply(slots_[item.slot], 0),
                  ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
     }

@@ -48,7 +48,7 @@ class Connection final : public PushSink {
     int db;
     bool resp3;
     uint64_t hash;      // of args[1]
-    uint64_t start_ns;  // MonotonicNs() at dispatch, for the command's statistics
+    uint64_t start_tick;  // CommandClockNow() at dispatch, for the command's statistics
   };
   // A parsed command of the batch, resolved before any of them runs.
   struct Parsed {

@@ -65,7 +65,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     conn.last_command = q.spec->name;
     // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
     const size_t reply_at = ctx.rb.output()->size();
-    const uint64_t start = MonotonicNs();
+    const uint64_t start = CommandClockNow();
     if (q.spec->on_shard != nullptr) {
       const uint64_t hash = core::HashBytes(args[1]);
       const unsigned sid = shard::shard_set->ShardOf(args[1], hash);
@@ -83,7 +83,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     } else {
       q.spec->on_conn(args, ctx);
     }
-    RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), MonotonicNs() - start,
+    RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
                IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
   }
   shard::Transaction::SetCurrentExec(nullptr);
