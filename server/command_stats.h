@@ -43,8 +43,8 @@ inline bool IsErrorReply(const std::string& out, size_t from) {
 }
 
 // On the thread that dispatched the command: it ran for duration_ticks (a difference of two
-// CommandClockNow()) and replied an error when `failed`. Also offers the call to SLOWLOG and to the latency monitor (args and client are read
-// only when the call is slow enough for either).
+// CommandClockNow()) and replied an error when `failed`. Also offers the call to SLOWLOG and to
+// the latency monitor (args and client are read only when the call is slow enough for either).
 void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks, bool failed,
                 ArgSlice args, const ConnectionState& conn);
 // A command refused before it ran (wrong arity, EXECABORT, NOAUTH, ...).
