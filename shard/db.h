@@ -113,6 +113,7 @@ class Db {
   size_t expires_count() const { return expire_.size(); }
   // Keys removed because their deadline passed (lazily or by the active cycle), for INFO.
   uint64_t expired_keys() const { return expired_keys_; }
+  void ResetStats() { expired_keys_ = 0; }  // CONFIG RESETSTAT
   // Sum of the remaining TTLs of the keys with a TTL (INFO's avg_ttl), in ms. O(1): a running sum
   // of the deadlines is kept; saturates at INT64_MAX.
   int64_t SumTtlMs(int64_t now_ms) const;
