@@ -23,20 +23,25 @@ using shard::Shard;
 
 void ConfigGet(ArgSlice args, ConnContext& ctx) {
   const auto& params = Config().params();
-  std::vector<bool> matched(params.size(), false);
+  // The name each matched parameter is shown with: a pattern without glob characters is an exact
+  // (case-insensitive) name and Redis echoes it as the client wrote it; the first match wins.
+  std::vector<std::string_view> shown(params.size());
   size_t n = 0;
   for (size_t i = 2; i < args.size(); ++i) {
+    const bool exact = args[i].find_first_of("*?[\\") == std::string_view::npos;
     for (size_t j = 0; j < params.size(); ++j) {
-      if (!matched[j] && core::GlobMatch(args[i], params[j].name, /*nocase=*/true)) {
-        matched[j] = true;
+      if (!shown[j].empty()) continue;
+      if (exact ? core::EqualsIgnoreCase(args[i], params[j].name)
+                : core::GlobMatch(args[i], params[j].name, /*nocase=*/true)) {
+        shown[j] = exact ? args[i] : params[j].name;
         ++n;
       }
     }
   }
   ctx.rb.MapHeader(n);
   for (size_t j = 0; j < params.size(); ++j) {
-    if (!matched[j]) continue;
-    ctx.rb.Bulk(params[j].name);
+    if (shown[j].empty()) continue;
+    ctx.rb.Bulk(shown[j]);
     ctx.rb.Bulk(params[j].get());
   }
 }

@@ -40,7 +40,7 @@ void RegisterConfigParams(ConfigRegistry& r) {
       [] { return std::string(shard::EvictionPolicyName(MemoryLimit::policy())); },
       [](std::string_view v) { MemoryLimit::set_policy(*shard::ParseEvictionPolicy(v)); }));
   r.Add(MutableInt(
-      "maxmemory-samples", "", 1, 64, [] { return int64_t(MemoryLimit::samples()); },
+      "maxmemory-samples", "", 1, INT32_MAX, [] { return int64_t(MemoryLimit::samples()); },
       [](int64_t v) { MemoryLimit::set_samples(unsigned(v)); }));
 
   // --- Start-up flags, read-only at runtime.

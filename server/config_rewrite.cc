@@ -75,8 +75,9 @@ absl::Status RewriteConfigFile(const std::string& path) {
   }
   std::vector<std::string> out;
   std::set<std::string_view> written;
+  bool marked = false;  // as Redis: the marker of an earlier rewrite stays, and is not repeated
   for (const std::string& line : lines) {
-    if (line == kGeneratedMarker) continue;  // re-added below when needed
+    if (line == kGeneratedMarker) marked = true;
     const std::string name = DirectiveOf(line);
     const ConfigParam* p = name.empty() ? nullptr : Config().Find(name);
     if (p == nullptr || !p->is_mutable) {
@@ -86,7 +87,6 @@ absl::Status RewriteConfigFile(const std::string& path) {
     if (!written.insert(p->name).second) continue;  // a duplicate: the first one holds the value
     out.push_back(core::Concat(p->name, " ", ConfigFileValue(*p, p->get())));
   }
-  bool marked = false;
   for (const ConfigParam& p : Config().params()) {
     if (!p.is_mutable || written.contains(p.name)) continue;
     const std::string value = p.get();

@@ -111,7 +111,7 @@ int Main(int argc, char** argv) {
             << budget.affinity_cpus << " CPU(s), cgroup quota "
             << (budget.quota_cpus > 0 ? absl::StrCat(budget.quota_cpus) : "none")
             << (FLAGS_threads > 0 ? ", set by --threads)" : ")");
-  if (!config.maxmemory_set) {
+  if (config.maxmemory_source.empty()) {
     std::string why;
     const uint64_t derived = DeriveMaxMemory(io::CgroupMemoryLimit(), &why);
     gflags::SetCommandLineOption("maxmemory", absl::StrCat(derived).c_str());
@@ -123,9 +123,9 @@ int Main(int argc, char** argv) {
     std::cerr << "shardis: " << status.message() << "\n";
     return 1;
   }
-  if (config.maxmemory_set) {
+  if (!config.maxmemory_source.empty()) {
     LOG(INFO) << "maxmemory " << HumanBytes(shard::MemoryLimit::maxmemory()) << " (set by "
-              << "configuration)";
+              << config.maxmemory_source << ")";
   }
   LOG(INFO) << "maxmemory-policy " << shard::EvictionPolicyName(shard::MemoryLimit::policy());
   if (!config.config_file.empty()) LOG(INFO) << "config file " << config.config_file;

@@ -188,7 +188,7 @@ absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out) {
   }
   sources.erase("flagfile");
 
-  out->maxmemory_set = sources.contains("maxmemory");
+  if (auto it = sources.find("maxmemory"); it != sources.end()) out->maxmemory_source = it->second;
   for (const auto& [name, source] : sources) {
     std::string value;
     if (!gflags::GetCommandLineOption(name.c_str(), &value)) {

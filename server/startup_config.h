@@ -16,7 +16,7 @@ namespace shardis::server {
 struct StartupConfig {
   std::string config_file;  // absolute path, empty without one
   std::string summary;      // "name=value (source), ..." of every setting not at its default
-  bool maxmemory_set = false;  // --maxmemory came from somewhere (else derive it)
+  std::string maxmemory_source;  // where --maxmemory came from; empty: derive it
 };
 
 // Registers the CONFIG parameters, reads the config file and the environment, then parses the

@@ -86,6 +86,7 @@ void ShardSet::ExpiryLoop(Shard* shard) {
   Proactor* p = Proactor::current();
   while (!tl_stopping) {
     p->SleepFor(kExpiryPeriod);
+    if (tl_stopping) break;  // the shard is gone
     // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no writes.
     MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
