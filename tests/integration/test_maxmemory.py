@@ -3,10 +3,13 @@ keeping used memory near the limit, and CONFIG SET maxmemory at runtime."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
 import redis
+
+from conftest import free_port
 
 pytestmark = pytest.mark.shardis_only
 
@@ -179,3 +182,20 @@ def test_config_set_maxmemory_at_runtime(sh, server):
     for i in range(1000):
         sh.set(f"more:{i}", value)
     assert sh.info("stats")["evicted_keys"] == evicted
+
+
+def test_memcached_storage_over_maxmemory(server_factory):
+    # memcached's storage commands obey maxmemory too, with memcached's out-of-memory error.
+    mc_port = free_port()
+    srv = server_factory(threads=2, args=[f"--memcached_port={mc_port}", "--maxmemory=1"])
+    with socket.create_connection(("127.0.0.1", mc_port), timeout=5) as s:
+        s.sendall(b"set k 0 0 1\r\nv\r\nget k\r\n")
+        data = b""
+        while not data.endswith(b"END\r\n"):
+            data += s.recv(1024)
+        assert data == b"SERVER_ERROR out of memory storing object\r\nEND\r\n"
+    c = srv.client()
+    c.config_set("maxmemory", 0)
+    with socket.create_connection(("127.0.0.1", mc_port), timeout=5) as s:
+        s.sendall(b"set k 0 0 1\r\nv\r\n")
+        assert s.recv(1024) == b"STORED\r\n"
