@@ -13,6 +13,7 @@
 
 #include "core/reply_builder.h"
 #include "core/string_util.h"
+#include "shard/eviction.h"
 #include "shard/shard.h"
 
 namespace shardis::server {
@@ -92,6 +93,10 @@ struct CommandSpec {
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
+  // maxmemory (eviction.h): one relaxed load when no limit is set.
+  if ((spec.flags & kDenyOom) && shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
+    if (!shard::MakeRoomForWrite(ctx.shard, ctx.now_ms)) return ctx.rb.Error(shard::kOomError);
+  }
   ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags
   if (ctx.db.IsWatched(args[1])) [[unlikely]] return RunWatchedWrite(spec, args, ctx);
   spec.on_shard(args, ctx);

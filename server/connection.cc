@@ -267,6 +267,20 @@ std::string* Connection::NextReplyTarget(uint32_t* slot) {
   return &slots_[*slot];
 }
 
+namespace {
+
+// Redis' processCommand: the OOM check applies to kDenyOom commands and to every command queued
+// in MULTI except those that end or reset the transaction.
+bool NeedsMemoryAdmission(const CommandSpec& spec, bool in_multi) {
+  if (in_multi) {
+    return spec.name != "exec" && spec.name != "discard" && spec.name != "quit" &&
+           spec.name != "reset";
+  }
+  return (spec.flags & kDenyOom) && spec.on_conn != nullptr;
+}
+
+}  // namespace
+
 void Connection::PlanBatch() {
   const unsigned self = proactor_->index();
   unsigned local_keys = 0;
@@ -326,7 +340,15 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     if (sub == nullptr) {
       // Redis counts a wrong arity against the subcommand, an unknown one against nothing.
       const SubCommand* known = FindSub(*spec->container, args[1]);
-      return Reject(known != nullptr ? spec : nullptr, error, known);
+      return Reject(known != nullptr ? spec : nullptr, error, "ERR", known);
+    }
+  }
+  // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
+  // ones that run in the connection and, as in Redis, anything queued in MULTI.
+  if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
+    if (NeedsMemoryAdmission(*spec, state_.multi.active)) {
+      FlushRemote();  // admission may hop: what was queued before runs first
+      if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
     }
   }
   if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
@@ -483,7 +505,8 @@ void Connection::RemoteBatch::Done() {
   if (--conn->outstanding_ == 0 && conn->waiting_) context::active()->schedule(conn->fiber_);
 }
 
-void Connection::Reject(const CommandSpec* spec, std::string_view message, const SubCommand* sub) {
+void Connection::Reject(const CommandSpec* spec, std::string_view message, std::string_view code,
+                        const SubCommand* sub) {
   if (spec != nullptr) RecordRejected(StatsIdOf(*spec, sub));
   if (state_.multi.active) state_.multi.aborted = true;
   if (spec != nullptr && spec->name == "exec") {
@@ -498,7 +521,7 @@ void Connection::Reject(const CommandSpec* spec, std::string_view message, const
   uint32_t slot;
   rb_.set_output(NextReplyTarget(&slot));
   rb_.set_resp3(state_.resp3);
-  rb_.Error(core::Concat("ERR ", message));
+  rb_.Error(code.empty() ? std::string(message) : core::Concat(code, " ", message));
 }
 
 std::string Connection::UnknownCommandMessage(ArgSlice args) {

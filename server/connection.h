@@ -104,11 +104,11 @@ class Connection final : public PushSink {
   // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before
   // it.
   std::string* NextReplyTarget(uint32_t* slot);
-  // Replies "ERR <message>" for a command refused before it runs (unknown, wrong arity, not
-  // allowed while subscribed), with Redis' MULTI rules: the transaction is flagged to abort, and
-  // a refused EXEC aborts it now with EXECABORT.
-  // The refusal counts in the command's (or `sub`'s) rejected_calls.
-  void Reject(const CommandSpec* spec, std::string_view message,
+  // Replies "<code> <message>" (code "": message is the whole error, e.g. OOM's) for a command
+  // refused before it runs (unknown, wrong arity, not allowed while subscribed, over maxmemory),
+  // with Redis' MULTI rules: the transaction is flagged to abort, and a refused EXEC aborts it now
+  // with EXECABORT. The refusal counts in the command's (or `sub`'s) rejected_calls.
+  void Reject(const CommandSpec* spec, std::string_view message, std::string_view code = "ERR",
               const SubCommand* sub = nullptr);
   static std::string UnknownCommandMessage(ArgSlice args);
 

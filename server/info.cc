@@ -20,6 +20,7 @@
 #include "server/command_stats.h"
 #include "server/metrics.h"
 #include "server/server_state.h"
+#include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -206,9 +207,10 @@ std::string BuildInfo(unsigned sections) {
     field("used_memory_peak_perc", perc);
     field("total_system_memory", total_mem);
     field("total_system_memory_human", BytesToHuman(total_mem));
-    field("maxmemory", m.maxmemory);
-    field("maxmemory_human", BytesToHuman(m.maxmemory));
-    field("maxmemory_policy", "noeviction");
+    const uint64_t maxmemory = shard::MemoryLimit::maxmemory();
+    field("maxmemory", maxmemory);
+    field("maxmemory_human", BytesToHuman(maxmemory));
+    field("maxmemory_policy", shard::EvictionPolicyName(shard::MemoryLimit::policy()));
     field("mem_fragmentation_ratio", frag);
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
     field("lazyfree_pending_objects", 0);

@@ -7,6 +7,7 @@
 
 #include "core/string_util.h"
 #include "shard/db.h"
+#include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -17,6 +18,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
   MetricsSnapshot m;
   m.uptime_s = (shard::NowMs() - Info().start_ms) / 1000;
   m.rss = ResidentBytes(0);
+  m.maxmemory = shard::MemoryLimit::maxmemory();
   if (parts & kGatherThreads) {
     const bool with_ttls = parts & kGatherTtls;
     m.threads.resize(shard::shard_set->size());

@@ -37,7 +37,7 @@ struct MetricsSnapshot {
   std::vector<ThreadSample> threads;  // by shard id
   ThreadSample total;                 // the sum (queued_tasks and io summed too)
   CommandStatsSnapshot commands;      // only with kGatherCommands
-  uint64_t maxmemory = 0;             // the memory limit in bytes; 0 = none
+  uint64_t maxmemory = 0;             // the memory limit in bytes (--maxmemory); 0 = none
   size_t rss = 0;                     // resident set size of the process, bytes
   int64_t uptime_s = 0;
 };

@@ -157,3 +157,23 @@ def test_latency_doctor_disabled_matches_redis(server, redis_server):
     with RespConn(server.port) as a, RespConn(redis_server.port) as b:
         assert a.call("LATENCY", "DOCTOR") == b.call("LATENCY", "DOCTOR")
         assert a.call("LATENCY", "LATEST") == b.call("LATENCY", "LATEST") == []
+
+
+def test_config_set_changes_thresholds_at_runtime(server_factory):
+    srv = server_factory(threads=2)
+    with RespConn(srv.port) as c:
+        assert c.call("CONFIG", "GET", "slowlog-*") == \
+            [b"slowlog-log-slower-than", b"10000", b"slowlog-max-len", b"128"]
+        c.call("SLOWLOG", "RESET")
+        c.call("SET", "fast", "1")
+        assert c.call("SLOWLOG", "LEN") == 0
+        assert c.call("CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "3") \
+            == b"OK"
+        for i in range(5):
+            c.call("SET", f"k{i}", "v")
+        assert c.call("SLOWLOG", "LEN") == 3
+        assert c.call("CONFIG", "SET", "latency-monitor-threshold", "5") == b"OK"
+        assert c.call("CONFIG", "GET", "latency-monitor-threshold") == \
+            [b"latency-monitor-threshold", b"5"]
+        err = c.call("CONFIG", "SET", "slowlog-max-len", "-1")
+        assert isinstance(err, Error) and b"argument must be between 0 and" in err
