@@ -109,6 +109,8 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterMultiFamily(r);
   RegisterBlockingFamily(r);
   RegisterPubSubFamily(r);
+  RegisterAuthFamily(r);
+  RegisterMonitorCommand(r);
 }
 
 }  // namespace shardis::server

@@ -17,6 +17,7 @@
 #include "core/string_util.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
+#include "server/monitor.h"
 #include "shard/transaction.h"
 
 namespace shardis::server {
@@ -79,6 +80,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     } else {
       q.spec->on_conn(args, ctx);
     }
+    if (MonitorsActive()) [[unlikely]] FeedMonitors(conn, args);
   }
   shard::Transaction::SetCurrentExec(nullptr);
 }
