@@ -50,6 +50,7 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
   poll_.client = this;
   proactor->PollAsync(ctx_.conn.fd, POLLRDHUP, &poll_);
   ++ServerThreadState::current().stats().blocked_clients;
+  ctx_.conn.blocked = true;
   bool served = false;
   for (;;) {
     if (woken_) {
@@ -62,6 +63,7 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
     Sleep(expired || poll_.fired ? 0 : deadline_ms);
   }
   --ServerThreadState::current().stats().blocked_clients;
+  ctx_.conn.blocked = false;
   woken_ = false;
   if (!poll_.done) proactor->CancelOp(&poll_);
   while (!poll_.done) Sleep(0);

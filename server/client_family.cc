@@ -1,9 +1,12 @@
-// CLIENT ID / GETNAME / SETNAME / INFO / LIST / SETINFO / NO-EVICT / NO-TOUCH / GETREDIR / HELP.
+// CLIENT ID / GETNAME / SETNAME / INFO / LIST / KILL / PAUSE / UNPAUSE / REPLY / SETINFO /
+// NO-EVICT / NO-TOUCH / GETREDIR / HELP.
 //
-// CLIENT LIST gathers the clients with one hop to every thread: each thread formats the lines of
-// its own connections into its slot of a vector the calling fiber owns.
+// CLIENT LIST and CLIENT KILL reach every client with one hop to every thread: each thread formats
+// (or closes) its own connections, writing into its slot of a vector the calling fiber owns. A
+// killed connection is closed by its own thread (PushSink::Kill), so nothing is shared.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +14,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/client_pause.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/server_state.h"
@@ -31,17 +35,57 @@ bool ValidClientAttr(std::string_view s) {
   return true;
 }
 
-// One CLIENT LIST / CLIENT INFO line, with Redis 7's fields (the buffer figures are not tracked).
-// Call on the client's own thread.
+// CLIENT LIST's flags letters, as Redis' catClientInfoString (those that apply here).
+std::string ClientFlags(const ConnectionState& c) {
+  std::string f;
+  if (c.monitor) f.push_back('O');
+  if (c.pubsub.count() > 0) f.push_back('P');
+  if (c.multi.active) f.push_back('x');
+  if (c.blocked) f.push_back('b');
+  if (c.close_after_reply) f.push_back('c');
+  if (c.killed) f.push_back('A');
+  if (c.no_evict) f.push_back('e');
+  if (c.no_touch) f.push_back('T');
+  if (f.empty()) f.push_back('N');
+  return f;
+}
+
+// One CLIENT LIST / CLIENT INFO line, with Redis 7's fields (the input buffer figures are not
+// tracked; omem is what waits to be pushed). Call on the client's own thread.
 void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms) {
+  const size_t omem = c.push != nullptr ? c.push->PendingPushBytes() : 0;
   core::Append(out, "id=", c.id, " addr=", c.addr, " laddr=", c.laddr, " fd=", c.fd,
                " name=", c.name, " age=", (now_ms - c.created_ms) / 1000,
-               " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=N db=", c.db,
-               " sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0");
-  core::Append(out, " rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=",
+               " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", ClientFlags(c),
+               " db=", c.db, " sub=", c.pubsub.channels.size(),
+               " psub=", c.pubsub.patterns.size(), " ssub=0 multi=",
+               c.multi.active ? int64_t(c.multi.queue.size()) : int64_t(-1));
+  core::Append(out, " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=",
+               omem, " tot-mem=", omem, " events=r cmd=",
                c.last_command.empty() ? std::string_view("NULL") : c.last_command,
                " user=default redir=-1 resp=", c.resp3 ? 3 : 2, " lib-name=", c.lib_name,
                " lib-ver=", c.lib_ver, "\n");
+}
+
+// Redis' client types (getClientType): a monitor counts as normal.
+enum class ClientType { kNormal, kPubSub, kOther };
+
+bool ParseClientType(std::string_view s, ClientType* type) {
+  if (core::EqualsIgnoreCase(s, "normal")) {
+    *type = ClientType::kNormal;
+  } else if (core::EqualsIgnoreCase(s, "pubsub")) {
+    *type = ClientType::kPubSub;
+  } else if (core::EqualsIgnoreCase(s, "master") || core::EqualsIgnoreCase(s, "replica") ||
+             core::EqualsIgnoreCase(s, "slave")) {
+    *type = ClientType::kOther;  // no client has it here
+  } else {
+    return false;
+  }
+  return true;
+}
+
+ClientType TypeOf(const ConnectionState& c) {
+  return c.pubsub.count() > 0 ? ClientType::kPubSub : ClientType::kNormal;
 }
 
 void ReplyText(core::ReplyBuilder& rb, std::string_view text) {
@@ -76,16 +120,14 @@ void ClientInfo(ArgSlice, ConnContext& ctx) {
 // CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID id [id ...]]
 void ClientList(ArgSlice args, ConnContext& ctx) {
   // As Redis 7.0: either one TYPE filter or one ID list, not both.
-  bool none = false;  // a type no client has here (master, replica, pubsub)
+  std::optional<ClientType> type;
   std::vector<int64_t> ids;
   if (args.size() == 4 && core::EqualsIgnoreCase(args[2], "type")) {
-    std::string_view type = args[3];
-    if (core::EqualsIgnoreCase(type, "master") || core::EqualsIgnoreCase(type, "replica") ||
-        core::EqualsIgnoreCase(type, "slave") || core::EqualsIgnoreCase(type, "pubsub")) {
-      none = true;
-    } else if (!core::EqualsIgnoreCase(type, "normal")) {
-      return ctx.rb.Error(core::Concat("ERR Unknown client type '", type, "'"));
+    ClientType t;
+    if (!ParseClientType(args[3], &t)) {
+      return ctx.rb.Error(core::Concat("ERR Unknown client type '", args[3], "'"));
     }
+    type = t;
   } else if (args.size() >= 4 && core::EqualsIgnoreCase(args[2], "id")) {
     for (size_t i = 3; i < args.size(); ++i) {
       int64_t id;
@@ -95,7 +137,6 @@ void ClientList(ArgSlice args, ConnContext& ctx) {
   } else if (args.size() != 2) {
     return ctx.rb.Error(kSyntaxErr);
   }
-  if (none) return ReplyText(ctx.rb, "");
 
   // Every thread formats its own clients; the lines are then ordered by id, like Redis' list.
   std::vector<std::vector<std::pair<uint64_t, std::string>>> per_thread(shard::shard_set->size());
@@ -104,6 +145,7 @@ void ClientList(ArgSlice args, ConnContext& ctx) {
     const int64_t now = shard::NowMs();
     for (const ConnectionState* c : ServerThreadState::current().connections()) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), int64_t(c->id)) == ids.end()) continue;
+      if (type && TypeOf(*c) != *type) continue;
       std::string line;
       AppendClientLine(&line, *c, now);
       out.emplace_back(c->id, std::move(line));
@@ -118,6 +160,138 @@ void ClientList(ArgSlice args, ConnContext& ctx) {
   std::string text;
   for (const auto& l : lines) text += l.second;
   ReplyText(ctx.rb, text);
+}
+
+// Which clients CLIENT KILL closes.
+struct KillFilter {
+  std::optional<uint64_t> id;
+  std::optional<std::string> addr, laddr;
+  std::optional<ClientType> type;
+  std::optional<int64_t> max_age_s;
+  bool user_none = false;  // USER of a user that does not exist: matches nobody
+  bool skip_me = true;
+
+  bool Matches(const ConnectionState& c, const ConnectionState& me, int64_t now_ms) const {
+    if (skip_me && &c == &me) return false;
+    if (id && c.id != *id) return false;
+    if (addr && c.addr != *addr) return false;
+    if (laddr && c.laddr != *laddr) return false;
+    if (type && TypeOf(c) != *type) return false;
+    if (max_age_s && (now_ms - c.created_ms) / 1000 < *max_age_s) return false;
+    return !user_none;
+  }
+};
+
+// Closes the matching clients on every thread (each thread closes its own); returns how many.
+// The caller itself, when it matches, closes after its reply.
+size_t KillClients(const KillFilter& filter, ConnContext& ctx) {
+  std::vector<size_t> killed(shard::shard_set->size(), 0);
+  ConnectionState& me = ctx.conn;
+  shard::shard_set->AwaitAll([&](Shard& s) {
+    const int64_t now = shard::NowMs();
+    for (ConnectionState* c : ServerThreadState::current().connections()) {
+      if (c->killed || !filter.Matches(*c, me, now)) continue;
+      ++killed[s.id()];
+      if (c == &me) {
+        me.close_after_reply = true;  // the caller's own thread: this lambda runs inline there
+      } else {
+        c->push->Kill();
+      }
+    }
+  });
+  size_t total = 0;
+  for (size_t n : killed) total += n;
+  return total;
+}
+
+// CLIENT KILL ip:port | CLIENT KILL <filter> <value> ... (ID, ADDR, LADDR, TYPE, USER, SKIPME,
+// MAXAGE).
+void ClientKill(ArgSlice args, ConnContext& ctx) {
+  KillFilter filter;
+  if (args.size() == 3) {
+    // The old form: one address, the caller included; +OK or an error.
+    filter.addr = std::string(args[2]);
+    filter.skip_me = false;
+    if (KillClients(filter, ctx) == 0) return ctx.rb.Error("ERR No such client");
+    return ctx.rb.Ok();
+  }
+  if (args.size() % 2 != 0) return ctx.rb.Error(kSyntaxErr);
+  for (size_t i = 2; i < args.size(); i += 2) {
+    std::string_view opt = args[i], value = args[i + 1];
+    if (core::EqualsIgnoreCase(opt, "id")) {
+      int64_t id;
+      if (!core::ParseInt64(value, &id) || id <= 0) {
+        return ctx.rb.Error("ERR client-id should be greater than 0");
+      }
+      filter.id = uint64_t(id);
+    } else if (core::EqualsIgnoreCase(opt, "addr")) {
+      filter.addr = std::string(value);
+    } else if (core::EqualsIgnoreCase(opt, "laddr")) {
+      filter.laddr = std::string(value);
+    } else if (core::EqualsIgnoreCase(opt, "type")) {
+      ClientType t;
+      if (!ParseClientType(value, &t)) {
+        return ctx.rb.Error(core::Concat("ERR Unknown client type '", value, "'"));
+      }
+      filter.type = t;
+    } else if (core::EqualsIgnoreCase(opt, "user")) {
+      if (value != "default") return ctx.rb.Error(core::Concat("ERR No such user '", value, "'"));
+    } else if (core::EqualsIgnoreCase(opt, "skipme")) {
+      if (core::EqualsIgnoreCase(value, "yes")) {
+        filter.skip_me = true;
+      } else if (core::EqualsIgnoreCase(value, "no")) {
+        filter.skip_me = false;
+      } else {
+        return ctx.rb.Error(kSyntaxErr);
+      }
+    } else if (core::EqualsIgnoreCase(opt, "maxage")) {
+      int64_t age;
+      if (!core::ParseInt64(value, &age)) return ctx.rb.Error(kNotIntegerErr);
+      filter.max_age_s = age;
+    } else {
+      return ctx.rb.Error(kSyntaxErr);
+    }
+  }
+  ctx.rb.Integer(int64_t(KillClients(filter, ctx)));
+}
+
+// CLIENT PAUSE timeout [WRITE|ALL]
+void ClientPause(ArgSlice args, ConnContext& ctx) {
+  PauseType type = PauseType::kAll;
+  if (args.size() == 4) {
+    if (core::EqualsIgnoreCase(args[3], "write")) {
+      type = PauseType::kWrite;
+    } else if (!core::EqualsIgnoreCase(args[3], "all")) {
+      return ctx.rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+    }
+  }
+  int64_t ms;
+  if (!core::ParseInt64(args[2], &ms)) {
+    return ctx.rb.Error("ERR timeout is not an integer or out of range");
+  }
+  if (ms < 0) return ctx.rb.Error("ERR timeout is negative");
+  if (ms > 0) PauseClients(shard::NowMs() + ms, type);
+  ctx.rb.Ok();
+}
+
+void ClientUnpause(ArgSlice, ConnContext& ctx) {
+  UnpauseClients();
+  ctx.rb.Ok();
+}
+
+// CLIENT REPLY ON|OFF|SKIP: OFF and SKIP reply nothing themselves.
+void ClientReply(ArgSlice args, ConnContext& ctx) {
+  if (core::EqualsIgnoreCase(args[2], "on")) {
+    ctx.conn.reply_off = false;
+    ctx.conn.reply_skip_next = false;
+    ctx.rb.Ok();
+  } else if (core::EqualsIgnoreCase(args[2], "off")) {
+    ctx.conn.reply_off = true;
+  } else if (core::EqualsIgnoreCase(args[2], "skip")) {
+    if (!ctx.conn.reply_off) ctx.conn.reply_skip_next = true;
+  } else {
+    ctx.rb.Error(kSyntaxErr);
+  }
 }
 
 // CLIENT SETINFO LIB-NAME name | LIB-VER version (Redis 7.2; clients send it on connect).
@@ -139,9 +313,15 @@ void ClientSetInfo(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
-// CLIENT NO-EVICT / NO-TOUCH ON|OFF: accepted; nothing is evicted and LRU is not tracked yet.
+// CLIENT NO-EVICT / NO-TOUCH ON|OFF: stored and shown in CLIENT LIST's flags (client eviction
+// and LRU tracking do not exist yet, so nothing else reads them).
+template <bool ConnectionState::*kFlag>
 void ClientOnOff(ArgSlice args, ConnContext& ctx) {
-  if (!core::EqualsIgnoreCase(args[2], "on") && !core::EqualsIgnoreCase(args[2], "off")) {
+  if (core::EqualsIgnoreCase(args[2], "on")) {
+    ctx.conn.*kFlag = true;
+  } else if (core::EqualsIgnoreCase(args[2], "off")) {
+    ctx.conn.*kFlag = false;
+  } else {
     return ctx.rb.Error(kSyntaxErr);
   }
   ctx.rb.Ok();
@@ -160,7 +340,23 @@ void ClientHelp(ArgSlice, ConnContext& ctx) {
              "    Assign a name to the current connection.", "SETINFO (LIB-NAME|LIB-VER) <value>",
              "    Record the client library's name or version.", "NO-EVICT (ON|OFF)",
              "    Protect the current connection from eviction.", "NO-TOUCH (ON|OFF)",
-             "    Do not alter the last access time of keys this connection reads."});
+             "    Do not alter the last access time of keys this connection reads.",
+             "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+             "KILL <option> <value> [<option> <value> [...]]",
+             "    Kill connections. Options are:",
+             "    * ADDR (<ip:port>|<unixsocket>:0)",
+             "      Kill connections made from the specified address",
+             "    * LADDR (<ip:port>|<unixsocket>:0)",
+             "      Kill connections made to specified local address",
+             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+             "    * USER <username>", "      Kill connections authenticated by <username>.",
+             "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+             "    * ID <client-id>", "      Kill connections by client id.",
+             "    * MAXAGE <maxage>", "      Kill connections older than the specified age.",
+             "PAUSE <timeout> [WRITE|ALL]",
+             "    Suspend all, or just write, clients for <timeout> milliseconds.",
+             "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection."});
 }
 
 constexpr uint32_t kConnSub = kNoScript | kLoading | kStale;
@@ -180,11 +376,20 @@ constexpr SubCommand kClientSubs[] = {
     {"list", -2, kAdminSub, kAdminConnAcl, "nondeterministic_output", "2.4.0",
      "Lists open connections.", ClientList},
     {"no-evict", 3, kAdminSub, kAdminConnAcl, "", "7.0.0",
-     "Sets the client eviction mode of the connection.", ClientOnOff},
+     "Sets the client eviction mode of the connection.", ClientOnOff<&ConnectionState::no_evict>},
     {"no-touch", 3, kConnSub, "slow connection", "", "7.2.0",
-     "Controls whether the connection's commands alter the last access time of keys.", ClientOnOff},
+     "Controls whether the connection's commands alter the last access time of keys.",
+     ClientOnOff<&ConnectionState::no_touch>},
     {"getredir", 2, kConnSub, "slow connection", "", "6.0.0",
      "Returns the client ID tracking notifications are redirected to.", ClientGetRedir},
+    {"kill", -3, kAdminSub, kAdminConnAcl, "", "2.4.0", "Terminates open connections.",
+     ClientKill},
+    {"pause", -3, kAdminSub, kAdminConnAcl, "", "3.0.0", "Suspends commands processing.",
+     ClientPause},
+    {"unpause", 2, kAdminSub, kAdminConnAcl, "", "6.2.0",
+     "Resumes processing commands from paused clients.", ClientUnpause},
+    {"reply", 3, kConnSub, "slow connection", "", "3.2.0",
+     "Instructs the server whether to reply to commands.", ClientReply},
     {"help", 2, kLoading | kStale, "slow connection", "", "5.0.0",
      "Returns helpful text about subcommands.", ClientHelp},
 };

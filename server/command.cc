@@ -114,6 +114,8 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterPubSubFamily(r);
   RegisterSlowlogFamily(r);
   RegisterLatencyFamily(r);
+  RegisterAuthFamily(r);
+  RegisterMonitorCommand(r);
   AssignCommandStatsIds(r);  // last: every command and container is known
 }
 

@@ -160,6 +160,8 @@ void RegisterConnectionFamily(CommandRegistry* registry);
 void RegisterMultiFamily(CommandRegistry* registry);
 void RegisterBlockingFamily(CommandRegistry* registry);
 void RegisterPubSubFamily(CommandRegistry* registry);
+void RegisterAuthFamily(CommandRegistry* registry);
+void RegisterMonitorCommand(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "core/string_util.h"
+#include "server/admission.h"
+#include "server/auth.h"
 #include "server/config_registry.h"
 #include "server/latency_monitor.h"
 #include "server/slowlog.h"
@@ -55,6 +57,16 @@ void RegisterConfigParams(ConfigRegistry& r) {
       "latency-monitor-threshold", "latency_monitor_threshold", 0, INT64_MAX,
       [] { return LatencyMonitorThreshold(); }, [](int64_t v) { SetLatencyMonitorThreshold(v); }));
 
+  r.Add(MutableString(
+      "requirepass", "requirepass", [] { return RequirePass(); },
+      [](std::string_view v) { SetRequirePass(v); }));
+  r.Add(MutableInt(
+      "maxclients", "maxclients", 1, INT64_MAX, [] { return int64_t(MaxClients()); },
+      [](int64_t v) { SetMaxClients(size_t(v)); }));
+  r.Add(MutableBool(
+      "protected-mode", "protected_mode", [] { return ProtectedMode(); },
+      [](bool v) { SetProtectedMode(v); }));
+
   // --- Start-up flags, read-only at runtime.
   r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
   r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
@@ -80,11 +92,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("tcp-keepalive", "300"));
   r.Add(ReadOnly("timeout", "0"));
 
-  // --- Owned by other modules, wired at merge (one line each, replacing these placeholders):
-  //   clients/auth: requirepass, maxclients, protected-mode.
-  r.Add(ReadOnly("requirepass", ""));
-  r.Add(ReadOnly("maxclients", "10000"));
-  r.Add(ReadOnly("protected-mode", "no"));
 }
 
 }  // namespace shardis::server

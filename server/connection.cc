@@ -11,8 +11,11 @@
 
 #include <boost/fiber/context.hpp>
 
+#include "server/auth.h"
+#include "server/client_pause.h"
 #include "server/command_stats.h"
 #include "server/http_connection.h"
+#include "server/monitor.h"
 #include "server/multi_family.h"
 #include "server/pubsub.h"
 #include "server/server_state.h"
@@ -73,6 +76,7 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   send_op_.conn = this;
   state_.push = this;
+  state_.authenticated = !AuthRequired();
   batches_.resize(shard::shard_set->size());
   for (unsigned i = 0; i < batches_.size(); ++i) {
     batches_[i].conn = this;
@@ -107,6 +111,7 @@ void Connection::Run() {
   // Nothing of this client may stay registered with its thread or the shards.
   closing_ = true;
   UnsubscribeAll(state_);
+  StopMonitoring(state_);
   // The buffer of a send in flight must outlive it, and the fd must stay open until it ends.
   WaitSendDone();
   UnwatchAll(state_);
@@ -114,17 +119,25 @@ void Connection::Run() {
 
 void Connection::Push(std::string_view bytes) {
   if (closing_) return;
-  if (push_out_.size() + bytes.size() > FLAGS_pubsub_output_limit) {
+  const size_t limit = state_.monitor ? MonitorOutputLimit() : FLAGS_pubsub_output_limit;
+  if (push_out_.size() + bytes.size() > limit) {
     // Too slow a reader: drop it. The fiber's recv (and any send) fails, and it cleans up.
     LOG_EVERY_N(INFO, 100) << "client " << state_.addr
-                           << " closed for overcoming of output buffer limits (pubsub)";
-    closing_ = true;
-    push_out_.clear();
-    ::shutdown(state_.fd, SHUT_RDWR);
+                           << " closed for overcoming of output buffer limits ("
+                           << (state_.monitor ? "monitor" : "pubsub") << ")";
+    Kill();
     return;
   }
   push_out_.append(bytes);
   MaybeSendPushes();
+}
+
+void Connection::Kill() {
+  if (closing_) return;
+  closing_ = true;
+  state_.killed = true;
+  push_out_.clear();
+  ::shutdown(state_.fd, SHUT_RDWR);
 }
 
 void Connection::MaybeSendPushes() {
@@ -227,13 +240,22 @@ bool Connection::ProcessInput() {
   const int64_t now_ms = shard::NowMs();
   state_.last_interaction_ms = now_ms;
   for (const Parsed& p : parsed) {
-    Dispatch(p, now_ms);
-    if (state_.close_after_reply) {
+    if (state_.replies_altered()) [[unlikely]] {
+      DispatchSilenced(p, now_ms);
+    } else {
+      Dispatch(p, now_ms);
+    }
+    if (feed_monitors_) [[unlikely]] {
+      feed_monitors_ = false;
+      FeedMonitors(state_, ArgSlice(args_.data() + p.begin, p.count));
+    }
+    if (state_.close_after_reply || state_.killed) [[unlikely]] {
       keep_open = false;
       break;
     }
   }
   FlushRemote();
+  FlushMonitorFeed();
   if (!protocol_error.empty()) {
     ++ServerThreadState::current().stats().protocol_errors;
     rb_.set_output(&out_);
@@ -343,6 +365,9 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       return Reject(known != nullptr ? spec : nullptr, error, "ERR", known);
     }
   }
+  if (!state_.authenticated && AuthRequired() && !(spec->flags & kNoAuth)) [[unlikely]] {
+    return Reject(spec, "Authentication required.", "NOAUTH");
+  }
   // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
   // ones that run in the connection and, as in Redis, anything queued in MULTI.
   if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
@@ -359,7 +384,16 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
                                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
                                      "RESET are allowed in this context"));
   }
-  state_.last_command = spec->name;
+  if (PauseMaybeActive()) [[unlikely]] {
+    // CLIENT PAUSE: what came before runs first; this one waits (or dies with the client).
+    FlushRemote();
+    if (!WaitWhilePaused(state_, *spec)) return;
+  }
+  if (sub == nullptr) [[likely]] {
+    state_.last_command = spec->name;
+  } else {
+    state_.last_command = core::Concat(spec->name, "|", sub->name);
+  }
   if (state_.multi.active) [[unlikely]] {
     FlushRemote();
     rb_.set_output(&out_);
@@ -367,6 +401,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     ConnContext ctx{state_, rb_};
     if (QueueInMulti(spec, args, ctx)) return;
   }
+  feed_monitors_ = MonitorsActive();
 
   if (spec->on_shard != nullptr) {
     if (cmd.shard != proactor_->index()) {
@@ -419,6 +454,18 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   spec->on_conn(args, ctx);
   RecordCall(*spec, StatsIdOf(*spec, sub), CommandClockNow() - start, IsErrorReply(out_, reply_at),
              args, state_);
+}
+
+void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
+  // Everything before this command is in out_ after the first flush; after the second, its reply
+  // is exactly what follows the mark (an OFF that CLIENT REPLY ON ends keeps ON's +OK).
+  const bool skip = state_.reply_skip_next;
+  state_.reply_skip_next = false;
+  FlushRemote();
+  const size_t mark = out_.size();
+  Dispatch(cmd, now_ms);
+  FlushRemote();
+  if (skip || state_.reply_off) out_.resize(mark);
 }
 
 void Connection::FlushRemote() {
@@ -516,7 +563,8 @@ void Connection::Reject(const CommandSpec* spec, std::string_view message, std::
     UnwatchAll(state_);
     rb_.set_output(&out_);
     rb_.set_resp3(state_.resp3);
-    return rb_.Error(core::Concat("EXECABORT Transaction discarded because of: ", message));
+    return rb_.Error(core::Concat("EXECABORT Transaction discarded because of: ",
+                                  code == "ERR" ? "" : code, code == "ERR" ? "" : " ", message));
   }
   uint32_t slot;
   rb_.set_output(NextReplyTarget(&slot));

@@ -37,6 +37,8 @@ class Connection final : public PushSink {
   // connection is idle. A client that lets more than --pubsub_output_limit bytes pile up is
   // disconnected, as Redis does with client-output-buffer-limit pubsub.
   void Push(std::string_view bytes) override;
+  size_t PendingPushBytes() const override { return push_out_.size(); }
+  void Kill() override;
 
  private:
   // A command the batch sends to another shard, with everything the owner needs to run it.
@@ -96,6 +98,8 @@ class Connection final : public PushSink {
   // the local keys, so that their cache misses overlap instead of queueing one by one.
   void PlanBatch();
   void Dispatch(const Parsed& cmd, int64_t now_ms);
+  // Dispatch for a client under CLIENT REPLY OFF/SKIP: the command's reply is dropped.
+  void DispatchSilenced(const Parsed& cmd, int64_t now_ms);
   // Sends the pending remote batches, waits for them and appends their replies in order.
   void FlushRemote();
   // Runs commands whose keys a transaction holds, in order, as one transaction of their own on
@@ -128,6 +132,7 @@ class Connection final : public PushSink {
   std::string push_out_;                // pushed messages waiting for the send path
   bool batch_active_ = false;           // ProcessInput owns out_ and the send path
   bool closing_ = false;                // no more pushes: the connection is going away
+  bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs
   size_t send_offset_ = 0;
   bool send_in_flight_ = false;
   bool waiting_send_ = false;  // the fiber is suspended in WaitSendDone

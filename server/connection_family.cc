@@ -5,8 +5,10 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/auth.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/monitor.h"
 #include "server/multi_family.h"
 #include "server/pubsub.h"
 #include "shard/shard.h"
@@ -56,10 +58,12 @@ void Hello(ArgSlice args, ConnContext& ctx) {
   }
   std::string_view new_name;
   bool set_name = false;
+  const std::string_view* auth = nullptr;  // user, password
   for (; i < args.size(); ++i) {
     size_t more = args.size() - i - 1;
     if (core::EqualsIgnoreCase(args[i], "AUTH") && more >= 2) {
-      i += 2;  // No password is configured: every user/password pair is accepted, as in Redis.
+      auth = &args[i + 1];
+      i += 2;
     } else if (core::EqualsIgnoreCase(args[i], "SETNAME") && more >= 1) {
       new_name = args[++i];
       set_name = true;
@@ -69,6 +73,16 @@ void Hello(ArgSlice args, ConnContext& ctx) {
   }
   if (version < 2 || version > 3) {
     return ctx.rb.Error("NOPROTO unsupported protocol version");
+  }
+  if (auth != nullptr) {
+    if (!CheckPassword(auth[0], auth[1])) return ctx.rb.Error(kWrongPassErr);
+    ctx.conn.authenticated = true;
+  }
+  if (!ctx.conn.authenticated && AuthRequired()) {
+    return ctx.rb.Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+        "protocol version at the same time");
   }
   if (set_name) {
     for (char c : new_name) {
@@ -99,11 +113,17 @@ void Hello(ArgSlice args, ConnContext& ctx) {
 }
 
 // RESET: the connection as if it were new: no MULTI, no WATCH, no subscriptions, database 0,
-// RESP2, no name.
+// RESP2, no name, not monitoring, replies on, and not authenticated when a password is set.
 void Reset(ArgSlice, ConnContext& ctx) {
   DiscardMulti(ctx.conn);
   UnwatchAll(ctx.conn);
   UnsubscribeAll(ctx.conn);
+  StopMonitoring(ctx.conn);
+  ctx.conn.authenticated = !AuthRequired();
+  ctx.conn.reply_off = false;
+  ctx.conn.reply_skip_next = false;
+  ctx.conn.no_evict = false;
+  ctx.conn.no_touch = false;
   ctx.conn.db = 0;
   ctx.conn.resp3 = false;
   ctx.conn.name.clear();

@@ -24,6 +24,11 @@ class PushSink {
   virtual ~PushSink() = default;
   // Queues bytes (a complete RESP message) for sending after the replies already produced.
   virtual void Push(std::string_view bytes) = 0;
+  // Bytes pushed and not sent yet (CLIENT LIST's omem).
+  virtual size_t PendingPushBytes() const = 0;
+  // CLIENT KILL: closes the connection soon, from its own thread (any fiber or the loop): its
+  // reads and sends fail, a command waiting (blocked, paused) gives up, and the fiber ends.
+  virtual void Kill() = 0;
 };
 
 // Pub/sub: the client's subscriptions (also registered in its thread's PubSubRegistry).
@@ -58,6 +63,16 @@ struct ConnectionState {
   int64_t last_interaction_ms = 0;
   std::string last_command;  // lower-case name, for CLIENT LIST's cmd=
   std::string lib_name, lib_ver;  // CLIENT SETINFO / HELLO SETNAME
+  bool authenticated = true;  // false until AUTH while the default user has a password
+  bool monitor = false;       // MONITOR (monitor.cc)
+  bool killed = false;        // CLIENT KILL: the connection is closing
+  bool blocked = false;       // waiting in a blocking command (CLIENT LIST flag b)
+  bool no_evict = false;      // CLIENT NO-EVICT
+  bool no_touch = false;      // CLIENT NO-TOUCH
+  // CLIENT REPLY: OFF drops every reply; SKIP drops the reply of the command after it.
+  bool reply_off = false;
+  bool reply_skip_next = false;
+  bool replies_altered() const { return reply_off || reply_skip_next; }
 
   MultiState multi;
   // WATCH: the flag writers set, and the (db, key) pairs registered with the shards.

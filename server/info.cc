@@ -16,6 +16,7 @@
 
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/admission.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/metrics.h"
@@ -176,7 +177,7 @@ std::string BuildInfo(unsigned sections) {
     header("Clients");
     field("connected_clients", total.clients);
     field("cluster_connections", 0);
-    field("maxclients", 10000);
+    field("maxclients", MaxClients());
     field("client_recent_max_input_buffer", 0);
     field("client_recent_max_output_buffer", 0);
     field("blocked_clients", total.stats.blocked_clients);

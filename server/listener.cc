@@ -12,6 +12,7 @@
 #include <absl/strings/str_cat.h>
 #include <glog/logging.h>
 
+#include "server/admission.h"
 #include "server/connection.h"
 #include "server/http_connection.h"
 #include "server/memcache_connection.h"
@@ -26,6 +27,18 @@ namespace {
 thread_local int tl_listen_fd[3] = {-1, -1, -1};
 thread_local bool tl_stopping = false;
 thread_local size_t tl_connection_fibers = 0;
+
+// Writes the refusal (maxclients, protected mode) and closes. The client may already have sent a
+// request: reading what is there before the close keeps the kernel from answering it with a reset
+// that could destroy the error line before the client reads it.
+void Refuse(int fd, std::string_view error) {
+  (void)::send(fd, error.data(), error.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+  char drain[4096];
+  while (::recv(fd, drain, sizeof(drain), MSG_DONTWAIT) > 0) {
+  }
+  close(fd);
+}
 
 }  // namespace
 
@@ -71,6 +84,12 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
       close(fd);
       break;
     }
+    if (std::string_view refusal = AdmitClient(fd, protocol == Protocol::kResp);
+        !refusal.empty()) [[unlikely]] {
+      ++ServerThreadState::current().stats().rejected_connections;
+      Refuse(fd, refusal);
+      continue;
+    }
     ++ServerThreadState::current().stats().connections_received;
     ++tl_connection_fibers;
     if (protocol == Protocol::kHttp) {
@@ -87,6 +106,7 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
           conn.Run();
         }
         --tl_connection_fibers;
+        ClientClosed();
       });
       continue;
     }
@@ -94,6 +114,7 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
       conn->Run();
       conn.reset();
       --tl_connection_fibers;
+      ClientClosed();
     });
   }
   close(listen_fd);

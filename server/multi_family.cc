@@ -18,6 +18,7 @@
 #include "server/command_stats.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
+#include "server/monitor.h"
 #include "shard/transaction.h"
 
 namespace shardis::server {
@@ -85,6 +86,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     }
     RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
                IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
+    if (MonitorsActive()) [[unlikely]] FeedMonitors(conn, args);
   }
   shard::Transaction::SetCurrentExec(nullptr);
 }

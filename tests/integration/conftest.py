@@ -336,7 +336,8 @@ class Server:
                         if not chunk:
                             break
                         data += chunk
-                    if data.startswith(b"+PONG"):
+                    # A server with requirepass answers NOAUTH: it is up all the same.
+                    if data.startswith((b"+PONG", b"-NOAUTH")):
                         return True
             except OSError:
                 pass

@@ -1,0 +1,72 @@
+#include "server/client_pause.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string_view>
+
+#include "io/proactor.h"
+#include "shard/shard.h"
+
+namespace shardis::server {
+
+namespace internal {
+std::atomic<int64_t> g_pause_end_ms{0};
+}  // namespace internal
+
+namespace {
+
+// Relaxed, like the deadline: a command racing a PAUSE may run under either setting, as it could
+// have arrived a moment earlier or later.
+std::atomic<int> g_pause_type{int(PauseType::kAll)};
+
+// Redis' CMD_WRITE | CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds back.
+bool MayReplicate(const CommandSpec& spec) {
+  if (spec.flags & kWrite) return true;
+  for (std::string_view name : {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall"}) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
+bool Applies(const ConnectionState& conn, const CommandSpec& spec) {
+  if (PauseType(g_pause_type.load(std::memory_order_relaxed)) == PauseType::kAll) return true;
+  if (MayReplicate(spec)) return true;
+  if (spec.name == "exec" && conn.multi.active) {
+    for (const MultiState::Queued& q : conn.multi.queue) {
+      if (MayReplicate(*q.spec)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec) {
+  for (;;) {
+    if (conn.killed) return false;
+    int64_t end = internal::g_pause_end_ms.load(std::memory_order_relaxed);
+    if (end == 0) return true;
+    const int64_t now = shard::NowMs();
+    if (now >= end) {
+      // Over: clear it, so that later commands pay one load again (unless extended meanwhile).
+      internal::g_pause_end_ms.compare_exchange_strong(end, 0, std::memory_order_relaxed);
+      return true;
+    }
+    if (!Applies(conn, spec)) return true;
+    io::Proactor::current()->SleepFor(std::chrono::milliseconds(std::min<int64_t>(end - now, 10)));
+  }
+}
+
+void PauseClients(int64_t end_ms, PauseType type) {
+  g_pause_type.store(int(type), std::memory_order_relaxed);
+  int64_t seen = internal::g_pause_end_ms.load(std::memory_order_relaxed);
+  while (seen < end_ms && !internal::g_pause_end_ms.compare_exchange_weak(
+                              seen, end_ms, std::memory_order_relaxed)) {
+  }
+}
+
+void UnpauseClients() {
+  internal::g_pause_end_ms.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace shardis::server

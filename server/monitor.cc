@@ -1,0 +1,181 @@
+// MONITOR (see monitor.h for the design).
+#include "server/monitor.h"
+
+#include <gflags/gflags.h>
+#include <sys/time.h>
+
+#include <cctype>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/string_util.h"
+#include "io/proactor.h"
+#include "server/subcommand.h"
+#include "shard/shard_set.h"
+
+DEFINE_uint64(monitor_output_limit, 32 * 1024 * 1024,
+              "bytes of MONITOR output waiting for a monitoring client after which it is "
+              "disconnected (a monitor that does not read never holds up the server)");
+
+namespace shardis::server {
+
+namespace internal {
+std::atomic<int> g_monitors{0};
+constinit thread_local bool tl_feed_pending = false;
+}  // namespace internal
+
+namespace {
+
+// Monitors per thread, so that a feeding thread sends lines only where a monitor is. Read with
+// relaxed loads: a monitor that starts this instant may miss the lines of commands running this
+// same instant, and one that leaves gets none (its thread drops lines it has no monitor for).
+constexpr unsigned kMaxThreads = 1024;
+std::atomic<int> g_thread_monitors[kMaxThreads];
+
+// An outbox larger than this is sent at once rather than at the end of the batch.
+constexpr size_t kFlushBytes = 256 * 1024;
+
+struct ThreadFeed {
+  std::vector<ConnectionState*> monitors;  // this thread's monitoring connections
+  std::vector<std::string> outbox;         // by destination thread
+};
+thread_local ThreadFeed tl_feed;
+
+// Redis' sdscatrepr: the argument quoted, with C escapes for what is not printable.
+void AppendRepr(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\':
+      case '"':
+        out->push_back('\\');
+        out->push_back(char(c));
+        break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\a': out->append("\\a"); break;
+      case '\b': out->append("\\b"); break;
+      default:
+        if (isprint(c)) {
+          out->push_back(char(c));
+        } else {
+          char buf[5];
+          snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out->append(buf);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+// Whether Redis keeps the command out of MONITOR: administrative ones (CONFIG, DEBUG, CLIENT
+// LIST, MONITOR itself, ...), judged by the subcommand's flags for containers.
+bool Hidden(ArgSlice args) {
+  const CommandSpec* spec = Registry().Find(args[0]);
+  if (spec == nullptr) return true;
+  if (spec->container != nullptr && args.size() > 1) {
+    const SubCommand* sub = FindSub(*spec->container, args[1]);
+    return sub != nullptr && (sub->flags & kAdmin);
+  }
+  return spec->flags & kAdmin;
+}
+
+// Which arguments Redis shows as "(redacted)": AUTH's, and HELLO's AUTH username and password.
+bool Redacted(ArgSlice args, size_t i) {
+  if (core::EqualsIgnoreCase(args[0], "auth")) return i > 0;
+  if (!core::EqualsIgnoreCase(args[0], "hello")) return false;
+  for (size_t j = 2; j + 2 < args.size(); ++j) {
+    if (core::EqualsIgnoreCase(args[j], "auth")) return i == j + 1 || i == j + 2;
+    if (core::EqualsIgnoreCase(args[j], "setname")) ++j;
+  }
+  return false;
+}
+
+// Pushes lines to this thread's monitors.
+void Deliver(std::string_view lines) {
+  for (ConnectionState* m : tl_feed.monitors) m->push->Push(lines);
+}
+
+void DeliverTask(void* arg) {
+  std::unique_ptr<std::string> lines(static_cast<std::string*>(arg));
+  Deliver(*lines);
+}
+
+}  // namespace
+
+void FeedMonitors(const ConnectionState& client, ArgSlice args) {
+  if (Hidden(args)) return;
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  char stamp[64];
+  snprintf(stamp, sizeof(stamp), "+%ld.%06ld [", long(tv.tv_sec), long(tv.tv_usec));
+  std::string line = core::Concat(stamp, client.db, " ", client.addr, "]");
+  for (size_t i = 0; i < args.size(); ++i) {
+    line.push_back(' ');
+    AppendRepr(&line, Redacted(args, i) ? std::string_view("(redacted)") : args[i]);
+  }
+  line.append("\r\n");
+
+  const unsigned threads = std::min(shard::shard_set->size(), kMaxThreads);
+  if (tl_feed.outbox.size() < threads) tl_feed.outbox.resize(threads);
+  bool full = false;
+  for (unsigned t = 0; t < threads; ++t) {
+    if (g_thread_monitors[t].load(std::memory_order_relaxed) == 0) continue;
+    tl_feed.outbox[t].append(line);
+    full |= tl_feed.outbox[t].size() >= kFlushBytes;
+    internal::tl_feed_pending = true;
+  }
+  if (full) internal::FlushMonitorFeedSlow();
+}
+
+void internal::FlushMonitorFeedSlow() {
+  internal::tl_feed_pending = false;
+  io::Proactor* self = io::Proactor::current();
+  for (unsigned t = 0; t < tl_feed.outbox.size(); ++t) {
+    std::string& lines = tl_feed.outbox[t];
+    if (lines.empty()) continue;
+    if (t == self->index()) {
+      Deliver(lines);
+      lines.clear();
+    } else {
+      // The receiver owns (and frees) the copy; moved-from, the outbox starts empty again.
+      self->Post(t, io::Task{&DeliverTask, new std::string(std::move(lines))});
+      lines = std::string();
+    }
+  }
+}
+
+void StopMonitoring(ConnectionState& conn) {
+  if (!conn.monitor) return;
+  conn.monitor = false;
+  auto& list = tl_feed.monitors;
+  list.erase(std::remove(list.begin(), list.end(), &conn), list.end());
+  g_thread_monitors[conn.thread % kMaxThreads].fetch_sub(1, std::memory_order_relaxed);
+  internal::g_monitors.fetch_sub(1, std::memory_order_relaxed);
+}
+
+size_t MonitorOutputLimit() { return FLAGS_monitor_output_limit; }
+
+namespace {
+
+void CmdMonitor(ArgSlice, ConnContext& ctx) {
+  ConnectionState& conn = ctx.conn;
+  if (conn.monitor) return;  // already monitoring: Redis replies nothing
+  conn.monitor = true;
+  tl_feed.monitors.push_back(&conn);
+  g_thread_monitors[conn.thread % kMaxThreads].fetch_add(1, std::memory_order_relaxed);
+  internal::g_monitors.fetch_add(1, std::memory_order_relaxed);
+  ctx.rb.Ok();
+}
+
+}  // namespace
+
+void RegisterMonitorCommand(CommandRegistry* r) {
+  r->Register({"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0,
+               "admin slow dangerous", nullptr, CmdMonitor});
+}
+
+}  // namespace shardis::server
