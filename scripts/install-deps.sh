@@ -10,7 +10,8 @@ BUILD_PKGS=(
   liburing-dev libabsl-dev libmimalloc-dev libgflags-dev libgoogle-glog-dev
   libgtest-dev libgmock-dev libboost-fiber-dev libboost-context-dev libbenchmark-dev
 )
-TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache)
+TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache
+  python3-yaml curl)
 
 set_name=${1:-build}
 case "$set_name" in
