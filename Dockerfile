@@ -30,6 +30,10 @@ RUN groupadd --system --gid 999 shardis \
 COPY --from=build /usr/local/bin/shardis /usr/local/bin/shardis
 # Fail the build if a runtime library is missing from the list above.
 RUN if ldd /usr/local/bin/shardis | grep 'not found'; then exit 1; fi
+# Like Redis' official image: no protected mode, since publishing the port (docker run -p) is the
+# access decision; clients through a published port come from the bridge, not loopback.
+# A variable, not a flag, so that `--protected_mode=true` after the image name overrides it.
+ENV SHARDIS_PROTECTED_MODE=false
 USER shardis:shardis
 WORKDIR /data
 VOLUME /data
