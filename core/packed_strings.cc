@@ -5,30 +5,10 @@
 #include <algorithm>
 
 #include "core/shard_heap.h"
+#include "core/varint.h"
 
 namespace shardis::core {
 
-namespace {
-
-uint32_t VarintSize(uint32_t v) {
-  uint32_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-char* PutVarint(char* p, uint32_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-}  // namespace
 
 char* PackedStrings::New(size_t reserve) {
   char* buf = static_cast<char*>(ShardHeap::Current()->Allocate(kHeader + reserve));

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/varint.h"
+
 namespace shardis::core {
 
 class PackedStrings {
@@ -33,17 +35,10 @@ class PackedStrings {
   static uint32_t End(const char* buf) { return Bytes(buf); }
   // The element at *off; advances *off past it.
   static std::string_view Next(const char* buf, uint32_t* off) {
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(buf) + *off;
-    uint32_t len = 0;
-    int shift = 0, n = 0;
-    while (true) {
-      const uint8_t b = p[n++];
-      len |= uint32_t(b & 0x7f) << shift;
-      if (b < 0x80) break;
-      shift += 7;
-    }
-    std::string_view s(buf + *off + n, len);
-    *off += n + len;
+    uint64_t len;
+    const char* data = GetVarint(buf + *off, &len);
+    std::string_view s(data, len);
+    *off = static_cast<uint32_t>(data + len - buf);
     return s;
   }
   // The offset of the first element equal to s among elements 0, stride, 2*stride, ...

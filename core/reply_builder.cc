@@ -55,6 +55,7 @@ void ReplyBuilder::SimpleString(std::string_view s) {
 void ReplyBuilder::Ok() { out_->append("+OK\r\n"); }
 
 void ReplyBuilder::Error(std::string_view msg) {
+  if (error_observer_ != nullptr) error_observer_(msg);
   out_->push_back('-');
   if (msg.find_first_of(kCrlf) == std::string_view::npos) {  // the usual case: no copy
     out_->append(msg);

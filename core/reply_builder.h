@@ -18,6 +18,11 @@ class ReplyBuilder {
  public:
   explicit ReplyBuilder(std::string* out = nullptr) : out_(out) {}
 
+  // Called with the message of every Error() reply, for error statistics (INFO errorstats). Set
+  // once at start before any reply is built; it runs on whatever thread builds the reply.
+  using ErrorObserver = void (*)(std::string_view msg);
+  static void SetErrorObserver(ErrorObserver observer) { error_observer_ = observer; }
+
   void set_output(std::string* out) { out_ = out; }
   std::string* output() const { return out_; }
   void set_resp3(bool v) { resp3_ = v; }
@@ -51,6 +56,8 @@ class ReplyBuilder {
  private:
   // One append of prefix, decimal n and CRLF: the shape of every header and of integers.
   void Line(char prefix, int64_t n);
+
+  inline static ErrorObserver error_observer_ = nullptr;
 
   std::string* out_;
   bool resp3_ = false;

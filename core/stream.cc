@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/number.h"
+#include "core/varint.h"
 
 DEFINE_uint32(stream_node_max_entries, 100,
               "Most entries (live and deleted) in one packed stream node (Redis' config)");
@@ -121,34 +122,26 @@ namespace {
 
 constexpr uint8_t kSameFields = 1;
 
-void PutVarint(ShardString* b, uint64_t v) {
-  while (v >= 0x80) {
-    b->push_back(char(uint8_t(v) | 0x80));
-    v >>= 7;
-  }
-  b->push_back(char(v));
+void AppendVarint(ShardString* b, uint64_t v) {
+  char tmp[10];
+  b->append(tmp, core::PutVarint(tmp, v) - tmp);
 }
 
-uint64_t GetVarint(const char* p, size_t* pos) {
-  uint64_t v = 0;
-  int shift = 0;
-  while (true) {
-    uint8_t b = uint8_t(p[(*pos)++]);
-    v |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-    shift += 7;
-  }
+uint64_t ReadVarint(const char* p, size_t* pos) {
+  uint64_t v;
+  *pos = core::GetVarint(p + *pos, &v) - p;
+  return v;
 }
 
 std::string_view GetString(const char* p, size_t* pos) {
-  size_t n = GetVarint(p, pos);
+  size_t n = ReadVarint(p, pos);
   std::string_view s(p + *pos, n);
   *pos += n;
   return s;
 }
 
 void PutString(ShardString* b, std::string_view s) {
-  PutVarint(b, s.size());
+  AppendVarint(b, s.size());
   b->append(s.data(), s.size());
 }
 
@@ -197,7 +190,7 @@ struct Stream::Node {
   void MasterFields(std::vector<std::string_view>* out) const {
     out->clear();
     size_t pos = 0;
-    size_t n = GetVarint(buf.data(), &pos);
+    size_t n = ReadVarint(buf.data(), &pos);
     for (size_t i = 0; i < n; ++i) out->push_back(GetString(buf.data(), &pos));
   }
 
@@ -207,10 +200,10 @@ struct Stream::Node {
                   std::vector<std::string_view>* fv) const {
     const char* p = buf.data();
     StreamID id;
-    id.ms = master.ms + GetVarint(p, pos);
-    id.seq = GetVarint(p, pos);
+    id.ms = master.ms + ReadVarint(p, pos);
+    id.seq = ReadVarint(p, pos);
     uint8_t flags = uint8_t(p[(*pos)++]);
-    size_t n = GetVarint(p, pos);
+    size_t n = ReadVarint(p, pos);
     if (fv) fv->clear();
     for (size_t i = 0; i < n; ++i) {
       std::string_view f = (flags & kSameFields) ? master_fields[i] : GetString(p, pos);
@@ -276,7 +269,7 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
   if (node == nullptr) {
     node = ShardNew<Node>();
     node->master = id;
-    PutVarint(&node->buf, nfields);
+    AppendVarint(&node->buf, nfields);
     // Listpack header and end byte, then the master entry: count and deleted (in LpBytes),
     // the number of fields, the field names, a zero terminator.
     node->lp_bytes = 7 + LpIntSize(int64_t(nfields)) + LpIntSize(0);
@@ -291,10 +284,10 @@ void Stream::Append(StreamID id, const std::vector<std::string_view>& fv) {
   node->MasterFields(&mf);
   bool same = mf.size() == nfields;
   for (size_t i = 0; same && i < nfields; ++i) same = mf[i] == fv[2 * i];
-  PutVarint(&node->buf, id.ms - node->master.ms);
-  PutVarint(&node->buf, id.seq);
+  AppendVarint(&node->buf, id.ms - node->master.ms);
+  AppendVarint(&node->buf, id.seq);
   node->buf.push_back(char(same ? kSameFields : 0));
-  PutVarint(&node->buf, nfields);
+  AppendVarint(&node->buf, nfields);
   for (size_t i = 0; i < nfields; ++i) {
     if (!same) PutString(&node->buf, fv[2 * i]);
     PutString(&node->buf, fv[2 * i + 1]);

@@ -4,42 +4,9 @@
 
 #include <bit>
 
+#include "core/varint.h"
+
 namespace shardis::core {
-
-namespace {
-
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-char* PutVarint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-const char* GetVarint(const char* p, uint64_t* v) {
-  uint64_t r = 0;
-  int shift = 0;
-  while (true) {
-    const uint8_t b = static_cast<uint8_t>(*p++);
-    r |= uint64_t(b & 0x7f) << shift;
-    if (b < 0x80) break;
-    shift += 7;
-  }
-  *v = r;
-  return p;
-}
-
-}  // namespace
 
 StringTable::~StringTable() {
   ShardHeap* heap = ShardHeap::Current();

@@ -15,6 +15,7 @@
 #include "core/number.h"
 #include "core/shard_heap.h"
 #include "core/string_util.h"
+#include "core/varint.h"
 #include "core/value_object.h"
 
 DEFINE_uint32(zset_max_listpack_entries, 128,
@@ -128,7 +129,7 @@ bool ZLexRange::Empty() const {
 }
 
 // ---- The packed encoding: [u32 count][u32 used bytes] then entries in order, each
-// [varint member length][member][8-byte double, unaligned].
+// [varint member length][member][score: see ScoreCode].
 
 namespace {
 
@@ -151,15 +152,36 @@ void PSetHeader(char* p, uint32_t count, uint32_t used) {
   std::memcpy(p + 4, &used, 4);
 }
 
-size_t VarintSize(size_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
+// A score is stored as the varint (zigzag(m) << 4) | k when it equals m / 10^k exactly (k <= 14,
+// |m| < 2^53), else as the varint 15 and the 8 bytes of the double. Scores people use are integers
+// (timestamps, counters) or short decimals: 3 => 1 byte, 0.5 or 9.5 => 2 bytes, a Unix time in
+// seconds => 5 bytes, where a raw double takes 8 (Redis' listpack keeps such scores as short
+// strings or small integers for the same reason). The division decodes exactly: m and 10^k are
+// exact doubles and IEEE division rounds correctly, so m / 10^k is the double nearest the decimal.
+constexpr int kRawScore = 15;
+constexpr double kPow10[kRawScore] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6, 1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14};
+constexpr double kExactIntLimit = 9007199254740992.0;  // 2^53
+
+uint64_t ScoreCode(double score) {
+  if (std::isfinite(score)) {
+    for (int k = 0; k < kRawScore; ++k) {
+      const double t = score * kPow10[k];
+      if (std::fabs(t) >= kExactIntLimit) break;
+      if (t != std::nearbyint(t)) continue;
+      const int64_t m = static_cast<int64_t>(t);
+      if (static_cast<double>(m) / kPow10[k] != score) continue;
+      const uint64_t zigzag = (static_cast<uint64_t>(m) << 1) ^ static_cast<uint64_t>(m >> 63);
+      return (zigzag << 4) | uint64_t(k);
+    }
   }
-  return n;
+  return kRawScore;
 }
-size_t EntrySize(size_t member_len) { return VarintSize(member_len) + member_len + 8; }
+size_t ScoreSize(uint64_t code) { return VarintSize(code) + (code == kRawScore ? 8 : 0); }
+
+size_t EntrySize(size_t member_len, uint64_t score_code) {
+  return VarintSize(member_len) + member_len + ScoreSize(score_code);
+}
 
 struct PEntry {
   std::string_view member;
@@ -168,34 +190,36 @@ struct PEntry {
 };
 
 PEntry PDecode(const char* p, uint32_t off) {
-  const char* q = p + off;
-  size_t len = 0;
-  int shift = 0;
-  for (;;) {
-    const uint8_t b = static_cast<uint8_t>(*q++);
-    len |= size_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
-    shift += 7;
-  }
+  uint64_t len, code;
+  const char* q = GetVarint(p + off, &len);
   PEntry e;
   e.member = std::string_view(q, len);
-  std::memcpy(&e.score, q + len, 8);
-  e.size = static_cast<uint32_t>((q + len + 8) - (p + off));
+  q = GetVarint(q + len, &code);
+  if (code == kRawScore) {
+    std::memcpy(&e.score, q, 8);
+    q += 8;
+  } else {
+    const uint64_t zigzag = code >> 4;
+    const int64_t m = static_cast<int64_t>(zigzag >> 1) ^ -static_cast<int64_t>(zigzag & 1);
+    e.score = static_cast<double>(m) / kPow10[code & 15];
+  }
+  e.size = static_cast<uint32_t>(q - (p + off));
   return e;
 }
 
-void PEncode(char* dst, std::string_view member, double score) {
-  // Redis' listpack keeps a score as the text "-0", which it stores as the integer 0: a packed set
-  // loses the sign of zero, and so do we.
-  if (score == 0) score = 0;
-  size_t v = member.size();
-  while (v >= 0x80) {
-    *dst++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *dst++ = static_cast<char>(v);
+// Writes the ScoreSize(code) bytes of a score; code is ScoreCode(score). Redis' listpack keeps a
+// score as the text "-0", which it stores as the integer 0: a packed set loses the sign of zero,
+// and so do we (-0 == 0, so -0 gets the code of 0).
+void PutScore(char* dst, double score, uint64_t code) {
+  dst = PutVarint(dst, code);
+  if (code == kRawScore) std::memcpy(dst, &score, 8);
+}
+
+// Writes an entry of EntrySize(member.size(), code) bytes.
+void PEncode(char* dst, std::string_view member, double score, uint64_t code) {
+  dst = PutVarint(dst, member.size());
   if (!member.empty()) std::memcpy(dst, member.data(), member.size());
-  std::memcpy(dst + member.size(), &score, 8);
+  PutScore(dst + member.size(), score, code);
 }
 
 // Makes room for `extra` more bytes, returns the block. It grows to the exact size needed, as a
@@ -219,11 +243,12 @@ char* PReserve(char* p, size_t extra) {
 
 // Inserts at byte offset off (an entry boundary).
 void PInsertAt(char*& p, uint32_t off, std::string_view member, double score) {
-  const size_t es = EntrySize(member.size());
+  const uint64_t code = ScoreCode(score);
+  const size_t es = EntrySize(member.size(), code);
   p = PReserve(p, es);
   const uint32_t used = PUsed(p);
   std::memmove(p + off + es, p + off, used - off);
-  PEncode(p + off, member, score);
+  PEncode(p + off, member, score, code);
   PSetHeader(p, PCount(p) + 1, static_cast<uint32_t>(used + es));
 }
 
@@ -286,9 +311,9 @@ void PUpdateScore(char*& p, uint32_t off, const PEntry& e, double score) {
     const PEntry pe = PDecode(p, prev);
     in_place = Less(pe.score, pe.member, score, e.member);
   }
-  if (in_place) {
-    if (score == 0) score = 0;  // as PEncode: no negative zero in a packed block
-    std::memcpy(p + next - 8, &score, 8);
+  const uint64_t code = ScoreCode(score);
+  if (in_place && EntrySize(e.member.size(), code) == e.size) {
+    PutScore(p + next - ScoreSize(code), score, code);
     return;
   }
   const std::string member(e.member);

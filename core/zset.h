@@ -4,7 +4,8 @@
 // Two encodings, as in Redis (OBJECT ENCODING names in parentheses):
 //   - packed ("listpack"): while the set has at most --zset_max_listpack_entries members of at
 //     most --zset_max_listpack_value bytes, ONE contiguous heap block holds every (member, score)
-//     in order: a header {count, used bytes} then entries [varint length][member][8-byte double].
+//     in order: a header {count, used bytes} then entries [varint length][member][score], the
+//     score in 1-5 bytes when it is an integer or a short decimal, else the 8-byte double.
 //     Lookups are linear, which is faster than a pointer structure at this size and costs ~9 bytes
 //     of overhead per member.
 //   - large ("skiplist"): past those limits, Redis' skiplist with spans (O(log N) insert, delete,

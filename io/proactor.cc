@@ -304,6 +304,14 @@ bool Proactor::InboxesEmpty() const {
   return true;
 }
 
+size_t Proactor::QueuedTasks() const {
+  size_t n = overflow_count_;
+  for (unsigned from = 0; from < mesh_->size(); ++from) {
+    if (from != index_) n += mesh_->ring(from, index_).SizeApprox();
+  }
+  return n;
+}
+
 size_t Proactor::DrainInboxes() {
   size_t ran = 0;
   for (unsigned from = 0; from < mesh_->size(); ++from) {

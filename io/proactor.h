@@ -75,6 +75,9 @@ class Proactor {
   static Proactor* current();  // the proactor of the calling thread, or nullptr
   unsigned index() const { return index_; }
   const Stats& stats() const { return stats_; }
+  // Tasks waiting in this thread's inbox rings now, plus those waiting in its own overflow queues
+  // for a full outbox (call on this proactor's thread; for INFO and /metrics).
+  size_t QueuedTasks() const;
 
   // Starts a detached fiber on this thread. Call on this proactor's thread only.
   void Launch(std::function<void()> fn);

@@ -57,6 +57,14 @@ class SpscRing {
     return true;
   }
 
+  // Either side, for statistics: how many items were in the ring a moment ago (the two indexes
+  // are read one after the other, so the figure is approximate but never negative).
+  size_t SizeApprox() const {
+    const size_t head = head_.load(std::memory_order_relaxed);
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    return tail > head ? tail - head : 0;
+  }
+
   // Consumer side: true when nothing is visible to pop. Used before parking, after a seq_cst fence.
   bool Empty() const {
     return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_acquire);

@@ -300,7 +300,7 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                CmdBPop<core::ListEnd::kHead>});
   r->Register({"brpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
                CmdBPop<core::ListEnd::kTail>});
-  r->Register({"blmpop", -5, kW | kNs, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop});
+  r->Register({"blmpop", -5, kW, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop});
   r->Register({"blmove", 6, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
                CmdBLMove});
   r->Register({"brpoplpush", 4, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
@@ -309,7 +309,7 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                nullptr, CmdBZPop<false>});
   r->Register({"bzpopmax", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
                nullptr, CmdBZPop<true>});
-  r->Register({"bzmpop", -5, kW | kNs, 0, 0, 0, "write sortedset slow blocking", nullptr,
+  r->Register({"bzmpop", -5, kW, 0, 0, 0, "write sortedset slow blocking", nullptr,
                CmdBZMPop});
 }
 

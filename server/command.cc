@@ -1,5 +1,8 @@
 #include "server/command.h"
 
+#include "server/command_stats.h"
+#include "server/latency_monitor.h"
+#include "server/slowlog.h"
 #include "shard/db.h"
 
 #include <absl/strings/ascii.h>
@@ -109,6 +112,9 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterMultiFamily(r);
   RegisterBlockingFamily(r);
   RegisterPubSubFamily(r);
+  RegisterSlowlogFamily(r);
+  RegisterLatencyFamily(r);
+  AssignCommandStatsIds(r);  // last: every command and container is known
 }
 
 }  // namespace shardis::server

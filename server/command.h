@@ -13,6 +13,7 @@
 
 #include "core/reply_builder.h"
 #include "core/string_util.h"
+#include "shard/eviction.h"
 #include "shard/shard.h"
 
 namespace shardis::server {
@@ -57,7 +58,11 @@ enum CommandFlag : uint32_t {
   kStale = 1 << 7,
   kFast = 1 << 8,
   kNoAuth = 1 << 9,
+  kAllowBusy = 1 << 10,    // Redis runs it while a script is busy (MULTI/WATCH/QUIT/...)
+  kSkipSlowlog = 1 << 11,  // EXEC: its commands are logged one by one instead
 };
+// COMMAND INFO also shows "blocking" for commands in the blocking ACL category and
+// "movablekeys" for those with a key finder (server/command_keys.h).
 
 struct CommandSpec {
   std::string_view name;  // lower case
@@ -74,6 +79,12 @@ struct CommandSpec {
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands, set by
   // RegisterContainer (subcommand.h), so that dispatch needs no lookup by name.
   const Container* container = nullptr;
+  // Index of the command's statistics (INFO commandstats), and of its first subcommand's for
+  // containers (the others follow in the container's order): set by AssignCommandStatsIds
+  // (command_stats.h) once every family is registered, so that counting a call is an array
+  // access, never a lookup by name.
+  uint32_t stats_id = 0;
+  uint32_t sub_stats_base = 0;
 };
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
@@ -82,6 +93,10 @@ struct CommandSpec {
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
+  // maxmemory (eviction.h): one relaxed load when no limit is set.
+  if ((spec.flags & kDenyOom) && shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
+    if (!shard::MakeRoomForWrite(ctx.shard, ctx.now_ms)) return ctx.rb.Error(shard::kOomError);
+  }
   ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags
   if (ctx.db.IsWatched(args[1])) [[unlikely]] return RunWatchedWrite(spec, args, ctx);
   spec.on_shard(args, ctx);
@@ -108,6 +123,9 @@ class CommandRegistry {
   }
   const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all()
       const {
+    return specs_;
+  }
+  absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& mutable_all() {
     return specs_;
   }
 

@@ -9,6 +9,7 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/subcommand.h"
 
@@ -152,18 +153,33 @@ std::vector<std::string_view> Words(std::string_view s) {
   return out;
 }
 
-void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags) {
-  static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
-      {kWrite, "write"},   {kReadOnly, "readonly"}, {kDenyOom, "denyoom"}, {kAdmin, "admin"},
-      {kPubSub, "pubsub"}, {kNoScript, "noscript"}, {kLoading, "loading"}, {kStale, "stale"},
-      {kFast, "fast"},     {kNoAuth, "no_auth"},
+// The command flags in Redis' order. "blocking" and "movablekeys" are not bits of the table: a
+// command is blocking when it is in the blocking ACL category and has movable keys when it has a
+// key finder.
+void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags, std::string_view acl_categories,
+                bool movable_keys) {
+  bool blocking = false;
+  for (std::string_view c : Words(acl_categories)) blocking |= c == "blocking";
+  std::vector<std::string_view> names;
+  static constexpr std::pair<uint32_t, std::string_view> kBeforeBlocking[] = {
+      {kWrite, "write"}, {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},
+      {kAdmin, "admin"}, {kPubSub, "pubsub"},     {kNoScript, "noscript"},
   };
-  size_t n = 0;
-  for (const auto& [bit, name] : kNames) n += (flags & bit) ? 1 : 0;
-  rb.SetHeader(n);
-  for (const auto& [bit, name] : kNames) {
-    if (flags & bit) rb.SimpleString(name);
+  static constexpr std::pair<uint32_t, std::string_view> kAfterBlocking[] = {
+      {kLoading, "loading"}, {kStale, "stale"},     {kSkipSlowlog, "skip_slowlog"},
+      {kFast, "fast"},       {kNoAuth, "no_auth"},
+  };
+  for (const auto& [bit, name] : kBeforeBlocking) {
+    if (flags & bit) names.push_back(name);
   }
+  if (blocking) names.push_back("blocking");
+  for (const auto& [bit, name] : kAfterBlocking) {
+    if (flags & bit) names.push_back(name);
+  }
+  if (movable_keys) names.push_back("movablekeys");
+  if (flags & kAllowBusy) names.push_back("allow_busy");
+  rb.SetHeader(names.size());
+  for (std::string_view name : names) rb.SimpleString(name);
 }
 
 void ReplyCategories(core::ReplyBuilder& rb, std::string_view acl) {
@@ -183,10 +199,10 @@ void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubC
   rb.ArrayHeader(10);
   rb.Bulk(core::Concat(container, "|", sub.name));
   rb.Integer(sub.arity);
-  ReplyFlags(rb, sub.flags);
-  rb.Integer(0);
-  rb.Integer(0);
-  rb.Integer(0);
+  ReplyFlags(rb, sub.flags, sub.acl_categories, /*movable_keys=*/false);
+  rb.Integer(sub.first_key);
+  rb.Integer(sub.last_key);
+  rb.Integer(sub.key_step);
   ReplyCategories(rb, sub.acl_categories);
   ReplyTips(rb, sub.tips);
   rb.SetHeader(0);  // key specs
@@ -200,7 +216,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   rb.ArrayHeader(10);
   rb.Bulk(spec.name);
   rb.Integer(spec.arity);
-  ReplyFlags(rb, spec.flags);
+  ReplyFlags(rb, spec.flags, spec.acl_categories, FindMovableKeys(spec.name) != nullptr);
   rb.Integer(spec.first_key);
   rb.Integer(spec.last_key);
   rb.Integer(spec.key_step);
@@ -383,7 +399,7 @@ void CommandList(ArgSlice args, ConnContext& ctx) {
 }
 
 // COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys of a command line, from the
-// command's key range.
+// command's key finder, the subcommand's key range, or the command's key range.
 template <bool kWithFlags>
 void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   ArgSlice cmd = args.subspan(2);
@@ -392,13 +408,31 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   if (!ArityOk(spec->arity, cmd.size())) {
     return ctx.rb.Error("ERR Invalid number of arguments specified for command");
   }
-  if (spec->first_key <= 0) return ctx.rb.Error("ERR The command has no key arguments");
-  const int argc = int(cmd.size());
-  const int last = spec->last_key < 0 ? argc + spec->last_key : spec->last_key;
-  std::vector<std::string_view> keys;
-  for (int i = spec->first_key; i <= last && i < argc; i += std::max(spec->key_step, 1)) {
-    keys.push_back(cmd[i]);
+  int first_key = spec->first_key, last_key = spec->last_key, key_step = spec->key_step;
+  if (spec->container != nullptr && cmd.size() >= 2) {
+    for (const SubCommand& sub : spec->container->subs) {
+      if (!core::EqualsIgnoreCase(sub.name, cmd[1])) continue;
+      if (!ArityOk(sub.arity, cmd.size())) {
+        return ctx.rb.Error("ERR Invalid number of arguments specified for command");
+      }
+      first_key = sub.first_key, last_key = sub.last_key, key_step = sub.key_step;
+    }
   }
+  std::vector<int> positions;
+  if (KeyFinder finder = FindMovableKeys(spec->name)) {
+    if (!finder(cmd, &positions) || positions.empty()) {
+      return ctx.rb.Error("ERR Invalid arguments specified for command");
+    }
+  } else {
+    if (first_key <= 0) return ctx.rb.Error("ERR The command has no key arguments");
+    const int argc = int(cmd.size());
+    const int last = last_key < 0 ? argc + last_key : last_key;
+    for (int i = first_key; i <= last && i < argc; i += std::max(key_step, 1)) {
+      positions.push_back(i);
+    }
+  }
+  std::vector<std::string_view> keys;
+  for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
   const CommandDoc* doc = FindDoc(spec->name);
   std::vector<std::string_view> kf =

@@ -1,7 +1,6 @@
 // CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
-#include <unistd.h>
+#include <glog/logging.h>
 
-#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,6 +9,9 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "server/command_stats.h"
+#include "server/config_registry.h"
+#include "server/config_rewrite.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
@@ -20,80 +22,60 @@ namespace {
 
 using shard::Shard;
 
-// The parameters CONFIG GET knows, with their (fixed, for now) values.
-std::vector<std::pair<std::string_view, std::string>> ConfigTable() {
-  const ServerInfo& info = Info();
-  char cwd[4096];
-  std::string dir = getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "";
-  return {
-      {"appendfsync", "everysec"},
-      {"appendonly", "no"},
-      {"bind", info.bind},
-      {"client-query-buffer-limit", "1073741824"},
-      {"cluster-enabled", "no"},
-      {"daemonize", "no"},
-      {"databases", core::Concat(Shard::kNumDbs)},
-      {"dbfilename", "dump.rdb"},
-      {"dir", dir},
-      {"enable-debug-command", "yes"},
-      {"hz", "10"},
-      {"io-threads", "1"},
-      {"maxclients", "10000"},
-      {"maxmemory", "0"},
-      {"maxmemory-clients", "0"},
-      {"maxmemory-eviction-tenacity", "10"},
-      {"maxmemory-policy", "noeviction"},
-      {"maxmemory-samples", "5"},
-      {"notify-keyspace-events", ""},
-      {"port", core::Concat(info.port)},
-      {"protected-mode", "no"},
-      {"proto-max-bulk-len", "536870912"},
-      {"replica-read-only", "yes"},
-      {"requirepass", ""},
-      {"save", ""},
-      {"slowlog-log-slower-than", "10000"},
-      {"slowlog-max-len", "128"},
-      {"tcp-keepalive", "300"},
-      {"timeout", "0"},
-  };
-}
-
 void ConfigGet(ArgSlice args, ConnContext& ctx) {
-  auto table = ConfigTable();
-  std::vector<bool> matched(table.size(), false);
+  const auto& params = Config().params();
+  // The name each matched parameter is shown with: a pattern without glob characters is an exact
+  // (case-insensitive) name and Redis echoes it as the client wrote it; the first match wins.
+  std::vector<std::string_view> shown(params.size());
   size_t n = 0;
   for (size_t i = 2; i < args.size(); ++i) {
-    for (size_t j = 0; j < table.size(); ++j) {
-      if (!matched[j] && core::GlobMatch(args[i], table[j].first, /*nocase=*/true)) {
-        matched[j] = true;
+    const bool exact = args[i].find_first_of("*?[\\") == std::string_view::npos;
+    for (size_t j = 0; j < params.size(); ++j) {
+      if (!shown[j].empty()) continue;
+      if (exact ? core::EqualsIgnoreCase(args[i], params[j].name)
+                : core::GlobMatch(args[i], params[j].name, /*nocase=*/true)) {
+        shown[j] = exact ? args[i] : params[j].name;
         ++n;
       }
     }
   }
   ctx.rb.MapHeader(n);
-  for (size_t j = 0; j < table.size(); ++j) {
-    if (!matched[j]) continue;
-    ctx.rb.Bulk(table[j].first);
-    ctx.rb.Bulk(table[j].second);
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (shown[j].empty()) continue;
+    ctx.rb.Bulk(shown[j]);
+    ctx.rb.Bulk(params[j].get());
   }
 }
 
-// Nothing is settable yet: setting a known parameter to the value it already has succeeds (clients
-// and test suites do that), anything else is refused rather than silently ignored.
+// As Redis 7: every pair is validated before any is applied, so a bad pair leaves every
+// parameter as it was. Setters cannot fail once a value is validated (they store into atomics),
+// so there is nothing to roll back.
 void ConfigSet(ArgSlice args, ConnContext& ctx) {
   if (args.size() % 2 != 0) return ctx.rb.Error(WrongArgsError("config|set"));
-  auto table = ConfigTable();
+  struct Change {
+    const ConfigParam* param;
+    ConfigValue value;
+  };
+  std::vector<Change> changes;
+  auto failed = [&](std::string_view name, std::string_view why) {
+    ctx.rb.Error(core::Concat("ERR CONFIG SET failed (possibly related to argument '", name,
+                              "') - ", why));
+  };
   for (size_t i = 2; i < args.size(); i += 2) {
-    auto it = std::find_if(table.begin(), table.end(),
-                           [&](const auto& p) { return core::EqualsIgnoreCase(p.first, args[i]); });
-    if (it == table.end()) {
+    const ConfigParam* p = Config().Find(args[i]);
+    if (p == nullptr) {
       return ctx.rb.Error(core::Concat(
           "ERR Unknown option or number of arguments for CONFIG SET - '", args[i], "'"));
     }
-    if (!core::EqualsIgnoreCase(it->second, args[i + 1])) {
-      return ctx.rb.Error(core::Concat("ERR Unsupported CONFIG parameter: ", args[i]));
+    for (const Change& c : changes) {
+      if (c.param == p) return failed(args[i], "duplicate parameter");
     }
+    if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, args[i + 1]);
+    if (!v.ok()) return failed(args[i], std::string(v.status().message()));
+    changes.push_back({p, *std::move(v)});
   }
+  for (const Change& c : changes) c.param->set(c.value);
   ctx.rb.Ok();
 }
 
@@ -101,12 +83,22 @@ void ConfigResetStat(ArgSlice, ConnContext& ctx) {
   shard::shard_set->AwaitAll([](Shard& s) {
     ServerThreadState::current().stats() = ThreadStats{};
     s.stats() = shard::ShardStats{};
+    ResetThreadCommandStats();  // commandstats, errorstats, latencystats
+    for (int i = 0; i < Shard::kNumDbs; ++i) s.db(i).ResetStats();
   });
   ctx.rb.Ok();
 }
 
 void ConfigRewrite(ArgSlice, ConnContext& ctx) {
-  ctx.rb.Error("ERR The server is running without a config file");
+  if (Info().config_file.empty()) {
+    return ctx.rb.Error("ERR The server is running without a config file");
+  }
+  if (absl::Status s = RewriteConfigFile(Info().config_file); !s.ok()) {
+    LOG(WARNING) << "CONFIG REWRITE failed: " << s.message();
+    return ctx.rb.Error(core::Concat("ERR Rewriting config file: ", s.message()));
+  }
+  LOG(INFO) << "CONFIG REWRITE executed with success.";
+  ctx.rb.Ok();
 }
 
 void ConfigHelp(ArgSlice, ConnContext& ctx) {
@@ -114,9 +106,9 @@ void ConfigHelp(ArgSlice, ConnContext& ctx) {
             {"GET <pattern> [<pattern> ...]",
              "    Return the parameters matching the glob-like patterns and their values.",
              "SET <directive> <value> [<directive> <value> ...]",
-             "    Set configuration directives (only to their current values, for now).",
+             "    Set the configuration directives to the given values.",
              "RESETSTAT", "    Reset the statistics reported by INFO.", "REWRITE",
-             "    Rewrite the configuration file (there is none)."});
+             "    Rewrite the configuration file."});
 }
 
 constexpr std::string_view kAdminAcl = "admin slow dangerous";

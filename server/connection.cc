@@ -11,6 +11,8 @@
 
 #include <boost/fiber/context.hpp>
 
+#include "server/command_stats.h"
+#include "server/http_connection.h"
 #include "server/multi_family.h"
 #include "server/pubsub.h"
 #include "server/server_state.h"
@@ -88,7 +90,18 @@ Connection::~Connection() {
 
 void Connection::Run() {
   fiber_ = context::active();
+  bool sniffed = false;
   while (ReadMore()) {
+    if (!sniffed) [[unlikely]] {
+      // HTTP on the RESP port (/metrics, /healthz for probes): told apart by its first line.
+      const HttpSniff sniff = SniffHttp({in_.unparsed(), in_.unparsed_size()});
+      if (sniff == HttpSniff::kNeedMore) continue;
+      sniffed = true;
+      if (sniff == HttpSniff::kHttp) {
+        ServeHttp(proactor_, state_.fd, &in_);
+        break;
+      }
+    }
     if (!ProcessInput()) break;
   }
   // Nothing of this client may stay registered with its thread or the shards.
@@ -254,6 +267,20 @@ std::string* Connection::NextReplyTarget(uint32_t* slot) {
   return &slots_[*slot];
 }
 
+namespace {
+
+// Redis' processCommand: the OOM check applies to kDenyOom commands and to every command queued
+// in MULTI except those that end or reset the transaction.
+bool NeedsMemoryAdmission(const CommandSpec& spec, bool in_multi) {
+  if (in_multi) {
+    return spec.name != "exec" && spec.name != "discard" && spec.name != "quit" &&
+           spec.name != "reset";
+  }
+  return (spec.flags & kDenyOom) && spec.on_conn != nullptr;
+}
+
+}  // namespace
+
 void Connection::PlanBatch() {
   const unsigned self = proactor_->index();
   unsigned local_keys = 0;
@@ -289,6 +316,15 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // abort; a rejected EXEC ends the transaction at once (see Reject).
   if (!cmd.arity_ok) [[unlikely]] {
     if (spec == nullptr) {
+      if (core::EqualsIgnoreCase(args[0], "post") || core::EqualsIgnoreCase(args[0], "host:"))
+          [[unlikely]] {
+        // Redis' securityWarningCommand: an HTTP request that is not ours (a browser or a
+        // cross-protocol attack) is closed without a reply.
+        LOG_EVERY_N(WARNING, 100) << "possible security attack detected: '" << args[0]
+                                  << "' from " << state_.addr << "; connection aborted";
+        state_.close_after_reply = true;
+        return;
+      }
       ++ServerThreadState::current().stats().unknown_commands;
       return Reject(spec, UnknownCommandMessage(args));
     }
@@ -301,7 +337,19 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   if (spec->container != nullptr && args.size() > 1) [[unlikely]] {
     std::string error;
     sub = CheckSub(*spec->container, args, &error);
-    if (sub == nullptr) return Reject(spec, error);
+    if (sub == nullptr) {
+      // Redis counts a wrong arity against the subcommand, an unknown one against nothing.
+      const SubCommand* known = FindSub(*spec->container, args[1]);
+      return Reject(known != nullptr ? spec : nullptr, error, "ERR", known);
+    }
+  }
+  // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
+  // ones that run in the connection and, as in Redis, anything queued in MULTI.
+  if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
+    if (NeedsMemoryAdmission(*spec, state_.multi.active)) {
+      FlushRemote();  // admission may hop: what was queued before runs first
+      if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
+    }
   }
   if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
       [[unlikely]] {
@@ -328,7 +376,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       slots_[slot].clear();
       RemoteBatch& batch = batches_[cmd.shard];
       if (batch.items.empty()) pending_shards_.push_back(cmd.shard);
-      batch.items.push_back({spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash});
+      batch.items.push_back(
+          {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, CommandClockNow()});
       return;
     }
     shard::Shard& shard = *shard::Shard::current();
@@ -336,17 +385,25 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     if (txq.any_locks() && txq.Conflicts(state_.db, args[1], spec->flags & kWrite)) [[unlikely]] {
       // A transaction holds the key: wait for it, behind everything queued before us.
       FlushRemote();  // now every earlier reply is in out_ and no slot is in use
-      RemoteItem item{spec, cmd.begin, cmd.count, 0, state_.db, state_.resp3, cmd.hash};
+      const uint64_t start = CommandClockNow();
+      RemoteItem item{spec, cmd.begin, cmd.count, 0, state_.db, state_.resp3, cmd.hash, start};
       if (slots_.empty()) slots_.emplace_back();
       slots_[0].clear();
       RunLockedItems(shard.id(), {&item, 1});
+      RecordCall(*spec, spec->stats_id, CommandClockNow() - start, IsErrorReply(slots_[0], 0), args,
+                 state_);
       out_.append(slots_[0]);
       return;
     }
-    rb_.set_output(NextReplyTarget(&slot));
+    std::string* target = NextReplyTarget(&slot);
+    const size_t reply_at = target->size();
+    rb_.set_output(target);
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
+    const uint64_t start = CommandClockNow();
     RunShardCommand(*spec, args, ctx);
+    RecordCall(*spec, spec->stats_id, CommandClockNow() - start, IsErrorReply(*target, reply_at), args,
+               state_);
     shard.ServeBlocked();
     return;
   }
@@ -357,7 +414,11 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   rb_.set_output(&out_);
   rb_.set_resp3(state_.resp3);
   ConnContext ctx{state_, rb_};
+  const size_t reply_at = out_.size();
+  const uint64_t start = CommandClockNow();
   spec->on_conn(args, ctx);
+  RecordCall(*spec, StatsIdOf(*spec, sub), CommandClockNow() - start, IsErrorReply(out_, reply_at),
+             args, state_);
 }
 
 void Connection::FlushRemote() {
@@ -373,6 +434,18 @@ void Connection::FlushRemote() {
     RemoteBatch& batch = batches_[sid];
     if (batch.ran < batch.items.size()) {
       RunLockedItems(sid, std::span(batch.items).subspan(batch.ran));
+    }
+  }
+  // A command that hopped to another shard is timed here, on the connection's thread, from its
+  // dispatch to its reply being back (so its time includes the hop and the commands queued before
+  // it in the batch); one clock read covers every reply of the flush.
+  const uint64_t done = CommandClockNow();
+  for (unsigned sid : pending_shards_) {
+    RemoteBatch& batch = batches_[sid];
+    for (const RemoteItem& item : batch.items) {
+      RecordCall(*item.spec, item.spec->stats_id, done - item.start_tick,
+                 IsErrorReply(slots_[item.slot], 0),
+                 ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
     }
     batch.items.clear();
   }
@@ -432,7 +505,9 @@ void Connection::RemoteBatch::Done() {
   if (--conn->outstanding_ == 0 && conn->waiting_) context::active()->schedule(conn->fiber_);
 }
 
-void Connection::Reject(const CommandSpec* spec, std::string_view message) {
+void Connection::Reject(const CommandSpec* spec, std::string_view message, std::string_view code,
+                        const SubCommand* sub) {
+  if (spec != nullptr) RecordRejected(StatsIdOf(*spec, sub));
   if (state_.multi.active) state_.multi.aborted = true;
   if (spec != nullptr && spec->name == "exec") {
     // Redis' execCommandAbort, in or out of MULTI: any transaction ends here.
@@ -446,7 +521,7 @@ void Connection::Reject(const CommandSpec* spec, std::string_view message) {
   uint32_t slot;
   rb_.set_output(NextReplyTarget(&slot));
   rb_.set_resp3(state_.resp3);
-  rb_.Error(core::Concat("ERR ", message));
+  rb_.Error(code.empty() ? std::string(message) : core::Concat(code, " ", message));
 }
 
 std::string Connection::UnknownCommandMessage(ArgSlice args) {

@@ -19,6 +19,8 @@
 
 namespace shardis::server {
 
+struct SubCommand;
+
 class Connection final : public PushSink {
  public:
   Connection(int fd, io::Proactor* proactor);
@@ -45,7 +47,8 @@ class Connection final : public PushSink {
     uint32_t slot;  // into slots_
     int db;
     bool resp3;
-    uint64_t hash;  // of args[1]
+    uint64_t hash;      // of args[1]
+    uint64_t start_tick;  // CommandClockNow() at dispatch, for the command's statistics
   };
   // A parsed command of the batch, resolved before any of them runs.
   struct Parsed {
@@ -101,10 +104,12 @@ class Connection final : public PushSink {
   // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before
   // it.
   std::string* NextReplyTarget(uint32_t* slot);
-  // Replies "ERR <message>" for a command refused before it runs (unknown, wrong arity, not
-  // allowed while subscribed), with Redis' MULTI rules: the transaction is flagged to abort, and
-  // a refused EXEC aborts it now with EXECABORT.
-  void Reject(const CommandSpec* spec, std::string_view message);
+  // Replies "<code> <message>" (code "": message is the whole error, e.g. OOM's) for a command
+  // refused before it runs (unknown, wrong arity, not allowed while subscribed, over maxmemory),
+  // with Redis' MULTI rules: the transaction is flagged to abort, and a refused EXEC aborts it now
+  // with EXECABORT. The refusal counts in the command's (or `sub`'s) rejected_calls.
+  void Reject(const CommandSpec* spec, std::string_view message, std::string_view code = "ERR",
+              const SubCommand* sub = nullptr);
   static std::string UnknownCommandMessage(ArgSlice args);
 
   io::Proactor* proactor_;

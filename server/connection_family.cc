@@ -114,15 +114,15 @@ void Reset(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterConnectionFamily(CommandRegistry* r) {
-  r->Register({"reset", 1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,
+  r->Register({"reset", 1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
                "fast connection", nullptr, &Reset});
-  r->Register({"ping", -1, kFast | kStale, 0, 0, 0, "fast connection", nullptr, &Ping});
-  r->Register({"echo", 2, kFast | kStale, 0, 0, 0, "fast connection", nullptr, &Echo});
-  r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,
+  r->Register({"ping", -1, kFast, 0, 0, 0, "fast connection", nullptr, &Ping});
+  r->Register({"echo", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr, &Echo});
+  r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
                "fast connection", nullptr, &Quit});
   r->Register({"select", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr,
                &Select});
-  r->Register({"hello", -1, kFast | kStale | kNoScript | kLoading | kNoAuth, 0, 0, 0,
+  r->Register({"hello", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
                "fast connection", nullptr, &Hello});
 }
 

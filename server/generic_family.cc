@@ -338,15 +338,17 @@ constexpr std::string_view kObjectTips = "nondeterministic_output";
 
 constexpr SubCommand kObjectSubs[] = {
     {"encoding", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>},
+     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>, 2, 2,
+     1},
     {"freq", 3, kReadOnly, kObjectAcl, kObjectTips, "4.0.0",
      "Returns the logarithmic access frequency counter of a Redis object.",
-     ObjectSub<ObjectQuery::kFreq>},
+     ObjectSub<ObjectQuery::kFreq>, 2, 2, 1},
     {"idletime", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the time since the last access to a Redis object.",
-     ObjectSub<ObjectQuery::kIdleTime>},
+     "Returns the time since the last access to a Redis object.", ObjectSub<ObjectQuery::kIdleTime>,
+     2, 2, 1},
     {"refcount", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>},
+     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>, 2, 2,
+     1},
     {"help", 2, kLoading | kStale, "keyspace slow", "", "6.2.0",
      "Returns helpful text about the different subcommands.", ObjectHelp},
 };

@@ -1,9 +1,6 @@
-// INFO [section ...]: the server's figures in Redis' text layout, plus a "shardis" section with
-// per-thread figures of the shared-nothing runtime.
-//
-// The figures that span the process are gathered with one hop to every thread
-// (shard_set->AwaitAll): each thread reads its own Shard and ServerThreadState and writes its own
-// slot of a vector the calling fiber owns, then the fiber merges the slots.
+// INFO [section ...]: the server's figures in Redis' text layout, plus a "shards" section with
+// per-shard figures of the thread-per-core runtime. The figures come from GatherMetrics
+// (metrics.h), which /metrics renders too.
 #include <mimalloc.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -20,7 +17,10 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/command.h"
+#include "server/command_stats.h"
+#include "server/metrics.h"
 #include "server/server_state.h"
+#include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -31,46 +31,6 @@ using shard::Shard;
 
 constexpr std::string_view kShardisVersion = "0.1.0";
 constexpr std::string_view kRedisVersion = "7.0.15";  // what clients see: a Redis 7.0 server
-
-// What one thread contributes to INFO.
-struct ThreadSample {
-  ThreadStats stats;
-  size_t clients = 0;
-  shard::ShardStats shard;
-  size_t used_memory = 0;  // the shard's structure, values and tables
-  uint64_t expired_keys = 0;
-  struct DbSample {
-    uint64_t keys = 0, expires = 0;
-    int64_t ttl_sum_ms = 0;
-  };
-  std::array<DbSample, Shard::kNumDbs> dbs;
-  io::Proactor::Stats io;
-};
-
-std::vector<ThreadSample> GatherSamples(bool with_ttls) {
-  std::vector<ThreadSample> samples(shard::shard_set->size());
-  shard::shard_set->AwaitAll([&](Shard& s) {
-    ThreadSample& out = samples[s.id()];
-    ServerThreadState& st = ServerThreadState::current();
-    out.stats = st.stats();
-    out.clients = st.connections().size();
-    out.shard = s.stats();
-    out.io = io::Proactor::current()->stats();
-    // The shard's own structure (its databases' table headers) counts too, as Redis counts its
-    // empty dicts: an empty server does not report 0.
-    out.used_memory = s.used_memory();
-    const int64_t now = shard::NowMs();
-    for (int i = 0; i < Shard::kNumDbs; ++i) {
-      shard::Db& db = s.db(i);
-      out.expired_keys += db.expired_keys();
-      out.dbs[i].keys = db.size();
-      out.dbs[i].expires = db.expires_count();
-      // SumTtlMs is O(1), but only the keyspace section shows it.
-      if (with_ttls && db.expires_count() > 0) out.dbs[i].ttl_sum_ms = db.SumTtlMs(now);
-    }
-  });
-  return samples;
-}
 
 // Redis' bytesToHuman: "123B", "1.21K", "3.50M", ...
 std::string BytesToHuman(uint64_t n) {
@@ -98,16 +58,6 @@ size_t UpdatePeakMemory(size_t used) {
   return seen < used ? used : seen;
 }
 
-// The resident set size from /proc/self/statm, or `fallback` if it cannot be read.
-size_t ResidentBytes(size_t fallback) {
-  FILE* f = fopen("/proc/self/statm", "r");
-  if (f == nullptr) return fallback;
-  unsigned long size_pages = 0, resident_pages = 0;
-  const int n = fscanf(f, "%lu %lu", &size_pages, &resident_pages);
-  fclose(f);
-  return n == 2 ? size_t(resident_pages) * size_t(sysconf(_SC_PAGESIZE)) : fallback;
-}
-
 std::string TimevalSeconds(const timeval& tv) {
   char buf[48];
   snprintf(buf, sizeof(buf), "%ld.%06ld", long(tv.tv_sec), long(tv.tv_usec));
@@ -128,12 +78,12 @@ enum InfoSection : unsigned {
   kSecLatencyStats = 1 << 10,
   kSecCluster = 1 << 11,
   kSecKeyspace = 1 << 12,
-  kSecShardis = 1 << 13,  // ours: per-thread figures of the shared-nothing runtime
+  kSecShards = 1 << 13,  // ours: per-shard figures of the thread-per-core runtime
 };
 constexpr unsigned kSecDefault = kSecServer | kSecClients | kSecMemory | kSecPersistence |
                                  kSecStats | kSecReplication | kSecCpu | kSecModules |
                                  kSecErrorStats | kSecCluster | kSecKeyspace;
-constexpr unsigned kSecAll = (kSecShardis << 1) - 1;
+constexpr unsigned kSecAll = (kSecShards << 1) - 1;
 
 struct SectionName {
   std::string_view name;
@@ -153,38 +103,26 @@ constexpr SectionName kSectionNames[] = {
     {"latencystats", kSecLatencyStats},
     {"cluster", kSecCluster},
     {"keyspace", kSecKeyspace},
-    {"shardis", kSecShardis},
+    {"shards", kSecShards},
+    {"shardis", kSecShards},  // the section's earlier name
 };
 
 // The text of INFO for the selected sections, with Redis' layout: "# Title" headers, "field:value"
 // lines, CRLF line ends and an empty line between sections.
 std::string BuildInfo(unsigned sections) {
-  std::vector<ThreadSample> samples;
-  if (sections & (kSecClients | kSecMemory | kSecStats | kSecKeyspace | kSecShardis)) {
-    samples = GatherSamples(sections & kSecKeyspace);
+  unsigned parts = 0;
+  if (sections & (kSecClients | kSecMemory | kSecStats | kSecKeyspace | kSecShards)) {
+    parts |= kGatherThreads;
   }
-  ThreadSample total;
-  for (const ThreadSample& t : samples) {
-    total.stats.connections_received += t.stats.connections_received;
-    total.stats.commands_processed += t.stats.commands_processed;
-    total.stats.net_input_bytes += t.stats.net_input_bytes;
-    total.stats.net_output_bytes += t.stats.net_output_bytes;
-    total.stats.rejected_connections += t.stats.rejected_connections;
-    total.stats.protocol_errors += t.stats.protocol_errors;
-    total.stats.unknown_commands += t.stats.unknown_commands;
-    total.stats.blocked_clients += t.stats.blocked_clients;
-    total.clients += t.clients;
-    total.shard.keyspace_hits += t.shard.keyspace_hits;
-    total.shard.keyspace_misses += t.shard.keyspace_misses;
-    total.shard.evicted_keys += t.shard.evicted_keys;
-    total.used_memory += t.used_memory;
-    total.expired_keys += t.expired_keys;
-    for (int i = 0; i < Shard::kNumDbs; ++i) {
-      total.dbs[i].keys += t.dbs[i].keys;
-      total.dbs[i].expires += t.dbs[i].expires;
-      total.dbs[i].ttl_sum_ms += t.dbs[i].ttl_sum_ms;
-    }
+  if (sections & kSecKeyspace) parts |= kGatherTtls;
+  if (sections & (kSecStats | kSecCommandStats | kSecErrorStats | kSecLatencyStats)) {
+    parts |= kGatherCommands;
   }
+  if (sections & kSecLatencyStats) parts |= kGatherCommands | kGatherLatency;
+  const MetricsSnapshot m = GatherMetrics(parts);
+  const ThreadSample& total = m.total;
+  const std::vector<ThreadSample>& samples = m.threads;
+  const CommandStatsSnapshot& cmds = m.commands;
 
   const ServerInfo& info = Info();
   const int64_t now_ms = shard::NowMs();
@@ -253,7 +191,7 @@ std::string BuildInfo(unsigned sections) {
     const size_t peak = UpdatePeakMemory(used);
     size_t elapsed, user, sys, rss, peak_rss, commit, peak_commit, faults;
     mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
-    rss = ResidentBytes(rss);
+    rss = m.rss != 0 ? m.rss : rss;
     const uint64_t total_mem = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
     char perc[32], frag[32];
     snprintf(perc, sizeof(perc), "%.2f%%", peak ? 100.0 * double(used) / double(peak) : 0.0);
@@ -269,9 +207,10 @@ std::string BuildInfo(unsigned sections) {
     field("used_memory_peak_perc", perc);
     field("total_system_memory", total_mem);
     field("total_system_memory_human", BytesToHuman(total_mem));
-    field("maxmemory", 0);
-    field("maxmemory_human", "0B");
-    field("maxmemory_policy", "noeviction");
+    const uint64_t maxmemory = shard::MemoryLimit::maxmemory();
+    field("maxmemory", maxmemory);
+    field("maxmemory_human", BytesToHuman(maxmemory));
+    field("maxmemory_policy", shard::EvictionPolicyName(shard::MemoryLimit::policy()));
     field("mem_fragmentation_ratio", frag);
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
     field("lazyfree_pending_objects", 0);
@@ -301,20 +240,47 @@ std::string BuildInfo(unsigned sections) {
     field("instantaneous_ops_per_sec", 0);
     field("total_net_input_bytes", total.stats.net_input_bytes);
     field("total_net_output_bytes", total.stats.net_output_bytes);
+    field("total_net_repl_input_bytes", 0);
+    field("total_net_repl_output_bytes", 0);
     field("instantaneous_input_kbps", "0.00");
     field("instantaneous_output_kbps", "0.00");
+    field("instantaneous_input_repl_kbps", "0.00");
+    field("instantaneous_output_repl_kbps", "0.00");
     field("rejected_connections", total.stats.rejected_connections);
     field("sync_full", 0);
     field("sync_partial_ok", 0);
     field("sync_partial_err", 0);
     field("expired_keys", total.expired_keys);
+    field("expired_stale_perc", "0.00");
+    field("expired_time_cap_reached_count", 0);
+    field("expire_cycle_cpu_milliseconds", 0);
     field("evicted_keys", total.shard.evicted_keys);
+    field("evicted_clients", 0);
+    field("total_eviction_exceeded_time", 0);
+    field("current_eviction_exceeded_time", 0);
     field("keyspace_hits", total.shard.keyspace_hits);
     field("keyspace_misses", total.shard.keyspace_misses);
     field("pubsub_channels", 0);
     field("pubsub_patterns", 0);
+    field("pubsubshard_channels", 0);
     field("latest_fork_usec", 0);
     field("total_forks", 0);
+    field("migrate_cached_sockets", 0);
+    field("slave_expires_tracked_keys", 0);
+    field("active_defrag_hits", 0);
+    field("active_defrag_misses", 0);
+    field("active_defrag_key_hits", 0);
+    field("active_defrag_key_misses", 0);
+    field("total_active_defrag_time", 0);
+    field("current_active_defrag_time", 0);
+    field("tracking_total_keys", 0);
+    field("tracking_total_items", 0);
+    field("tracking_total_prefixes", 0);
+    field("unexpected_error_replies", 0);
+    field("total_error_replies", cmds.total_error_replies);
+    field("dump_payload_sanitizations", 0);
+    field("io_threaded_reads_processed", 0);
+    field("io_threaded_writes_processed", 0);
   }
   if (sections & kSecReplication) {
     header("Replication");
@@ -344,9 +310,41 @@ std::string BuildInfo(unsigned sections) {
     field("used_cpu_user_main_thread", TimevalSeconds(thread.ru_utime));
   }
   if (sections & kSecModules) header("Modules");
-  if (sections & kSecCommandStats) header("Commandstats");
-  if (sections & kSecErrorStats) header("Errorstats");
-  if (sections & kSecLatencyStats) header("Latencystats");
+  if (sections & kSecCommandStats) {
+    header("Commandstats");
+    // Redis lists the commands that were called, rejected or failed at least once.
+    for (size_t i = 0; i < cmds.counters.size(); ++i) {
+      const CommandCounters& c = cmds.counters[i];
+      if (c.calls == 0 && c.rejected == 0 && c.failed == 0) continue;
+      const uint64_t usec = c.duration_ns / 1000;
+      char per_call[32];
+      snprintf(per_call, sizeof(per_call), "%.2f",
+               c.calls ? double(c.duration_ns) / 1000.0 / double(c.calls) : 0.0);
+      core::Append(&out, "cmdstat_", CommandStatsName(uint32_t(i)), ":calls=", c.calls,
+                   ",usec=", usec, ",usec_per_call=", per_call, ",rejected_calls=", c.rejected,
+                   ",failed_calls=", c.failed, "\r\n");
+    }
+  }
+  if (sections & kSecErrorStats) {
+    header("Errorstats");
+    for (const auto& [prefix, count] : cmds.errors) {
+      core::Append(&out, "errorstat_", prefix, ":count=", count, "\r\n");
+    }
+  }
+  if (sections & kSecLatencyStats) {
+    header("Latencystats");
+    // Redis' default latency-tracking-info-percentiles "50 99 99.9", in microseconds.
+    for (size_t i = 0; i < cmds.latency.size(); ++i) {
+      const core::LatencyHistogram* h = cmds.latency[i].get();
+      if (h == nullptr || h->count() == 0) continue;
+      char line[160];
+      snprintf(line, sizeof(line), "p50=%.3f,p99=%.3f,p99.9=%.3f",
+               double(h->ValueAtPercentile(50)) / 1000.0, double(h->ValueAtPercentile(99)) / 1000.0,
+               double(h->ValueAtPercentile(99.9)) / 1000.0);
+      core::Append(&out, "latency_percentiles_usec_", CommandStatsName(uint32_t(i)), ":", line,
+                   "\r\n");
+    }
+  }
   if (sections & kSecCluster) {
     header("Cluster");
     field("cluster_enabled", 0);
@@ -361,20 +359,19 @@ std::string BuildInfo(unsigned sections) {
                    "\r\n");
     }
   }
-  if (sections & kSecShardis) {
-    header("Shardis");
+  if (sections & kSecShards) {
+    header("Shards");
     field("threads", samples.size());
     field("protocol_errors", total.stats.protocol_errors);
     field("unknown_commands", total.stats.unknown_commands);
     for (size_t i = 0; i < samples.size(); ++i) {
       const ThreadSample& t = samples[i];
-      uint64_t keys = 0;
-      for (const auto& d : t.dbs) keys += d.keys;
-      core::Append(
-          &out, "thread", i, ":keys=", keys, ",used_memory=", t.used_memory, ",clients=", t.clients,
-          ",commands=", t.stats.commands_processed, ",tasks_run=", t.io.tasks_run,
-          ",loop_polls=", t.io.loop_polls, ",uring_enters=", t.io.enters, ",parks=", t.io.parks,
-          ",wakeups_sent=", t.io.wakeups_sent, ",ring_full_waits=", t.io.ring_full_waits, "\r\n");
+      core::Append(&out, "shard", i, ":keys=", t.keys, ",used_memory=", t.used_memory,
+                   ",clients=", t.clients, ",commands=", t.stats.commands_processed,
+                   ",queue_length=", t.queued_tasks, ",hops_run=", t.io.tasks_run,
+                   ",loop_iterations=", t.io.loop_polls, ",uring_enters=", t.io.enters,
+                   ",parks=", t.io.parks, ",wakeups_sent=", t.io.wakeups_sent,
+                   ",ring_full_waits=", t.io.ring_full_waits, "\r\n");
     }
   }
   return out;

@@ -13,6 +13,7 @@
 #include <glog/logging.h>
 
 #include "server/connection.h"
+#include "server/http_connection.h"
 #include "server/memcache_connection.h"
 #include "server/server_state.h"
 
@@ -20,9 +21,9 @@ namespace shardis::server {
 
 namespace {
 
-// Per thread: the sockets its accept loops wait on (RESP, memcached), and whether the server is
+// Per thread: the sockets its accept loops wait on (RESP, memcached, admin HTTP), and whether the server is
 // stopping.
-thread_local int tl_listen_fd[2] = {-1, -1};
+thread_local int tl_listen_fd[3] = {-1, -1, -1};
 thread_local bool tl_stopping = false;
 thread_local size_t tl_connection_fibers = 0;
 
@@ -72,6 +73,13 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
     }
     ++ServerThreadState::current().stats().connections_received;
     ++tl_connection_fibers;
+    if (protocol == Protocol::kHttp) {
+      proactor->Launch([fd, proactor] {
+        ServeHttpConnection(proactor, fd);
+        --tl_connection_fibers;
+      });
+      continue;
+    }
     if (protocol == Protocol::kMemcache) {
       proactor->Launch([fd, proactor] {
         {

@@ -14,11 +14,15 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "io/cgroup_limits.h"
 #include "io/cpu_count.h"
 #include "io/proactor_pool.h"
 #include "server/command.h"
 #include "server/listener.h"
+#include "server/config_registry.h"
 #include "server/server_state.h"
+#include "server/startup_config.h"
+#include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
 DEFINE_int32(port, 6379, "TCP port to listen on");
@@ -29,6 +33,9 @@ DEFINE_int32(threads, 0,
 DEFINE_int32(memcached_port, 0,
              "TCP port for the memcached text protocol (keys shared with RESP database 0); "
              "0 = off");
+DEFINE_int32(admin_port, 0,
+             "TCP port that serves only HTTP (/metrics, /healthz) on --bind; 0 = off (the RESP "
+             "port answers HTTP requests too)");
 DEFINE_int32(shutdown_timeout_ms, 10000,
              "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
 
@@ -42,6 +49,31 @@ std::string RandomHex(size_t n) {
   std::string s(n, '0');
   for (char& c : s) c = kHex[gen() % 16];
   return s;
+}
+
+// "1.60GiB": the log line the container tests read.
+std::string HumanBytes(uint64_t n) {
+  if (n == 0) return "0 (no limit)";
+  char buf[64];
+  if (n >= (uint64_t{1} << 30)) {
+    snprintf(buf, sizeof(buf), "%.2fGiB", double(n) / double(uint64_t{1} << 30));
+  } else {
+    snprintf(buf, sizeof(buf), "%.2fMiB", double(n) / double(uint64_t{1} << 20));
+  }
+  return buf;
+}
+
+// maxmemory when no setting gave one: 80% of the cgroup memory limit (the rest is left to what
+// used_memory does not count: fragmentation, connection buffers, the binary), or none.
+uint64_t DeriveMaxMemory(uint64_t cgroup_limit, std::string* why) {
+  if (cgroup_limit == 0) {
+    *why = "0 (no limit: --maxmemory unset and no cgroup memory limit)";
+    return 0;
+  }
+  const uint64_t derived = cgroup_limit / 5 * 4;
+  *why = absl::StrCat(HumanBytes(derived), " (80% of cgroup memory limit ", HumanBytes(cgroup_limit),
+                      ")");
+  return derived;
 }
 
 void ExplainIoUringFailure(const absl::Status& status) {
@@ -58,14 +90,21 @@ void ExplainIoUringFailure(const absl::Status& status) {
 }
 
 int Main(int argc, char** argv) {
-  gflags::SetUsageMessage("shardis: a Redis-compatible, thread-per-core datastore on io_uring");
+  gflags::SetUsageMessage(
+      "shardis: a Redis-compatible, thread-per-core datastore on io_uring\n"
+      "usage: shardis [/path/to/shardis.conf] [--flag=value ...]");
   gflags::SetVersionString("0.1.0");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  StartupConfig config;
+  if (absl::Status status = LoadStartupConfig(&argc, &argv, &config); !status.ok()) {
+    std::cerr << "shardis: " << status.message() << "\n";
+    return 1;
+  }
   google::InitGoogleLogging(argv[0]);
   google::InstallFailureSignalHandler();
 
   if (argc > 1) {
-    std::cerr << "shardis: unexpected argument '" << argv[1] << "' (flags are --name=value)\n";
+    std::cerr << "shardis: unexpected argument '" << argv[1]
+              << "' (flags are --name=value; a config file must be the first argument)\n";
     return 1;
   }
 
@@ -75,6 +114,25 @@ int Main(int argc, char** argv) {
             << budget.affinity_cpus << " CPU(s), cgroup quota "
             << (budget.quota_cpus > 0 ? absl::StrCat(budget.quota_cpus) : "none")
             << (FLAGS_threads > 0 ? ", set by --threads)" : ")");
+  if (config.maxmemory_source.empty()) {
+    std::string why;
+    const uint64_t derived = DeriveMaxMemory(io::CgroupMemoryLimit(), &why);
+    gflags::SetCommandLineOption("maxmemory", absl::StrCat(derived).c_str());
+    // CONFIG REWRITE writes what differs from this: a derived value stays derived.
+    Config().SetDefault("maxmemory", absl::StrCat(derived));
+    LOG(INFO) << "maxmemory " << why;
+  }
+  if (absl::Status status = ApplyConfigFlags(); !status.ok()) {
+    std::cerr << "shardis: " << status.message() << "\n";
+    return 1;
+  }
+  if (!config.maxmemory_source.empty()) {
+    LOG(INFO) << "maxmemory " << HumanBytes(shard::MemoryLimit::maxmemory()) << " (set by "
+              << config.maxmemory_source << ")";
+  }
+  LOG(INFO) << "maxmemory-policy " << shard::EvictionPolicyName(shard::MemoryLimit::policy());
+  if (!config.config_file.empty()) LOG(INFO) << "config file " << config.config_file;
+  if (!config.summary.empty()) LOG(INFO) << "configuration: " << config.summary;
 
   // Signals are taken synchronously by this thread; every other thread inherits the blocked mask.
   sigset_t signals;
@@ -93,6 +151,7 @@ int Main(int argc, char** argv) {
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   info.executable = n > 0 ? std::string(exe, size_t(n)) : argv[0];
+  info.config_file = config.config_file;
 
   RegisterAllFamilies(&Registry());
 
@@ -116,6 +175,16 @@ int Main(int argc, char** argv) {
     memcache_fds.push_back(*fd);
   }
 
+  std::vector<int> admin_fds;
+  for (unsigned i = 0; FLAGS_admin_port > 0 && i < threads; ++i) {
+    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_admin_port);
+    if (!fd.ok()) {
+      std::cerr << "shardis: " << fd.status().message() << "\n";
+      return 1;
+    }
+    admin_fds.push_back(*fd);
+  }
+
   io::ProactorPool pool(threads);
   if (absl::Status status = pool.Start(); !status.ok()) {
     ExplainIoUringFailure(status);
@@ -131,10 +200,17 @@ int Main(int argc, char** argv) {
       int mfd = memcache_fds[p->index()];
       p->Launch([p, mfd] { AcceptLoop(p, mfd, Protocol::kMemcache); });
     }
+    if (!admin_fds.empty()) {
+      int afd = admin_fds[p->index()];
+      p->Launch([p, afd] { AcceptLoop(p, afd, Protocol::kHttp); });
+    }
   });
   LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
   if (FLAGS_memcached_port > 0) {
     LOG(INFO) << "memcached protocol on " << FLAGS_bind << ":" << FLAGS_memcached_port;
+  }
+  if (FLAGS_admin_port > 0) {
+    LOG(INFO) << "HTTP (/metrics, /healthz) on " << FLAGS_bind << ":" << FLAGS_admin_port;
   }
 
   int sig = 0;

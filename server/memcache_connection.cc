@@ -18,6 +18,7 @@
 
 #include "core/string_util.h"
 #include "server/server_state.h"
+#include "shard/eviction.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -85,6 +86,11 @@ bool ParseCounter(std::string_view s, uint64_t* out) {
   return true;
 }
 
+bool IsStorage(Op op) {
+  return op == Op::kSet || op == Op::kAdd || op == Op::kReplace || op == Op::kCas ||
+         op == Op::kAppend || op == Op::kPrepend;
+}
+
 // Runs single-key commands on the key's shard: Db holds the value, its TTL and its McMeta.
 class KeyExecutor {
  public:
@@ -94,6 +100,11 @@ class KeyExecutor {
   void Run(const Cmd& cmd, uint64_t hash) {
     key_ = cmd.keys[0];
     hash_ = hash;
+    // maxmemory applies to memcached's storage commands as to RESP's denyoom ones (eviction.h).
+    if (shard::MemoryLimit::maxmemory() != 0 && IsStorage(cmd.op) &&
+        !shard::MakeRoomForWrite(shard_, now_ms_)) [[unlikely]] {
+      return Reply("SERVER_ERROR out of memory storing object");
+    }
     switch (cmd.op) {
       case Op::kSet:
       case Op::kAdd:

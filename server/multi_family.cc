@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "server/command_stats.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
@@ -62,6 +63,9 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
   for (const MultiState::Queued& q : queue) {
     args.assign(q.args.begin(), q.args.end());
     conn.last_command = q.spec->name;
+    // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
+    const size_t reply_at = ctx.rb.output()->size();
+    const uint64_t start = CommandClockNow();
     if (q.spec->on_shard != nullptr) {
       const uint64_t hash = core::HashBytes(args[1]);
       const unsigned sid = shard::shard_set->ShardOf(args[1], hash);
@@ -79,6 +83,8 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     } else {
       q.spec->on_conn(args, ctx);
     }
+    RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
+               IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
   }
   shard::Transaction::SetCurrentExec(nullptr);
 }
@@ -192,16 +198,16 @@ bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
 }
 
 void RegisterMultiFamily(CommandRegistry* r) {
-  r->Register({"multi", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
-               nullptr, CmdMulti});
-  r->Register({"exec", 1, kNoScript | kLoading | kStale, 0, 0, 0, "slow transaction", nullptr,
-               CmdExec});
-  r->Register({"discard", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
-               nullptr, CmdDiscard});
-  r->Register({"watch", -2, kNoScript | kLoading | kStale | kFast, 1, -1, 1, "fast transaction",
-               nullptr, CmdWatch});
-  r->Register({"unwatch", 1, kNoScript | kLoading | kStale | kFast, 0, 0, 0, "fast transaction",
-               nullptr, CmdUnwatch});
+  constexpr uint32_t kTx = kNoScript | kLoading | kStale;
+  r->Register({"multi", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
+               CmdMulti});
+  r->Register({"exec", 1, kTx | kSkipSlowlog, 0, 0, 0, "slow transaction", nullptr, CmdExec});
+  r->Register({"discard", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
+               CmdDiscard});
+  r->Register({"watch", -2, kTx | kFast | kAllowBusy, 1, -1, 1, "fast transaction", nullptr,
+               CmdWatch});
+  r->Register({"unwatch", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
+               CmdUnwatch});
 }
 
 }  // namespace shardis::server

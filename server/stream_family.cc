@@ -827,15 +827,15 @@ constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
 
 const SubCommand kXGroupSubs[] = {
     {"create", -5, kW | kD, "write stream slow", "", "5.0.0", "Create a consumer group.",
-     XGroupKeyed},
+     XGroupKeyed, 2, 2, 1},
     {"createconsumer", 5, kW | kD, "write stream slow", "", "6.2.0",
-     "Create a consumer in a consumer group.", XGroupKeyed},
+     "Create a consumer in a consumer group.", XGroupKeyed, 2, 2, 1},
     {"delconsumer", 5, kW, "write stream slow", "", "5.0.0",
-     "Delete a consumer from a consumer group.", XGroupKeyed},
+     "Delete a consumer from a consumer group.", XGroupKeyed, 2, 2, 1},
     {"destroy", 4, kW, "write stream slow", "", "5.0.0", "Destroy a consumer group.",
-     XGroupKeyed},
+     XGroupKeyed, 2, 2, 1},
     {"setid", -5, kW, "write stream slow", "", "5.0.0",
-     "Set the last delivered ID of a consumer group.", XGroupKeyed},
+     "Set the last delivered ID of a consumer group.", XGroupKeyed, 2, 2, 1},
     {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0", "Show helpful text about the "
      "different subcommands", XGroupHelp},
 };
@@ -1020,11 +1020,11 @@ void XInfoHelp(ArgSlice, ConnContext& ctx) {
 
 const SubCommand kXInfoSubs[] = {
     {"consumers", 4, kR, "read stream slow", "nondeterministic_output", "5.0.0",
-     "Get a list of the consumers in a consumer group.", XInfoKeyed},
+     "Get a list of the consumers in a consumer group.", XInfoKeyed, 2, 2, 1},
     {"groups", 3, kR, "read stream slow", "", "5.0.0",
-     "Get a list of the consumer groups of a stream.", XInfoKeyed},
+     "Get a list of the consumer groups of a stream.", XInfoKeyed, 2, 2, 1},
     {"stream", -3, kR, "read stream slow", "", "5.0.0", "Get information about a stream.",
-     XInfoKeyed},
+     XInfoKeyed, 2, 2, 1},
     {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
      "Show helpful text about the different subcommands", XInfoHelp},
 };

@@ -26,6 +26,10 @@ struct SubCommand {
   std::string_view since;
   std::string_view summary;
   ConnHandler handler;
+  // Redis' legacy key range of the subcommand (OBJECT ENCODING key: 2 2 1); 0 = no keys.
+  int first_key = 0;
+  int last_key = 0;
+  int key_step = 0;
 };
 
 struct Container {

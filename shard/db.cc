@@ -144,6 +144,25 @@ std::optional<std::string> Db::RandomKey(uint64_t random_bits, int64_t now_ms) {
   return std::nullopt;
 }
 
+bool Db::SampleVolatileKey(uint64_t random_bits, std::string* key, int64_t* deadline_ms) {
+  // As RandomKey, on the expire table: the first non-empty bucket from a random one (a
+  // non-empty table has one within a lap), then one of its keys.
+  uint64_t cursor = random_bits & ((uint64_t{1} << ExpireTable::kCursorBits) - 1);
+  char scratch[CompactValue::kScratchSize];
+  std::vector<std::pair<std::string, int64_t>> bucket;
+  while (!expire_.empty()) {
+    cursor = expire_.Traverse(cursor, [&](ExpireTable::Iterator e) {
+      bucket.emplace_back(e.key().GetString(scratch), e.value());
+    });
+    if (bucket.empty()) continue;
+    auto& [k, deadline] = bucket[(random_bits >> 32) % bucket.size()];
+    *key = std::move(k);
+    *deadline_ms = deadline;
+    return true;
+  }
+  return false;
+}
+
 void Db::SwapContents(Db& other) {
   std::swap(prime_, other.prime_);
   std::swap(expire_, other.expire_);

@@ -86,6 +86,9 @@ class Db {
   // A live key picked at random (RANDOMKEY), starting the search at the bucket `random_bits`
   // names; empty when the Db has no live key. Expired keys met on the way are removed.
   std::optional<std::string> RandomKey(uint64_t random_bits, int64_t now_ms);
+  // A key with a TTL picked at random (for volatile-* eviction) and its deadline, starting at the
+  // expire-table bucket `random_bits` names; false when no key has a TTL. Removes nothing.
+  bool SampleVolatileKey(uint64_t random_bits, std::string* key, int64_t* deadline_ms);
   // SCAN over this Db: visits buckets from `cursor` (0 = start) until at least `count` keys were
   // handed to fn(std::string_view key, Iterator) or the walk is complete; returns the next cursor
   // (0 when complete; always below 2^PrimeTable::kCursorBits). Expired keys are removed, not
@@ -110,6 +113,7 @@ class Db {
   size_t expires_count() const { return expire_.size(); }
   // Keys removed because their deadline passed (lazily or by the active cycle), for INFO.
   uint64_t expired_keys() const { return expired_keys_; }
+  void ResetStats() { expired_keys_ = 0; }  // CONFIG RESETSTAT
   // Sum of the remaining TTLs of the keys with a TTL (INFO's avg_ttl), in ms. O(1): a running sum
   // of the deadlines is kept; saturates at INT64_MAX.
   int64_t SumTtlMs(int64_t now_ms) const;

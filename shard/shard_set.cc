@@ -2,8 +2,10 @@
 
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
+#include <glog/logging.h>
 
 #include "io/proactor.h"
+#include "shard/memory_limit.h"
 
 namespace shardis::shard {
 
@@ -60,6 +62,8 @@ ShardSet::ShardSet(io::ProactorPool* pool) : pool_(pool) {}
 ShardSet::~ShardSet() = default;
 
 void ShardSet::Start() {
+  CHECK_LE(pool_->size(), MemoryLimit::kMaxShards);
+  MemoryLimit::set_num_shards(pool_->size());
   shards_.resize(pool_->size());
   pool_->AwaitOnAll([this](Proactor* p) {
     shards_[p->index()] = std::make_unique<Shard>(p->index());
@@ -82,6 +86,9 @@ void ShardSet::ExpiryLoop(Shard* shard) {
   Proactor* p = Proactor::current();
   while (!tl_stopping) {
     p->SleepFor(kExpiryPeriod);
+    if (tl_stopping) break;  // the shard is gone
+    // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no writes.
+    MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.
     // As Redis: go on while more than a tenth of what was looked at had expired.

@@ -288,7 +288,10 @@ class Server:
 
     def argv(self) -> list[str]:
         if self.kind == "shardis":
-            argv = [self.binary, f"--port={self.port}", "--bind=127.0.0.1", "--logtostderr"]
+            # --maxmemory=0: like the reference redis-server, whatever cgroup the tests run in
+            # (unset, shardis derives it from the cgroup memory limit).
+            argv = [self.binary, f"--port={self.port}", "--bind=127.0.0.1", "--logtostderr",
+                    "--maxmemory=0"]
             if self.threads is not None:
                 argv.append(f"--threads={self.threads}")
         else:

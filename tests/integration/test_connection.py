@@ -317,3 +317,67 @@ def test_wrong_arity_redis_py(r):
     with pytest.raises(redis.ResponseError) as exc:
         r.execute_command("GET")
     assert str(exc.value) == "wrong number of arguments for 'get' command"
+
+
+def _command_table(conn):
+    """name -> COMMAND entry, for commands and their subcommands."""
+    table = {}
+    for entry in conn.call("COMMAND"):
+        table[entry[0]] = entry
+        for sub in entry[9]:
+            table[sub[0]] = sub
+    return table
+
+
+def test_command_table_matches_redis(raw, redis_server):
+    """Every command both servers have: same arity, legacy key range and flags (as a set)."""
+    ref = redis_server.raw()
+    try:
+        theirs = _command_table(ref)
+    finally:
+        ref.close()
+    ours = _command_table(raw)
+    shared = sorted(set(ours) & set(theirs))
+    assert len(shared) > 150
+    diffs = []
+    for name in shared:
+        a, b = theirs[name], ours[name]
+        if [a[1]] + a[3:6] != [b[1]] + b[3:6] or set(a[2]) != set(b[2]):
+            diffs.append((name, [a[1], sorted(a[2])] + a[3:6], [b[1], sorted(b[2])] + b[3:6]))
+    assert diffs == []
+
+
+# Command lines for COMMAND GETKEYS: movable keys (numkeys, STORE, STREAMS), subcommand keys, and
+# malformed ones.
+GETKEYS_CASES = [
+    "get k", "mset a 1 b 2", "lmpop 2 a b left", "zmpop 1 z min", "blmpop 0 2 a b left",
+    "bzmpop 0 1 z min", "sort k by w_* get o_* store dst", "sort k limit 0 1 store d1 store d2",
+    "sort_ro k", "zunionstore d 2 a b", "zinterstore d 2 a b weights 1 2", "zdiffstore d 2 a b",
+    "zinter 2 a b", "zdiff 2 a b", "zunion 2 a b weights 1 2", "sintercard 2 a b",
+    "zintercard 2 a b limit 3", "xread count 2 streams s1 s2 0 0", "xread streams s1 0",
+    "xreadgroup group g c streams s1 0",
+    "xreadgroup group g c count 1 block 0 noack streams s1 s2 0 >",
+    "georadius k 0 0 1 km store d", "georadius k 0 0 1 km storedist d", "georadius k 0 0 1 km",
+    "georadiusbymember k m 1 km storedist d", "object encoding k", "object freq k",
+    "xinfo stream s", "xgroup create s g $", "xgroup destroy s g",
+    "lmpop 0 a left", "zunion 5 a b", "zunion x a b", "xread streams s1", "xread count 1 s1 0",
+    "sort k store", "georadius k 0 0 1 km store", "object help", "object encoding",
+    "xgroup create s", "ping", "nosuchcommand k", "get",
+]
+
+
+@pytest.mark.parametrize("line", GETKEYS_CASES)
+def test_command_getkeys_matches_redis(raw, redis_server, line):
+    args = line.split()
+    ref = redis_server.raw()
+    try:
+        expected = ref.call_raw("COMMAND", "GETKEYS", *args)
+        expected_flags = None if expected.startswith(b"-") else \
+            ref.call("COMMAND", "GETKEYSANDFLAGS", *args)
+    finally:
+        ref.close()
+    assert raw.call_raw("COMMAND", "GETKEYS", *args) == expected
+    if expected_flags is not None:
+        # Key flags differ in detail between commands; the keys and the reply shape must agree.
+        got = raw.call("COMMAND", "GETKEYSANDFLAGS", *args)
+        assert [entry[0] for entry in got] == [entry[0] for entry in expected_flags]

@@ -1,0 +1,199 @@
+#include "server/command_stats.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/match.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "core/string_util.h"
+#include "server/latency_monitor.h"
+#include "server/slowlog.h"
+#include "server/subcommand.h"
+#include "shard/shard_set.h"
+
+namespace shardis::server {
+
+namespace {
+
+// Redis stops tracking new error prefixes past this many (a client that makes up error codes must
+// not grow the table without bound); total_error_replies still counts them.
+constexpr size_t kMaxErrorPrefixes = 128;
+
+// Names by stats id; written once by AssignCommandStatsIds before any client is served.
+std::vector<std::string>& Names() {
+  static std::vector<std::string>* names = new std::vector<std::string>();
+  return *names;
+}
+
+// By stats id, written with Names(): calls that SLOWLOG and LATENCY leave out. EXEC (its commands
+// are logged one by one, as Redis does) and the blocking commands, whose time here includes the
+// time they waited for data (Redis counts only their execution).
+std::vector<bool>& Untimed() {
+  static std::vector<bool>* untimed = new std::vector<bool>();
+  return *untimed;
+}
+
+// One thread's statistics, touched only by that thread (readers hop to it).
+struct ThreadCommandStats {
+  std::vector<CommandCounters> counters;
+  std::vector<std::unique_ptr<core::LatencyHistogram>> latency;
+  absl::flat_hash_map<std::string, uint64_t, core::StringHash, core::StringEq> errors;
+  uint64_t total_errors = 0;
+};
+
+// A plain pointer per thread (no thread_local constructor or guard on the hot path); the objects
+// are owned by a process-wide list so that they outlive their threads' last use.
+thread_local ThreadCommandStats* tl_stats = nullptr;
+
+ThreadCommandStats* NewThreadStats() {
+  static std::mutex mu;  // once per thread, at its first command
+  static std::vector<std::unique_ptr<ThreadCommandStats>>* all =
+      new std::vector<std::unique_ptr<ThreadCommandStats>>();
+  auto stats = std::make_unique<ThreadCommandStats>();
+  stats->counters.resize(NumCommandStatsIds());
+  stats->latency.resize(NumCommandStatsIds());
+  std::lock_guard<std::mutex> lock(mu);
+  all->push_back(std::move(stats));
+  return all->back().get();
+}
+
+ThreadCommandStats& Local() {
+  if (tl_stats == nullptr) [[unlikely]] tl_stats = NewThreadStats();
+  return *tl_stats;
+}
+
+// The ReplyBuilder's error observer: Redis counts every error reply by its first word.
+void NoteErrorReply(std::string_view msg) {
+  ThreadCommandStats& s = Local();
+  ++s.total_errors;
+  std::string_view prefix = msg.substr(0, msg.find(' '));
+  auto it = s.errors.find(prefix);
+  if (it != s.errors.end()) {
+    ++it->second;
+  } else if (s.errors.size() < kMaxErrorPrefixes) {
+    s.errors.emplace(std::string(prefix), 1);
+  }
+}
+
+}  // namespace
+
+void AssignCommandStatsIds(CommandRegistry* registry) {
+  std::vector<std::string>& names = Names();
+  CHECK(names.empty()) << "AssignCommandStatsIds runs once";
+  // In name order, so that INFO commandstats lists commands in a stable order.
+  std::vector<CommandSpec*> specs;
+  for (auto& [name, spec] : registry->mutable_all()) specs.push_back(&spec);
+  std::sort(specs.begin(), specs.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+  std::vector<bool>& untimed = Untimed();
+  for (CommandSpec* spec : specs) {
+    spec->stats_id = uint32_t(names.size());
+    names.emplace_back(spec->name);
+    const std::string categories = core::Concat(" ", spec->acl_categories, " ");
+    untimed.push_back(spec->name == "exec" || absl::StrContains(categories, " blocking "));
+    if (spec->container != nullptr) {
+      spec->sub_stats_base = uint32_t(names.size());
+      for (const SubCommand& sub : spec->container->subs) {
+        names.push_back(core::Concat(spec->name, "|", sub.name));
+        untimed.push_back(false);
+      }
+    }
+  }
+  core::ReplyBuilder::SetErrorObserver(NoteErrorReply);
+}
+
+size_t NumCommandStatsIds() { return Names().size(); }
+
+std::string_view CommandStatsName(uint32_t id) { return Names()[id]; }
+
+uint32_t StatsIdOf(const CommandSpec& spec, const SubCommand* sub) {
+  if (sub == nullptr) return spec.stats_id;
+  return spec.sub_stats_base + uint32_t(sub - spec.container->subs.data());
+}
+
+uint32_t StatsIdOf(const CommandSpec& spec, ArgSlice args) {
+  if (spec.container == nullptr || args.size() < 2) return spec.stats_id;
+  return StatsIdOf(spec, FindSub(*spec.container, args[1]));
+}
+
+void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks, bool failed,
+                ArgSlice args, const ConnectionState& conn) {
+  const uint64_t duration_ns = core::CycleClock::ToNs(duration_ticks);
+  ThreadCommandStats& s = Local();
+  CommandCounters& c = s.counters[stats_id];
+  ++c.calls;
+  c.duration_ns += duration_ns;
+  c.failed += failed;
+  std::unique_ptr<core::LatencyHistogram>& h = s.latency[stats_id];
+  // Allocated at a command's first call on this thread, so only the commands in use cost memory.
+  if (h == nullptr) [[unlikely]] h = std::make_unique<core::LatencyHistogram>();
+  h->Add(duration_ns);
+  if (Untimed()[stats_id]) [[unlikely]] return;
+  const uint64_t duration_us = duration_ns / 1000;
+  SlowlogMaybeAdd(duration_us, args, conn);
+  LatencyMaybeAdd(spec, duration_us);
+}
+
+void RecordRejected(uint32_t stats_id) { ++Local().counters[stats_id].rejected; }
+
+CommandStatsSnapshot GatherCommandStats(bool with_latency) {
+  const size_t n = NumCommandStatsIds();
+  std::vector<CommandStatsSnapshot> per_thread(shard::shard_set->size());
+  shard::shard_set->AwaitAll([&](shard::Shard& shard) {
+    const ThreadCommandStats& s = Local();
+    CommandStatsSnapshot& out = per_thread[shard.id()];
+    out.counters = s.counters;
+    out.errors.assign(s.errors.begin(), s.errors.end());
+    out.total_error_replies = s.total_errors;
+    if (with_latency) {
+      out.latency.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (s.latency[i] != nullptr) {
+          out.latency[i] = std::make_unique<core::LatencyHistogram>(*s.latency[i]);
+        }
+      }
+    }
+  });
+  CommandStatsSnapshot total;
+  total.counters.resize(n);
+  total.latency.resize(n);
+  absl::flat_hash_map<std::string, uint64_t, core::StringHash, core::StringEq> errors;
+  for (CommandStatsSnapshot& t : per_thread) {
+    for (size_t i = 0; i < n; ++i) {
+      total.counters[i].calls += t.counters[i].calls;
+      total.counters[i].duration_ns += t.counters[i].duration_ns;
+      total.counters[i].rejected += t.counters[i].rejected;
+      total.counters[i].failed += t.counters[i].failed;
+    }
+    for (auto& [prefix, count] : t.errors) errors[prefix] += count;
+    total.total_error_replies += t.total_error_replies;
+    if (!with_latency) continue;
+    for (size_t i = 0; i < n; ++i) {
+      if (t.latency[i] == nullptr) continue;
+      if (total.latency[i] == nullptr) {
+        total.latency[i] = std::move(t.latency[i]);
+      } else {
+        total.latency[i]->Merge(*t.latency[i]);
+      }
+    }
+  }
+  total.errors.assign(errors.begin(), errors.end());
+  std::sort(total.errors.begin(), total.errors.end());
+  return total;
+}
+
+void ResetThreadCommandStats() {
+  ThreadCommandStats& s = Local();
+  std::fill(s.counters.begin(), s.counters.end(), CommandCounters{});
+  for (auto& h : s.latency) h.reset();
+  s.errors.clear();
+  s.total_errors = 0;
+}
+
+void ResetCommandStats() {
+  shard::shard_set->AwaitAll([](shard::Shard&) { ResetThreadCommandStats(); });
+}
+
+}  // namespace shardis::server

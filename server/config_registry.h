@@ -1,0 +1,103 @@
+// The CONFIG parameters: one entry per Redis name, with the gflag it maps to, its type (how a
+// value is parsed, validated and shown), whether CONFIG SET may change it, and how a new value is
+// applied. CONFIG GET/SET/REWRITE, the config file and the SHARDIS_ environment variables all go
+// through it (config_family.cc, startup_config.cc).
+//
+// Registering a parameter is one line in RegisterConfigParams (config_params.cc), e.g.
+//   r.Add(MutableMemory("maxmemory", "maxmemory", GetMaxMemory, SetMaxMemory));
+// Runtime state behind a mutable parameter must be safe to read from every thread (an atomic, or
+// a value copied to each thread by the setter): `set` runs in the connection that sent CONFIG SET,
+// and at start (from the flag's value) on the main thread before any shard thread serves.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/statusor.h>
+
+namespace shardis::server {
+
+enum class ConfigType : uint8_t { kBool, kInt, kMemory, kEnum, kString };
+
+// A parsed value: `number` for bool (0/1), int and memory (bytes); `text` for enum and string.
+struct ConfigValue {
+  int64_t number = 0;
+  std::string text;
+};
+
+struct ConfigParam {
+  std::string_view name;  // Redis' name, lower case, e.g. "maxmemory-policy"
+  std::string_view flag;  // the gflag it maps to, e.g. "maxmemory_policy"; empty for none
+  ConfigType type = ConfigType::kString;
+  bool is_mutable = false;  // CONFIG SET may change it
+  int64_t min = std::numeric_limits<int64_t>::min();  // kInt and kMemory bounds
+  int64_t max = std::numeric_limits<int64_t>::max();
+  std::span<const std::string_view> choices;  // kEnum, in the order Redis' error text lists them
+  // The current value, already formatted as CONFIG GET shows it (memory in bytes, yes/no).
+  std::function<std::string()> get;
+  // Applies a parsed, validated value. Empty: nothing to apply (fixed or start-only).
+  std::function<void(const ConfigValue&)> set;
+};
+
+// Redis' memtoull: digits with an optional unit b, k (1000), kb (1024), m, mb, g, gb (any case).
+absl::StatusOr<int64_t> ParseMemory(std::string_view text);
+// Redis' rewriteConfigFormatMemory: the largest unit that divides the value ("1gb", "100mb").
+std::string FormatMemoryUnits(int64_t bytes);
+
+class ConfigRegistry {
+ public:
+  void Add(ConfigParam param);
+  // By Redis name (case-insensitive), or nullptr.
+  const ConfigParam* Find(std::string_view name) const;
+  // By gflag name, or nullptr.
+  const ConfigParam* FindByFlag(std::string_view flag) const;
+  const std::vector<ConfigParam>& params() const { return params_; }
+
+  // The value of each parameter as registered (its default), for CONFIG REWRITE, which writes
+  // only what differs. Taken once after registration; SetDefault overrides one (maxmemory when
+  // derived from the cgroup limit: a rewrite must not freeze a derived value into the file).
+  void SnapshotDefaults();
+  void SetDefault(std::string_view name, std::string value);
+  std::string_view DefaultOf(const ConfigParam& p) const;
+
+  // Parses and validates `text` for `p`. The error is Redis' text after "... - ", e.g.
+  // "argument must be a memory value".
+  static absl::StatusOr<ConfigValue> Parse(const ConfigParam& p, std::string_view text);
+  // The canonical text of a parsed value, as CONFIG GET shows it (and as gflags gets it).
+  static std::string Format(const ConfigParam& p, const ConfigValue& v);
+
+ private:
+  std::vector<ConfigParam> params_;
+  std::vector<std::string> defaults_;  // parallel to params_
+};
+
+// The process' registry, filled once at start (RegisterConfigParams) and read-only afterwards.
+ConfigRegistry& Config();
+void RegisterConfigParams(ConfigRegistry& r);
+
+// One-line registrations. get/set for int, memory and bool take and give int64_t.
+ConfigParam MutableInt(std::string_view name, std::string_view flag, int64_t min, int64_t max,
+                       std::function<int64_t()> get, std::function<void(int64_t)> set);
+ConfigParam MutableMemory(std::string_view name, std::string_view flag,
+                          std::function<int64_t()> get, std::function<void(int64_t)> set);
+ConfigParam MutableBool(std::string_view name, std::string_view flag, std::function<bool()> get,
+                        std::function<void(bool)> set);
+ConfigParam MutableEnum(std::string_view name, std::string_view flag,
+                        std::span<const std::string_view> choices,
+                        std::function<std::string()> get,
+                        std::function<void(std::string_view)> set);
+ConfigParam MutableString(std::string_view name, std::string_view flag,
+                          std::function<std::string()> get,
+                          std::function<void(std::string_view)> set);
+// A parameter CONFIG SET refuses ("can't set immutable config"), shown with a fixed value.
+ConfigParam ReadOnly(std::string_view name, std::string value);
+ConfigParam ReadOnlyFn(std::string_view name, std::function<std::string()> get);
+// A read-only parameter backed by a start-up flag (port, bind): the config file and env set it.
+ConfigParam ReadOnlyFlag(std::string_view name, std::string_view flag, ConfigType type);
+
+}  // namespace shardis::server

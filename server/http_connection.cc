@@ -1,0 +1,128 @@
+#include "server/http_connection.h"
+
+#include <unistd.h>
+
+#include <string>
+
+#include "core/string_util.h"
+#include "server/metrics.h"
+#include "server/server_state.h"
+
+namespace shardis::server {
+
+namespace {
+
+// The longest request head we read (request line and headers); a larger one is refused.
+constexpr size_t kMaxHead = 16 * 1024;
+
+struct Response {
+  int status = 200;
+  std::string_view reason = "OK";
+  std::string_view content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+Response Route(std::string_view method, std::string_view path) {
+  if (method != "GET" && method != "HEAD") {
+    return {405, "Method Not Allowed", "text/plain; charset=utf-8", "Method Not Allowed\n"};
+  }
+  if (path == "/healthz") return {200, "OK", "text/plain; charset=utf-8", "OK"};
+  if (path == "/metrics") {
+    const MetricsSnapshot m = GatherMetrics(kGatherThreads | kGatherCommands);
+    return {200, "OK", "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(m)};
+  }
+  return {404, "Not Found", "text/plain; charset=utf-8", "Not Found\n"};
+}
+
+}  // namespace
+
+HttpSniff SniffHttp(std::string_view head, bool any_method) {
+  std::string_view method;
+  if (any_method) {
+    size_t n = 0;
+    while (n < head.size() && n < 16 && head[n] >= 'A' && head[n] <= 'Z') ++n;
+    if (n == head.size() && n < 16) return HttpSniff::kNeedMore;
+    if (n == 0 || n == 16 || head[n] != ' ') return HttpSniff::kNotHttp;
+    method = head.substr(0, n + 1);
+  } else if (head.starts_with("GET ")) {
+    method = "GET ";
+  } else if (head.starts_with("HEAD ")) {
+    method = "HEAD ";
+  } else if (std::string_view("GET ").starts_with(head) ||
+             std::string_view("HEAD ").starts_with(head)) {
+    return HttpSniff::kNeedMore;  // too short to tell
+  } else {
+    return HttpSniff::kNotHttp;
+  }
+  size_t eol = head.find('\n');
+  if (eol == std::string_view::npos) {
+    return head.size() < kMaxHead ? HttpSniff::kNeedMore : HttpSniff::kNotHttp;
+  }
+  std::string_view line = head.substr(0, eol);
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  // "METHOD target HTTP/1.x": the target is one word, the version the last one.
+  const size_t sp = line.rfind(' ');
+  if (sp <= method.size()) return HttpSniff::kNotHttp;
+  const std::string_view target = line.substr(method.size(), sp - method.size());
+  const std::string_view version = line.substr(sp + 1);
+  if (target.find(' ') != std::string_view::npos || !version.starts_with("HTTP/1.") ||
+      version.size() != 8) {
+    return HttpSniff::kNotHttp;
+  }
+  return HttpSniff::kHttp;
+}
+
+void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in) {
+  // Read the whole head (the request line and the headers, up to the empty line).
+  while (true) {
+    const std::string_view head(in->unparsed(), in->unparsed_size());
+    if (head.find("\r\n\r\n") != std::string_view::npos ||
+        head.find("\n\n") != std::string_view::npos) {
+      break;
+    }
+    if (head.size() > kMaxHead) {
+      constexpr std::string_view kTooLarge =
+          "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+          "Connection: close\r\n\r\n";
+      proactor->SendAll(fd, kTooLarge.data(), kTooLarge.size());
+      return;
+    }
+    if (in->Read(proactor, fd, 0) <= 0) return;
+  }
+  const std::string_view head(in->unparsed(), in->unparsed_size());
+  std::string_view line = head.substr(0, head.find('\n'));
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 = line.rfind(' ');
+  std::string_view method = line.substr(0, sp1);
+  std::string_view path = sp1 < sp2 ? line.substr(sp1 + 1, sp2 - sp1 - 1) : std::string_view();
+  path = path.substr(0, path.find('?'));
+  Response r = sp1 < sp2 ? Route(method, path)
+                         : Response{400, "Bad Request", "text/plain; charset=utf-8",
+                                    "Bad Request\n"};
+  std::string out = core::Concat("HTTP/1.1 ", r.status, " ", r.reason,
+                                 "\r\nContent-Type: ", r.content_type,
+                                 "\r\nContent-Length: ", r.body.size(),
+                                 "\r\nConnection: close\r\n\r\n");
+  if (method != "HEAD") out += r.body;
+  ServerThreadState::current().stats().net_output_bytes += out.size();
+  proactor->SendAll(fd, out.data(), out.size());
+}
+
+void ServeHttpConnection(io::Proactor* proactor, int fd) {
+  InputBuffer in;
+  HttpSniff sniff = HttpSniff::kNeedMore;
+  while (sniff == HttpSniff::kNeedMore && in.Read(proactor, fd, 0) > 0) {
+    sniff = SniffHttp({in.unparsed(), in.unparsed_size()}, /*any_method=*/true);
+  }
+  if (sniff == HttpSniff::kHttp) {
+    ServeHttp(proactor, fd, &in);
+  } else if (sniff == HttpSniff::kNotHttp) {
+    constexpr std::string_view kBadRequest =
+        "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    proactor->SendAll(fd, kBadRequest.data(), kBadRequest.size());
+  }
+  close(fd);
+}
+
+}  // namespace shardis::server

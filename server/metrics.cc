@@ -1,0 +1,251 @@
+#include "server/metrics.h"
+
+#include <mimalloc.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core/string_util.h"
+#include "shard/db.h"
+#include "shard/memory_limit.h"
+#include "shard/shard_set.h"
+
+namespace shardis::server {
+
+using shard::Shard;
+
+MetricsSnapshot GatherMetrics(unsigned parts) {
+  MetricsSnapshot m;
+  m.uptime_s = (shard::NowMs() - Info().start_ms) / 1000;
+  m.rss = ResidentBytes(0);
+  m.maxmemory = shard::MemoryLimit::maxmemory();
+  if (parts & kGatherThreads) {
+    const bool with_ttls = parts & kGatherTtls;
+    m.threads.resize(shard::shard_set->size());
+    shard::shard_set->AwaitAll([&](Shard& s) {
+      ThreadSample& out = m.threads[s.id()];
+      ServerThreadState& st = ServerThreadState::current();
+      out.stats = st.stats();
+      out.clients = st.connections().size();
+      out.shard = s.stats();
+      io::Proactor* p = io::Proactor::current();
+      out.io = p->stats();
+      out.queued_tasks = p->QueuedTasks();
+      // The shard's own structure (its databases' table headers) counts too, as Redis counts its
+      // empty dicts: an empty server does not report 0.
+      out.used_memory = s.used_memory();
+      const int64_t now = shard::NowMs();
+      for (int i = 0; i < Shard::kNumDbs; ++i) {
+        shard::Db& db = s.db(i);
+        out.expired_keys += db.expired_keys();
+        out.dbs[i].keys = db.size();
+        out.dbs[i].expires = db.expires_count();
+        out.keys += db.size();
+        // SumTtlMs is O(1), but only the keyspace section shows it.
+        if (with_ttls && db.expires_count() > 0) out.dbs[i].ttl_sum_ms = db.SumTtlMs(now);
+      }
+    });
+    ThreadSample& total = m.total;
+    for (const ThreadSample& t : m.threads) {
+      total.stats.connections_received += t.stats.connections_received;
+      total.stats.commands_processed += t.stats.commands_processed;
+      total.stats.net_input_bytes += t.stats.net_input_bytes;
+      total.stats.net_output_bytes += t.stats.net_output_bytes;
+      total.stats.rejected_connections += t.stats.rejected_connections;
+      total.stats.protocol_errors += t.stats.protocol_errors;
+      total.stats.unknown_commands += t.stats.unknown_commands;
+      total.stats.blocked_clients += t.stats.blocked_clients;
+      total.clients += t.clients;
+      total.shard.keyspace_hits += t.shard.keyspace_hits;
+      total.shard.keyspace_misses += t.shard.keyspace_misses;
+      total.shard.evicted_keys += t.shard.evicted_keys;
+      total.used_memory += t.used_memory;
+      total.expired_keys += t.expired_keys;
+      total.keys += t.keys;
+      total.queued_tasks += t.queued_tasks;
+      total.io.loop_polls += t.io.loop_polls;
+      total.io.enters += t.io.enters;
+      total.io.parks += t.io.parks;
+      total.io.tasks_run += t.io.tasks_run;
+      total.io.wakeups_sent += t.io.wakeups_sent;
+      total.io.ring_full_waits += t.io.ring_full_waits;
+      for (int i = 0; i < Shard::kNumDbs; ++i) {
+        total.dbs[i].keys += t.dbs[i].keys;
+        total.dbs[i].expires += t.dbs[i].expires;
+        total.dbs[i].ttl_sum_ms += t.dbs[i].ttl_sum_ms;
+      }
+    }
+  }
+  if (parts & kGatherCommands) m.commands = GatherCommandStats(parts & kGatherLatency);
+  return m;
+}
+
+size_t ResidentBytes(size_t fallback) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (f == nullptr) return fallback;
+  unsigned long size_pages = 0, resident_pages = 0;
+  const int n = fscanf(f, "%lu %lu", &size_pages, &resident_pages);
+  fclose(f);
+  return n == 2 ? size_t(resident_pages) * size_t(sysconf(_SC_PAGESIZE)) : fallback;
+}
+
+namespace {
+
+// Writes one metric family: HELP and TYPE lines, then its samples.
+class PromWriter {
+ public:
+  explicit PromWriter(std::string* out) : out_(out) {}
+
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    core::Append(out_, "# HELP shardis_", name, " ", help, "\n# TYPE shardis_", name, " ", type,
+                 "\n");
+  }
+  template <typename T>
+  void Sample(std::string_view name, const T& value, std::string_view labels = {}) {
+    core::Append(out_, "shardis_", name);
+    if (!labels.empty()) core::Append(out_, "{", labels, "}");
+    core::Append(out_, " ", value, "\n");
+  }
+  template <typename T>
+  void Gauge(std::string_view name, std::string_view help, const T& value) {
+    Family(name, "gauge", help);
+    Sample(name, value);
+  }
+  template <typename T>
+  void Counter(std::string_view name, std::string_view help, const T& value) {
+    Family(name, "counter", help);
+    Sample(name, value);
+  }
+
+ private:
+  std::string* out_;
+};
+
+std::string Seconds(uint64_t ns) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.6f", double(ns) / 1e9);
+  return buf;
+}
+
+// Command names are ours ([a-z|-]), but escape as the format asks anyway.
+std::string Label(std::string_view key, std::string_view value) {
+  std::string out = core::Concat(key, "=\"");
+  for (char c : value) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace
+
+std::string RenderPrometheus(const MetricsSnapshot& m) {
+  std::string out;
+  PromWriter w(&out);
+  const ThreadSample& t = m.total;
+  w.Gauge("uptime_seconds", "Seconds since the server started.", m.uptime_s);
+  w.Gauge("threads", "Shard threads (one shard of the keyspace each).", m.threads.size());
+  w.Gauge("connected_clients", "Client connections open now.", t.clients);
+  w.Gauge("blocked_clients", "Clients waiting in a blocking command.", t.stats.blocked_clients);
+  w.Counter("connections_received_total", "Connections accepted.", t.stats.connections_received);
+  w.Counter("rejected_connections_total", "Connections refused.", t.stats.rejected_connections);
+  w.Gauge("memory_used_bytes", "Bytes used by the data set and its tables.", t.used_memory);
+  w.Gauge("memory_max_bytes", "The memory limit (maxmemory); 0 when there is none.", m.maxmemory);
+  w.Gauge("memory_rss_bytes", "Resident set size of the process.", m.rss);
+  w.Counter("commands_processed_total", "Commands received (INFO total_commands_processed).",
+            t.stats.commands_processed);
+  w.Counter("net_input_bytes_total", "Bytes read from clients.", t.stats.net_input_bytes);
+  w.Counter("net_output_bytes_total", "Bytes written to clients.", t.stats.net_output_bytes);
+  w.Counter("keyspace_hits_total", "Key lookups that found the key.", t.shard.keyspace_hits);
+  w.Counter("keyspace_misses_total", "Key lookups that missed.", t.shard.keyspace_misses);
+  w.Counter("expired_keys_total", "Keys removed because they expired.", t.expired_keys);
+  w.Counter("evicted_keys_total", "Keys evicted under the memory limit.", t.shard.evicted_keys);
+  w.Counter("error_replies_total", "Error replies sent (INFO total_error_replies).",
+            m.commands.total_error_replies);
+
+  const CommandStatsSnapshot& c = m.commands;
+  w.Family("commands_total", "counter", "Calls of a command that ran (INFO commandstats calls).");
+  for (size_t i = 0; i < c.counters.size(); ++i) {
+    if (c.counters[i].calls) w.Sample("commands_total", c.counters[i].calls,
+                                      Label("cmd", CommandStatsName(uint32_t(i))));
+  }
+  w.Family("commands_duration_seconds_total", "counter",
+           "Time spent running a command, in seconds (INFO commandstats usec).");
+  for (size_t i = 0; i < c.counters.size(); ++i) {
+    if (c.counters[i].calls) w.Sample("commands_duration_seconds_total",
+                                      Seconds(c.counters[i].duration_ns),
+                                      Label("cmd", CommandStatsName(uint32_t(i))));
+  }
+  w.Family("commands_rejected_calls_total", "counter",
+           "Calls of a command refused before it ran (wrong arity, EXECABORT, ...).");
+  for (size_t i = 0; i < c.counters.size(); ++i) {
+    if (c.counters[i].rejected) w.Sample("commands_rejected_calls_total", c.counters[i].rejected,
+                                         Label("cmd", CommandStatsName(uint32_t(i))));
+  }
+  w.Family("commands_failed_calls_total", "counter",
+           "Calls of a command that ran and replied an error.");
+  for (size_t i = 0; i < c.counters.size(); ++i) {
+    if (c.counters[i].failed) w.Sample("commands_failed_calls_total", c.counters[i].failed,
+                                       Label("cmd", CommandStatsName(uint32_t(i))));
+  }
+  w.Family("errors_total", "counter", "Error replies by error code (INFO errorstats).");
+  for (const auto& [prefix, count] : c.errors) {
+    w.Sample("errors_total", count, Label("err", prefix));
+  }
+
+  w.Family("db_keys", "gauge", "Keys in a database.");
+  w.Family("db_keys_expiring", "gauge", "Keys with a time to live in a database.");
+  for (int i = 0; i < Shard::kNumDbs; ++i) {
+    if (t.dbs[i].keys == 0) continue;
+    w.Sample("db_keys", t.dbs[i].keys, Label("db", core::Concat(i)));
+  }
+  for (int i = 0; i < Shard::kNumDbs; ++i) {
+    if (t.dbs[i].keys == 0) continue;
+    w.Sample("db_keys_expiring", t.dbs[i].expires, Label("db", core::Concat(i)));
+  }
+
+  // Per shard: the figures of the thread-per-core runtime.
+  struct PerShard {
+    std::string_view name, type, help;
+    uint64_t (*get)(const ThreadSample&);
+  };
+  static constexpr PerShard kPerShard[] = {
+      {"shard_keys", "gauge", "Keys held by a shard.",
+       [](const ThreadSample& s) { return s.keys; }},
+      {"shard_memory_used_bytes", "gauge", "Bytes used by a shard's data.",
+       [](const ThreadSample& s) { return uint64_t(s.used_memory); }},
+      {"shard_connected_clients", "gauge", "Client connections living on a shard's thread.",
+       [](const ThreadSample& s) { return uint64_t(s.clients); }},
+      {"shard_commands_processed_total", "counter", "Commands dispatched on a shard's thread.",
+       [](const ThreadSample& s) { return s.stats.commands_processed; }},
+      {"shard_queue_length", "gauge",
+       "Cross-shard hops waiting in a shard's inbox rings (and its overflowing outboxes).",
+       [](const ThreadSample& s) { return uint64_t(s.queued_tasks); }},
+      {"shard_hops_run_total", "counter", "Cross-shard hops a shard's thread ran.",
+       [](const ThreadSample& s) { return s.io.tasks_run; }},
+      {"shard_loop_iterations_total", "counter", "Iterations of a thread's io_uring loop.",
+       [](const ThreadSample& s) { return s.io.loop_polls; }},
+      {"shard_uring_enters_total", "counter", "io_uring_enter calls of a thread.",
+       [](const ThreadSample& s) { return s.io.enters; }},
+      {"shard_parks_total", "counter", "Times a thread blocked waiting for completions.",
+       [](const ThreadSample& s) { return s.io.parks; }},
+      {"shard_wakeups_sent_total", "counter", "Wake-ups a thread sent to parked threads.",
+       [](const ThreadSample& s) { return s.io.wakeups_sent; }},
+      {"shard_ring_full_waits_total", "counter", "Times a fiber waited for a full outbox ring.",
+       [](const ThreadSample& s) { return s.io.ring_full_waits; }},
+  };
+  for (const PerShard& f : kPerShard) {
+    w.Family(f.name, f.type, f.help);
+    for (size_t i = 0; i < m.threads.size(); ++i) {
+      w.Sample(f.name, f.get(m.threads[i]), Label("shard", core::Concat(i)));
+    }
+  }
+  return out;
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,62 @@
+// The figures INFO and /metrics report, gathered by one function: one hop to every thread
+// (shard_set->AwaitAll), where each thread copies its own counters into its slot of the snapshot,
+// then a sum on the calling fiber. INFO (info.cc) and the Prometheus text (RenderPrometheus) are
+// two renderers of the same snapshot, so they never disagree.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/proactor.h"
+#include "server/command_stats.h"
+#include "server/server_state.h"
+#include "shard/shard.h"
+
+namespace shardis::server {
+
+// What one thread (one shard) contributes.
+struct ThreadSample {
+  ThreadStats stats;
+  size_t clients = 0;
+  shard::ShardStats shard;
+  size_t used_memory = 0;  // the shard's structure, values and tables
+  uint64_t expired_keys = 0;
+  struct DbSample {
+    uint64_t keys = 0, expires = 0;
+    int64_t ttl_sum_ms = 0;
+  };
+  std::array<DbSample, shard::Shard::kNumDbs> dbs;
+  uint64_t keys = 0;  // in every database
+  io::Proactor::Stats io;
+  size_t queued_tasks = 0;  // hops waiting in the thread's inboxes (and its full outboxes)
+};
+
+struct MetricsSnapshot {
+  std::vector<ThreadSample> threads;  // by shard id
+  ThreadSample total;                 // the sum (queued_tasks and io summed too)
+  CommandStatsSnapshot commands;      // only with kGatherCommands
+  uint64_t maxmemory = 0;             // the memory limit in bytes (--maxmemory); 0 = none
+  size_t rss = 0;                     // resident set size of the process, bytes
+  int64_t uptime_s = 0;
+};
+
+enum GatherParts : unsigned {
+  kGatherThreads = 1 << 0,   // per-thread samples and their sum
+  kGatherTtls = 1 << 1,      // the keyspace's average TTLs (costs a pass over the expiry tables)
+  kGatherCommands = 1 << 2,  // command and error statistics
+  kGatherLatency = 1 << 3,   // the per-command latency histograms (with kGatherCommands)
+};
+
+// Hops to every thread: call from a fiber.
+MetricsSnapshot GatherMetrics(unsigned parts);
+
+// The resident set size from /proc/self/statm, or `fallback` if it cannot be read.
+size_t ResidentBytes(size_t fallback);
+
+// The snapshot in the Prometheus text exposition format (version 0.0.4), names prefixed
+// "shardis_". Wants a snapshot gathered with kGatherThreads | kGatherCommands.
+std::string RenderPrometheus(const MetricsSnapshot& m);
+
+}  // namespace shardis::server

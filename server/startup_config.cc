@@ -1,0 +1,219 @@
+#include "server/startup_config.h"
+
+#include <gflags/gflags.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/resp_parser.h"
+#include "core/string_util.h"
+#include "server/config_registry.h"
+
+extern char** environ;
+
+namespace shardis::server {
+
+namespace {
+
+// Where a flag got its value from, for the summary.
+using Sources = std::map<std::string, std::string>;
+
+// Redis' sdssplitargs on one line (the inline-command parser does exactly that).
+absl::Status SplitLine(const std::string& line, std::vector<std::string>* out) {
+  core::RespParser parser;
+  std::string request = line + "\r\n";
+  if (parser.Parse(request.data(), request.size()) != core::RespParser::Result::kDone) {
+    return absl::InvalidArgumentError("unbalanced quotes");
+  }
+  out->assign(parser.args().begin(), parser.args().end());
+  return absl::OkStatus();
+}
+
+bool FlagExists(const std::string& name) {
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(name.c_str(), &info);
+}
+
+// Sets a flag from a config-file or environment value, through the registry when the flag backs a
+// CONFIG parameter (so "1gb" becomes bytes and enums are checked). Returns an error text or "".
+std::string SetFlag(const std::string& flag, const std::string& value) {
+  std::string canonical = value;
+  if (const ConfigParam* p = Config().FindByFlag(flag)) {
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, value);
+    if (!v.ok()) return std::string(v.status().message());
+    canonical = ConfigRegistry::Format(*p, *v);
+  }
+  if (gflags::SetCommandLineOption(flag.c_str(), canonical.c_str()).empty()) {
+    return core::Concat("invalid value '", value, "'");
+  }
+  return "";
+}
+
+absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(core::Concat("cannot open config file '", path, "'"));
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    auto fail = [&](std::string_view why) {
+      return absl::InvalidArgumentError(
+          core::Concat(path, ":", lineno, ": ", why, "\n  >>> '", line, "'"));
+    };
+    std::vector<std::string> args;
+    if (!SplitLine(line.substr(start), &args).ok()) return fail("unbalanced quotes");
+    if (args.size() < 2) return fail("a directive needs a value: 'name value'");
+    const std::string name = core::ToLower(args[0]);
+    std::string value = args[1];
+    for (size_t i = 2; i < args.size(); ++i) core::Append(&value, " ", args[i]);
+    const std::string source = core::Concat(path, ":", lineno);
+
+    const ConfigParam* p = Config().Find(name);
+    std::string flag = p != nullptr ? std::string(p->flag) : "";
+    if (p == nullptr) {
+      flag = name;
+      for (char& c : flag) c = c == '-' ? '_' : c;
+      if (!FlagExists(flag)) return fail(core::Concat("unknown directive '", args[0], "'"));
+    }
+    if (!flag.empty()) {
+      if (std::string err = SetFlag(flag, value); !err.empty()) {
+        return fail(core::Concat(args[0], ": ", err));
+      }
+      (*sources)[flag] = source;
+      continue;
+    }
+    // A CONFIG parameter without a flag: mutable ones are applied now (start-up, one thread);
+    // fixed Redis ones are accepted only with the value shardis has.
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, value);
+    if (!v.ok()) return fail(core::Concat(args[0], ": ", v.status().message()));
+    if (p->set) {
+      p->set(*v);
+      (*sources)[std::string(p->name)] = source;
+    } else if (ConfigRegistry::Format(*p, *v) != p->get()) {
+      return fail(core::Concat("'", p->name, "' cannot be changed in shardis (its value is '",
+                               p->get(), "')"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadEnvironment(Sources* sources) {
+  constexpr std::string_view kPrefix = "SHARDIS_";
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (!entry.starts_with(kPrefix)) continue;
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view var = entry.substr(0, eq);
+    if (IsToolingVariable(var)) continue;
+    const std::string flag = core::ToLower(var.substr(kPrefix.size()));
+    if (flag.empty() || !FlagExists(flag) || flag == "flagfile") {
+      return absl::InvalidArgumentError(core::Concat(
+          "unknown environment variable ", var, " (SHARDIS_<FLAG> sets --<flag>; see --help)"));
+    }
+    if (std::string err = SetFlag(flag, std::string(entry.substr(eq + 1))); !err.empty()) {
+      return absl::InvalidArgumentError(core::Concat(var, ": ", err));
+    }
+    (*sources)[flag] = std::string(var);
+  }
+  return absl::OkStatus();
+}
+
+// The flags named on the command line (--name, --name=value, --noname, -name ...).
+std::set<std::string> FlagsOnCommandLine(int argc, char** argv) {
+  std::set<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg(argv[i]);
+    if (arg == "--") break;
+    if (!arg.starts_with("-")) continue;
+    arg.remove_prefix(arg.starts_with("--") ? 2 : 1);
+    std::string name(arg.substr(0, arg.find('=')));
+    if (!FlagExists(name) && name.starts_with("no") && FlagExists(name.substr(2))) {
+      name = name.substr(2);
+    }
+    names.insert(name);
+  }
+  return names;
+}
+
+std::map<std::string, std::string> AllFlagValues() {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::map<std::string, std::string> values;
+  for (const auto& f : flags) values[f.name] = f.current_value;
+  return values;
+}
+
+}  // namespace
+
+bool IsToolingVariable(std::string_view name) {
+  return name == "SHARDIS_BIN" || name.starts_with("SHARDIS_TEST_") ||
+         name.starts_with("SHARDIS_DIFF_");
+}
+
+absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out) {
+  RegisterConfigParams(Config());
+  Config().SnapshotDefaults();
+  Sources sources;
+
+  // The config file: the first argument, when it is not a flag (as redis-server takes it).
+  if (*argc > 1 && (*argv)[1][0] != '-') {
+    std::error_code ec;
+    std::filesystem::path path = std::filesystem::absolute((*argv)[1], ec);
+    out->config_file = ec ? (*argv)[1] : path.string();
+    for (int i = 1; i + 1 < *argc; ++i) (*argv)[i] = (*argv)[i + 1];
+    --*argc;
+    if (absl::Status s = LoadConfigFile(out->config_file, &sources); !s.ok()) return s;
+  }
+  if (absl::Status s = LoadEnvironment(&sources); !s.ok()) return s;
+
+  const std::set<std::string> on_command_line = FlagsOnCommandLine(*argc, *argv);
+  const std::map<std::string, std::string> before = AllFlagValues();
+  gflags::ParseCommandLineFlags(argc, argv, true);
+  for (const auto& [name, value] : AllFlagValues()) {
+    if (on_command_line.contains(name)) {
+      sources[name] = "command line";
+    } else if (auto it = before.find(name); it != before.end() && it->second != value) {
+      sources[name] = "--flagfile";
+    }
+  }
+  sources.erase("flagfile");
+
+  if (auto it = sources.find("maxmemory"); it != sources.end()) out->maxmemory_source = it->second;
+  for (const auto& [name, source] : sources) {
+    std::string value;
+    if (!gflags::GetCommandLineOption(name.c_str(), &value)) {
+      const ConfigParam* p = Config().Find(name);
+      value = p != nullptr ? p->get() : "";
+    }
+    core::Append(&out->summary, out->summary.empty() ? "" : ", ", name, "=", value, " (", source,
+                 ")");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyConfigFlags() {
+  for (const ConfigParam& p : Config().params()) {
+    if (p.flag.empty() || !p.set) continue;
+    std::string value;
+    if (!gflags::GetCommandLineOption(std::string(p.flag).c_str(), &value)) continue;
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(p, value);
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(
+          core::Concat("--", p.flag, "=", value, ": ", v.status().message()));
+    }
+    p.set(*v);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace shardis::server

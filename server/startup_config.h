@@ -1,0 +1,35 @@
+// Start-up configuration, lowest to highest precedence:
+//   built-in defaults < config file < SHARDIS_<FLAG> environment variables < command line
+// (a --flagfile counts as command line). The config file is the first argument when it does not
+// start with '-' (`shardis /etc/shardis.conf --port 7000`), in Redis' format: `name value...` per
+// line, '#' comments, values quoted as Redis does, memory sizes with Redis units; names are the
+// CONFIG names (maxmemory-policy) or any flag with dashes or underscores (memcached-port).
+// Unknown directives and unknown SHARDIS_ variables stop the start with a message naming them.
+#pragma once
+
+#include <string>
+
+#include <absl/status/status.h>
+
+namespace shardis::server {
+
+struct StartupConfig {
+  std::string config_file;  // absolute path, empty without one
+  std::string summary;      // "name=value (source), ..." of every setting not at its default
+  std::string maxmemory_source;  // where --maxmemory came from; empty: derive it
+};
+
+// Registers the CONFIG parameters, reads the config file and the environment, then parses the
+// command line (gflags, which removes the flags from argv). On error, the message to print.
+absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out);
+
+// Applies every CONFIG parameter's flag to the runtime state (after LoadStartupConfig and after
+// main settled flags it derives, such as maxmemory). On error, the message to print.
+absl::Status ApplyConfigFlags();
+
+// Environment variables with the SHARDIS_ prefix that are not flags but belong to the repository's
+// own tooling (tests, benchmarks) and are therefore ignored: SHARDIS_BIN, SHARDIS_TEST_*,
+// SHARDIS_DIFF_*.
+bool IsToolingVariable(std::string_view name);
+
+}  // namespace shardis::server

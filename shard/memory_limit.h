@@ -1,0 +1,93 @@
+// maxmemory and the eviction policy, and the used bytes each shard publishes so that any thread
+// can compare the process' total with the limit without a hop.
+//
+// The limit is global (Redis' semantics: INFO used_memory, the sum over the shards, against
+// maxmemory), but enforcement is per shard, on the shard's own thread:
+//  - noeviction: a kDenyOom command is refused when this shard's exact used bytes plus what the
+//    other shards last published exceed maxmemory.
+//  - the eviction policies: before a kDenyOom command, the shard evicts its own keys while it is
+//    over its share, maxmemory / shards (keys are spread evenly by hash, so the shares add up to
+//    the limit without any shard looking at another's table). When it has nothing left to evict
+//    it refuses only if the total is over the limit.
+// All settings are relaxed atomics: CONFIG SET stores them from any thread, readers want a recent
+// value, and nothing else is ordered by them.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace shardis::shard {
+
+// Redis' exact OOM reply (without the leading '-').
+inline constexpr std::string_view kOomError =
+    "OOM command not allowed when used memory > 'maxmemory'.";
+
+enum class EvictionPolicy : uint8_t {
+  kVolatileLru,
+  kVolatileLfu,
+  kVolatileRandom,
+  kVolatileTtl,
+  kAllKeysLru,
+  kAllKeysLfu,
+  kAllKeysRandom,
+  kNoEviction,
+};
+// Redis' names, indexed by EvictionPolicy, in Redis' order (its error text lists them so).
+inline constexpr std::array<std::string_view, 8> kEvictionPolicyNames = {
+    "volatile-lru", "volatile-lfu",   "volatile-random", "volatile-ttl",
+    "allkeys-lru",  "allkeys-lfu",    "allkeys-random",  "noeviction"};
+std::optional<EvictionPolicy> ParseEvictionPolicy(std::string_view name);  // case-insensitive
+inline std::string_view EvictionPolicyName(EvictionPolicy p) {
+  return kEvictionPolicyNames[size_t(p)];
+}
+inline bool IsVolatilePolicy(EvictionPolicy p) { return p <= EvictionPolicy::kVolatileTtl; }
+
+class MemoryLimit {
+ public:
+  static constexpr unsigned kMaxShards = 1024;
+  // A shard republishes its used bytes when they moved by this much since the last time (and on
+  // its expiry tick, 10 times a second): other threads read the slot without its cache line
+  // bouncing on every write, at the price of this much staleness per shard.
+  static constexpr uint64_t kPublishSlack = 64 * 1024;
+
+  // 0 = no limit.
+  static uint64_t maxmemory() { return maxmemory_.load(std::memory_order_relaxed); }
+  static void set_maxmemory(uint64_t bytes) { maxmemory_.store(bytes, std::memory_order_relaxed); }
+  static EvictionPolicy policy() { return policy_.load(std::memory_order_relaxed); }
+  static void set_policy(EvictionPolicy p) { policy_.store(p, std::memory_order_relaxed); }
+  // Keys looked at per eviction by volatile-ttl (Redis' maxmemory-samples).
+  static unsigned samples() { return samples_.load(std::memory_order_relaxed); }
+  static void set_samples(unsigned n) { samples_.store(n, std::memory_order_relaxed); }
+
+  // Set once at start by ShardSet.
+  static void set_num_shards(unsigned n) { num_shards_.store(n, std::memory_order_relaxed); }
+  static unsigned num_shards() { return num_shards_.load(std::memory_order_relaxed); }
+  // A shard's fair part of maxmemory.
+  static uint64_t share() { return maxmemory() / std::max(1u, num_shards()); }
+
+  // On shard `sid`'s own thread: its used bytes (a store only when they moved by kPublishSlack,
+  // unless `force`).
+  static void Publish(unsigned sid, uint64_t used, bool force = false);
+  // The last published bytes of one shard, and the sum over every shard but `except` (any
+  // thread; pass kMaxShards to sum them all).
+  static uint64_t Published(unsigned sid) {
+    return published_[sid].bytes.load(std::memory_order_relaxed);
+  }
+  static uint64_t PublishedTotal(unsigned except = kMaxShards);
+
+ private:
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> bytes{0};
+  };
+  static inline std::atomic<uint64_t> maxmemory_{0};
+  static inline std::atomic<EvictionPolicy> policy_{EvictionPolicy::kNoEviction};
+  static inline std::atomic<unsigned> samples_{5};
+  static inline std::atomic<unsigned> num_shards_{1};
+  static std::array<Slot, kMaxShards> published_;
+};
+
+}  // namespace shardis::shard

@@ -1,0 +1,213 @@
+"""INFO: every section's field names against the Debian redis-server's, value types, section
+selection (default/all/everything), and the statistics that move: commandstats, errorstats,
+latencystats, total_error_replies, the per-shard `shards` section, CONFIG RESETSTAT."""
+
+import re
+
+import pytest
+
+from conftest import TARGET, Error, RespConn
+
+pytestmark = pytest.mark.shardis_only
+
+# Sections whose field names are compared with redis-server's.
+SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "cluster"]
+# Fields shardis has and Redis 7.0 does not.
+OURS = {"shardis_version"}
+# Fields whose format varies between builds (a hex id that may be all digits).
+FREE_FORM = {"redis_build_id"}
+# Fields dashboards and redis_exporter read: shardis must have them.
+REQUIRED = {
+    "server": {"redis_version", "redis_mode", "os", "arch_bits", "process_id", "run_id",
+               "tcp_port", "uptime_in_seconds", "uptime_in_days", "executable", "config_file"},
+    "clients": {"connected_clients", "blocked_clients", "maxclients"},
+    "memory": {"used_memory", "used_memory_human", "used_memory_rss", "used_memory_peak",
+               "maxmemory", "maxmemory_policy", "mem_fragmentation_ratio", "total_system_memory"},
+    "persistence": {"loading", "rdb_changes_since_last_save", "rdb_last_save_time",
+                    "aof_enabled"},
+    "stats": {"total_connections_received", "total_commands_processed",
+              "instantaneous_ops_per_sec", "total_net_input_bytes", "total_net_output_bytes",
+              "rejected_connections", "expired_keys", "evicted_keys", "keyspace_hits",
+              "keyspace_misses", "pubsub_channels", "pubsub_patterns", "total_error_replies",
+              "unexpected_error_replies", "expired_stale_perc", "evicted_clients"},
+    "replication": {"role", "connected_slaves", "master_repl_offset"},
+    "cpu": {"used_cpu_sys", "used_cpu_user", "used_cpu_sys_children", "used_cpu_user_children"},
+    "cluster": {"cluster_enabled"},
+}
+
+
+def parse_info(text: bytes) -> dict:
+    """{section title (lower case): {field: value}} in order."""
+    sections = {}
+    current = None
+    for line in text.decode().split("\r\n"):
+        if line.startswith("# "):
+            current = sections.setdefault(line[2:].lower(), {})
+        elif line:
+            name, _, value = line.partition(":")
+            current[name] = value
+    return sections
+
+
+def kind(value: str) -> str:
+    if re.fullmatch(r"-?\d+", value):
+        return "int"
+    if re.fullmatch(r"-?\d+\.\d+", value):
+        return "float"
+    return "str"
+
+
+def info(client, *sections) -> dict:
+    """INFO's raw text parsed (redis-py's own INFO parsing drops the section titles)."""
+    with RespConn(client.connection_pool.connection_kwargs["port"]) as c:
+        return parse_info(c.call("INFO", *sections))
+
+
+def test_field_names_and_types_match_redis(r, redis_server):
+    ours = info(r, "everything")
+    ref = info(redis_server.client(), "everything")
+    for section in SECTIONS:
+        assert section in ours, section
+        extra = set(ours[section]) - set(ref[section]) - OURS
+        assert not extra, f"{section}: fields Redis does not have: {sorted(extra)}"
+        missing = REQUIRED[section] - set(ours[section])
+        assert not missing, f"{section}: missing {sorted(missing)}"
+        for name, value in ours[section].items():
+            if name in ref[section] and name not in FREE_FORM:
+                assert kind(value) == kind(ref[section][name]), (section, name, value,
+                                                                 ref[section][name])
+
+
+def test_section_selection(r, redis_server):
+    ref = redis_server.client()
+    for arg in ([], ["default"], ["all"], ["everything"], ["stats", "cpu"], ["commandstats"]):
+        ours = list(info(r, *arg))
+        theirs = list(info(ref, *arg))
+        # The shards section is ours, in all/everything after the Redis ones.
+        assert [s for s in ours if s != "shards"] == theirs, arg
+        assert ("shards" in ours) == (arg in (["all"], ["everything"])), arg
+    assert list(info(r, "shards")) == ["shards"]
+    assert list(info(r, "SHARDIS")) == ["shards"]  # the section's earlier name
+
+
+def cmdstat(r, name):
+    line = info(r, "commandstats").get("commandstats", {}).get(f"cmdstat_{name}")
+    if line is None:
+        return None
+    return {k: (float(v) if "." in v else int(v)) for k, v in
+            (item.split("=") for item in line.split(","))}
+
+
+def test_commandstats_move(r, server):
+    r.config_resetstat()
+    assert cmdstat(r, "get") is None
+    r.set("k", "v")
+    for _ in range(5):
+        r.get("k")
+    with r.pipeline(transaction=False) as p:
+        for i in range(20):
+            p.get(f"key{i}")  # keys on every shard: some hop
+        p.execute()
+    with pytest.raises(Exception):
+        r.execute_command("GET")  # wrong arity: rejected
+    r.lpush("list", "a")
+    with pytest.raises(Exception):
+        r.execute_command("GET", "list")  # WRONGTYPE: ran and failed
+    with pytest.raises(Exception):
+        r.execute_command("CONFIG", "GET")  # the subcommand's arity
+    s = cmdstat(r, "get")
+    assert s["calls"] == 26 and s["rejected_calls"] == 1 and s["failed_calls"] == 1, s
+    assert s["usec"] >= 0 and s["usec_per_call"] == pytest.approx(s["usec"] / 26, abs=1)
+    assert cmdstat(r, "set")["calls"] == 1
+    assert cmdstat(r, "config|get")["rejected_calls"] == 1
+    assert cmdstat(r, "config|resetstat")["calls"] == 1
+
+
+def test_errorstats_and_total_error_replies(r):
+    r.config_resetstat()
+    r.lpush("list", "a")
+    for _ in range(3):
+        with pytest.raises(Exception):
+            r.get("list")
+    with pytest.raises(Exception):
+        r.execute_command("NOSUCHCOMMAND")
+    e = info(r, "errorstats")["errorstats"]
+    assert e == {"errorstat_WRONGTYPE": "count=3", "errorstat_ERR": "count=1"}, e
+    assert info(r, "stats")["stats"]["total_error_replies"] == "4"
+
+
+def test_latencystats_layout(r):
+    r.config_resetstat()
+    for i in range(50):
+        r.set(f"k{i}", i)
+    lat = info(r, "latencystats")["latencystats"]
+    m = re.fullmatch(r"p50=(\d+\.\d{3}),p99=(\d+\.\d{3}),p99\.9=(\d+\.\d{3})",
+                     lat["latency_percentiles_usec_set"])
+    assert m, lat
+    p50, p99, p999 = map(float, m.groups())
+    assert 0 < p50 <= p99 <= p999
+    assert "latency_percentiles_usec_get" not in lat  # only commands that ran
+
+
+def test_resetstat_clears_everything(r):
+    r.lpush("list", "a")
+    with pytest.raises(Exception):
+        r.get("list")
+    r.config_resetstat()
+    sections = info(r, "commandstats", "errorstats", "latencystats", "stats")
+    assert list(sections["commandstats"]) == ["cmdstat_config|resetstat"]
+    assert sections["errorstats"] == {}
+    assert list(sections["latencystats"]) == ["latency_percentiles_usec_config|resetstat"]
+    assert sections["stats"]["total_error_replies"] == "0"
+
+
+def test_shards_section(r, server):
+    for i in range(100):
+        r.set(f"k{i}", i)
+    sh = info(r, "shards")["shards"]
+    assert int(sh["threads"]) == server.threads
+    keys = 0
+    for i in range(server.threads):
+        fields = dict(item.split("=") for item in sh[f"shard{i}"].split(","))
+        assert set(fields) >= {"keys", "used_memory", "commands", "queue_length", "hops_run",
+                               "loop_iterations", "uring_enters", "parks", "wakeups_sent"}
+        assert all(v.isdigit() for v in fields.values()), fields
+        keys += int(fields["keys"])
+    assert keys == 100
+    assert f"shard{server.threads}" not in sh
+
+
+SCRIPT = [
+    ("SET", "a", "1"), ("GET", "a"), ("GET",), ("LPUSH", "a", "x"), ("CONFIG", "GET"),
+    ("CONFIG", "NOSUCH"), ("MULTI",), ("SET", "b", "1"), ("GET",), ("EXEC",),
+    ("MULTI",), ("INCR", "a"), ("SET", "c", "2"), ("EXEC",), ("EXEC",), ("DISCARD",),
+    ("NOSUCHCOMMAND", "x"), ("INCR", "a"), ("MSET", "x", "1", "y", "2"), ("DEL", "x", "y", "z"),
+]
+
+
+def run_script(port):
+    out = []
+    with RespConn(port) as c:
+        c.call("FLUSHALL")
+        c.call("CONFIG", "RESETSTAT")
+        for cmd in SCRIPT:
+            out.append(c.call(*cmd))
+        stats = parse_info(c.call("INFO", "commandstats"))["commandstats"]
+        errors = parse_info(c.call("INFO", "errorstats"))["errorstats"]
+    counters = {}
+    for name, line in stats.items():
+        fields = dict(item.split("=") for item in line.split(","))
+        counters[name] = (fields["calls"], fields["rejected_calls"], fields["failed_calls"])
+    counters.pop("cmdstat_config|resetstat", None)
+    counters.pop("cmdstat_flushall", None)
+    counters.pop("cmdstat_info", None)
+    return out, counters, errors
+
+
+def test_counters_match_redis(server, redis_server):
+    """The same commands move the same calls/rejected_calls/failed_calls and errorstats."""
+    ours = run_script(server.port)
+    theirs = run_script(redis_server.port)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    assert ours[2] == theirs[2]

@@ -1,0 +1,179 @@
+"""HTTP on the RESP port and on --admin_port: /metrics in the Prometheus text format (parsed with
+prometheus_client's parser), /healthz, 404s, and Redis' behaviour for non-HTTP garbage."""
+
+import socket
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import RespConn, free_port
+
+pytestmark = pytest.mark.shardis_only
+
+
+def http(port, request: bytes, timeout=5.0):
+    """Sends a raw request, reads until the server closes; returns (status, headers, body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(request)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    version, status, _ = lines[0].split(" ", 2)
+    assert version == "HTTP/1.1"
+    headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+    return int(status), headers, body
+
+
+def get(port, path, method="GET"):
+    return http(port, f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: t\r\n"
+                      f"Accept: */*\r\n\r\n".encode())
+
+
+def scrape(port):
+    status, headers, body = get(port, "/metrics")
+    assert status == 200
+    assert headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert int(headers["content-length"]) == len(body)
+    samples = {}
+    types = {}
+    for family in text_string_to_metric_families(body.decode()):
+        types[family.name] = family.type
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples, types
+
+
+def value(samples, name, **labels):
+    return samples.get((name, tuple(sorted(labels.items()))))
+
+
+def test_metrics_names_types_and_counters_move(r, server):
+    before, types = scrape(server.port)
+    for name, kind in [("shardis_uptime_seconds", "gauge"),
+                       ("shardis_connected_clients", "gauge"),
+                       ("shardis_memory_used_bytes", "gauge"),
+                       ("shardis_memory_max_bytes", "gauge"),
+                       ("shardis_memory_rss_bytes", "gauge"),
+                       ("shardis_commands_processed", "counter"),
+                       ("shardis_commands", "counter"),
+                       ("shardis_commands_duration_seconds", "counter"),
+                       ("shardis_keyspace_hits", "counter"),
+                       ("shardis_keyspace_misses", "counter"),
+                       ("shardis_expired_keys", "counter"),
+                       ("shardis_evicted_keys", "counter"),
+                       ("shardis_db_keys", "gauge"),
+                       ("shardis_shard_queue_length", "gauge"),
+                       ("shardis_shard_loop_iterations", "counter"),
+                       ("shardis_shard_wakeups_sent", "counter"),
+                       ("shardis_shard_memory_used_bytes", "gauge")]:
+        # The parser drops a counter's _total suffix from the family name.
+        assert types.get(name) == kind, (name, types.get(name))
+    assert value(before, "shardis_memory_rss_bytes") > 0
+    assert value(before, "shardis_connected_clients") >= 1
+
+    for i in range(30):
+        r.set(f"key{i}", i)
+    for i in range(30):
+        r.get(f"key{i}")
+    for i in range(5):
+        r.get(f"missing{i}")
+    r.set("ttl", "x", px=1)
+    import time
+    time.sleep(0.05)
+    assert r.get("ttl") is None
+
+    after, _ = scrape(server.port)
+    assert value(after, "shardis_commands_processed_total") >= \
+        value(before, "shardis_commands_processed_total") + 67
+    assert value(after, "shardis_commands_total", cmd="set") == \
+        (value(before, "shardis_commands_total", cmd="set") or 0) + 31
+    assert value(after, "shardis_commands_total", cmd="get") == \
+        (value(before, "shardis_commands_total", cmd="get") or 0) + 36
+    assert value(after, "shardis_commands_duration_seconds_total", cmd="get") > 0
+    assert value(after, "shardis_keyspace_hits_total") >= value(before,
+                                                                 "shardis_keyspace_hits_total") + 30
+    assert value(after, "shardis_keyspace_misses_total") >= \
+        value(before, "shardis_keyspace_misses_total") + 5
+    assert value(after, "shardis_expired_keys_total") >= value(before,
+                                                                "shardis_expired_keys_total") + 1
+    assert value(after, "shardis_evicted_keys_total") == 0
+    assert value(after, "shardis_db_keys", db="0") == 30
+    assert value(after, "shardis_uptime_seconds") >= 0
+    shard_mem = [value(after, "shardis_shard_memory_used_bytes", shard=str(i))
+                 for i in range(server.threads)]
+    assert all(v is not None and v > 0 for v in shard_mem)
+    assert sum(shard_mem) == value(after, "shardis_memory_used_bytes")
+    for i in range(server.threads):
+        assert value(after, "shardis_shard_queue_length", shard=str(i)) >= 0
+        assert value(after, "shardis_shard_loop_iterations_total", shard=str(i)) > 0
+        assert value(after, "shardis_shard_wakeups_sent_total", shard=str(i)) is not None
+    assert value(after, "shardis_shard_keys", shard=str(server.threads)) is None
+
+
+def test_metrics_agree_with_info(r, server):
+    r.set("a", 1)
+    samples, _ = scrape(server.port)
+    info = r.info("keyspace")
+    assert value(samples, "shardis_db_keys", db="0") == info["db0"]["keys"]
+
+
+def test_healthz_and_404_on_the_resp_port(server):
+    status, headers, body = get(server.port, "/healthz")
+    assert (status, body) == (200, b"OK")
+    assert headers["connection"] == "close"
+    status, headers, body = get(server.port, "/healthz", method="HEAD")
+    assert status == 200 and body == b"" and headers["content-length"] == "2"
+    assert get(server.port, "/nope")[0] == 404
+    assert get(server.port, "/metrics?x=1")[0] == 200
+    # The port still speaks RESP to everyone else.
+    with RespConn(server.port) as c:
+        assert c.call("PING") == b"PONG"
+
+
+def test_admin_port(server_factory):
+    admin = free_port()
+    srv = server_factory(threads=2, args=[f"--admin_port={admin}"])
+    assert get(admin, "/healthz")[:3:2] == (200, b"OK")
+    samples, _ = scrape(admin)
+    assert value(samples, "shardis_connected_clients") is not None
+    assert get(admin, "/other")[0] == 404
+    assert http(admin, b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")[0] == 405
+    # RESP is not spoken there.
+    assert http(admin, b"PING\r\n")[0] == 400
+    with RespConn(srv.port) as c:
+        assert c.call("PING") == b"PONG"
+
+
+GARBAGE = [
+    b"hello world\r\n",                            # HELLO with a bad protocol version
+    b"GET\r\n",                                    # inline GET, wrong arity
+    b"GET /metrics\r\n",                           # inline GET of the key "/metrics"
+    b"GET / HTTP/1.1 extra\r\n",                   # not a request line: inline RESP
+    b"\x7f\x01\x02 junk\r\n",                     # (no NUL: Redis reads inline lines with strchr)
+    b"*1\r\n$4\r\nPING\r\n",
+]
+
+
+def exchange(port, data: bytes, wait=0.5) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return out + b"<closed>"
+                out += chunk
+        except socket.timeout:
+            return out
+
+
+@pytest.mark.parametrize("data", GARBAGE + [b"POST / HTTP/1.1\r\nHost: x\r\n\r\n",
+                                            b"Host: example.com\r\n"])
+def test_non_http_start_behaves_like_redis(server, redis_server, data):
+    assert exchange(server.port, data) == exchange(redis_server.port, data)

@@ -1,0 +1,102 @@
+// Eviction on one Shard (no threads): which keys each policy may take, and MakeRoomForWrite's
+// answers under maxmemory.
+#include "shard/eviction.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "shard/shard.h"
+
+namespace shardis::shard {
+namespace {
+
+using core::HashBytes;
+
+class EvictionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MemoryLimit::set_num_shards(1);
+    MemoryLimit::set_samples(5);
+  }
+  void TearDown() override {
+    MemoryLimit::set_maxmemory(0);
+    MemoryLimit::set_policy(EvictionPolicy::kNoEviction);
+  }
+  void Set(int db, const std::string& key, int64_t at_ms = 0) {
+    bool inserted;
+    Db& d = shard_.db(db);
+    Db::Iterator it = d.FindOrInsert(key, HashBytes(key), kNow, &inserted);
+    it.value().SetString(std::string(200, 'v'));
+    if (at_ms > 0) d.SetExpire(it, key, HashBytes(key), at_ms);
+  }
+  bool Has(int db, const std::string& key) {
+    return Db::Found(shard_.db(db).Find(key, HashBytes(key), kNow));
+  }
+
+  static constexpr int64_t kNow = 1'000'000;
+  Shard shard_{0};
+};
+
+TEST_F(EvictionTest, NoEvictionAndEmptyShardEvictNothing) {
+  EXPECT_FALSE(EvictOne(shard_, EvictionPolicy::kAllKeysRandom, kNow));
+  Set(0, "a");
+  EXPECT_FALSE(EvictOne(shard_, EvictionPolicy::kNoEviction, kNow));
+  EXPECT_FALSE(EvictOne(shard_, EvictionPolicy::kVolatileRandom, kNow));  // no key has a TTL
+  EXPECT_TRUE(Has(0, "a"));
+}
+
+TEST_F(EvictionTest, AllKeysEvictsFromEveryDatabase) {
+  for (int i = 0; i < 50; ++i) Set(i % 3, "k" + std::to_string(i));
+  int evicted = 0;
+  while (EvictOne(shard_, EvictionPolicy::kAllKeysRandom, kNow)) ++evicted;
+  EXPECT_EQ(evicted, 50);
+  EXPECT_EQ(shard_.stats().evicted_keys, 50u);
+  for (int db = 0; db < 3; ++db) EXPECT_EQ(shard_.db(db).size(), 0u);
+}
+
+TEST_F(EvictionTest, VolatileTakesOnlyKeysWithATtl) {
+  for (int i = 0; i < 20; ++i) Set(0, "plain" + std::to_string(i));
+  for (int i = 0; i < 20; ++i) Set(1, "ttl" + std::to_string(i), kNow + 10'000 + i);
+  int evicted = 0;
+  while (EvictOne(shard_, EvictionPolicy::kVolatileLru, kNow)) ++evicted;
+  EXPECT_EQ(evicted, 20);
+  EXPECT_EQ(shard_.db(0).size(), 20u);
+  EXPECT_EQ(shard_.db(1).size(), 0u);
+}
+
+TEST_F(EvictionTest, VolatileTtlPrefersNearDeadlines) {
+  for (int i = 0; i < 500; ++i) Set(0, "soon" + std::to_string(i), kNow + 1000 + i);
+  for (int i = 0; i < 500; ++i) Set(0, "late" + std::to_string(i), kNow + 100'000'000 + i);
+  for (int i = 0; i < 250; ++i) ASSERT_TRUE(EvictOne(shard_, EvictionPolicy::kVolatileTtl, kNow));
+  int soon_left = 0, late_left = 0;
+  for (int i = 0; i < 500; ++i) {
+    soon_left += Has(0, "soon" + std::to_string(i));
+    late_left += Has(0, "late" + std::to_string(i));
+  }
+  // With 5 samples, a victim is a 'late' key only when all 5 are: rare while half are 'soon'.
+  EXPECT_GT(500 - soon_left, 4 * (500 - late_left)) << soon_left << " " << late_left;
+}
+
+TEST_F(EvictionTest, MakeRoomForWrite) {
+  for (int i = 0; i < 1000; ++i) Set(0, "k" + std::to_string(i));
+  const uint64_t used = shard_.used_memory();
+  MemoryLimit::set_maxmemory(0);
+  EXPECT_TRUE(MakeRoomForWrite(shard_, kNow));  // no limit
+  MemoryLimit::set_maxmemory(used / 2);
+  MemoryLimit::set_policy(EvictionPolicy::kNoEviction);
+  EXPECT_FALSE(MakeRoomForWrite(shard_, kNow));
+  EXPECT_EQ(shard_.db(0).size(), 1000u);
+  MemoryLimit::set_policy(EvictionPolicy::kAllKeysRandom);
+  EXPECT_TRUE(MakeRoomForWrite(shard_, kNow));
+  EXPECT_LE(shard_.used_memory(), used / 2);
+  EXPECT_LT(shard_.db(0).size(), 1000u);
+  EXPECT_GT(shard_.stats().evicted_keys, 0u);
+  // Nothing evictable under a volatile policy and over the limit: refused.
+  MemoryLimit::set_policy(EvictionPolicy::kVolatileTtl);
+  MemoryLimit::set_maxmemory(1);
+  EXPECT_FALSE(MakeRoomForWrite(shard_, kNow));
+}
+
+}  // namespace
+}  // namespace shardis::shard
