@@ -11,7 +11,7 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libboost-fiber-dev libboost-context-dev libbenchmark-dev
 )
 TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache
-  python3-prometheus-client)
+  python3-prometheus-client python3-yaml curl)
 
 set_name=${1:-build}
 case "$set_name" in
