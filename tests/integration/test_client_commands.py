@@ -2,7 +2,6 @@
 threads (connections are spread over the threads by the kernel, so every test that opens several
 clients crosses threads), and CLIENT LIST's field names differentially against redis-server."""
 
-import socket
 import threading
 import time
 
@@ -269,15 +268,9 @@ def test_maxclients_refusal(server_factory):
     kept = [first] + [srv.raw() for _ in range(2)]
     for c in kept:
         assert c.call("PING") == b"PONG"
-    extra = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-    data = b""
-    while True:
-        chunk = extra.recv(4096)
-        if not chunk:
-            break
-        data += chunk
-    assert data == b"-ERR max number of clients reached\r\n"
-    extra.close()
+    with RespConn(srv.port) as extra:
+        data, closed = extra.read_all_until_closed(5)
+    assert closed and data == b"-ERR max number of clients reached\r\n"
     info = kept[0].call("INFO", "stats").decode()
     assert "rejected_connections:1" in info
     kept.pop().close()

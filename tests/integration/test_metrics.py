@@ -13,14 +13,10 @@ pytestmark = pytest.mark.shardis_only
 
 def http(port, request: bytes, timeout=5.0):
     """Sends a raw request, reads until the server closes; returns (status, headers, body)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(request)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+    with RespConn(port) as c:
+        c.sock.sendall(request)
+        data, closed = c.read_all_until_closed(timeout)
+    assert closed
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     version, status, _ = lines[0].split(" ", 2)
