@@ -408,3 +408,53 @@ def test_differential_against_memcached(mc, memcached, seed):
         assert replies[outcome] > 0, (outcome, replies)
     assert any(k.startswith(b"VALUE") for k in replies), replies
     assert any(k.isdigit() for k in replies), replies
+
+
+def test_memtier_style_load(mc):
+    """The request shapes of memtier_benchmark --protocol=memcache_text (which Debian does not
+    package): `set <key> 0 <exptime> <bytes>`, `get <key>` and multi-key `get`, pipelined on
+    several connections at once, keys spread over every shard; every reply must come back whole
+    and in order."""
+    srv, port = mc
+    conns = [McConn(port) for _ in range(8)]
+    rng = random.Random(5)
+    try:
+        for rnd in range(20):
+            expected_per_conn = []
+            for n, c in enumerate(conns):
+                requests, expected = [], []
+                for i in range(50):
+                    key = b"memtier-%d" % rng.randrange(2000)
+                    if i % 11 == 0:
+                        data = b"%032d" % rng.randrange(10 ** 30)
+                        requests.append(b"set %s 0 %d %d\r\n%s\r\n" % (key, rng.choice([0, 60]),
+                                                                         len(data), data))
+                        expected.append(b"STORED\r\n")
+                    elif i % 11 == 5:
+                        keys = [b"memtier-%d" % rng.randrange(2000) for _ in range(4)]
+                        requests.append(b"get " + b" ".join(keys) + b"\r\n")
+                        expected.append(None)
+                    else:
+                        requests.append(b"get %s\r\n" % key)
+                        expected.append(None)
+                c.send(b"".join(requests))
+                expected_per_conn.append(expected)
+            for c, expected in zip(conns, expected_per_conn):
+                # Count the replies: one STORED per set, one END per get.
+                want_end = sum(1 for e in expected if e is None)
+                want_stored = len(expected) - want_end
+                while c.buf.count(b"END\r\n") < want_end or \
+                        c.buf.count(b"STORED\r\n") < want_stored:
+                    chunk = c.sock.recv(1 << 20)
+                    assert chunk, "connection closed"
+                    c.buf += chunk
+                assert b"ERROR" not in c.buf
+                c.buf = b""
+        # The values written by memcached requests are strings to RESP.
+        r = srv.client()
+        assert r.dbsize() > 0
+        some = next(iter(r.scan_iter(match="memtier-*", count=1000)))
+        assert len(r.get(some)) == 32
+    finally:
+        for c in conns:
+            c.close()
