@@ -112,8 +112,8 @@ class CompactValue {
   CompactValue& operator=(const CompactValue&) = delete;
 
   static CompactValue FromString(std::string_view s);
-  // For table keys: the same bytes, but never encoded as an int (inline up to 15 bytes, else on
-  // the heap). Keys are hashed and compared, never incremented, and an int would be formatted for
+  // For table keys: the same bytes, but never encoded as an int (inline up to 15 bytes, packed
+  // at 16 or 17 ASCII bytes, else on the heap). Keys are hashed and compared, never incremented, and an int would be formatted for
   // every Hash() and parsed for every EqualsString(): 4-8x slower than on bytes. (SetString on
   // such a cell encodes like a value.)
   static CompactValue FromKey(std::string_view s);
@@ -128,6 +128,7 @@ class CompactValue {
                                  : ValueType::kString;
   }
   bool IsString() const { return code() != kObjectCode; }
+  // Up to 15 bytes as they are (a packed string is in the cell too, but IsPacked()).
   bool IsInline() const { return code() <= kInlineMax; }
   bool IsHeap() const { return code() == kHeapCode; }
   bool IsPacked() const { return code() == kPacked16Code || code() == kPacked17Code; }
