@@ -115,7 +115,10 @@ void BM_EqualsString(benchmark::State& state) {
     for (size_t i = 0; i < kKeys; ++i) benchmark::DoNotOptimize(cells[i].EqualsString(strings[i]));
   }
   state.SetItemsProcessed(state.iterations() * kKeys);
-  state.SetLabel(cells[0].IsInt() ? "int" : cells[0].IsInline() ? "inline" : "heap");
+  state.SetLabel(cells[0].IsInt()      ? "int"
+                 : cells[0].IsInline() ? "inline"
+                 : cells[0].IsPacked() ? "packed"
+                                       : "heap");
 }
 BENCHMARK(BM_EqualsString)
     ->Args({0, 0})

@@ -47,6 +47,7 @@ void FreeBytes(char* p) { ShardHeap::Current()->Free(p); }
 void CompactValue::InitString(std::string_view s, uint8_t flag_bits, bool allow_int) {
   DCHECK_LE(s.size(), kMaxStringSize);
   int64_t v;
+  uint64_t w0, w1;
   if (allow_int && ParseInt64(s, &v)) {  // rejects anything of 21 bytes or more at once
     InitInt(v, flag_bits);
   } else if (s.size() <= kInlineMax) {
@@ -55,6 +56,9 @@ void CompactValue::InitString(std::string_view s, uint8_t flag_bits, bool allow_
     if (!s.empty()) std::memcpy(buf, s.data(), s.size());
     std::memcpy(bytes_, buf, sizeof(bytes_));
     SetMeta(static_cast<uint8_t>(s.size()) | flag_bits);
+  } else if (Pack(s, &w0, &w1)) {  // 16 or 17 bytes, all ASCII
+    const uint8_t c = s.size() == kPackedMin ? kPacked16Code : kPacked17Code;
+    SetWords(w0, w1 | (static_cast<uint64_t>(c | flag_bits) << 56));
   } else {
     char* p = AllocateBytes(s.size());
     std::memcpy(p, s.data(), s.size());
@@ -95,10 +99,12 @@ void CompactValue::SetString(std::string_view s) {
   }
   char* old = HeapPtr();
   int64_t v;
+  uint64_t w0, w1;
   // Overwriting a value with one of the same size class (SET over SET of similar values) keeps
-  // the block: no free/malloc pair, and the memory count is unchanged.
+  // the block: no free/malloc pair, and the memory count is unchanged. Only for a string that is
+  // a heap string (not inline, not packed, not an int).
   if (s.size() > kInlineMax && ShardHeap::GoodSize(s.size()) == ShardHeap::UsableSize(old) &&
-      !ParseInt64(s, &v)) {
+      !Pack(s, &w0, &w1) && !ParseInt64(s, &v)) {
     std::memmove(old, s.data(), s.size());
     InitHeap(old, s.size(), fb);
     return;
@@ -120,7 +126,7 @@ void CompactValue::SetInt(int64_t v) {
 
 void CompactValue::SetObject(ValueType type, void* obj, uint8_t encoding) {
   DCHECK(type != ValueType::kString) << "strings are not objects";
-  if (code() >= kHeapCode) FreeOwned();
+  if (Owns()) FreeOwned();
   const uint64_t w1 = static_cast<uint64_t>(static_cast<uint8_t>(type)) |
                       (static_cast<uint64_t>(encoding) << 8) |
                       (static_cast<uint64_t>(kObjectCode | flag_bits()) << 56);
@@ -143,6 +149,7 @@ CompactValue::Encoding CompactValue::encoding() const {
   if (c <= kInlineMax) return Encoding::kInline;
   if (c == kIntCode) return Encoding::kInt;
   if (c == kHeapCode) return Encoding::kHeap;
+  if (c >= kPacked16Code) return Encoding::kPacked;
   DCHECK_EQ(c, kObjectCode);
   return Encoding::kObject;
 }
@@ -151,6 +158,7 @@ size_t CompactValue::StringSize() const {
   const uint8_t c = code();
   if (c <= kInlineMax) return c;
   if (c == kHeapCode) return HeapSize();
+  if (c >= kPacked16Code) return PackedSize(c);
   char scratch[kScratchSize];
   return GetString(scratch).size();
 }
@@ -186,7 +194,7 @@ bool CompactValue::operator==(const CompactValue& other) const {
            std::memcmp(HeapPtr(), other.HeapPtr(), HeapSize()) == 0;
   }
   if (c == kObjectCode) return Word0() == other.Word0() && bytes_[8] == other.bytes_[8];
-  // Inline and int: the 15 bytes below the meta byte, whose unused bytes are zero.
+  // Inline, packed and int: the 15 bytes below the meta byte, whose unused bits are zero.
   return Word0() == other.Word0() && (Word1() << 8) == (other.Word1() << 8);
 }
 
@@ -201,8 +209,9 @@ uint64_t CompactValue::Hash() const {
 size_t CompactValue::Append(std::string_view s) {
   DCHECK(IsString());
   if (code() == kHeapCode) {
-    // A heap string has 16+ bytes and is not a canonical int, so the result is neither short nor
-    // an int (a canonical int's 16+-byte prefix would itself be one): it stays a heap string.
+    // A heap string has 16+ bytes, is not a canonical int, and has a byte >= 0x80 if it has 16
+    // or 17 bytes, so the result is neither short, nor an int (a canonical int's 16+-byte prefix
+    // would itself be one), nor packed: it stays a heap string.
     const size_t old_size = HeapSize();
     if (s.empty()) return old_size;
     const size_t n = old_size + s.size();
@@ -220,11 +229,11 @@ size_t CompactValue::Append(std::string_view s) {
     return n;
   }
   char scratch[kScratchSize];
-  const std::string_view cur = GetString(scratch);  // inline or int: at most 20 bytes
+  const std::string_view cur = GetString(scratch);  // inline, packed or int: at most 20 bytes
   if (s.empty()) return cur.size();
   const size_t n = cur.size() + s.size();
   if (n < kInt64BufSize) {
-    // Short result: may be inline or even an int ("1" + "2").
+    // Short result: may be inline, packed or even an int ("1" + "2").
     char buf[kInt64BufSize];
     std::memcpy(buf, cur.data(), cur.size());
     std::memcpy(buf + cur.size(), s.data(), s.size());
@@ -247,7 +256,8 @@ size_t CompactValue::SetRange(size_t offset, std::string_view s) {
   const size_t gap = offset > cur.size() ? offset - cur.size() : 0;
   char* old = code() == kHeapCode ? HeapPtr() : nullptr;
   if (n < kInt64BufSize) {
-    // Short result, whatever the encoding before: build it and re-encode (it may be an int now).
+    // Short result, whatever the encoding before: build it and re-encode (it may be an int or
+    // packed now).
     char buf[kInt64BufSize];
     std::memcpy(buf, cur.data(), cur.size());
     std::memset(buf + cur.size(), 0, gap);

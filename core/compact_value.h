@@ -6,6 +6,9 @@
 //   - the canonical decimal form of an int64 (what ParseInt64 accepts: "0", "-12", never "007",
 //     "+1", "-0") is kept as an int64; GetString formats it back to the same bytes;
 //   - any other string of up to 15 bytes is kept inline;
+//   - any other string of 16 or 17 bytes that are all 7-bit ASCII (< 0x80) is kept inline, packed
+//     7 bits per byte (17 * 7 = 119 bits fit in the 120 bits below the meta byte): keys like
+//     "key:000000000042" or "user:1234567890ab" need no heap block;
 //   - any other string lives in one heap block of exactly its size (no header, no NUL; mimalloc
 //     rounds it to its size class), taken from the thread's ShardHeap; the cell holds the pointer
 //     and the length. Only Append and SetRange leave spare room, to grow geometrically.
@@ -19,10 +22,14 @@
 //                                              16    int64          (kIntCode)
 //                                              17    heap string    (kHeapCode)
 //                                              18    object         (kObjectCode)
-//                                              19..31 reserved for new encodings
+//                                              19    packed, 16 bytes (kPacked16Code)
+//                                              20    packed, 17 bytes (kPacked17Code)
+//                                              21..31 reserved for new encodings
 //                            bits 5..7  flags: three bits for the shard (kFlag0..kFlag2), e.g.
 //                                              "has expiry", "touched"; never read here.
 //   inline string:  bytes 0..14 the bytes, then zeros up to byte 14.
+//   packed string:  byte i of the string at bits 7i..7i+6 of the 120-bit number in bytes 0..14
+//                   (w0 | (w1 & (2^56-1)) << 64); the bits above the last byte are zero.
 //   int64:          w0 the value (two's complement); bytes 8..14 zero.
 //   heap string:    w0 the block pointer; bytes 8..14 the length (56 bits, up to 2^56-1).
 //   object:         w0 the object pointer; byte 8 the ValueType; byte 9 an 8-bit encoding the
@@ -71,12 +78,15 @@ enum class ValueType : uint8_t {
 
 class CompactValue {
  public:
-  enum class Encoding : uint8_t { kInline, kInt, kHeap, kObject };
+  // kInline: up to 15 bytes as they are; kPacked: 16 or 17 ASCII bytes, 7 bits each.
+  enum class Encoding : uint8_t { kInline, kInt, kHeap, kObject, kPacked };
 
   static constexpr size_t kInlineMax = 15;
+  static constexpr size_t kPackedMin = 16, kPackedMax = 17;
   static constexpr size_t kMaxStringSize = (uint64_t{1} << 56) - 1;
-  // GetString's scratch buffer: room for "-9223372036854775808".
+  // GetString's scratch buffer: room for "-9223372036854775808" and for an unpacked string.
   static constexpr size_t kScratchSize = kInt64BufSize;
+  static_assert(kScratchSize >= kPackedMax);
   // Flag bits for the shard's own use (see the layout above).
   static constexpr uint8_t kFlag0 = 1, kFlag1 = 2, kFlag2 = 4;
   static constexpr uint8_t kFlagMask = 7;
@@ -84,7 +94,7 @@ class CompactValue {
   // The empty string.
   CompactValue() noexcept = default;
   ~CompactValue() {
-    if (code() >= kHeapCode) FreeOwned();
+    if (Owns()) FreeOwned();
   }
   CompactValue(CompactValue&& other) noexcept {
     std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
@@ -92,7 +102,7 @@ class CompactValue {
   }
   CompactValue& operator=(CompactValue&& other) noexcept {
     if (this != &other) {
-      if (code() >= kHeapCode) FreeOwned();
+      if (Owns()) FreeOwned();
       std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
       std::memset(other.bytes_, 0, sizeof(bytes_));
     }
@@ -102,8 +112,8 @@ class CompactValue {
   CompactValue& operator=(const CompactValue&) = delete;
 
   static CompactValue FromString(std::string_view s);
-  // For table keys: the same bytes, but never encoded as an int (inline up to 15 bytes, else on
-  // the heap). Keys are hashed and compared, never incremented, and an int would be formatted for
+  // For table keys: the same bytes, but never encoded as an int (inline up to 15 bytes, packed
+  // at 16 or 17 ASCII bytes, else on the heap). Keys are hashed and compared, never incremented, and an int would be formatted for
   // every Hash() and parsed for every EqualsString(): 4-8x slower than on bytes. (SetString on
   // such a cell encodes like a value.)
   static CompactValue FromKey(std::string_view s);
@@ -118,8 +128,10 @@ class CompactValue {
                                  : ValueType::kString;
   }
   bool IsString() const { return code() != kObjectCode; }
+  // Up to 15 bytes as they are (a packed string is in the cell too, but IsPacked()).
   bool IsInline() const { return code() <= kInlineMax; }
   bool IsHeap() const { return code() == kHeapCode; }
+  bool IsPacked() const { return code() == kPacked16Code || code() == kPacked17Code; }
   // For a value (not a FromKey cell): true exactly when the string is the canonical form of an
   // int64, i.e. when Redis' INCR would accept it.
   bool IsInt() const { return code() == kIntCode; }
@@ -136,11 +148,13 @@ class CompactValue {
 
   size_t StringSize() const;
   // The bytes. Inline and heap strings are views into the cell or its block (valid until the
-  // cell changes or moves); an int is formatted into scratch (kScratchSize bytes).
+  // cell changes or moves); an int is formatted and a packed string unpacked into scratch
+  // (kScratchSize bytes).
   std::string_view GetString(char* scratch) const {
     const uint8_t c = code();
     if (c <= kInlineMax) return {bytes_, c};
     if (c == kHeapCode) return {HeapPtr(), HeapSize()};
+    if (c >= kPacked16Code) return UnpackTo(scratch);
     DCHECK_EQ(c, kIntCode);
     return {scratch, FormatInt64(AsInt(), scratch)};
   }
@@ -153,6 +167,12 @@ class CompactValue {
     if (c <= kInlineMax) return c == s.size() && (c == 0 || std::memcmp(bytes_, s.data(), c) == 0);
     if (c == kHeapCode) {
       return HeapSize() == s.size() && std::memcmp(HeapPtr(), s.data(), s.size()) == 0;
+    }
+    if (c >= kPacked16Code) {
+      // Pack the probe and compare the 15 bytes: one encoding per string.
+      uint64_t w0, w1;
+      return s.size() == PackedSize(c) && Pack(s, &w0, &w1) && w0 == Word0() &&
+             w1 == (Word1() & kLow56);
     }
     return c == kIntCode && EqualsInt(s);
   }
@@ -220,18 +240,22 @@ class CompactValue {
   }
   // Back to the empty string with no flags, freeing a heap string or an object.
   void Reset() {
-    if (code() >= kHeapCode) FreeOwned();
+    if (Owns()) FreeOwned();
     std::memset(bytes_, 0, sizeof(bytes_));
   }
 
  private:
   static constexpr uint8_t kIntCode = 16, kHeapCode = 17, kObjectCode = 18;
+  static constexpr uint8_t kPacked16Code = 19, kPacked17Code = 20;
+  static constexpr uint64_t kLow56 = (uint64_t{1} << 56) - 1;
   static constexpr uint8_t kCodeMask = 0x1f;
   static constexpr int kFlagShift = 5;
   static constexpr uint64_t kSizeMask = kMaxStringSize;  // the low 56 bits of w1
 
   uint8_t meta() const { return static_cast<uint8_t>(bytes_[15]); }
   uint8_t code() const { return meta() & kCodeMask; }
+  // A heap string or an object: something to free.
+  bool Owns() const { return code() == kHeapCode || code() == kObjectCode; }
   uint8_t flag_bits() const { return meta() & ~kCodeMask; }
   void SetMeta(uint8_t m) { bytes_[15] = static_cast<char>(m); }
 
@@ -252,6 +276,47 @@ class CompactValue {
   char* HeapPtr() const { return reinterpret_cast<char*>(Word0()); }
   size_t HeapSize() const { return Word1() & kSizeMask; }
 
+  // ---- The packed encoding: 16 or 17 bytes < 0x80, 7 bits each, with 64-bit shifts.
+  static constexpr size_t PackedSize(uint8_t c) { return c - kPacked16Code + kPackedMin; }
+  // 8 bytes < 0x80 (byte i at bits 8i..) -> 56 bits (byte i at bits 7i..): close the gaps
+  // between pairs, then quads, then halves.
+  static uint64_t Pack8(uint64_t x) {
+    x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+    x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+    return ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+  }
+  // The inverse of Pack8 (x < 2^56).
+  static uint64_t Unpack8(uint64_t x) {
+    x = ((x << 4) & 0x0fffffff00000000ull) | (x & 0x000000000fffffffull);
+    x = ((x << 2) & 0x3fff00003fff0000ull) | (x & 0x00003fff00003fffull);
+    return ((x << 1) & 0x7f007f007f007f00ull) | (x & 0x007f007f007f007full);
+  }
+  // Packs s when it has 16 or 17 bytes, all < 0x80: *w0 = bytes 0..7 of the cell, *w1 = bytes
+  // 8..14 (meta byte zero). Reads all of s before the caller writes anything (s may be scratch).
+  static bool Pack(std::string_view s, uint64_t* w0, uint64_t* w1) {
+    const size_t n = s.size();
+    if (n - kPackedMin > kPackedMax - kPackedMin) return false;  // unsigned: n < 16 wraps
+    uint64_t a, b;
+    std::memcpy(&a, s.data(), 8);
+    std::memcpy(&b, s.data() + 8, 8);
+    const uint64_t c = n == kPackedMax ? static_cast<uint8_t>(s[16]) : 0;
+    if (((a | b | c) & 0x8080808080808080ull) != 0) return false;
+    const uint64_t pb = Pack8(b);
+    *w0 = Pack8(a) | (pb << 56);
+    *w1 = (pb >> 8) | (c << 48);
+    return true;
+  }
+  // Writes 17 bytes (the 17th is zero for a 16-byte string) and returns the string.
+  std::string_view UnpackTo(char* scratch) const {
+    const uint64_t w0 = Word0(), w1 = Word1();
+    const uint64_t a = Unpack8(w0 & kLow56);
+    const uint64_t b = Unpack8(((w0 >> 56) | (w1 << 8)) & kLow56);
+    std::memcpy(scratch, &a, 8);
+    std::memcpy(scratch + 8, &b, 8);
+    scratch[16] = static_cast<char>((w1 >> 48) & 0x7f);
+    return {scratch, PackedSize(code())};
+  }
+
   // Writers of a whole encoding. They assume no heap block is held (freed or moved out).
   void InitString(std::string_view s, uint8_t flag_bits, bool allow_int = true);
   void InitInt(int64_t v, uint8_t flag_bits) {
@@ -264,7 +329,7 @@ class CompactValue {
   }
 
   void FreeHeap() { ShardHeap::Current()->Free(HeapPtr()); }
-  // Frees what a heap string or object cell owns (code() >= kHeapCode). Leaves the bytes as they
+  // Frees what a heap string or object cell owns (Owns()). Leaves the bytes as they
   // are: the caller overwrites them.
   void FreeOwned();
   bool EqualsInt(std::string_view s) const;

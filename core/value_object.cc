@@ -40,6 +40,7 @@ std::string_view EncodingName(const CompactValue& value) {
     case CompactValue::Encoding::kInt:
       return "int";
     case CompactValue::Encoding::kInline:
+    case CompactValue::Encoding::kPacked:
       return "embstr";
     case CompactValue::Encoding::kHeap:
       // Redis keeps strings of up to 44 bytes in one allocation with the object (embstr).

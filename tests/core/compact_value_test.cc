@@ -22,11 +22,23 @@ namespace {
 using Enc = CompactValue::Encoding;
 using namespace std::string_literals;
 
+// 16 or 17 bytes, all 7-bit ASCII: packed inside the cell.
+bool Packable(std::string_view s) {
+  return (s.size() == 16 || s.size() == 17) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return static_cast<uint8_t>(c) < 0x80; });
+}
+
+// The one encoding a key (FromKey) must have.
+Enc ExpectedKeyEncoding(std::string_view s) {
+  if (s.size() <= CompactValue::kInlineMax) return Enc::kInline;
+  return Packable(s) ? Enc::kPacked : Enc::kHeap;
+}
+
 // The one encoding a string must have.
 Enc ExpectedEncoding(std::string_view s) {
   int64_t v;
   if (ParseInt64(s, &v)) return Enc::kInt;
-  return s.size() <= CompactValue::kInlineMax ? Enc::kInline : Enc::kHeap;
+  return ExpectedKeyEncoding(s);
 }
 
 std::string Get(const CompactValue& cv) {
@@ -95,17 +107,161 @@ TEST_F(CompactValueTest, EveryLengthAroundTheInlineLimit) {
       if (c == '9' && n > 0) s[0] = 'a';  // digits after a letter: never an int
       CompactValue cv = CompactValue::FromString(s);
       CheckString(cv, s);
+      const bool packed = (n == 16 || n == 17) && c != '\xff';
       EXPECT_EQ(cv.IsInline(), n <= 15) << n;
-      EXPECT_EQ(cv.IsHeap(), n >= 16) << n;
+      EXPECT_EQ(cv.IsPacked(), packed) << n;
+      EXPECT_EQ(cv.IsHeap(), n >= 16 && !packed) << n;
       if (cv.IsHeap()) {
         EXPECT_EQ(cv.HeapBytes(), ShardHeap::GoodSize(n));
       }
-      EXPECT_EQ(HeapBlocks(), n >= 16 ? 1u : 0u);
+      EXPECT_EQ(HeapBlocks(), cv.IsHeap() ? 1u : 0u);
     }
   }
   EXPECT_TRUE(CompactValue::FromString(std::string(14, 'a')).IsInline());
   EXPECT_TRUE(CompactValue::FromString(std::string(15, 'a')).IsInline());
-  EXPECT_TRUE(CompactValue::FromString(std::string(16, 'a')).IsHeap());
+  EXPECT_TRUE(CompactValue::FromString(std::string(16, 'a')).IsPacked());
+  EXPECT_TRUE(CompactValue::FromString(std::string(17, 'a')).IsPacked());
+  EXPECT_TRUE(CompactValue::FromString(std::string(18, 'a')).IsHeap());
+}
+
+// 16 and 17 ASCII bytes are packed in the cell; one byte >= 0x80 anywhere sends them to the heap.
+TEST_F(CompactValueTest, PackedAsciiRoundTrips) {
+  std::mt19937_64 rng(7);
+  for (size_t n : {15, 16, 17, 18}) {
+    for (int round = 0; round < 2000; ++round) {
+      std::string s(n, ' ');
+      // Every ASCII byte, 0x00 and 0x7f included, in every position over the rounds.
+      for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((round * 31 + i * 7 + rng()) & 0x7f);
+      if (round == 0) s.assign(n, '\0');
+      if (round == 1) s.assign(n, '\x7f');
+      if (round == 2) s = ("key:" + std::string(n - 4, '0'));
+      CompactValue cv = CompactValue::FromString(s);
+      CheckString(cv, s);
+      CompactValue key = CompactValue::FromKey(s);
+      CheckString(key, s);
+      EXPECT_EQ(key.encoding(), ExpectedKeyEncoding(s));
+      EXPECT_EQ(HeapBlocks(), (cv.IsHeap() ? 1u : 0u) + (key.IsHeap() ? 1u : 0u));
+      EXPECT_TRUE(key == cv);
+      // Any one byte >= 0x80: not packable.
+      std::string high = s;
+      high[rng() % n] |= static_cast<char>(0x80);
+      CompactValue h = CompactValue::FromString(high);
+      CheckString(h, high);
+      EXPECT_EQ(h.IsInline(), n <= 15);
+      EXPECT_EQ(h.IsHeap(), n >= 16);
+      EXPECT_FALSE(cv.EqualsString(high));
+      EXPECT_FALSE(h.EqualsString(s));
+      EXPECT_FALSE(cv == h);
+    }
+  }
+}
+
+// A packed cell equals a probe exactly when the bytes are equal: every single-bit change of the
+// probe (bit 7 included, which makes it unpackable) and every length change is told apart.
+TEST_F(CompactValueTest, PackedEqualsProbe) {
+  for (const std::string& s :
+       {"key:000000000042"s, "key:000000000042x"s, "\0\x7f\x01" "abcdefghijklmn"s,
+        "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"s}) {
+    CompactValue cv = CompactValue::FromKey(s);
+    ASSERT_TRUE(cv.IsPacked()) << s;
+    EXPECT_TRUE(cv.EqualsString(s));
+    EXPECT_TRUE(cv.EqualsString(std::string(s)));  // another buffer
+    for (size_t i = 0; i < s.size(); ++i) {
+      for (int bit = 0; bit < 8; ++bit) {
+        std::string probe = s;
+        probe[i] ^= static_cast<char>(1 << bit);
+        EXPECT_FALSE(cv.EqualsString(probe)) << i << " " << bit;
+        EXPECT_FALSE(cv == CompactValue::FromKey(probe)) << i << " " << bit;
+        EXPECT_NE(cv.Hash(), HashBytes(probe));
+      }
+    }
+    EXPECT_FALSE(cv.EqualsString(s.substr(0, s.size() - 1)));
+    EXPECT_FALSE(cv.EqualsString(s + "\0"s));
+    EXPECT_FALSE(cv.EqualsString(s + "a"));
+    EXPECT_EQ(cv.Hash(), HashBytes(s));
+    // Flags are not part of the string.
+    CompactValue flagged = CompactValue::FromKey(s);
+    flagged.set_flags(CompactValue::kFlagMask);
+    EXPECT_TRUE(flagged == cv);
+    EXPECT_TRUE(flagged.EqualsString(s));
+    EXPECT_EQ(flagged.Hash(), cv.Hash());
+    EXPECT_EQ(flagged.ToString(), s);
+    EXPECT_EQ(flagged.flags(), CompactValue::kFlagMask);
+  }
+  // Different lengths never compare equal, even when the packed bits would be ("...\0").
+  CompactValue a = CompactValue::FromKey("0123456789abcdef");
+  CompactValue b = CompactValue::FromKey("0123456789abcdef\0"s);
+  EXPECT_FALSE(a == b);
+  EXPECT_FALSE(a.EqualsString("0123456789abcdef\0"s));
+  EXPECT_FALSE(b.EqualsString("0123456789abcdef"));
+  EXPECT_NE(a.Hash(), b.Hash());
+}
+
+// APPEND, SETRANGE, SETSTRING and EditBytes into, out of and between the packed lengths.
+TEST_F(CompactValueTest, PackedGrowsAndConverts) {
+  CompactValue cv = CompactValue::FromString("fifteen-bytes-x");
+  cv.set_flags(CompactValue::kFlag1);
+  EXPECT_EQ(cv.Append("y"), 16u);  // inline -> packed 16
+  EXPECT_TRUE(cv.IsPacked());
+  CheckString(cv, "fifteen-bytes-xy");
+  EXPECT_EQ(cv.Append("z"), 17u);  // packed 16 -> packed 17
+  EXPECT_TRUE(cv.IsPacked());
+  CheckString(cv, "fifteen-bytes-xyz");
+  EXPECT_EQ(cv.Append("!"), 18u);  // packed 17 -> heap
+  EXPECT_TRUE(cv.IsHeap());
+  CheckString(cv, "fifteen-bytes-xyz!");
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
+
+  CompactValue p = CompactValue::FromString("0123456789abcdef");
+  EXPECT_EQ(p.Append("\x80"), 17u);  // a high byte: heap
+  EXPECT_TRUE(p.IsHeap());
+  CheckString(p, "0123456789abcdef\x80");
+  EXPECT_EQ(p.SetRange(16, "Z"), 17u);  // back to ASCII: packed again, block freed
+  EXPECT_TRUE(p.IsPacked());
+  CheckString(p, "0123456789abcdefZ");
+  EXPECT_EQ(HeapBlocks(), 1u);  // cv's
+  EXPECT_EQ(p.SetRange(3, "\xff"), 17u);  // packed -> heap
+  CheckString(p, "012\xff" "456789abcdefZ");
+  EXPECT_EQ(p.SetRange(0, "abc\x7f"), 17u);  // heap -> packed
+  CheckString(p, "abc\x7f" "456789abcdefZ");
+  EXPECT_EQ(p.SetRange(30, "w"), 31u);  // packed -> heap, zero padded
+  CheckString(p, "abc\x7f" "456789abcdefZ"s + std::string(13, '\0') + "w");
+
+  // A packed string that becomes a canonical int, and an int that becomes packed.
+  CompactValue d = CompactValue::FromString("x234567890123456");
+  ASSERT_TRUE(d.IsPacked());
+  d.SetRange(0, "1");
+  EXPECT_TRUE(d.IsInt());
+  CheckString(d, "1234567890123456");
+  d.SetRange(0, "0");
+  EXPECT_TRUE(d.IsPacked());
+  CheckString(d, "0234567890123456");
+  d.EditBytes(17, [](char* b, size_t n) {
+    ASSERT_EQ(n, 17u);
+    b[16] = 'q';
+  });
+  EXPECT_TRUE(d.IsPacked());
+  CheckString(d, "0234567890123456q");
+  d.EditBytes(0, [](char* b, size_t) { b[0] = '\x90'; });
+  EXPECT_TRUE(d.IsHeap());
+  CheckString(d, "\x90" "234567890123456q");
+
+  // SetString over a heap block: a packable string never reuses the block.
+  CompactValue s = CompactValue::FromString("\xe9" + std::string(15, 'a'));
+  ASSERT_TRUE(s.IsHeap());
+  s.SetString(std::string(16, 'b'));
+  EXPECT_TRUE(s.IsPacked());
+  CheckString(s, std::string(16, 'b'));
+  s.SetString(s.ToString());
+  CheckString(s, std::string(16, 'b'));
+  s.SetString("\xe9" + std::string(16, 'c'));
+  CheckString(s, "\xe9" + std::string(16, 'c'));
+  EXPECT_EQ(HeapBlocks(), 4u);  // cv, p, d and s
+  // Appending its own (unpacked) bytes.
+  CompactValue own = CompactValue::FromString("0123456789abcdef");
+  char scratch[CompactValue::kScratchSize];
+  own.Append(own.GetString(scratch));
+  CheckString(own, "0123456789abcdef0123456789abcdef");
 }
 
 TEST_F(CompactValueTest, HeapStringIsOneBlockOfItsSize) {
@@ -298,11 +454,12 @@ TEST_F(CompactValueTest, EqualsStringOnAPrefixOrExtension) {
 
 TEST_F(CompactValueTest, KeysAreNeverInts) {
   for (std::string s : {"0", "123", "-1", "999999999999999", "1000000000000000",
-                        "-9223372036854775808", "007", "abc", "", "sixteen-bytes-xx"}) {
+                        "10000000000000000", "-1000000000000000", "-9223372036854775808", "007",
+                        "abc", "", "sixteen-bytes-xx"}) {
     CompactValue key = CompactValue::FromKey(s);
     CompactValue value = CompactValue::FromString(s);
     EXPECT_FALSE(key.IsInt()) << s;
-    EXPECT_EQ(key.encoding(), s.size() <= 15 ? Enc::kInline : Enc::kHeap) << s;
+    EXPECT_EQ(key.encoding(), ExpectedKeyEncoding(s)) << s;
     EXPECT_EQ(Get(key), s);
     EXPECT_TRUE(key.EqualsString(s));
     EXPECT_EQ(key.Hash(), value.Hash());
@@ -558,7 +715,7 @@ TEST_F(CompactValueTest, SetRange) {
   n.SetRange(0, "0");
   CheckString(n, "023");
   // A 16-byte heap string that becomes an int.
-  CompactValue h = CompactValue::FromString("x111111111111111");
+  CompactValue h = CompactValue::FromString("\xff" "111111111111111");
   ASSERT_TRUE(h.IsHeap());
   h.SetRange(0, "1");
   EXPECT_TRUE(h.IsInt());
