@@ -63,6 +63,7 @@ void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms
   core::Append(out, " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=",
                omem, " tot-mem=", omem, " events=r cmd=",
                c.last_command.empty() ? std::string_view("NULL") : c.last_command,
+               c.last_subcommand.empty() ? "" : "|", c.last_subcommand,
                " user=default redir=-1 resp=", c.resp3 ? 3 : 2, " lib-name=", c.lib_name,
                " lib-ver=", c.lib_ver, "\n");
 }

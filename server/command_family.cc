@@ -482,6 +482,7 @@ constexpr Container kCommand = {"command", kCommandSubs};
 void CmdCommand(ArgSlice args, ConnContext& ctx) {
   if (args.size() == 1) {
     ctx.conn.last_command = "command";
+    ctx.conn.last_subcommand = {};
     return CommandNoArgs(args, ctx);
   }
   DispatchSub(kCommand, args, ctx);

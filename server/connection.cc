@@ -237,6 +237,7 @@ bool Connection::ProcessInput() {
 
   PlanBatch();
   rb_.set_output(&out_);
+  Tick();
   const int64_t now_ms = shard::NowMs();
   state_.last_interaction_ms = now_ms;
   for (const Parsed& p : parsed) {
@@ -388,12 +389,10 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     // CLIENT PAUSE: what came before runs first; this one waits (or dies with the client).
     FlushRemote();
     if (!WaitWhilePaused(state_, *spec)) return;
+    Tick();  // the wait is not the command's time
   }
-  if (sub == nullptr) [[likely]] {
-    state_.last_command = spec->name;
-  } else {
-    state_.last_command = core::Concat(spec->name, "|", sub->name);
-  }
+  state_.last_command = spec->name;
+  state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (state_.multi.active) [[unlikely]] {
     FlushRemote();
     rb_.set_output(&out_);
@@ -412,7 +411,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       RemoteBatch& batch = batches_[cmd.shard];
       if (batch.items.empty()) pending_shards_.push_back(cmd.shard);
       batch.items.push_back(
-          {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, CommandClockNow()});
+          {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, clock_tick_});
       return;
     }
     shard::Shard& shard = *shard::Shard::current();
@@ -420,12 +419,12 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     if (txq.any_locks() && txq.Conflicts(state_.db, args[1], spec->flags & kWrite)) [[unlikely]] {
       // A transaction holds the key: wait for it, behind everything queued before us.
       FlushRemote();  // now every earlier reply is in out_ and no slot is in use
-      const uint64_t start = CommandClockNow();
+      const uint64_t start = clock_tick_;
       RemoteItem item{spec, cmd.begin, cmd.count, 0, state_.db, state_.resp3, cmd.hash, start};
       if (slots_.empty()) slots_.emplace_back();
       slots_[0].clear();
       RunLockedItems(shard.id(), {&item, 1});
-      RecordCall(*spec, spec->stats_id, CommandClockNow() - start, IsErrorReply(slots_[0], 0), args,
+      RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(slots_[0], 0), args,
                  state_);
       out_.append(slots_[0]);
       return;
@@ -435,9 +434,9 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     rb_.set_output(target);
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
-    const uint64_t start = CommandClockNow();
+    const uint64_t start = clock_tick_;
     RunShardCommand(*spec, args, ctx);
-    RecordCall(*spec, spec->stats_id, CommandClockNow() - start, IsErrorReply(*target, reply_at), args,
+    RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(*target, reply_at), args,
                state_);
     shard.ServeBlocked();
     return;
@@ -450,9 +449,9 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   rb_.set_resp3(state_.resp3);
   ConnContext ctx{state_, rb_};
   const size_t reply_at = out_.size();
-  const uint64_t start = CommandClockNow();
+  const uint64_t start = clock_tick_;
   spec->on_conn(args, ctx);
-  RecordCall(*spec, StatsIdOf(*spec, sub), CommandClockNow() - start, IsErrorReply(out_, reply_at),
+  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start, IsErrorReply(out_, reply_at),
              args, state_);
 }
 
@@ -486,7 +485,7 @@ void Connection::FlushRemote() {
   // A command that hopped to another shard is timed here, on the connection's thread, from its
   // dispatch to its reply being back (so its time includes the hop and the commands queued before
   // it in the batch); one clock read covers every reply of the flush.
-  const uint64_t done = CommandClockNow();
+  const uint64_t done = Tick();
   for (unsigned sid : pending_shards_) {
     RemoteBatch& batch = batches_[sid];
     for (const RemoteItem& item : batch.items) {

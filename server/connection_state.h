@@ -61,7 +61,10 @@ struct ConnectionState {
   bool close_after_reply = false;  // QUIT, protocol errors
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
-  std::string last_command;  // lower-case name, for CLIENT LIST's cmd=
+  // The command running now or last, for CLIENT LIST's cmd= ("config|get" for a subcommand):
+  // names from the command table (static storage), so setting them per command costs no copy.
+  std::string_view last_command;
+  std::string_view last_subcommand;  // empty unless last_command is a container
   std::string lib_name, lib_ver;  // CLIENT SETINFO / HELLO SETNAME
   bool authenticated = true;  // false until AUTH while the default user has a password
   bool monitor = false;       // MONITOR (monitor.cc)

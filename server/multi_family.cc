@@ -64,6 +64,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
   for (const MultiState::Queued& q : queue) {
     args.assign(q.args.begin(), q.args.end());
     conn.last_command = q.spec->name;
+    conn.last_subcommand = {};
     // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
     const size_t reply_at = ctx.rb.output()->size();
     const uint64_t start = CommandClockNow();

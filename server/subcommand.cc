@@ -66,7 +66,8 @@ void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx) {
   const SubCommand* sub = CheckSub(container, args, &error);
   if (sub == nullptr) return ctx.rb.Error(core::Concat("ERR ", error));
   // CLIENT LIST shows the command a client runs now (or ran last) by its full name.
-  ctx.conn.last_command = core::Concat(container.name, "|", sub->name);
+  ctx.conn.last_command = container.name;
+  ctx.conn.last_subcommand = sub->name;
   sub->handler(args, ctx);
 }
 
