@@ -31,6 +31,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       io::Proactor* p = io::Proactor::current();
       out.io = p->stats();
       out.queued_tasks = p->QueuedTasks();
+      out.rates = LocalInstantaneousRates();
       // The shard's own structure (its databases' table headers) counts too, as Redis counts its
       // empty dicts: an empty server does not report 0.
       out.used_memory = s.used_memory();
@@ -63,6 +64,9 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.expired_keys += t.expired_keys;
       total.keys += t.keys;
       total.queued_tasks += t.queued_tasks;
+      total.rates.ops_per_sec += t.rates.ops_per_sec;
+      total.rates.input_kbps += t.rates.input_kbps;
+      total.rates.output_kbps += t.rates.output_kbps;
       total.io.loop_polls += t.io.loop_polls;
       total.io.enters += t.io.enters;
       total.io.parks += t.io.parks;

@@ -11,6 +11,7 @@
 
 #include "io/proactor.h"
 #include "server/command_stats.h"
+#include "server/instantaneous_metrics.h"
 #include "server/server_state.h"
 #include "shard/shard.h"
 
@@ -31,6 +32,7 @@ struct ThreadSample {
   uint64_t keys = 0;  // in every database
   io::Proactor::Stats io;
   size_t queued_tasks = 0;  // hops waiting in the thread's inboxes (and its full outboxes)
+  InstantaneousRates rates;  // INFO's instantaneous_* figures
 };
 
 struct MetricsSnapshot {

@@ -55,8 +55,14 @@ class ShardSet {
 
   io::ProactorPool* pool() { return pool_; }
 
+  // A function every shard thread calls on its own thread every 100 ms (with active expiry), for
+  // the server's periodic samples (INFO's instantaneous_ops_per_sec). Set once before Start().
+  using PeriodicHook = void (*)();
+  void set_periodic_hook(PeriodicHook hook) { periodic_hook_ = hook; }
+
  private:
   void ExpiryLoop(Shard* shard);
+  PeriodicHook periodic_hook_ = nullptr;
 
   io::ProactorPool* pool_;
   std::vector<std::unique_ptr<Shard>> shards_;  // shards_[i] is only touched by thread i

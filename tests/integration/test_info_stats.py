@@ -3,6 +3,7 @@ selection (default/all/everything), and the statistics that move: commandstats, 
 latencystats, total_error_replies, the per-shard `shards` section, CONFIG RESETSTAT."""
 
 import re
+import time
 
 import pytest
 
@@ -211,3 +212,28 @@ def test_counters_match_redis(server, redis_server):
     assert ours[0] == theirs[0]
     assert ours[1] == theirs[1]
     assert ours[2] == theirs[2]
+
+
+def test_instantaneous_rates_follow_traffic(r, server):
+    """instantaneous_ops_per_sec and the kbps figures: Redis' 16 samples of 100 ms, so they rise
+    while clients send and fall back to 0 about 1.6 s after they stop."""
+    def stats():
+        return r.info("stats")
+
+    stop = time.monotonic() + 2.0
+    with RespConn(server.port) as c:
+        while time.monotonic() < stop:
+            c.send_command("PING")  # pipelined bursts keep the rate well above zero
+            for _ in range(99):
+                c.send_command("SET", "k", "v")
+            for _ in range(100):
+                c.read_reply()
+        busy = stats()
+    assert busy["instantaneous_ops_per_sec"] > 100
+    assert float(busy["instantaneous_input_kbps"]) > 0
+    assert float(busy["instantaneous_output_kbps"]) > 0
+    deadline = time.monotonic() + 5
+    # Polling INFO every 0.2 s is the only traffic left: ~5 ops/s.
+    while stats()["instantaneous_ops_per_sec"] > 20 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert stats()["instantaneous_ops_per_sec"] <= 20

@@ -1,0 +1,69 @@
+#include "server/instantaneous_metrics.h"
+
+#include <array>
+#include <cstdint>
+
+#include "server/server_state.h"
+#include "shard/shard.h"
+
+namespace shardis::server {
+namespace {
+
+constexpr int kSamples = 16;  // Redis' STATS_METRIC_SAMPLES
+
+struct Metric {
+  std::array<double, kSamples> rates{};
+  int next = 0;
+  uint64_t last_reading = 0;
+
+  void Sample(uint64_t reading, int64_t elapsed_ms) {
+    rates[next] = elapsed_ms > 0 ? double(reading - last_reading) * 1000 / double(elapsed_ms) : 0;
+    next = (next + 1) % kSamples;
+    last_reading = reading;
+  }
+  double Average() const {
+    double sum = 0;
+    for (double r : rates) sum += r;
+    return sum / kSamples;
+  }
+};
+
+struct ThreadRates {
+  bool started = false;
+  int64_t last_ms = 0;
+  Metric ops, input, output;
+};
+
+thread_local ThreadRates tl_rates;
+
+}  // namespace
+
+void SampleInstantaneousMetrics() {
+  ThreadRates& t = tl_rates;
+  const ThreadStats& stats = ServerThreadState::current().stats();
+  const int64_t now = shard::NowMs();
+  if (!t.started) {
+    // The first call only takes the readings: there is no interval yet.
+    t.started = true;
+    t.ops.last_reading = stats.commands_processed;
+    t.input.last_reading = stats.net_input_bytes;
+    t.output.last_reading = stats.net_output_bytes;
+  } else {
+    const int64_t elapsed = now - t.last_ms;
+    // CONFIG RESETSTAT zeroes the counters: start over rather than report a wrapped difference.
+    if (stats.commands_processed < t.ops.last_reading) t.ops.last_reading = 0;
+    if (stats.net_input_bytes < t.input.last_reading) t.input.last_reading = 0;
+    if (stats.net_output_bytes < t.output.last_reading) t.output.last_reading = 0;
+    t.ops.Sample(stats.commands_processed, elapsed);
+    t.input.Sample(stats.net_input_bytes, elapsed);
+    t.output.Sample(stats.net_output_bytes, elapsed);
+  }
+  t.last_ms = now;
+}
+
+InstantaneousRates LocalInstantaneousRates() {
+  const ThreadRates& t = tl_rates;
+  return {t.ops.Average(), t.input.Average() / 1024, t.output.Average() / 1024};
+}
+
+}  // namespace shardis::server
