@@ -43,16 +43,10 @@ if [ -z "${SHARDIS_BIN:-}" ]; then
 fi
 
 workdir=$(mktemp -d /tmp/shardis-suite.XXXXXX)
-server_pid=
-cleanup() {
-  [ -z "$server_pid" ] || { kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
-}
-trap cleanup EXIT
+source benchmarks/servers.sh
+trap stop_server EXIT
 started=$SECONDS
 note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
-free_port() {
-  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 fail() {
   echo "FAIL ($1): $2" >&2
   echo "server: ${CMD[$1]}" >&2
@@ -60,26 +54,11 @@ fail() {
   exit 1
 }
 
-declare -A CMD CHECK
+declare -A CHECK
 bench=
 xadd=()
 for kind in redis shardis; do
-  port=$(free_port)
-  if [ "$kind" = redis ]; then
-    cmd=(taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1
-         --save '' --appendonly no --dir "$workdir")
-  else
-    cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$port" --bind 127.0.0.1
-         --threads 1 --logtostderr)
-  fi
-  CMD[$kind]=$(printf '%q ' "${cmd[@]}")
-  "${cmd[@]}" >>"$workdir/$kind.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-    sleep 0.1
-  done
-  [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] || fail "$kind" "did not start"
+  start_server "$kind" || fail "$kind" "did not start"
 
   bench=(taskset -c "$CLIENT_CPU" redis-benchmark -h 127.0.0.1 -p "$port" -t "$TESTS"
          -n "$N" -r "$KEYSPACE" -c "$CLIENTS" -P "$PIPELINE" -q --csv)
@@ -127,7 +106,7 @@ for kind in redis shardis; do
   [ "$hlen" -gt 0 ] && [ "$hlen" -le "$KEYSPACE" ] || fail "$kind" "HLEN myhash = $hlen"
   CHECK[$kind]="LLEN mylist $llen, XLEN mystream $xlen, SCARD myset $scard, ZCARD myzset $zcard, HLEN myhash $hlen, DBSIZE $(redis-cli -p "$port" dbsize)"
   note "$kind: ${CHECK[$kind]}"
-  kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+  stop_server
 done
 bench[7]='<port>'
 

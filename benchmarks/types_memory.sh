@@ -45,44 +45,14 @@ if [ -z "${SHARDIS_BIN:-}" ]; then
 fi
 
 workdir=$(mktemp -d /tmp/shardis-types.XXXXXX)
-server_pid=
+source benchmarks/servers.sh
 cleanup() {
-  [ -z "$server_pid" ] || { kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+  stop_server
   rm -f "$workdir"/*.resp
 }
 trap cleanup EXIT
 started=$SECONDS
 note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
-free_port() {
-  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-declare -A CMD
-port=
-start_server() {  # redis|shardis
-  local kind=$1 cmd
-  port=$(free_port)
-  if [ "$kind" = redis ]; then
-    cmd=(taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1
-         --save '' --appendonly no --dir "$workdir")
-  else
-    cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$port" --bind 127.0.0.1
-         --threads 1 --logtostderr)
-  fi
-  CMD[$kind]=$(printf '%q ' "${cmd[@]}")
-  "${cmd[@]}" >>"$workdir/$kind.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-    sleep 0.1
-  done
-  echo "$kind did not start: ${cmd[*]}" >&2; tail -20 "$workdir/$kind.log" >&2; exit 1
-}
-stop_server() {
-  kill -TERM "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
 used_memory() { redis-cli -p "$port" info memory | tr -d '\r' | sed -n 's/^used_memory://p'; }
 rss_bytes() { echo $(( $(awk '/^VmRSS:/ {print $2}' "/proc/$server_pid/status") * 1024 )); }
 fail() {
@@ -104,7 +74,7 @@ for type in $TYPES; do
   note "$type: generating $keys keys x $elems elements"
   "$PYTHON" benchmarks/types_gen.py "$type" "$keys" "$elems" >"$workdir/$type.resp"
   for kind in redis shardis; do
-    start_server "$kind"
+    start_server "$kind" || fail "$kind" "did not start"
     used0=$(used_memory); rss0=$(rss_bytes)
     note "$type: loading into $kind"
     out=$(redis-cli -p "$port" --pipe <"$workdir/$type.resp" 2>&1) || fail "$kind" "redis-cli --pipe: $out"

@@ -437,8 +437,11 @@ void CmdGeoAdd(ArgSlice args, ShardContext& ctx) {
   ZAddGeneric(ArgSlice(zargs), ctx, 0);
 }
 
-// GEOPOS key member ...
-void CmdGeoPos(ArgSlice args, ShardContext& ctx) {
+// GEOPOS and GEOHASH: one reply per member, from its position; `missing` for a member (or key)
+// that is not there.
+template <typename Found>
+void ReplyPerMember(ArgSlice args, ShardContext& ctx, void (core::ReplyBuilder::*missing)(),
+                    Found found) {
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
   if (wrong_type) return;
@@ -447,30 +450,27 @@ void CmdGeoPos(ArgSlice args, ShardContext& ctx) {
   for (size_t j = 2; j < args.size(); ++j) {
     double xy[2];
     if (z == nullptr || !MemberLonLat(*z, args[j], xy)) {
-      ctx.rb.NullArray();
-      continue;
+      (ctx.rb.*missing)();
+    } else {
+      found(xy);
     }
+  }
+}
+
+// GEOPOS key member ...
+void CmdGeoPos(ArgSlice args, ShardContext& ctx) {
+  ReplyPerMember(args, ctx, &core::ReplyBuilder::NullArray, [&](const double* xy) {
     ctx.rb.ArrayHeader(2);
     ctx.rb.HumanLongDouble(xy[0]);
     ctx.rb.HumanLongDouble(xy[1]);
-  }
+  });
 }
 
 // GEOHASH key member ...
 void CmdGeoHash(ArgSlice args, ShardContext& ctx) {
-  bool wrong_type;
-  Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
-  if (wrong_type) return;
-  const ZSet* z = Db::Found(it) ? AsZSet(it) : nullptr;
-  ctx.rb.ArrayHeader(args.size() - 2);
-  for (size_t j = 2; j < args.size(); ++j) {
-    double xy[2];
-    if (z == nullptr || !MemberLonLat(*z, args[j], xy)) {
-      ctx.rb.Null();
-      continue;
-    }
+  ReplyPerMember(args, ctx, &core::ReplyBuilder::Null, [&](const double* xy) {
     ctx.rb.Bulk(core::geohash::HashString(xy[0], xy[1]));
-  }
+  });
 }
 
 // GEODIST key member1 member2 [unit]

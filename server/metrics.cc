@@ -173,30 +173,28 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
             m.commands.total_error_replies);
 
   const CommandStatsSnapshot& c = m.commands;
-  w.Family("commands_total", "counter", "Calls of a command that ran (INFO commandstats calls).");
-  for (size_t i = 0; i < c.counters.size(); ++i) {
-    if (c.counters[i].calls) w.Sample("commands_total", c.counters[i].calls,
-                                      Label("cmd", CommandStatsName(uint32_t(i))));
-  }
-  w.Family("commands_duration_seconds_total", "counter",
-           "Time spent running a command, in seconds (INFO commandstats usec).");
-  for (size_t i = 0; i < c.counters.size(); ++i) {
-    if (c.counters[i].calls) w.Sample("commands_duration_seconds_total",
-                                      Seconds(c.counters[i].duration_ns),
-                                      Label("cmd", CommandStatsName(uint32_t(i))));
-  }
-  w.Family("commands_rejected_calls_total", "counter",
-           "Calls of a command refused before it ran (wrong arity, EXECABORT, ...).");
-  for (size_t i = 0; i < c.counters.size(); ++i) {
-    if (c.counters[i].rejected) w.Sample("commands_rejected_calls_total", c.counters[i].rejected,
-                                         Label("cmd", CommandStatsName(uint32_t(i))));
-  }
-  w.Family("commands_failed_calls_total", "counter",
-           "Calls of a command that ran and replied an error.");
-  for (size_t i = 0; i < c.counters.size(); ++i) {
-    if (c.counters[i].failed) w.Sample("commands_failed_calls_total", c.counters[i].failed,
-                                       Label("cmd", CommandStatsName(uint32_t(i))));
-  }
+  // One counter family per command figure: a sample for each command where `counts` holds.
+  auto per_command = [&](std::string_view name, std::string_view help, auto counts, auto value) {
+    w.Family(name, "counter", help);
+    for (size_t i = 0; i < c.counters.size(); ++i) {
+      if (counts(c.counters[i])) {
+        w.Sample(name, value(c.counters[i]), Label("cmd", CommandStatsName(uint32_t(i))));
+      }
+    }
+  };
+  const auto ran = [](const CommandCounters& k) { return k.calls != 0; };
+  per_command("commands_total", "Calls of a command that ran (INFO commandstats calls).", ran,
+              [](const CommandCounters& k) { return k.calls; });
+  per_command("commands_duration_seconds_total",
+              "Time spent running a command, in seconds (INFO commandstats usec).", ran,
+              [](const CommandCounters& k) { return Seconds(k.duration_ns); });
+  per_command("commands_rejected_calls_total",
+              "Calls of a command refused before it ran (wrong arity, EXECABORT, ...).",
+              [](const CommandCounters& k) { return k.rejected != 0; },
+              [](const CommandCounters& k) { return k.rejected; });
+  per_command("commands_failed_calls_total", "Calls of a command that ran and replied an error.",
+              [](const CommandCounters& k) { return k.failed != 0; },
+              [](const CommandCounters& k) { return k.failed; });
   w.Family("errors_total", "counter", "Error replies by error code (INFO errorstats).");
   for (const auto& [prefix, count] : c.errors) {
     w.Sample("errors_total", count, Label("err", prefix));
