@@ -74,6 +74,7 @@ RespParser::Result RespParser::Parse(const char* data, size_t len) {
       return Result::kError;
     case State::kStart:
       if (len == 0) return Result::kNeedMore;
+      if (data[0] == '*' && ParseWholeMultibulk(data, len)) return Result::kDone;
       state_ = data[0] == '*' ? State::kCount : State::kInline;
       break;
     default:
@@ -93,6 +94,52 @@ size_t RespParser::FindLineEnd(const char* data, size_t len) {
   scan_ = static_cast<const char*>(cr) - data;  // found again at once if the '\n' is late
   // Redis only requires a byte after the '\r' and skips it unchecked; so do we.
   return scan_ + 1 < len ? scan_ : kNotFound;
+}
+
+namespace {
+
+// A count or length as the common case writes it: 1 to 10 decimal digits without a sign or a
+// leading zero (or the single digit 0), then '\r' and one more byte. On success *pos is past that
+// byte.
+inline bool ReadPlainNumber(const char* data, size_t len, size_t* pos, int64_t* value) {
+  size_t p = *pos;
+  if (p >= len || data[p] < '0' || data[p] > '9') return false;
+  int64_t v = data[p] - '0';
+  ++p;
+  if (v != 0) {
+    const size_t max_end = p + 9;
+    while (p < len && p < max_end && data[p] >= '0' && data[p] <= '9') {
+      v = v * 10 + (data[p] - '0');
+      ++p;
+    }
+  }
+  if (p + 1 >= len || data[p] != '\r') return false;
+  *pos = p + 2;
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+bool RespParser::ParseWholeMultibulk(const char* data, size_t len) {
+  size_t pos = 1;
+  int64_t count;
+  if (!ReadPlainNumber(data, len, &pos, &count) || count == 0 || count > kMaxMultibulkLen) {
+    return false;
+  }
+  args_.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    if (pos >= len || data[pos] != '$') return false;
+    ++pos;
+    int64_t n;
+    if (!ReadPlainNumber(data, len, &pos, &n) || n > kMaxBulkLen) return false;
+    if (len - pos < size_t(n) + 2) return false;
+    args_.emplace_back(data + pos, size_t(n));
+    pos += size_t(n) + 2;  // like Redis, the CRLF after a body is not looked at
+  }
+  consumed_ = pos;
+  state_ = State::kDone;
+  return true;
 }
 
 RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len) {

@@ -69,6 +69,10 @@ class RespParser {
     bool in_arena;
   };
 
+  // The common case in one pass, straight into args_: a multibulk request that is all in the
+  // buffer, with plain decimal counts and lengths. False for anything else (incomplete, empty,
+  // unusual or malformed), which the state machine then parses from the start, errors included.
+  bool ParseWholeMultibulk(const char* data, size_t len);
   Result ParseMultibulk(const char* data, size_t len);
   Result ParseInline(const char* data, size_t len);
   // Splits data[0, end) like Redis' sdssplitargs into spans_. False on unbalanced quotes.

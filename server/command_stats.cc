@@ -35,16 +35,17 @@ std::vector<bool>& Untimed() {
   return *untimed;
 }
 
-// One thread's statistics, touched only by that thread (readers hop to it).
+// One thread's statistics, touched only by that thread (readers hop to it). `arrays` points into
+// counters and latency for RecordCall's inline part.
 struct ThreadCommandStats {
   std::vector<CommandCounters> counters;
   std::vector<std::unique_ptr<core::LatencyHistogram>> latency;
   absl::flat_hash_map<std::string, uint64_t, core::StringHash, core::StringEq> errors;
   uint64_t total_errors = 0;
+  detail::CallStatsArrays arrays;
 };
 
-// A plain pointer per thread (no thread_local constructor or guard on the hot path); the objects
-// are owned by a process-wide list so that they outlive their threads' last use.
+// The objects are owned by a process-wide list so that they outlive their threads' last use.
 thread_local ThreadCommandStats* tl_stats = nullptr;
 
 ThreadCommandStats* NewThreadStats() {
@@ -54,13 +55,17 @@ ThreadCommandStats* NewThreadStats() {
   auto stats = std::make_unique<ThreadCommandStats>();
   stats->counters.resize(NumCommandStatsIds());
   stats->latency.resize(NumCommandStatsIds());
+  stats->arrays = {stats->counters.data(), stats->latency.data()};
   std::lock_guard<std::mutex> lock(mu);
   all->push_back(std::move(stats));
   return all->back().get();
 }
 
 ThreadCommandStats& Local() {
-  if (tl_stats == nullptr) [[unlikely]] tl_stats = NewThreadStats();
+  if (tl_stats == nullptr) [[unlikely]] {
+    tl_stats = NewThreadStats();
+    detail::tl_call_stats = &tl_stats->arrays;
+  }
   return *tl_stats;
 }
 
@@ -118,23 +123,27 @@ uint32_t StatsIdOf(const CommandSpec& spec, ArgSlice args) {
   return StatsIdOf(spec, FindSub(*spec.container, args[1]));
 }
 
-void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks, bool failed,
-                ArgSlice args, const ConnectionState& conn) {
-  const uint64_t duration_ns = core::CycleClock::ToNs(duration_ticks);
-  ThreadCommandStats& s = Local();
-  CommandCounters& c = s.counters[stats_id];
-  ++c.calls;
-  c.duration_ns += duration_ns;
-  c.failed += failed;
-  std::unique_ptr<core::LatencyHistogram>& h = s.latency[stats_id];
-  // Allocated at a command's first call on this thread, so only the commands in use cost memory.
-  if (h == nullptr) [[unlikely]] h = std::make_unique<core::LatencyHistogram>();
-  h->Add(duration_ns);
-  if (Untimed()[stats_id]) [[unlikely]] return;
+namespace detail {
+
+constinit thread_local CallStatsArrays* tl_call_stats = nullptr;
+
+CallStatsArrays* InitThreadCallStats() { return &Local().arrays; }
+
+core::LatencyHistogram* NewLatencyHistogram(uint32_t stats_id) {
+  std::unique_ptr<core::LatencyHistogram>& h = Local().latency[stats_id];
+  if (h == nullptr) h = std::make_unique<core::LatencyHistogram>();
+  return h.get();
+}
+
+void OfferSlowCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ns, ArgSlice args,
+                   const ConnectionState& conn) {
+  if (Untimed()[stats_id]) return;
   const uint64_t duration_us = duration_ns / 1000;
   SlowlogMaybeAdd(duration_us, args, conn);
   LatencyMaybeAdd(spec, duration_us);
 }
+
+}  // namespace detail
 
 void RecordRejected(uint32_t stats_id) { ++Local().counters[stats_id].rejected; }
 

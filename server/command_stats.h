@@ -4,7 +4,6 @@
 // and a reader hops to every thread (shard_set->AwaitAll) to copy them, then sums the copies.
 #pragma once
 
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "core/cycle_clock.h"
 #include "core/latency_histogram.h"
 #include "server/command.h"
+#include "server/slowlog.h"
 
 namespace shardis::server {
 
@@ -42,11 +42,6 @@ inline bool IsErrorReply(const std::string& out, size_t from) {
   return out.size() > from && (out[from] == '-' || out[from] == '!');
 }
 
-// On the thread that dispatched the command: it ran for duration_ticks (a difference of two
-// CommandClockNow()) and replied an error when `failed`. Also offers the call to SLOWLOG and to
-// the latency monitor (args and client are read only when the call is slow enough for either).
-void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks, bool failed,
-                ArgSlice args, const ConnectionState& conn);
 // A command refused before it ran (wrong arity, EXECABORT, NOAUTH, ...).
 void RecordRejected(uint32_t stats_id);
 
@@ -57,7 +52,52 @@ struct CommandCounters {
   uint64_t failed = 0;
 };
 
-// Every thread's statistics, summed.
+namespace detail {
+
+// One thread's counters as RecordCall's inline part needs them: plain arrays by stats id, owned by
+// the thread's statistics (command_stats.cc).
+struct CallStatsArrays {
+  CommandCounters* counters;
+  std::unique_ptr<core::LatencyHistogram>* latency;  // null until the command's first call here
+};
+// A plain pointer per thread (no thread_local constructor or guard on the hot path).
+extern constinit thread_local CallStatsArrays* tl_call_stats;
+CallStatsArrays* InitThreadCallStats();
+core::LatencyHistogram* NewLatencyHistogram(uint32_t stats_id);
+// Offers a call to SLOWLOG and to the latency monitor.
+void OfferSlowCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ns, ArgSlice args,
+                   const ConnectionState& conn);
+// Whether a call may be slow enough for SLOWLOG (its threshold; negative: off) or the latency
+// monitor (whose threshold is whole milliseconds, so nothing under 1 ms).
+inline bool MaybeSlowCall(uint64_t duration_ns) {
+  const int64_t slowlog_us = slowlog_slower_than_us.load(std::memory_order_relaxed);
+  return duration_ns >= 1000000 || duration_ns / 1000 >= uint64_t(slowlog_us);
+}
+
+}  // namespace detail
+
+// On the thread that dispatched the command: it ran for duration_ticks (a difference of two
+// CommandClockNow()) and replied an error when `failed`. Also offers the call to SLOWLOG and to
+// the latency monitor (args and client are read only when the call is slow enough for either).
+// Inline: it runs once per command.
+inline void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks,
+                       bool failed, ArgSlice args, const ConnectionState& conn) {
+  detail::CallStatsArrays* s = detail::tl_call_stats;
+  if (s == nullptr) [[unlikely]] s = detail::InitThreadCallStats();
+  const uint64_t duration_ns = core::CycleClock::ToNs(duration_ticks);
+  CommandCounters& c = s->counters[stats_id];
+  ++c.calls;
+  c.duration_ns += duration_ns;
+  c.failed += failed;
+  core::LatencyHistogram* h = s->latency[stats_id].get();
+  // Allocated at a command's first call on this thread, so only the commands in use cost memory.
+  if (h == nullptr) [[unlikely]] h = detail::NewLatencyHistogram(stats_id);
+  h->Add(duration_ns);
+  if (detail::MaybeSlowCall(duration_ns)) [[unlikely]] {
+    detail::OfferSlowCall(spec, stats_id, duration_ns, args, conn);
+  }
+}
+
 struct CommandStatsSnapshot {
   std::vector<CommandCounters> counters;  // by stats id
   // By stats id; null for commands that never ran (only gathered when asked for).

@@ -70,6 +70,8 @@ std::vector<Sample> Samples() {
       {"*2\r\n$4\r\nECHO\r\n$7\r\na\r\nb\0\r\n\r\n"s, {"ECHO", "a\r\nb\0\r\n"s}},  // binary body
       {Multibulk({"MSET", "k1", std::string(300, 'x'), "k2", "\r\n\r\n"}),
        {"MSET", "k1", std::string(300, 'x'), "k2", "\r\n\r\n"}},
+      {Multibulk({"RPUSH", "l", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}),
+       {"RPUSH", "l", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}},  // 2-digit count
       {"*0\r\n", {}},
       {"*-1\r\n", {}},
       {"*-7\r\n", {}},
@@ -270,6 +272,10 @@ std::vector<Malformed> MalformedSamples() {
       {"*1\r\n$01\r\n", kBulk},
       {"*1\r\n$-0\r\n", kBulk},
       {"*1\r\n$536870913\r\n", kBulk},
+      {"*1\r\n$1234567890\r\n", kBulk},
+      {"*1\r\n$12345678901\r\n", kBulk},
+      {"*1\r\n$00\r\n", kBulk},
+      {"*2\r\n$1\r\na\r\n$1x\r\n", kBulk},
       {std::string("*1\r\n$1\0\r\n", 9), kBulk},  // NUL is a bad digit, not a stall
       {"PING \"a\r\n", kQuotes},
       {"ECHO \"a\"b\r\n", kQuotes},
