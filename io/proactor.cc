@@ -75,6 +75,11 @@ absl::Status Proactor::Init() {
   // One fewer fd lookup per io_uring_enter; optional.
   io_uring_register_ring_fd(&ring_);
 
+  // A sparse table for RegisterFile; without it (kernels before 5.19) sockets use plain fds.
+  if (io_uring_register_files_sparse(&ring_, kFixedFiles) == 0) {
+    for (int slot = int(kFixedFiles) - 1; slot >= 0; --slot) free_fixed_slots_.push_back(slot);
+  }
+
   if (io_uring_probe* probe = io_uring_get_probe_ring(&ring_)) {
     msg_ring_supported_ = io_uring_opcode_supported(probe, IORING_OP_MSG_RING);
     io_uring_free_probe(probe);
@@ -124,12 +129,14 @@ void Proactor::FiberOp::Complete(int r) {
 void Proactor::SendAsync(int fd, const void* buf, size_t len, IoOp* op) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_send(sqe, fd, buf, len, MSG_NOSIGNAL);
+  UseFile(sqe, fd);
   io_uring_sqe_set_data(sqe, op);
 }
 
 void Proactor::PollAsync(int fd, unsigned events, IoOp* op) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_poll_add(sqe, fd, events);
+  UseFile(sqe, fd);
   io_uring_sqe_set_data(sqe, op);
 }
 
@@ -146,11 +153,17 @@ int Proactor::Accept(int listen_fd) {
 }
 
 int Proactor::Recv(int fd, void* buf, size_t len) {
-  return Await([&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, fd, buf, len, 0); });
+  return Await([&](io_uring_sqe* sqe) {
+    io_uring_prep_recv(sqe, fd, buf, len, 0);
+    UseFile(sqe, fd);
+  });
 }
 
 int Proactor::Send(int fd, const void* buf, size_t len) {
-  return Await([&](io_uring_sqe* sqe) { io_uring_prep_send(sqe, fd, buf, len, MSG_NOSIGNAL); });
+  return Await([&](io_uring_sqe* sqe) {
+    io_uring_prep_send(sqe, fd, buf, len, MSG_NOSIGNAL);
+    UseFile(sqe, fd);
+  });
 }
 
 int Proactor::SendAll(int fd, const char* buf, size_t len) {
@@ -173,8 +186,34 @@ void Proactor::SleepFor(std::chrono::nanoseconds duration) {
 
 void Proactor::CancelFd(int fd) {
   io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+  if (size_t(fd) < fixed_slot_of_fd_.size() && fixed_slot_of_fd_[size_t(fd)] >= 0) {
+    io_uring_prep_cancel_fd(sqe, fixed_slot_of_fd_[size_t(fd)],
+                            IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
+  } else {
+    io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+  }
   io_uring_sqe_set_data64(sqe, kIgnoreTag);
+}
+
+void Proactor::RegisterFile(int fd) {
+  DCHECK(tl_proactor == this);
+  if (fd < 0 || free_fixed_slots_.empty()) return;
+  const int slot = free_fixed_slots_.back();
+  if (io_uring_register_files_update(&ring_, unsigned(slot), &fd, 1) != 1) return;
+  free_fixed_slots_.pop_back();
+  if (size_t(fd) >= fixed_slot_of_fd_.size()) fixed_slot_of_fd_.resize(size_t(fd) + 1, -1);
+  fixed_slot_of_fd_[size_t(fd)] = slot;
+}
+
+void Proactor::UnregisterFile(int fd) {
+  DCHECK(tl_proactor == this);
+  if (fd < 0 || size_t(fd) >= fixed_slot_of_fd_.size() || fixed_slot_of_fd_[size_t(fd)] < 0) return;
+  const int slot = fixed_slot_of_fd_[size_t(fd)];
+  fixed_slot_of_fd_[size_t(fd)] = -1;
+  // Operations still in flight keep their own reference to the file; the slot is free at once.
+  int none = -1;
+  io_uring_register_files_update(&ring_, unsigned(slot), &none, 1);
+  free_fixed_slots_.push_back(slot);
 }
 
 void Proactor::Launch(std::function<void()> fn) {

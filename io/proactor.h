@@ -102,6 +102,14 @@ class Proactor {
   // Cancels every pending operation on fd (they complete with -ECANCELED).
   void CancelFd(int fd);
 
+  // --- Registered files. A socket that lives long and sees many operations (a client
+  // connection) is put in the ring's file table, so that its recv and send skip the kernel's fd
+  // lookup (fget/fput) per operation. The fd stays an ordinary fd. Optional: without a free slot
+  // (or kernel support) nothing changes. UnregisterFile must come before close(fd): the table
+  // holds a reference that would otherwise keep the socket open.
+  void RegisterFile(int fd);
+  void UnregisterFile(int fd);
+
   // --- Cross-thread messages.
   // Sends a hop to thread `to` from a fiber on this thread; yields while the ring is full.
   // hop->Run() executes on `to`, then hop->Done() back here.
@@ -128,6 +136,13 @@ class Proactor {
   };
 
   io_uring_sqe* GetSqe();
+  // Points sqe at fd: its registered slot (IOSQE_FIXED_FILE) when it has one.
+  void UseFile(io_uring_sqe* sqe, int fd) const {
+    if (size_t(fd) < fixed_slot_of_fd_.size() && fixed_slot_of_fd_[size_t(fd)] >= 0) {
+      sqe->fd = fixed_slot_of_fd_[size_t(fd)];
+      sqe->flags |= IOSQE_FIXED_FILE;
+    }
+  }
   // Queues an SQE prepared by `prep`, suspends the calling fiber until its CQE, returns cqe->res.
   template <typename Prep>
   int Await(Prep&& prep);
@@ -148,6 +163,10 @@ class Proactor {
   bool ring_ready_ = false;
   bool defer_taskrun_ = false;
   bool msg_ring_supported_ = false;
+  // The registered file table: slot by fd (-1: none), and the free slots.
+  static constexpr unsigned kFixedFiles = 4096;
+  std::vector<int> fixed_slot_of_fd_;
+  std::vector<int> free_fixed_slots_;
   unsigned pending_sqes_ = 0;  // SQEs queued since the last enter
 
   // Set by this thread right before it blocks; a producer that pushes into one of our inboxes

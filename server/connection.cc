@@ -85,10 +85,12 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   // Registered from the start, so that a stopping server sees connections whose fiber has not
   // run yet.
   ServerThreadState::current().AddConnection(&state_);
+  proactor_->RegisterFile(fd);
 }
 
 Connection::~Connection() {
   ServerThreadState::current().RemoveConnection(&state_);
+  proactor_->UnregisterFile(state_.fd);
   close(state_.fd);
 }
 
@@ -307,9 +309,16 @@ bool NeedsMemoryAdmission(const CommandSpec& spec, bool in_multi) {
 void Connection::PlanBatch() {
   const unsigned self = proactor_->index();
   unsigned local_keys = 0;
+  // A pipeline mostly repeats one command: the previous request's name is compared first.
+  std::string_view prev_name;
+  const CommandSpec* prev_spec = nullptr;
   for (Parsed& p : parsed_) {
     ArgSlice args(args_.data() + p.begin, p.count);
-    p.spec = Registry().Find(args[0]);
+    if (args[0] != prev_name || prev_spec == nullptr) {
+      prev_name = args[0];
+      prev_spec = Registry().Find(args[0]);
+    }
+    p.spec = prev_spec;
     p.arity_ok = p.spec != nullptr && ArityOk(*p.spec, args.size());
     if (p.arity_ok && p.spec->on_shard != nullptr) {
       p.hash = core::HashBytes(args[1]);
