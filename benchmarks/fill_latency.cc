@@ -9,11 +9,14 @@
 // shared machine) shows up as a slow insert. "cpu" reads CLOCK_THREAD_CPUTIME_ID instead: the
 // thread's own CPU time, page faults included, preemption excluded, ~0.1-0.2 us more per reading.
 //
-//   taskset -c 1 build/release/benchmarks/fill_latency [N=10000000] [both|dash|absl|cell]
+//   taskset -c 1 build/release/benchmarks/fill_latency [N=10000000] [both|dash|absl|cell|density]
 //   [wall|cpu]
 // "both" runs DashTable<std::string> and absl::flat_hash_map<std::string>; "cell" runs DashTable
-// with 16-byte inline key cells (32-byte slots, as the shard stores them).
+// with 16-byte inline key cells (32-byte slots, as the shard stores them). "density" fills the
+// cell table without timing and prints the table's bytes per entry (memory_bytes() and the growth
+// of the process's resident set) at round sizes up to N, and their range over the whole fill.
 #include <absl/container/flat_hash_map.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -165,10 +169,56 @@ Result Fill(const char* name, size_t n, InsertFn insert) {
   return r;
 }
 
+// The process's resident set, from /proc/self/statm.
+size_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * size_t(sysconf(_SC_PAGESIZE));
+}
+
+// Bytes per entry of DashTable<cell> (32-byte slots, the shard's layout) while it fills to n.
+void Density(size_t n) {
+  std::printf("%10s %9s %10s %6s %12s %11s\n", "entries", "segments", "capacity", "load",
+              "table B/key", "RSS B/key");
+  DashTable<KeyCell, Cell, CellPolicy> table;
+  const size_t rss0 = RssBytes();
+  const size_t marks[] = {100'000,   250'000,   500'000,   750'000,    1'000'000, 1'500'000,
+                          2'000'000, 4'000'000, 8'000'000, 10'000'000, 16'000'000};
+  size_t next_mark = 0;
+  // The range over the fill, sampled every 1000 inserts from 100K (below that the first
+  // segments dominate).
+  double lo = 1e9, hi = 0, lo_rss = 1e9, hi_rss = 0;
+  std::string key;
+  for (size_t i = 0; i < n; ++i) {
+    FormatKey(i, &key);
+    std::string_view k(key);
+    table.FindOrInsert(CellPolicy::Hash(k), k, [&] { return KeyCell(k); }).first.value().lo = i;
+    const size_t size = i + 1;
+    const bool mark = next_mark < std::size(marks) && size == marks[next_mark];
+    if (size < 100'000 || (size % 1000 != 0 && !mark)) continue;
+    const double per_key = double(table.memory_bytes()) / double(size);
+    const double rss_per_key = double(RssBytes() - rss0) / double(size);
+    lo = std::min(lo, per_key), hi = std::max(hi, per_key);
+    lo_rss = std::min(lo_rss, rss_per_key), hi_rss = std::max(hi_rss, rss_per_key);
+    if (mark) {
+      ++next_mark;
+      std::printf("%10zu %9zu %10zu %6.3f %12.1f %11.1f\n", size, table.segment_count(),
+                  table.capacity(), double(size) / double(table.capacity()), per_key, rss_per_key);
+    }
+  }
+  std::printf("from 100000 to %zu entries, every 1000: table %.1f-%.1f, RSS %.1f-%.1f B/key\n", n,
+              lo, hi, lo_rss, hi_rss);
+}
+
 int Main(int argc, char** argv) {
   const size_t n = argc > 1 ? size_t(std::strtoull(argv[1], nullptr, 10)) : 10'000'000;
   const std::string which = argc > 2 ? argv[2] : "both";
   use_cpu_clock = argc > 3 && std::string_view(argv[3]) == "cpu";
+  if (which == "density") {
+    Density(n);
+    return 0;
+  }
   std::printf("fill_latency: %zu inserts of \"key:<n>\" -> 16-byte value, per-insert %s\n", n,
               use_cpu_clock ? "thread CPU time" : "wall time (TSC)");
   if (which == "both" || which == "dash") {
