@@ -3,7 +3,7 @@
 //
 // Inserts N keys "key:<n>" (std::string, 16-byte value cells), timing every insert, and prints
 // total time, percentiles and the maximum, plus the slowest inserts and where they happened (absl's
-// are where it doubles). For DashTable it also prints the inserts that split a segment.
+// are where it doubles). For DashTable it also prints the inserts that resized or split a segment.
 //
 // Clocks: "wall" (default) reads the TSC around each insert; a preemption of the process (a busy
 // shared machine) shows up as a slow insert. "cpu" reads CLOCK_THREAD_CPUTIME_ID instead: the
@@ -47,7 +47,7 @@ struct StringPolicy {
 };
 
 // A 16-byte key cell with the bytes inline (up to 15), as the shard stores short keys: the slot
-// is 32 bytes and moves by memcpy on a split.
+// is 32 bytes and moves by memcpy when a segment is rebuilt.
 struct KeyCell {
   char bytes[15];
   uint8_t len;
@@ -105,7 +105,7 @@ struct Result {
   double ns_per_tick;
   std::vector<uint32_t> ticks;  // per insert
   size_t memory_bytes;
-  std::vector<size_t> splits;  // DashTable: the inserts that split a segment
+  std::vector<size_t> rebuilds;  // DashTable: the inserts that resized or split a segment
 };
 
 void Report(Result& r) {
@@ -135,20 +135,21 @@ void Report(Result& r) {
   std::printf("%-16s slowest:", "");
   for (auto [t, i] : top) std::printf(" %.3f ms @%zu", t * r.ns_per_tick / 1e6, i);
   std::printf("\n");
-  if (!r.splits.empty()) {
-    std::vector<uint32_t> split_ticks;
-    for (size_t i : r.splits) split_ticks.push_back(r.ticks[i]);
-    std::sort(split_ticks.begin(), split_ticks.end());
+  if (!r.rebuilds.empty()) {
+    std::vector<uint32_t> rebuild_ticks;
+    for (size_t i : r.rebuilds) rebuild_ticks.push_back(r.ticks[i]);
+    std::sort(rebuild_ticks.begin(), rebuild_ticks.end());
     auto at = [&](double p) {
-      return split_ticks[std::min(split_ticks.size() - 1, size_t(p / 100 * split_ticks.size()))] *
-             r.ns_per_tick / 1e3;
+      const size_t n = rebuild_ticks.size();
+      return rebuild_ticks[std::min(n - 1, size_t(p / 100 * double(n)))] * r.ns_per_tick / 1e3;
     };
-    std::printf("%-16s %zu inserts split a segment: p50 %.1f us  p99 %.1f us  max %.1f us\n", "",
-                split_ticks.size(), at(50), at(99), at(100));
+    std::printf("%-16s %zu inserts resized or split a segment: p50 %.1f us  p99 %.1f us  "
+                "max %.1f us\n",
+                "", rebuild_ticks.size(), at(50), at(99), at(100));
   }
 }
 
-// insert(key, i) returns true when the insert split a segment.
+// insert(key, i) returns true when the insert resized or split a segment.
 template <typename InsertFn>
 Result Fill(const char* name, size_t n, InsertFn insert) {
   Result r{name, 0, 0, std::vector<uint32_t>(n, 0), 0, {}};  // touched now, not during the fill
@@ -158,10 +159,10 @@ Result Fill(const char* name, size_t n, InsertFn insert) {
   for (size_t i = 0; i < n; ++i) {
     FormatKey(i, &key);
     const uint64_t a = Clock();
-    const bool split = insert(key, i);
+    const bool rebuilt = insert(key, i);
     const uint64_t b = Clock();
     r.ticks[i] = uint32_t(std::min<uint64_t>(b - a, UINT32_MAX));
-    if (split) r.splits.push_back(i);
+    if (rebuilt) r.rebuilds.push_back(i);
   }
   const uint64_t ns1 = NowNs(), t1 = Ticks();
   r.total_s = double(ns1 - ns0) / 1e9;
@@ -225,9 +226,9 @@ int Main(int argc, char** argv) {
     DashTable<std::string, Cell, StringPolicy> table;
     Result r = Fill("DashTable", n, [&](const std::string& key, uint64_t i) {
       std::string_view k(key);
-      const size_t segments = table.segment_count();
+      const size_t capacity = table.capacity();
       table.FindOrInsert(StringPolicy::Hash(k), k, [&] { return key; }).first.value().lo = i;
-      return table.segment_count() != segments;
+      return table.capacity() != capacity;
     });
     r.memory_bytes = table.memory_bytes();
     Report(r);
@@ -236,9 +237,9 @@ int Main(int argc, char** argv) {
     DashTable<KeyCell, Cell, CellPolicy> table;
     Result r = Fill("DashTable<cell>", n, [&](const std::string& key, uint64_t i) {
       std::string_view k(key);
-      const size_t segments = table.segment_count();
+      const size_t capacity = table.capacity();
       table.FindOrInsert(CellPolicy::Hash(k), k, [&] { return KeyCell(k); }).first.value().lo = i;
-      return table.segment_count() != segments;
+      return table.capacity() != capacity;
     });
     r.memory_bytes = table.memory_bytes();
     Report(r);

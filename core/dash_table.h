@@ -151,7 +151,7 @@ class DashTable {
   static constexpr uint32_t SlotsOfClass(uint32_t c) { return GroupsOfClass(c) * kGroupWidth; }
   // A segment grows, splits, or is rehashed in place when an insert would take its used slots
   // (full + tombstones) past 7/8 of its slots.
-  static constexpr uint32_t MaxUsedOfClass(uint32_t c) { return SlotsOfClass(c) / 8 * 7; }
+  static constexpr uint32_t MaxUsedOfClass(uint32_t c) { return MaxUsedOfGroups(GroupsOfClass(c)); }
 
   // An entry. Default-constructed (or end()) it points nowhere.
   class Iterator {
@@ -210,9 +210,10 @@ class DashTable {
 
   // Batched lookups: hash every key of the batch and Prefetch it, then PrefetchSlots every key,
   // then look them up. Prefetch fetches the control bytes where the probe starts; PrefetchSlots
-  // (once those have had time to land) matches the fingerprint in them and prefetches the slot it
-  // points at. The second stage is what pays: it turns each lookup's two dependent misses
-  // (control bytes, then slot) into independent ones (docs/hash_table.md has the numbers).
+  // (once those have had time to land) matches the fingerprint in them (and in the next group, if
+  // the home group is full without a match) and prefetches the slot it points at. The second
+  // stage is what pays: it turns each lookup's two dependent misses (control bytes, then slot)
+  // into independent ones (docs/hash_table.md has the numbers).
   void Prefetch(uint64_t hash) const;
   void PrefetchSlots(uint64_t hash) const;
 
@@ -279,6 +280,9 @@ class DashTable {
   static constexpr uint32_t kPositionShift = 14;
   static constexpr uint32_t kPositionBits = 12;
   static constexpr uint32_t kTopClass = kSegmentClasses - 1;
+  static constexpr uint32_t MaxUsedOfGroups(uint32_t groups) {
+    return groups * kGroupWidth / 8 * 7;
+  }
 
   struct Slot {
     template <typename K, typename V>
@@ -381,11 +385,16 @@ class DashTable {
   // Constructs a slot at `i` and marks it full.
   template <typename... Args>
   void Construct(Segment* seg, uint32_t i, uint64_t hash, Args&&... args);
+  static void PrefetchGroupSlots(Segment* seg, uint32_t g) {
+    const char* p = reinterpret_cast<const char*>(&seg->slot(g * kGroupWidth));
+    for (size_t off = 0; off < kGroupWidth * sizeof(Slot); off += 64) __builtin_prefetch(p + off);
+  }
   // The hash of every full slot of `seg`, by slot index (other entries are left unset).
   static std::unique_ptr<uint64_t[]> HashEntries(Segment* seg);
-  // Moves every entry of `from` into fresh segments picked by pick(hash); frees nothing.
+  // Moves every entry of `from` into the fresh segment to[pick(hash)] (pick returns 0 or 1);
+  // frees nothing. `hashes` are the entries' hashes by slot, or null to compute them.
   template <typename Pick>
-  static void MoveEntries(Segment* from, const uint64_t* hashes, Pick pick);
+  static void MoveEntries(Segment* from, const uint64_t* hashes, Segment* const* to, Pick pick);
   // Makes room for one more entry in the segment of `hash`; returns that segment.
   Segment* Grow(Segment* seg, uint64_t hash);
   // Rebuilds seg at class `cls` without tombstones: the same depth, hash range and directory
@@ -447,8 +456,15 @@ void SHARDIS_DASH::PrefetchSlots(uint64_t hash) const {
   const DirEntry e = dir_data_[DirIndex(hash)];
   Segment* seg = SegOf(e);
   const uint32_t groups = GroupsOf(e);
-  const uint32_t g = HomeGroup(hash, groups);
-  uint32_t match = seg->Group(groups, g).Match(Fingerprint(hash));
+  uint32_t g = HomeGroup(hash, groups);
+  GroupCtrl home = seg->Group(groups, g);
+  uint32_t match = home.Match(Fingerprint(hash));
+  if (match == 0 && home.MatchEmpty() == 0) {
+    // A key displaced from a full home group is most likely in the next one (3-4% of the keys at
+    // 80% load), whose control bytes are usually in the same cache line.
+    g = NextGroup(g, groups);
+    match = seg->Group(groups, g).Match(Fingerprint(hash));
+  }
   // Usually one candidate; a second is a fingerprint collision (1 in 128 per full slot).
   for (int n = 0; match && n < 2; ++n, match &= match - 1) {
     __builtin_prefetch(&seg->slot(g * kGroupWidth + __builtin_ctz(match)));
@@ -504,7 +520,7 @@ std::pair<typename SHARDIS_DASH::Iterator, bool> SHARDIS_DASH::FindOrInsert(uint
     g = NextGroup(g, groups);
   }
   // Absent. Taking an empty slot (not a tombstone) may need room first.
-  if (ctrl[target] == kEmpty && ABSL_PREDICT_FALSE(seg->used >= MaxUsedOfClass(seg->cls))) {
+  if (ctrl[target] == kEmpty && ABSL_PREDICT_FALSE(seg->used >= MaxUsedOfGroups(groups))) {
     seg = Grow(seg, hash);
     target = FindAvailable(seg, seg->groups(), hash);
   }
@@ -517,9 +533,10 @@ typename SHARDIS_DASH::Iterator SHARDIS_DASH::Insert(uint64_t hash, Key key, Val
   DCHECK(Find(hash, key) == end()) << "Insert of a present key";
   const DirEntry e = dir_data_[DirIndex(hash)];
   Segment* seg = SegOf(e);
-  uint32_t target = FindAvailable(seg, GroupsOf(e), hash);
-  if (seg->ctrl(GroupsOf(e))[target] == kEmpty &&
-      ABSL_PREDICT_FALSE(seg->used >= MaxUsedOfClass(seg->cls))) {
+  const uint32_t groups = GroupsOf(e);
+  uint32_t target = FindAvailable(seg, groups, hash);
+  if (seg->ctrl(groups)[target] == kEmpty &&
+      ABSL_PREDICT_FALSE(seg->used >= MaxUsedOfGroups(groups))) {
     seg = Grow(seg, hash);
     target = FindAvailable(seg, seg->groups(), hash);
   }
@@ -703,27 +720,54 @@ std::unique_ptr<uint64_t[]> SHARDIS_DASH::HashEntries(Segment* seg) {
 
 SHARDIS_DASH_TEMPLATE
 template <typename Pick>
-void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Pick pick) {
+void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* const* to,
+                               Pick pick) {
+  // A fresh segment has no tombstones and fills each group from slot 0 up, so the count of a
+  // group's entries is its first available slot: a move reads no control bytes. (Reading them
+  // would stall: the entries come in position order, so consecutive moves mostly land in the same
+  // group, and a 16-byte load of a group waits for the 1-byte store just made into it to retire.)
+  struct Target {
+    Segment* seg;
+    int8_t* ctrl;
+    uint32_t groups;
+    uint32_t count;
+    uint8_t fill[256];  // entries per group
+  };
+  Target targets[2];
+  for (int t = 0; t < 2 && to[t] != nullptr; ++t) {
+    Target& target = targets[t];
+    target.seg = to[t];
+    target.groups = to[t]->groups();
+    target.ctrl = to[t]->ctrl(target.groups);
+    target.count = 0;
+    std::memset(target.fill, 0, target.groups);
+  }
   const uint32_t groups = from->groups();
+  constexpr uint32_t kAhead = 4;  // groups: the source is cold, read ahead of the moves
+  for (uint32_t g = 0; g < kAhead && g < groups; ++g) PrefetchGroupSlots(from, g);
   for (uint32_t g = 0; g < groups; ++g) {
+    if (g + kAhead < groups) PrefetchGroupSlots(from, g + kAhead);
     for (uint32_t m = from->Group(groups, g).MatchFull(); m; m &= m - 1) {
       const uint32_t src_i = g * kGroupWidth + __builtin_ctz(m);
       Slot& src = from->slot(src_i);
-      const uint64_t hash = hashes[src_i];
-      Segment* to = pick(hash);
-      // A fresh segment has no tombstones: the first available slot is an empty one.
-      const uint32_t to_groups = to->groups();
-      const uint32_t i = FindAvailable(to, to_groups, hash);
+      const uint64_t hash = hashes != nullptr ? hashes[src_i] : Policy::Hash(src.key);
+      Target& target = targets[pick(hash)];
+      uint32_t home = HomeGroup(hash, target.groups);
+      while (target.fill[home] == kGroupWidth) home = NextGroup(home, target.groups);
+      const uint32_t i = home * kGroupWidth + target.fill[home]++;
       if constexpr (kRelocatable) {
-        std::memcpy(static_cast<void*>(&to->slot(i)), static_cast<const void*>(&src), sizeof(Slot));
+        std::memcpy(static_cast<void*>(&target.seg->slot(i)), static_cast<const void*>(&src),
+                    sizeof(Slot));
       } else {
-        new (&to->slot(i)) Slot(std::move(src));
+        new (&target.seg->slot(i)) Slot(std::move(src));
         src.~Slot();
       }
-      to->ctrl(to_groups)[i] = int8_t(Fingerprint(hash));
-      ++to->used;
-      ++to->size;
+      target.ctrl[i] = int8_t(Fingerprint(hash));
+      ++target.count;
     }
+  }
+  for (int t = 0; t < 2 && to[t] != nullptr; ++t) {
+    targets[t].seg->used = targets[t].seg->size = targets[t].count;
   }
 }
 
@@ -766,11 +810,10 @@ typename SHARDIS_DASH::Segment* SHARDIS_DASH::Grow(Segment* seg, uint64_t hash) 
 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::Rebuild(Segment* seg, uint64_t hash, uint32_t cls) {
-  std::unique_ptr<uint64_t[]> hashes = HashEntries(seg);
-  Segment* fresh = AddSegment(cls, seg->local_depth, seg->versions, 0);
-  MoveEntries(seg, hashes.get(), [fresh](uint64_t) { return fresh; });
+  Segment* to[2] = {AddSegment(cls, seg->local_depth, seg->versions, 0), nullptr};
+  MoveEntries(seg, nullptr, to, [](uint64_t) { return 0; });
   auto [first, span] = DirRange(hash, seg->local_depth);
-  PointDir(first, span, fresh);
+  PointDir(first, span, to[0]);
   RemoveSegment(seg);
 }
 
@@ -807,7 +850,8 @@ void SHARDIS_DASH::Split(Segment* seg, uint64_t hash) {
     RemoveSegment(lo);
     throw;
   }
-  MoveEntries(seg, hashes.get(), [&](uint64_t h) { return (h >> bit_shift) & 1 ? hi : lo; });
+  Segment* to[2] = {lo, hi};
+  MoveEntries(seg, hashes.get(), to, [bit_shift](uint64_t h) { return (h >> bit_shift) & 1; });
   auto [first, span] = DirRange(hash, depth);
   PointDir(first, span / 2, lo);
   PointDir(first + span / 2, span / 2, hi);
