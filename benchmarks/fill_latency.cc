@@ -187,9 +187,12 @@ void Density(size_t n) {
   const size_t marks[] = {100'000,   250'000,   500'000,   750'000,    1'000'000, 1'500'000,
                           2'000'000, 4'000'000, 8'000'000, 10'000'000, 16'000'000};
   size_t next_mark = 0;
-  // The range over the fill, sampled every 1000 inserts from 100K (below that the first
-  // segments dominate).
-  double lo = 1e9, hi = 0, lo_rss = 1e9, hi_rss = 0;
+  // The ranges over the fill, sampled every 1000 inserts from 100K (below that the first
+  // segments dominate) and from 1M (below that the allocator's partly used pages weigh on RSS).
+  struct Range {
+    size_t from;
+    double lo = 1e9, hi = 0, lo_rss = 1e9, hi_rss = 0;
+  } ranges[] = {{100'000}, {1'000'000}};
   std::string key;
   for (size_t i = 0; i < n; ++i) {
     FormatKey(i, &key);
@@ -200,16 +203,22 @@ void Density(size_t n) {
     if (size < 100'000 || (size % 1000 != 0 && !mark)) continue;
     const double per_key = double(table.memory_bytes()) / double(size);
     const double rss_per_key = double(RssBytes() - rss0) / double(size);
-    lo = std::min(lo, per_key), hi = std::max(hi, per_key);
-    lo_rss = std::min(lo_rss, rss_per_key), hi_rss = std::max(hi_rss, rss_per_key);
+    for (Range& r : ranges) {
+      if (size < r.from) continue;
+      r.lo = std::min(r.lo, per_key), r.hi = std::max(r.hi, per_key);
+      r.lo_rss = std::min(r.lo_rss, rss_per_key), r.hi_rss = std::max(r.hi_rss, rss_per_key);
+    }
     if (mark) {
       ++next_mark;
       std::printf("%10zu %9zu %10zu %6.3f %12.1f %11.1f\n", size, table.segment_count(),
                   table.capacity(), double(size) / double(table.capacity()), per_key, rss_per_key);
     }
   }
-  std::printf("from 100000 to %zu entries, every 1000: table %.1f-%.1f, RSS %.1f-%.1f B/key\n", n,
-              lo, hi, lo_rss, hi_rss);
+  for (const Range& r : ranges) {
+    if (n < r.from) continue;
+    std::printf("from %zu to %zu entries, every 1000: table %.1f-%.1f, RSS %.1f-%.1f B/key\n",
+                r.from, n, r.lo, r.hi, r.lo_rss, r.hi_rss);
+  }
 }
 
 int Main(int argc, char** argv) {

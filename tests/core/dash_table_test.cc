@@ -425,6 +425,23 @@ TEST(DashTableTest, BucketRunsAcrossGroupsAndWrap) {
   EXPECT_EQ(checked_capacity, PosTable::SlotsOfClass(PosTable::kSegmentClasses - 1));
 }
 
+// Gives every bucket its own version (its step number in a scan) and returns the version of each
+// of `keys`.
+std::unordered_map<std::string, uint64_t> VersionEveryBucket(StringTable& t,
+                                                             const std::vector<std::string>& keys) {
+  uint64_t cursor = 0, step = 100;
+  do {
+    cursor = t.TraverseBuckets(cursor, [&](const StringTable::Bucket& b) { b.set_version(step); });
+    ++step;
+  } while (cursor);
+  std::unordered_map<std::string, uint64_t> version_of;
+  for (const std::string& k : keys) {
+    version_of[k] = t.BucketVersion(Lookup(t, k));
+    EXPECT_EQ(t.BucketOf(StringPolicy::Hash(k)).version(), version_of[k]) << k;
+  }
+  return version_of;
+}
+
 // Across every resize (each class in turn) and the splits that follow: a scan in progress visits
 // each stable key once, every key stays findable, and each bucket keeps its version.
 TEST(DashTableTest, ScanAndVersionsAcrossEveryResize) {
@@ -434,19 +451,12 @@ TEST(DashTableTest, ScanAndVersionsAcrossEveryResize) {
     stable.push_back("stable:" + std::to_string(n));
     Upsert(t, stable.back(), "s");
   }
-  // A version per bucket (its step number), noted for each stable key.
-  uint64_t cursor = 0, step = 100;
-  do {
-    cursor = t.TraverseBuckets(cursor, [&](const StringTable::Bucket& b) { b.set_version(step); });
-    ++step;
-  } while (cursor);
-  std::unordered_map<std::string, uint64_t> version_of;
-  for (const std::string& k : stable) version_of[k] = t.BucketVersion(Lookup(t, k));
+  std::unordered_map<std::string, uint64_t> version_of = VersionEveryBucket(t, stable);
 
   std::unordered_map<std::string, int> seen;
   std::vector<size_t> capacities = {t.capacity()};
   uint64_t next = 0;
-  cursor = 0;
+  uint64_t cursor = 0;
   do {
     cursor = t.Traverse(cursor, [&](StringTable::Iterator it) { ++seen[it.key()]; });
     for (int i = 0; i < 16; ++i) {
@@ -556,27 +566,17 @@ TEST(DashTableTest, BucketVersionsSurviveSplits) {
   EXPECT_EQ(t.BucketOf(StringPolicy::Hash("other")).version(), 7u);
   EXPECT_FALSE(StringTable().BucketOf(StringPolicy::Hash("x")).valid());
 
-  for (uint64_t n = 0; n < 10'000; ++n) Upsert(t, KeyOf(n), "v");
-  // Give every bucket its own version (its step number), and note each key's.
-  uint64_t cursor = 0, step = 100;
-  do {
-    cursor = t.TraverseBuckets(cursor, [&](const StringTable::Bucket& b) { b.set_version(step); });
-    ++step;
-  } while (cursor);
-  std::unordered_map<std::string, uint64_t> version_of;
+  std::vector<std::string> keys;
   for (uint64_t n = 0; n < 10'000; ++n) {
-    auto it = Lookup(t, KeyOf(n));
-    version_of[KeyOf(n)] = t.BucketVersion(it);
-    EXPECT_EQ(t.BucketOf(StringPolicy::Hash(KeyOf(n))).version(), version_of[KeyOf(n)]);
+    keys.push_back(KeyOf(n));
+    Upsert(t, keys.back(), "v");
   }
+  std::unordered_map<std::string, uint64_t> version_of = VersionEveryBucket(t, keys);
   const size_t segments = t.segment_count();
   for (uint64_t n = 10'000; n < 200'000; ++n) Upsert(t, KeyOf(n), "v");
   ASSERT_GE(t.segment_count(), 8 * segments);
   // Each key's bucket was divided between split siblings; both halves kept its version.
-  for (uint64_t n = 0; n < 10'000; ++n) {
-    ASSERT_EQ(t.BucketVersion(Lookup(t, KeyOf(n))), version_of[KeyOf(n)]) << n;
-  }
-  SUCCEED() << step;
+  for (const std::string& k : keys) ASSERT_EQ(t.BucketVersion(Lookup(t, k)), version_of[k]) << k;
 }
 
 // A fork-free snapshot built on bucket versions, as the persistence code will do it: the result is
