@@ -3,17 +3,20 @@
 //
 // Inserts N keys "key:<n>" (std::string, 16-byte value cells), timing every insert, and prints
 // total time, percentiles and the maximum, plus the slowest inserts and where they happened (absl's
-// are where it doubles). For DashTable it also prints the inserts that split a segment.
+// are where it doubles). For DashTable it also prints the inserts that resized or split a segment.
 //
 // Clocks: "wall" (default) reads the TSC around each insert; a preemption of the process (a busy
 // shared machine) shows up as a slow insert. "cpu" reads CLOCK_THREAD_CPUTIME_ID instead: the
 // thread's own CPU time, page faults included, preemption excluded, ~0.1-0.2 us more per reading.
 //
-//   taskset -c 1 build/release/benchmarks/fill_latency [N=10000000] [both|dash|absl|cell]
+//   taskset -c 1 build/release/benchmarks/fill_latency [N=10000000] [both|dash|absl|cell|density]
 //   [wall|cpu]
 // "both" runs DashTable<std::string> and absl::flat_hash_map<std::string>; "cell" runs DashTable
-// with 16-byte inline key cells (32-byte slots, as the shard stores them).
+// with 16-byte inline key cells (32-byte slots, as the shard stores them). "density" fills the
+// cell table without timing and prints the table's bytes per entry (memory_bytes() and the growth
+// of the process's resident set) at round sizes up to N, and their range over the whole fill.
 #include <absl/container/flat_hash_map.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +47,7 @@ struct StringPolicy {
 };
 
 // A 16-byte key cell with the bytes inline (up to 15), as the shard stores short keys: the slot
-// is 32 bytes and moves by memcpy on a split.
+// is 32 bytes and moves by memcpy when a segment is rebuilt.
 struct KeyCell {
   char bytes[15];
   uint8_t len;
@@ -101,7 +105,7 @@ struct Result {
   double ns_per_tick;
   std::vector<uint32_t> ticks;  // per insert
   size_t memory_bytes;
-  std::vector<size_t> splits;  // DashTable: the inserts that split a segment
+  std::vector<size_t> rebuilds;  // DashTable: the inserts that resized or split a segment
 };
 
 void Report(Result& r) {
@@ -131,20 +135,21 @@ void Report(Result& r) {
   std::printf("%-16s slowest:", "");
   for (auto [t, i] : top) std::printf(" %.3f ms @%zu", t * r.ns_per_tick / 1e6, i);
   std::printf("\n");
-  if (!r.splits.empty()) {
-    std::vector<uint32_t> split_ticks;
-    for (size_t i : r.splits) split_ticks.push_back(r.ticks[i]);
-    std::sort(split_ticks.begin(), split_ticks.end());
+  if (!r.rebuilds.empty()) {
+    std::vector<uint32_t> rebuild_ticks;
+    for (size_t i : r.rebuilds) rebuild_ticks.push_back(r.ticks[i]);
+    std::sort(rebuild_ticks.begin(), rebuild_ticks.end());
     auto at = [&](double p) {
-      return split_ticks[std::min(split_ticks.size() - 1, size_t(p / 100 * split_ticks.size()))] *
-             r.ns_per_tick / 1e3;
+      const size_t n = rebuild_ticks.size();
+      return rebuild_ticks[std::min(n - 1, size_t(p / 100 * double(n)))] * r.ns_per_tick / 1e3;
     };
-    std::printf("%-16s %zu inserts split a segment: p50 %.1f us  p99 %.1f us  max %.1f us\n", "",
-                split_ticks.size(), at(50), at(99), at(100));
+    std::printf("%-16s %zu inserts resized or split a segment: p50 %.1f us  p99 %.1f us  "
+                "max %.1f us\n",
+                "", rebuild_ticks.size(), at(50), at(99), at(100));
   }
 }
 
-// insert(key, i) returns true when the insert split a segment.
+// insert(key, i) returns true when the insert resized or split a segment.
 template <typename InsertFn>
 Result Fill(const char* name, size_t n, InsertFn insert) {
   Result r{name, 0, 0, std::vector<uint32_t>(n, 0), 0, {}};  // touched now, not during the fill
@@ -154,10 +159,10 @@ Result Fill(const char* name, size_t n, InsertFn insert) {
   for (size_t i = 0; i < n; ++i) {
     FormatKey(i, &key);
     const uint64_t a = Clock();
-    const bool split = insert(key, i);
+    const bool rebuilt = insert(key, i);
     const uint64_t b = Clock();
     r.ticks[i] = uint32_t(std::min<uint64_t>(b - a, UINT32_MAX));
-    if (split) r.splits.push_back(i);
+    if (rebuilt) r.rebuilds.push_back(i);
   }
   const uint64_t ns1 = NowNs(), t1 = Ticks();
   r.total_s = double(ns1 - ns0) / 1e9;
@@ -165,19 +170,74 @@ Result Fill(const char* name, size_t n, InsertFn insert) {
   return r;
 }
 
+// The process's resident set, from /proc/self/statm.
+size_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * size_t(sysconf(_SC_PAGESIZE));
+}
+
+// Bytes per entry of DashTable<cell> (32-byte slots, the shard's layout) while it fills to n.
+void Density(size_t n) {
+  std::printf("%10s %9s %10s %6s %12s %11s\n", "entries", "segments", "capacity", "load",
+              "table B/key", "RSS B/key");
+  DashTable<KeyCell, Cell, CellPolicy> table;
+  const size_t rss0 = RssBytes();
+  const size_t marks[] = {100'000,   250'000,   500'000,   750'000,    1'000'000, 1'500'000,
+                          2'000'000, 4'000'000, 8'000'000, 10'000'000, 16'000'000};
+  size_t next_mark = 0;
+  // The ranges over the fill, sampled every 1000 inserts from 100K (below that the first
+  // segments dominate) and from 1M (below that the allocator's partly used pages weigh on RSS).
+  struct Range {
+    size_t from;
+    double lo = 1e9, hi = 0, lo_rss = 1e9, hi_rss = 0;
+  } ranges[] = {{100'000}, {1'000'000}};
+  std::string key;
+  for (size_t i = 0; i < n; ++i) {
+    FormatKey(i, &key);
+    std::string_view k(key);
+    table.FindOrInsert(CellPolicy::Hash(k), k, [&] { return KeyCell(k); }).first.value().lo = i;
+    const size_t size = i + 1;
+    const bool mark = next_mark < std::size(marks) && size == marks[next_mark];
+    if (size < 100'000 || (size % 1000 != 0 && !mark)) continue;
+    const double per_key = double(table.memory_bytes()) / double(size);
+    const double rss_per_key = double(RssBytes() - rss0) / double(size);
+    for (Range& r : ranges) {
+      if (size < r.from) continue;
+      r.lo = std::min(r.lo, per_key), r.hi = std::max(r.hi, per_key);
+      r.lo_rss = std::min(r.lo_rss, rss_per_key), r.hi_rss = std::max(r.hi_rss, rss_per_key);
+    }
+    if (mark) {
+      ++next_mark;
+      std::printf("%10zu %9zu %10zu %6.3f %12.1f %11.1f\n", size, table.segment_count(),
+                  table.capacity(), double(size) / double(table.capacity()), per_key, rss_per_key);
+    }
+  }
+  for (const Range& r : ranges) {
+    if (n < r.from) continue;
+    std::printf("from %zu to %zu entries, every 1000: table %.1f-%.1f, RSS %.1f-%.1f B/key\n",
+                r.from, n, r.lo, r.hi, r.lo_rss, r.hi_rss);
+  }
+}
+
 int Main(int argc, char** argv) {
   const size_t n = argc > 1 ? size_t(std::strtoull(argv[1], nullptr, 10)) : 10'000'000;
   const std::string which = argc > 2 ? argv[2] : "both";
   use_cpu_clock = argc > 3 && std::string_view(argv[3]) == "cpu";
+  if (which == "density") {
+    Density(n);
+    return 0;
+  }
   std::printf("fill_latency: %zu inserts of \"key:<n>\" -> 16-byte value, per-insert %s\n", n,
               use_cpu_clock ? "thread CPU time" : "wall time (TSC)");
   if (which == "both" || which == "dash") {
     DashTable<std::string, Cell, StringPolicy> table;
     Result r = Fill("DashTable", n, [&](const std::string& key, uint64_t i) {
       std::string_view k(key);
-      const size_t segments = table.segment_count();
+      const size_t capacity = table.capacity();
       table.FindOrInsert(StringPolicy::Hash(k), k, [&] { return key; }).first.value().lo = i;
-      return table.segment_count() != segments;
+      return table.capacity() != capacity;
     });
     r.memory_bytes = table.memory_bytes();
     Report(r);
@@ -186,9 +246,9 @@ int Main(int argc, char** argv) {
     DashTable<KeyCell, Cell, CellPolicy> table;
     Result r = Fill("DashTable<cell>", n, [&](const std::string& key, uint64_t i) {
       std::string_view k(key);
-      const size_t segments = table.segment_count();
+      const size_t capacity = table.capacity();
       table.FindOrInsert(CellPolicy::Hash(k), k, [&] { return KeyCell(k); }).first.value().lo = i;
-      return table.segment_count() != segments;
+      return table.capacity() != capacity;
     });
     r.memory_bytes = table.memory_bytes();
     Report(r);

@@ -1,11 +1,15 @@
 // DashTable: the dictionary of a shard. An open-addressing hash table with one control byte per
-// slot (Swiss-table style), split into fixed-size segments under a directory (extendible hashing),
-// so that growth splits one segment at a time and never rehashes the whole table.
-// The design, the SCAN cursor argument and measured numbers are in docs/hash_table.md.
+// slot (Swiss-table style), split into segments under a directory (extendible hashing), so that
+// growth rebuilds one segment at a time and never rehashes the whole table. Segments come in four
+// size classes (about 20, 24, 28 and 32 KiB: allocator size classes, 1.14-1.25x apart); a full
+// segment is rebuilt at the next class, and only the largest class splits, into two halves of the
+// smallest. The design, the SCAN cursor argument and measured numbers are in docs/hash_table.md.
 //
 // Hash bits (the caller computes the 64-bit hash once and passes it to every call):
 //   bits 63..40  directory index: the top `global_depth` bits (at most kMaxDepth = 24)
-//   bits 19..14  home group of the key inside its segment (never changes when the segment splits)
+//   bits 25..14  position of the key inside its segment: the top 6 bits (25..20) are its bucket,
+//                which no resize or split changes; its home group in a segment of G groups is
+//                position * G / 4096
 //   bits 13..7   7-bit fingerprint kept in the control byte
 //   bits  6..0   unused, so that routing keys to shards by `hash % shards` does not skew the table
 //
@@ -15,17 +19,20 @@
 //                                                       // (and Probe = Key, for Insert's DCHECK)
 //   static constexpr bool kTriviallyRelocatable = ...;  // optional: move slots with memcpy
 //
-// Iterators and Buckets are invalidated by any insert (a split or in-place rehash may move every
-// entry of a segment); Erase invalidates only the erased entry; Find never invalidates anything.
+// Iterators and Buckets are invalidated by any insert (a resize or split may move every entry of
+// a segment); Erase invalidates only the erased entry; Find never invalidates anything.
 // Not thread-safe: a table belongs to one shard thread.
 #pragma once
 
 #include <absl/base/optimization.h>
 #include <glog/logging.h>
+#include <malloc.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -94,6 +101,30 @@ template <typename Policy>
 struct PolicyRelocatable<Policy, std::void_t<decltype(Policy::kTriviallyRelocatable)>>
     : std::bool_constant<Policy::kTriviallyRelocatable> {};
 
+inline constexpr uint32_t kBucketBits = 6;
+inline constexpr uint32_t kBucketsPerSegment = 1u << kBucketBits;  // 64
+
+// The head of a segment; its slots follow it, then its control bytes.
+struct alignas(64) SegmentHeader {
+  uint64_t versions[kBucketsPerSegment];  // one per bucket
+  uint32_t local_depth;
+  uint32_t used;  // full slots + tombstones
+  uint32_t size;  // full slots
+  uint32_t cls;   // size class, 0..kSegmentClasses-1
+};
+
+// The size classes of segments, by the block the allocator gives them: mimalloc's size classes
+// are four per doubling, and these four (a segment grows through them, then splits into two of
+// the first) are 1.14-1.25x apart. A segment of a class has as many groups as its block holds with
+// 64 bytes to spare (an allocation aligned to 64 is over-allocated by 63).
+inline constexpr size_t kSegmentClasses = 4;
+inline constexpr size_t kClassBlockBytes[kSegmentClasses] = {20 << 10, 24 << 10, 28 << 10,
+                                                             32 << 10};
+constexpr uint32_t GroupsInBlock(size_t block_bytes, size_t slot_bytes) {
+  return uint32_t((block_bytes - 64 - sizeof(SegmentHeader)) /
+                  (GroupCtrl::kWidth * (slot_bytes + 1)));
+}
+
 }  // namespace dash_internal
 
 template <typename Key, typename Value, typename Policy>
@@ -102,18 +133,25 @@ class DashTable {
 
  public:
   static constexpr uint32_t kGroupWidth = dash_internal::GroupCtrl::kWidth;
-  // 1024 slots a segment: a split moves ~900 entries, ~25 us with 32-byte slots (see the doc).
-  static constexpr uint32_t kGroupBits = 6;
-  static constexpr uint32_t kGroupsPerSegment = 1u << kGroupBits;                // 64
-  static constexpr uint32_t kSlotsPerSegment = kGroupsPerSegment * kGroupWidth;  // 1024
-  // A segment splits (or is rehashed in place) when an insert would take its used slots (full +
-  // tombstones) past 7/8 of its slots.
-  static constexpr uint32_t kMaxUsedPerSegment = kSlotsPerSegment / 8 * 7;  // 896
+  // Every segment has 64 buckets (hash bits 25..20), whatever its size: the unit of SCAN and of
+  // snapshot versions.
+  static constexpr uint32_t kBucketBits = dash_internal::kBucketBits;
+  static constexpr uint32_t kBucketsPerSegment = dash_internal::kBucketsPerSegment;
+  static constexpr uint32_t kSegmentClasses = dash_internal::kSegmentClasses;
   // Deepest directory: 2^24 segments (~10^10 entries). Bounds the directory a degenerate hash
   // can create, and keeps SCAN cursors within kCursorBits (30).
   static constexpr uint32_t kMaxDepth = 24;
   // Cursors returned by Traverse are below 2^kCursorBits, so callers may put a shard number above.
-  static constexpr uint32_t kCursorBits = kGroupBits + kMaxDepth;
+  static constexpr uint32_t kCursorBits = kBucketBits + kMaxDepth;
+
+  // The geometry of a segment of class c (0 = smallest).
+  static constexpr uint32_t GroupsOfClass(uint32_t c) {
+    return uint32_t(kGroupsPacked >> (8 * c)) & 0xFF;
+  }
+  static constexpr uint32_t SlotsOfClass(uint32_t c) { return GroupsOfClass(c) * kGroupWidth; }
+  // A segment grows, splits, or is rehashed in place when an insert would take its used slots
+  // (full + tombstones) past 7/8 of its slots.
+  static constexpr uint32_t MaxUsedOfClass(uint32_t c) { return MaxUsedOfGroups(GroupsOfClass(c)); }
 
   // An entry. Default-constructed (or end()) it points nowhere.
   class Iterator {
@@ -126,22 +164,24 @@ class DashTable {
 
    private:
     friend class DashTable;
-    Iterator(Segment* seg, uint32_t slot, uint32_t home) : seg_(seg), slot_(slot), home_(home) {}
+    Iterator(Segment* seg, uint32_t slot, uint32_t bucket)
+        : seg_(seg), slot_(slot), bucket_(bucket) {}
     Segment* seg_ = nullptr;
     uint32_t slot_ = 0;
-    uint32_t home_ = 0;  // the entry's home group (its bucket)
+    uint32_t bucket_ = 0;
   };
 
-  // A bucket: the entries of one segment whose home group is the same. It is the unit of a
-  // Traverse step and carries the version used by fork-free snapshots. When a segment splits, each
-  // of its buckets is divided between the two siblings and both halves keep the bucket's version.
+  // A bucket: the entries of one segment with the same bucket bits (25..20). It is the unit of a
+  // Traverse step and carries the version used by fork-free snapshots. A resize keeps a segment's
+  // buckets; a split divides each bucket between the two siblings, and both halves keep its
+  // version.
   class Bucket {
    public:
     Bucket() = default;
     bool valid() const { return seg_ != nullptr; }
-    uint64_t version() const { return seg_ ? seg_->versions[group_] : 0; }
+    uint64_t version() const { return seg_ ? seg_->versions[bucket_] : 0; }
     void set_version(uint64_t v) const {
-      if (seg_) seg_->versions[group_] = v;
+      if (seg_) seg_->versions[bucket_] = v;
     }
     // fn(Iterator) for every entry of the bucket. fn may Erase the entry it is given, and must not
     // insert or erase anything else.
@@ -150,9 +190,9 @@ class DashTable {
 
    private:
     friend class DashTable;
-    Bucket(Segment* seg, uint32_t group) : seg_(seg), group_(group) {}
+    Bucket(Segment* seg, uint32_t bucket) : seg_(seg), bucket_(bucket) {}
     Segment* seg_ = nullptr;
-    uint32_t group_ = 0;
+    uint32_t bucket_ = 0;
   };
 
   DashTable() = default;
@@ -170,9 +210,10 @@ class DashTable {
 
   // Batched lookups: hash every key of the batch and Prefetch it, then PrefetchSlots every key,
   // then look them up. Prefetch fetches the control bytes where the probe starts; PrefetchSlots
-  // (once those have had time to land) matches the fingerprint in them and prefetches the slot it
-  // points at. The second stage is what pays: it turns each lookup's two dependent misses
-  // (control bytes, then slot) into independent ones (docs/hash_table.md has the numbers).
+  // (once those have had time to land) matches the fingerprint in them (and in the next group, if
+  // the home group is full without a match) and prefetches the slot it points at. The second
+  // stage is what pays: it turns each lookup's two dependent misses (control bytes, then slot)
+  // into independent ones (docs/hash_table.md has the numbers).
   void Prefetch(uint64_t hash) const;
   void PrefetchSlots(uint64_t hash) const;
 
@@ -193,11 +234,11 @@ class DashTable {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  size_t capacity() const { return size_t(segment_count_) * kSlotsPerSegment; }
-  // The table's own memory: segments and directory (not what keys and values point to).
-  size_t memory_bytes() const {
-    return segment_count_ * sizeof(Segment) + dir_.capacity() * sizeof(Segment*);
-  }
+  // Slots in all segments.
+  size_t capacity() const { return capacity_; }
+  // The table's own memory: the allocator's blocks of the segments (malloc_usable_size) and the
+  // directory (not what keys and values point to).
+  size_t memory_bytes() const { return segment_bytes_ + dir_.capacity() * sizeof(DirEntry); }
   size_t segment_count() const { return segment_count_; }
   uint32_t global_depth() const { return global_depth_; }
 
@@ -207,9 +248,9 @@ class DashTable {
 
   // SCAN. Visits one bucket per call: fn(Iterator) for each entry of the bucket the cursor names
   // (0 = start), and returns the next cursor, 0 when the scan is complete. A key present for the
-  // whole scan is visited, exactly once, whatever inserts, erases and splits happen between calls
-  // (see docs/hash_table.md); across a Clear, keys may repeat. fn may Erase the entry it is
-  // given, nothing else.
+  // whole scan is visited, exactly once, whatever inserts, erases, resizes and splits happen
+  // between calls (see docs/hash_table.md); across a Clear, keys may repeat. fn may Erase the
+  // entry it is given, nothing else.
   template <typename Fn>
   uint64_t Traverse(uint64_t cursor, Fn&& fn) {
     return TraverseBuckets(cursor, [&](const Bucket& b) { b.ForEach(fn); });
@@ -220,26 +261,28 @@ class DashTable {
 
   // The bucket of an entry, and the bucket a key with `hash` belongs (or would belong) to. The
   // latter is invalid while the table has no segment.
-  Bucket BucketOf(Iterator it) const { return Bucket(it.seg_, it.home_); }
+  Bucket BucketOf(Iterator it) const { return Bucket(it.seg_, it.bucket_); }
   Bucket BucketOf(uint64_t hash) const {
-    return segment_count_ == 0 ? Bucket() : Bucket(dir_data_[DirIndex(hash)], HomeGroup(hash));
+    if (segment_count_ == 0) return Bucket();
+    return Bucket(SegOf(dir_data_[DirIndex(hash)]), BucketIndex(hash));
   }
   uint64_t BucketVersion(Iterator it) const { return BucketOf(it).version(); }
   void SetBucketVersion(Iterator it, uint64_t v) { BucketOf(it).set_version(v); }
   // The version of the buckets of segments created empty (the first insert into an empty table).
-  // Split siblings inherit their parent's versions instead.
+  // Resized segments and split siblings keep their predecessor's versions instead.
   void set_new_bucket_version(uint64_t v) { new_bucket_version_ = v; }
 
  private:
   using GroupCtrl = dash_internal::GroupCtrl;
   static constexpr int8_t kEmpty = dash_internal::kEmpty;
   static constexpr int8_t kDeleted = dash_internal::kDeleted;
-  static constexpr uint32_t kGroupMask = kGroupsPerSegment - 1;
   static constexpr uint32_t kFingerprintShift = 7;
-  static constexpr uint32_t kHomeShift = 14;
-  // A segment with at most this many live entries is rehashed in place rather than split: it is
-  // at the threshold because of tombstones, and will take at least 224 more inserts to get back.
-  static constexpr uint32_t kRehashInPlaceBelow = kMaxUsedPerSegment / 4 * 3;
+  static constexpr uint32_t kPositionShift = 14;
+  static constexpr uint32_t kPositionBits = 12;
+  static constexpr uint32_t kTopClass = kSegmentClasses - 1;
+  static constexpr uint32_t MaxUsedOfGroups(uint32_t groups) {
+    return groups * kGroupWidth / 8 * 7;
+  }
 
   struct Slot {
     template <typename K, typename V>
@@ -253,53 +296,124 @@ class DashTable {
   static_assert(kRelocatable || std::is_nothrow_move_constructible_v<Slot>,
                 "a split moves entries: Key and Value need a noexcept move constructor");
 
-  struct alignas(64) Segment {
-    int8_t ctrl[kSlotsPerSegment];
-    uint64_t versions[kGroupsPerSegment];
-    uint32_t local_depth;
-    uint32_t used;  // full slots + tombstones
-    uint32_t size;  // full slots
-    alignas(64) unsigned char storage[kSlotsPerSegment * sizeof(Slot)];
+  // The group counts of the classes, a byte each, so that a lookup gets a segment's group count
+  // from its directory entry with a shift (see DirEntry).
+  static constexpr uint64_t kGroupsPacked = [] {
+    uint64_t packed = 0;
+    for (size_t c = 0; c < kSegmentClasses; ++c) {
+      const uint64_t groups =
+          dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[c], sizeof(Slot));
+      packed |= groups << (8 * c);
+    }
+    return packed;
+  }();
+  static_assert(dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[0], sizeof(Slot)) >= 8,
+                "slots too large for the segment classes");
+  static_assert(dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[kTopClass],
+                                             sizeof(Slot)) <= 255,
+                "slots too small for the segment classes (at most 255 groups)");
 
-    Slot& slot(uint32_t i) { return reinterpret_cast<Slot*>(storage)[i]; }
-    GroupCtrl Group(uint32_t g) const { return GroupCtrl(ctrl + g * kGroupWidth); }
+  // A segment: the header, then its slots ({Key, Value} by value, from a cache-line boundary, so
+  // their address needs no group count), then one control byte per slot.
+  struct Segment : dash_internal::SegmentHeader {
+    uint32_t groups() const { return GroupsOfClass(cls); }
+    Slot& slot(uint32_t i) {
+      return reinterpret_cast<Slot*>(reinterpret_cast<unsigned char*>(this) +
+                                     sizeof(dash_internal::SegmentHeader))[i];
+    }
+    // `groups` is this segment's (a lookup has it from the directory entry).
+    int8_t* ctrl(uint32_t groups) {
+      return reinterpret_cast<int8_t*>(reinterpret_cast<unsigned char*>(this) +
+                                       sizeof(dash_internal::SegmentHeader) +
+                                       size_t(groups) * kGroupWidth * sizeof(Slot));
+    }
+    GroupCtrl Group(uint32_t groups, uint32_t g) {
+      return GroupCtrl(ctrl(groups) + g * kGroupWidth);
+    }
   };
+  static constexpr size_t SegmentBytes(uint32_t c) {
+    const size_t bytes = sizeof(dash_internal::SegmentHeader) +
+                         size_t(SlotsOfClass(c)) * (sizeof(Slot) + 1);
+    return (bytes + 63) / 64 * 64;
+  }
 
-  static uint32_t HomeGroup(uint64_t hash) { return uint32_t(hash >> kHomeShift) & kGroupMask; }
+  // A directory entry: the segment's address (64-byte aligned) with 8 * its class in the low 6
+  // bits, the shift that takes the class's group count out of kGroupsPacked. So a lookup knows the
+  // segment's geometry without reading its header: dir[] -> control bytes -> slot, as with
+  // segments of one size.
+  using DirEntry = uintptr_t;
+  static DirEntry EntryOf(Segment* seg) { return reinterpret_cast<DirEntry>(seg) | seg->cls * 8; }
+  static Segment* SegOf(DirEntry e) { return reinterpret_cast<Segment*>(e & ~DirEntry(63)); }
+  static uint32_t GroupsOf(DirEntry e) { return uint32_t(kGroupsPacked >> (e & 63)) & 0xFF; }
+
+  static uint32_t Position(uint64_t hash) {
+    return uint32_t(hash >> kPositionShift) & ((1u << kPositionBits) - 1);
+  }
+  static uint32_t BucketIndex(uint64_t hash) {
+    return Position(hash) >> (kPositionBits - kBucketBits);
+  }
+  // The home group of `hash` in a segment of `groups` groups: the positions are spread evenly, and
+  // in order, so a bucket's entries have their homes in a run of one to a few groups.
+  static uint32_t HomeGroup(uint64_t hash, uint32_t groups) {
+    return (Position(hash) * groups) >> kPositionBits;
+  }
   static uint8_t Fingerprint(uint64_t hash) { return uint8_t(hash >> kFingerprintShift) & 0x7F; }
+  static uint32_t NextGroup(uint32_t g, uint32_t groups) { return g + 1 == groups ? 0 : g + 1; }
   // The top global_depth_ bits; two shifts so that depth 0 needs no special case.
   size_t DirIndex(uint64_t hash) const { return size_t((hash >> 1) >> dir_shift_); }
 
-  static Segment* NewSegment(uint32_t depth, const uint64_t* versions, uint64_t version);
+  static Segment* NewSegment(uint32_t cls, uint32_t depth, const uint64_t* versions,
+                             uint64_t version);
+  static void FreeSegment(Segment* seg) { std::free(seg); }
+  // NewSegment and FreeSegment, counted in capacity_, segment_bytes_ and segment_count_.
+  Segment* AddSegment(uint32_t cls, uint32_t depth, const uint64_t* versions, uint64_t version);
+  void RemoveSegment(Segment* seg);
   // The directory of every table without segments: one read-only segment whose control bytes are
   // all empty and whose `used` is at the limit, so that Find and Prefetch need no emptiness test
   // and the first insert goes to Grow, which replaces it. Allocated once per instantiation.
-  static Segment* const* EmptyDir() {
-    static Segment* const dir[1] = {[] {
-      Segment* seg = NewSegment(0, nullptr, 0);
-      seg->used = kSlotsPerSegment;
-      return seg;
+  static const DirEntry* EmptyDir() {
+    static const DirEntry dir[1] = {[] {
+      Segment* seg = NewSegment(0, 0, nullptr, 0);
+      seg->used = SlotsOfClass(0);
+      return EntryOf(seg);
     }()};
     return dir;
   }
-  static void FreeSegment(Segment* seg);
   static void DestroyEntries(Segment* seg);
   // The first empty-or-deleted slot of the probe sequence of `hash` (there is always one).
-  static uint32_t FindAvailable(const Segment* seg, uint64_t hash);
+  static uint32_t FindAvailable(Segment* seg, uint32_t groups, uint64_t hash);
   // Constructs a slot at `i` and marks it full.
   template <typename... Args>
   void Construct(Segment* seg, uint32_t i, uint64_t hash, Args&&... args);
-  // Moves every entry of `from` into fresh segments picked by pick(hash); frees nothing.
+  static void PrefetchGroupSlots(Segment* seg, uint32_t g) {
+    const char* p = reinterpret_cast<const char*>(&seg->slot(g * kGroupWidth));
+    for (size_t off = 0; off < kGroupWidth * sizeof(Slot); off += 64) __builtin_prefetch(p + off);
+  }
+  // The hash of every full slot of `seg`, by slot index (other entries are left unset).
+  static std::unique_ptr<uint64_t[]> HashEntries(Segment* seg);
+  // Moves every entry of `from` into the fresh segment to[pick(hash)] (pick returns 0 or 1);
+  // frees nothing. `hashes` are the entries' hashes by slot, or null to compute them.
   template <typename Pick>
-  static void MoveEntries(Segment* from, Pick pick);
+  static void MoveEntries(Segment* from, const uint64_t* hashes, Segment* const* to, Pick pick);
   // Makes room for one more entry in the segment of `hash`; returns that segment.
   Segment* Grow(Segment* seg, uint64_t hash);
+  // Rebuilds seg at class `cls` without tombstones: the same depth, hash range and directory
+  // entries (a resize, or a rehash in place).
+  void Rebuild(Segment* seg, uint64_t hash, uint32_t cls);
   void Split(Segment* seg, uint64_t hash);
-  void RehashInPlace(Segment* seg, uint64_t hash);
+  // Whether `entries` are at most eighths/8 of the threshold of class c; the smallest class where
+  // they are (the largest class if none).
+  static bool Fits(uint32_t entries, uint32_t c, uint32_t eighths) {
+    return entries * 8 <= MaxUsedOfClass(c) * eighths;
+  }
+  static uint32_t ClassFor(uint32_t entries, uint32_t eighths);
   // The directory range [first, first + span) that points at a segment of depth `depth`.
   std::pair<size_t, size_t> DirRange(uint64_t hash, uint32_t depth) const {
     size_t span = size_t(1) << (global_depth_ - depth);
     return {DirIndex(hash) & ~(span - 1), span};
+  }
+  void PointDir(size_t first, size_t count, Segment* seg) {
+    for (size_t i = first; i < first + count; ++i) dir_[i] = EntryOf(seg);
   }
   void Swap(DashTable& o) noexcept {
     std::swap(dir_, o.dir_);
@@ -307,15 +421,19 @@ class DashTable {
     std::swap(dir_shift_, o.dir_shift_);
     std::swap(global_depth_, o.global_depth_);
     std::swap(segment_count_, o.segment_count_);
+    std::swap(capacity_, o.capacity_);
+    std::swap(segment_bytes_, o.segment_bytes_);
     std::swap(size_, o.size_);
     std::swap(new_bucket_version_, o.new_bucket_version_);
   }
 
-  std::vector<Segment*> dir_;  // 2^global_depth_ entries; a segment of depth d fills 2^(g-d)
-  Segment* const* dir_data_ = EmptyDir();  // dir_.data(), or EmptyDir() while dir_ is empty
+  std::vector<DirEntry> dir_;  // 2^global_depth_ entries; a segment of depth d fills 2^(g-d)
+  const DirEntry* dir_data_ = EmptyDir();  // dir_.data(), or EmptyDir() while dir_ is empty
   uint32_t dir_shift_ = 63;                // 63 - global_depth_
   uint32_t global_depth_ = 0;
   size_t segment_count_ = 0;
+  size_t capacity_ = 0;       // slots
+  size_t segment_bytes_ = 0;  // the allocator's blocks
   size_t size_ = 0;
   uint64_t new_bucket_version_ = 0;
 };
@@ -328,15 +446,25 @@ class DashTable {
 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::Prefetch(uint64_t hash) const {
-  const Segment* seg = dir_data_[DirIndex(hash)];
-  __builtin_prefetch(seg->ctrl + HomeGroup(hash) * kGroupWidth);
+  const DirEntry e = dir_data_[DirIndex(hash)];
+  const uint32_t groups = GroupsOf(e);
+  __builtin_prefetch(SegOf(e)->ctrl(groups) + HomeGroup(hash, groups) * kGroupWidth);
 }
 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::PrefetchSlots(uint64_t hash) const {
-  Segment* seg = dir_data_[DirIndex(hash)];
-  uint32_t g = HomeGroup(hash);
-  uint32_t match = seg->Group(g).Match(Fingerprint(hash));
+  const DirEntry e = dir_data_[DirIndex(hash)];
+  Segment* seg = SegOf(e);
+  const uint32_t groups = GroupsOf(e);
+  uint32_t g = HomeGroup(hash, groups);
+  GroupCtrl home = seg->Group(groups, g);
+  uint32_t match = home.Match(Fingerprint(hash));
+  if (match == 0 && home.MatchEmpty() == 0) {
+    // A key displaced from a full home group is most likely in the next one (3-4% of the keys at
+    // 80% load), whose control bytes are usually in the same cache line.
+    g = NextGroup(g, groups);
+    match = seg->Group(groups, g).Match(Fingerprint(hash));
+  }
   // Usually one candidate; a second is a fingerprint collision (1 in 128 per full slot).
   for (int n = 0; match && n < 2; ++n, match &= match - 1) {
     __builtin_prefetch(&seg->slot(g * kGroupWidth + __builtin_ctz(match)));
@@ -346,19 +474,23 @@ void SHARDIS_DASH::PrefetchSlots(uint64_t hash) const {
 SHARDIS_DASH_TEMPLATE
 template <typename Probe>
 typename SHARDIS_DASH::Iterator SHARDIS_DASH::Find(uint64_t hash, const Probe& probe) {
-  Segment* seg = dir_data_[DirIndex(hash)];
-  const uint32_t home = HomeGroup(hash);
+  const DirEntry e = dir_data_[DirIndex(hash)];
+  Segment* seg = SegOf(e);
+  const uint32_t groups = GroupsOf(e);
+  const int8_t* ctrl = seg->ctrl(groups);
   const uint8_t fp = Fingerprint(hash);
-  uint32_t g = home;
+  uint32_t g = HomeGroup(hash, groups);
   while (true) {
-    GroupCtrl group = seg->Group(g);
+    GroupCtrl group(ctrl + g * kGroupWidth);
     for (uint32_t m = group.Match(fp); m; m &= m - 1) {
       uint32_t i = g * kGroupWidth + __builtin_ctz(m);
-      if (ABSL_PREDICT_TRUE(Policy::Equal(seg->slot(i).key, probe))) return Iterator(seg, i, home);
+      if (ABSL_PREDICT_TRUE(Policy::Equal(seg->slot(i).key, probe))) {
+        return Iterator(seg, i, BucketIndex(hash));
+      }
     }
     // Every segment keeps at least one empty slot, so the probe ends.
     if (ABSL_PREDICT_TRUE(group.MatchEmpty())) return end();
-    g = (g + 1) & kGroupMask;
+    g = NextGroup(g, groups);
   }
 }
 
@@ -367,58 +499,66 @@ template <typename Probe, typename MakeKey>
 std::pair<typename SHARDIS_DASH::Iterator, bool> SHARDIS_DASH::FindOrInsert(uint64_t hash,
                                                                             const Probe& probe,
                                                                             MakeKey&& make_key) {
-  Segment* seg = dir_data_[DirIndex(hash)];
-  const uint32_t home = HomeGroup(hash);
+  const DirEntry e = dir_data_[DirIndex(hash)];
+  Segment* seg = SegOf(e);
+  const uint32_t groups = GroupsOf(e);
+  const int8_t* ctrl = seg->ctrl(groups);
+  const uint32_t bucket = BucketIndex(hash);
   const uint8_t fp = Fingerprint(hash);
-  uint32_t g = home;
-  uint32_t target = kSlotsPerSegment;  // the first available slot of the probe sequence
+  uint32_t g = HomeGroup(hash, groups);
+  uint32_t target = UINT32_MAX;  // the first available slot of the probe sequence
   while (true) {
-    GroupCtrl group = seg->Group(g);
+    GroupCtrl group(ctrl + g * kGroupWidth);
     for (uint32_t m = group.Match(fp); m; m &= m - 1) {
       uint32_t i = g * kGroupWidth + __builtin_ctz(m);
-      if (Policy::Equal(seg->slot(i).key, probe)) return {Iterator(seg, i, home), false};
+      if (Policy::Equal(seg->slot(i).key, probe)) return {Iterator(seg, i, bucket), false};
     }
-    if (target == kSlotsPerSegment) {
+    if (target == UINT32_MAX) {
       if (uint32_t avail = group.MatchAvailable()) target = g * kGroupWidth + __builtin_ctz(avail);
     }
     if (group.MatchEmpty()) break;
-    g = (g + 1) & kGroupMask;
+    g = NextGroup(g, groups);
   }
   // Absent. Taking an empty slot (not a tombstone) may need room first.
-  if (seg->ctrl[target] == kEmpty && ABSL_PREDICT_FALSE(seg->used >= kMaxUsedPerSegment)) {
+  if (ctrl[target] == kEmpty && ABSL_PREDICT_FALSE(seg->used >= MaxUsedOfGroups(groups))) {
     seg = Grow(seg, hash);
-    target = FindAvailable(seg, hash);
+    target = FindAvailable(seg, seg->groups(), hash);
   }
   Construct(seg, target, hash, std::forward<MakeKey>(make_key)(), Value());
-  return {Iterator(seg, target, home), true};
+  return {Iterator(seg, target, bucket), true};
 }
 
 SHARDIS_DASH_TEMPLATE
 typename SHARDIS_DASH::Iterator SHARDIS_DASH::Insert(uint64_t hash, Key key, Value value) {
   DCHECK(Find(hash, key) == end()) << "Insert of a present key";
-  Segment* seg = dir_data_[DirIndex(hash)];
-  uint32_t target = FindAvailable(seg, hash);
-  if (seg->ctrl[target] == kEmpty && ABSL_PREDICT_FALSE(seg->used >= kMaxUsedPerSegment)) {
+  const DirEntry e = dir_data_[DirIndex(hash)];
+  Segment* seg = SegOf(e);
+  const uint32_t groups = GroupsOf(e);
+  uint32_t target = FindAvailable(seg, groups, hash);
+  if (seg->ctrl(groups)[target] == kEmpty &&
+      ABSL_PREDICT_FALSE(seg->used >= MaxUsedOfGroups(groups))) {
     seg = Grow(seg, hash);
-    target = FindAvailable(seg, hash);
+    target = FindAvailable(seg, seg->groups(), hash);
   }
   Construct(seg, target, hash, std::move(key), std::move(value));
-  return Iterator(seg, target, HomeGroup(hash));
+  return Iterator(seg, target, BucketIndex(hash));
 }
 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::Erase(Iterator it) {
   Segment* seg = it.seg_;
+  DCHECK(seg != nullptr) << "Erase of end()";
   const uint32_t i = it.slot_;
-  DCHECK(seg != nullptr && seg->ctrl[i] >= 0) << "Erase of end() or of an erased entry";
+  int8_t* ctrl = seg->ctrl(seg->groups());
+  DCHECK(ctrl[i] >= 0) << "Erase of an erased entry";
   seg->slot(i).~Slot();
   // A probe stops at the first group with an empty slot, so no probe passes a group that has
   // one: the slot may become empty again. Otherwise probes may pass it: leave a tombstone.
-  if (seg->Group(i / kGroupWidth).MatchEmpty()) {
-    seg->ctrl[i] = kEmpty;
+  if (GroupCtrl(ctrl + i / kGroupWidth * kGroupWidth).MatchEmpty()) {
+    ctrl[i] = kEmpty;
     --seg->used;
   } else {
-    seg->ctrl[i] = kDeleted;
+    ctrl[i] = kDeleted;
   }
   --seg->size;
   --size_;
@@ -429,16 +569,18 @@ void SHARDIS_DASH::Clear() {
   if (segment_count_ == 0) return;
   // A segment of depth d fills 2^(global-d) consecutive, aligned directory entries.
   for (size_t i = 0; i < dir_.size();) {
-    Segment* seg = dir_[i];
+    Segment* seg = SegOf(dir_[i]);
     i += size_t(1) << (global_depth_ - seg->local_depth);
     DestroyEntries(seg);
     FreeSegment(seg);
   }
-  std::vector<Segment*>().swap(dir_);
+  std::vector<DirEntry>().swap(dir_);
   dir_data_ = EmptyDir();
   dir_shift_ = 63;
   global_depth_ = 0;
   segment_count_ = 0;
+  capacity_ = 0;
+  segment_bytes_ = 0;
   size_ = 0;
 }
 
@@ -446,51 +588,60 @@ SHARDIS_DASH_TEMPLATE
 template <typename Fn>
 void SHARDIS_DASH::Bucket::ForEach(Fn&& fn) const {
   if (!seg_) return;
-  // The bucket's entries lie in the probe run from its home group up to the first group with an
-  // empty slot (inclusive); entries of other buckets in that run are told apart by their hash.
-  uint32_t g = group_;
-  for (uint32_t n = 0; n < kGroupsPerSegment; ++n) {
-    GroupCtrl group = seg_->Group(g);
+  // The bucket's entries have their home groups in [first, last] (the images of its first and
+  // last positions), and by (P) lie in the probe runs from those groups: from `first` on, up to
+  // the first group at or after `last` that has an empty slot. Entries of other buckets in that
+  // run are told apart by their hash.
+  const uint32_t groups = seg_->groups();
+  constexpr uint32_t kSpan = 1u << (kPositionBits - kBucketBits);  // positions per bucket
+  const uint32_t first = (bucket_ * kSpan * groups) >> kPositionBits;
+  const uint32_t last = ((bucket_ * kSpan + kSpan - 1) * groups) >> kPositionBits;
+  uint32_t g = first;
+  for (uint32_t n = 0; n < groups; ++n) {
+    GroupCtrl group = seg_->Group(groups, g);
     // Read before fn runs: an Erase by fn only empties a slot of a group that has an empty slot.
-    const bool last = group.MatchEmpty() != 0;
+    const bool end = n >= last - first && group.MatchEmpty() != 0;
     for (uint32_t m = group.MatchFull(); m; m &= m - 1) {
       uint32_t i = g * kGroupWidth + __builtin_ctz(m);
-      if (HomeGroup(Policy::Hash(seg_->slot(i).key)) == group_) fn(Iterator(seg_, i, group_));
+      if (BucketIndex(Policy::Hash(seg_->slot(i).key)) == bucket_) fn(Iterator(seg_, i, bucket_));
     }
-    if (last) return;
-    g = (g + 1) & kGroupMask;
+    if (end) return;
+    g = NextGroup(g, groups);
   }
 }
 
 SHARDIS_DASH_TEMPLATE
 template <typename Fn>
 uint64_t SHARDIS_DASH::TraverseBuckets(uint64_t cursor, Fn&& fn) {
-  // cursor = home group << kMaxDepth | (hash-space position >> (64 - kMaxDepth)). The scan goes
-  // through every group g in order, and for each g through the segments in hash-space order.
+  // cursor = bucket << kMaxDepth | (hash-space position >> (64 - kMaxDepth)). The scan goes
+  // through every bucket b in order, and for each b through the segments in hash-space order.
   constexpr uint32_t kPosShift = 64 - kMaxDepth;
-  const uint64_t group = cursor >> kMaxDepth;
-  if (segment_count_ == 0 || group >= kGroupsPerSegment) return 0;
+  const uint64_t bucket = cursor >> kMaxDepth;
+  if (segment_count_ == 0 || bucket >= kBucketsPerSegment) return 0;
   const uint64_t pos = (cursor & ((uint64_t(1) << kMaxDepth) - 1)) << kPosShift;
-  Segment* seg = dir_data_[DirIndex(pos)];
+  Segment* seg = SegOf(dir_data_[DirIndex(pos)]);
   const uint32_t depth = seg->local_depth;  // read before fn, which may erase
-  fn(Bucket(seg, uint32_t(group)));
+  fn(Bucket(seg, uint32_t(bucket)));
   // The next segment in hash-space order starts right after this one's prefix.
   uint64_t next_pos = 0;
-  uint64_t next_group = group;
+  uint64_t next_bucket = bucket;
   if (depth == 0 || (pos >> (64 - depth)) + 1 == (uint64_t(1) << depth)) {
-    ++next_group;  // this was the last segment: next group, from position 0
+    ++next_bucket;  // this was the last segment: next bucket, from position 0
   } else {
     next_pos = ((pos >> (64 - depth)) + 1) << (64 - depth);
   }
-  if (next_group == kGroupsPerSegment) return 0;
-  return next_group << kMaxDepth | next_pos >> kPosShift;
+  if (next_bucket == kBucketsPerSegment) return 0;
+  return next_bucket << kMaxDepth | next_pos >> kPosShift;
 }
 
 SHARDIS_DASH_TEMPLATE
-typename SHARDIS_DASH::Segment* SHARDIS_DASH::NewSegment(uint32_t depth, const uint64_t* versions,
+typename SHARDIS_DASH::Segment* SHARDIS_DASH::NewSegment(uint32_t cls, uint32_t depth,
+                                                         const uint64_t* versions,
                                                          uint64_t version) {
-  auto* seg = static_cast<Segment*>(::operator new (sizeof(Segment), std::align_val_t{64}));
-  std::memset(seg->ctrl, kEmpty, sizeof(seg->ctrl));
+  auto* seg = static_cast<Segment*>(std::aligned_alloc(64, SegmentBytes(cls)));
+  if (seg == nullptr) throw std::bad_alloc();
+  seg->cls = cls;
+  std::memset(seg->ctrl(seg->groups()), kEmpty, SlotsOfClass(cls));
   if (versions) {
     std::memcpy(seg->versions, versions, sizeof(seg->versions));
   } else {
@@ -503,27 +654,42 @@ typename SHARDIS_DASH::Segment* SHARDIS_DASH::NewSegment(uint32_t depth, const u
 }
 
 SHARDIS_DASH_TEMPLATE
-void SHARDIS_DASH::FreeSegment(Segment* seg) {
-  ::operator delete (seg, sizeof(Segment), std::align_val_t{64});
+typename SHARDIS_DASH::Segment* SHARDIS_DASH::AddSegment(uint32_t cls, uint32_t depth,
+                                                         const uint64_t* versions,
+                                                         uint64_t version) {
+  Segment* seg = NewSegment(cls, depth, versions, version);
+  ++segment_count_;
+  capacity_ += SlotsOfClass(cls);
+  segment_bytes_ += malloc_usable_size(seg);
+  return seg;
+}
+
+SHARDIS_DASH_TEMPLATE
+void SHARDIS_DASH::RemoveSegment(Segment* seg) {
+  --segment_count_;
+  capacity_ -= SlotsOfClass(seg->cls);
+  segment_bytes_ -= malloc_usable_size(seg);
+  FreeSegment(seg);
 }
 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::DestroyEntries(Segment* seg) {
   if constexpr (std::is_trivially_destructible_v<Slot>) return;
-  for (uint32_t g = 0; g < kGroupsPerSegment; ++g) {
-    for (uint32_t m = seg->Group(g).MatchFull(); m; m &= m - 1) {
+  const uint32_t groups = seg->groups();
+  for (uint32_t g = 0; g < groups; ++g) {
+    for (uint32_t m = seg->Group(groups, g).MatchFull(); m; m &= m - 1) {
       seg->slot(g * kGroupWidth + __builtin_ctz(m)).~Slot();
     }
   }
 }
 
 SHARDIS_DASH_TEMPLATE
-uint32_t SHARDIS_DASH::FindAvailable(const Segment* seg, uint64_t hash) {
-  uint32_t g = HomeGroup(hash);
+uint32_t SHARDIS_DASH::FindAvailable(Segment* seg, uint32_t groups, uint64_t hash) {
+  uint32_t g = HomeGroup(hash, groups);
   while (true) {
-    if (uint32_t avail = seg->Group(g).MatchAvailable())
+    if (uint32_t avail = seg->Group(groups, g).MatchAvailable())
       return g * kGroupWidth + __builtin_ctz(avail);
-    g = (g + 1) & kGroupMask;
+    g = NextGroup(g, groups);
   }
 }
 
@@ -532,98 +698,164 @@ template <typename... Args>
 void SHARDIS_DASH::Construct(Segment* seg, uint32_t i, uint64_t hash, Args&&... args) {
   new (&seg->slot(i)) Slot(std::forward<Args>(args)...);
   DCHECK_EQ(Policy::Hash(seg->slot(i).key), hash) << "the hash passed in is not Policy::Hash(key)";
-  if (seg->ctrl[i] == kEmpty) ++seg->used;
-  seg->ctrl[i] = int8_t(Fingerprint(hash));
+  int8_t* ctrl = seg->ctrl(seg->groups());
+  if (ctrl[i] == kEmpty) ++seg->used;
+  ctrl[i] = int8_t(Fingerprint(hash));
   ++seg->size;
   ++size_;
 }
 
 SHARDIS_DASH_TEMPLATE
-template <typename Pick>
-void SHARDIS_DASH::MoveEntries(Segment* from, Pick pick) {
-  for (uint32_t g = 0; g < kGroupsPerSegment; ++g) {
-    for (uint32_t m = from->Group(g).MatchFull(); m; m &= m - 1) {
-      Slot& src = from->slot(g * kGroupWidth + __builtin_ctz(m));
-      const uint64_t hash = Policy::Hash(src.key);
-      Segment* to = pick(hash);
-      // A fresh segment has no tombstones: the first available slot is an empty one.
-      const uint32_t i = FindAvailable(to, hash);
-      if constexpr (kRelocatable) {
-        std::memcpy(static_cast<void*>(&to->slot(i)), static_cast<const void*>(&src), sizeof(Slot));
-      } else {
-        new (&to->slot(i)) Slot(std::move(src));
-        src.~Slot();
-      }
-      to->ctrl[i] = int8_t(Fingerprint(hash));
-      ++to->used;
-      ++to->size;
+std::unique_ptr<uint64_t[]> SHARDIS_DASH::HashEntries(Segment* seg) {
+  const uint32_t groups = seg->groups();
+  std::unique_ptr<uint64_t[]> hashes(new uint64_t[groups * kGroupWidth]);
+  for (uint32_t g = 0; g < groups; ++g) {
+    for (uint32_t m = seg->Group(groups, g).MatchFull(); m; m &= m - 1) {
+      const uint32_t i = g * kGroupWidth + __builtin_ctz(m);
+      hashes[i] = Policy::Hash(seg->slot(i).key);
     }
   }
+  return hashes;
+}
+
+SHARDIS_DASH_TEMPLATE
+template <typename Pick>
+void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* const* to,
+                               Pick pick) {
+  // A fresh segment has no tombstones and fills each group from slot 0 up, so the count of a
+  // group's entries is its first available slot: a move reads no control bytes. (Reading them
+  // would stall: the entries come in position order, so consecutive moves mostly land in the same
+  // group, and a 16-byte load of a group waits for the 1-byte store just made into it to retire.)
+  struct Target {
+    Segment* seg;
+    int8_t* ctrl;
+    uint32_t groups;
+    uint32_t count;
+    uint8_t fill[256];  // entries per group
+  };
+  Target targets[2];
+  for (int t = 0; t < 2 && to[t] != nullptr; ++t) {
+    Target& target = targets[t];
+    target.seg = to[t];
+    target.groups = to[t]->groups();
+    target.ctrl = to[t]->ctrl(target.groups);
+    target.count = 0;
+    std::memset(target.fill, 0, target.groups);
+  }
+  const uint32_t groups = from->groups();
+  constexpr uint32_t kAhead = 4;  // groups: the source is cold, read ahead of the moves
+  for (uint32_t g = 0; g < kAhead && g < groups; ++g) PrefetchGroupSlots(from, g);
+  for (uint32_t g = 0; g < groups; ++g) {
+    if (g + kAhead < groups) PrefetchGroupSlots(from, g + kAhead);
+    for (uint32_t m = from->Group(groups, g).MatchFull(); m; m &= m - 1) {
+      const uint32_t src_i = g * kGroupWidth + __builtin_ctz(m);
+      Slot& src = from->slot(src_i);
+      const uint64_t hash = hashes != nullptr ? hashes[src_i] : Policy::Hash(src.key);
+      Target& target = targets[pick(hash)];
+      uint32_t home = HomeGroup(hash, target.groups);
+      while (target.fill[home] == kGroupWidth) home = NextGroup(home, target.groups);
+      const uint32_t i = home * kGroupWidth + target.fill[home]++;
+      if constexpr (kRelocatable) {
+        std::memcpy(static_cast<void*>(&target.seg->slot(i)), static_cast<const void*>(&src),
+                    sizeof(Slot));
+      } else {
+        new (&target.seg->slot(i)) Slot(std::move(src));
+        src.~Slot();
+      }
+      target.ctrl[i] = int8_t(Fingerprint(hash));
+      ++target.count;
+    }
+  }
+  for (int t = 0; t < 2 && to[t] != nullptr; ++t) {
+    targets[t].seg->used = targets[t].seg->size = targets[t].count;
+  }
+}
+
+SHARDIS_DASH_TEMPLATE
+uint32_t SHARDIS_DASH::ClassFor(uint32_t entries, uint32_t eighths) {
+  uint32_t c = 0;
+  while (c < kTopClass && !Fits(entries, c, eighths)) ++c;
+  return c;
 }
 
 SHARDIS_DASH_TEMPLATE
 typename SHARDIS_DASH::Segment* SHARDIS_DASH::Grow(Segment* seg, uint64_t hash) {
   if (segment_count_ == 0) {  // seg is the shared empty segment: the first real one replaces it
-    dir_.assign(1, NewSegment(0, nullptr, new_bucket_version_));
+    Segment* first = AddSegment(0, 0, nullptr, new_bucket_version_);
+    dir_.assign(1, EntryOf(first));
     dir_data_ = dir_.data();
-    segment_count_ = 1;
-    return dir_[0];
+    return first;
   }
-  while (seg->used >= kMaxUsedPerSegment) {
-    if (seg->size <= kRehashInPlaceBelow) {
-      RehashInPlace(seg, hash);
+  while (seg->used >= MaxUsedOfClass(seg->cls)) {
+    const uint32_t cls = seg->cls;
+    if (Fits(seg->size, cls, 6)) {
+      // At the threshold because of tombstones, with at least 1/4 of it to go once they are
+      // dropped: rebuild at the smallest class that leaves that much (this one, or a smaller one
+      // when erases have emptied the segment).
+      Rebuild(seg, hash, ClassFor(seg->size, 6));
+    } else if (cls < kTopClass) {
+      Rebuild(seg, hash, cls + 1);
     } else if (seg->local_depth < kMaxDepth) {
       Split(seg, hash);
     } else {
       // Only a degenerate hash gets here (2^24 segments): fill past the threshold, keeping one
       // empty slot so that probes end.
-      CHECK_LT(seg->used, kSlotsPerSegment - 1) << "DashTable segment overflow: degenerate hash";
+      CHECK_LT(seg->used, SlotsOfClass(cls) - 1) << "DashTable segment overflow: degenerate hash";
       return seg;
     }
-    seg = dir_[DirIndex(hash)];
+    seg = SegOf(dir_[DirIndex(hash)]);
   }
   return seg;
 }
 
 SHARDIS_DASH_TEMPLATE
+void SHARDIS_DASH::Rebuild(Segment* seg, uint64_t hash, uint32_t cls) {
+  Segment* to[2] = {AddSegment(cls, seg->local_depth, seg->versions, 0), nullptr};
+  MoveEntries(seg, nullptr, to, [](uint64_t) { return 0; });
+  auto [first, span] = DirRange(hash, seg->local_depth);
+  PointDir(first, span, to[0]);
+  RemoveSegment(seg);
+}
+
+SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::Split(Segment* seg, uint64_t hash) {
   const uint32_t depth = seg->local_depth;
+  // The siblings cover the two halves of seg's hash range, told apart by hash bit 63 - depth.
+  // Each takes the smallest class that its entries fill to at most 7/8 of the threshold (the
+  // halves of a full segment of the top class fit the smallest). Both inherit seg's bucket
+  // versions: an entry keeps its bucket.
+  const uint32_t bit_shift = 63 - depth;
+  std::unique_ptr<uint64_t[]> hashes = HashEntries(seg);
+  uint32_t hi_count = 0;
+  const uint32_t groups = seg->groups();
+  for (uint32_t g = 0; g < groups; ++g) {
+    for (uint32_t m = seg->Group(groups, g).MatchFull(); m; m &= m - 1) {
+      hi_count += (hashes[g * kGroupWidth + __builtin_ctz(m)] >> bit_shift) & 1;
+    }
+  }
   if (depth == global_depth_) {
     // Double the directory: entry i becomes entries 2i and 2i+1.
-    std::vector<Segment*> dir(dir_.size() * 2);
+    std::vector<DirEntry> dir(dir_.size() * 2);
     for (size_t i = 0; i < dir_.size(); ++i) dir[2 * i] = dir[2 * i + 1] = dir_[i];
     dir_.swap(dir);
     dir_data_ = dir_.data();
     ++global_depth_;
     --dir_shift_;
   }
-  // The siblings cover the two halves of seg's hash range, told apart by hash bit 63 - depth.
-  // Both inherit seg's bucket versions: a bucket's entries keep their home group.
-  Segment* lo = NewSegment(depth + 1, seg->versions, 0);
+  Segment* lo = AddSegment(ClassFor(seg->size - hi_count, 7), depth + 1, seg->versions, 0);
   Segment* hi;
   try {
-    hi = NewSegment(depth + 1, seg->versions, 0);
+    hi = AddSegment(ClassFor(hi_count, 7), depth + 1, seg->versions, 0);
   } catch (...) {
-    FreeSegment(lo);
+    RemoveSegment(lo);
     throw;
   }
-  const uint32_t bit_shift = 63 - depth;
-  MoveEntries(seg, [&](uint64_t h) { return (h >> bit_shift) & 1 ? hi : lo; });
+  Segment* to[2] = {lo, hi};
+  MoveEntries(seg, hashes.get(), to, [bit_shift](uint64_t h) { return (h >> bit_shift) & 1; });
   auto [first, span] = DirRange(hash, depth);
-  for (size_t i = 0; i < span / 2; ++i) dir_[first + i] = lo;
-  for (size_t i = span / 2; i < span; ++i) dir_[first + i] = hi;
-  FreeSegment(seg);
-  ++segment_count_;
-}
-
-SHARDIS_DASH_TEMPLATE
-void SHARDIS_DASH::RehashInPlace(Segment* seg, uint64_t hash) {
-  // "In place" for the table: the same hash range and depth, rebuilt without tombstones.
-  Segment* fresh = NewSegment(seg->local_depth, seg->versions, 0);
-  MoveEntries(seg, [fresh](uint64_t) { return fresh; });
-  auto [first, span] = DirRange(hash, seg->local_depth);
-  for (size_t i = 0; i < span; ++i) dir_[first + i] = fresh;
-  FreeSegment(seg);
+  PointDir(first, span / 2, lo);
+  PointDir(first + span / 2, span / 2, hi);
+  RemoveSegment(seg);
 }
 
 #undef SHARDIS_DASH
