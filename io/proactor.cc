@@ -186,9 +186,8 @@ void Proactor::SleepFor(std::chrono::nanoseconds duration) {
 
 void Proactor::CancelFd(int fd) {
   io_uring_sqe* sqe = GetSqe();
-  if (size_t(fd) < fixed_slot_of_fd_.size() && fixed_slot_of_fd_[size_t(fd)] >= 0) {
-    io_uring_prep_cancel_fd(sqe, fixed_slot_of_fd_[size_t(fd)],
-                            IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
+  if (const int slot = FixedSlotOf(fd); slot >= 0) {
+    io_uring_prep_cancel_fd(sqe, slot, IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
   } else {
     io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
   }
@@ -207,8 +206,8 @@ void Proactor::RegisterFile(int fd) {
 
 void Proactor::UnregisterFile(int fd) {
   DCHECK(tl_proactor == this);
-  if (fd < 0 || size_t(fd) >= fixed_slot_of_fd_.size() || fixed_slot_of_fd_[size_t(fd)] < 0) return;
-  const int slot = fixed_slot_of_fd_[size_t(fd)];
+  const int slot = FixedSlotOf(fd);
+  if (slot < 0) return;
   fixed_slot_of_fd_[size_t(fd)] = -1;
   // Operations still in flight keep their own reference to the file; the slot is free at once.
   int none = -1;

@@ -138,10 +138,14 @@ class Proactor {
   io_uring_sqe* GetSqe();
   // Points sqe at fd: its registered slot (IOSQE_FIXED_FILE) when it has one.
   void UseFile(io_uring_sqe* sqe, int fd) const {
-    if (size_t(fd) < fixed_slot_of_fd_.size() && fixed_slot_of_fd_[size_t(fd)] >= 0) {
-      sqe->fd = fixed_slot_of_fd_[size_t(fd)];
+    if (const int slot = FixedSlotOf(fd); slot >= 0) {
+      sqe->fd = slot;
       sqe->flags |= IOSQE_FIXED_FILE;
     }
+  }
+  // fd's slot in the registered file table, or -1.
+  int FixedSlotOf(int fd) const {
+    return size_t(fd) < fixed_slot_of_fd_.size() ? fixed_slot_of_fd_[size_t(fd)] : -1;
   }
   // Queues an SQE prepared by `prep`, suspends the calling fiber until its CQE, returns cqe->res.
   template <typename Prep>
