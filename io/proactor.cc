@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <boost/fiber/all.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "core/cycle_clock.h"
 #include "io/fiber_stack.h"
 #include "io/uring_scheduler.h"
 
@@ -230,6 +232,7 @@ void Proactor::Launch(std::function<void()> fn) {
 
 void Proactor::Run(std::function<void()> on_start) {
   tl_proactor = this;
+  cycle_start_ = core::CycleClock::Now();
   boost::fibers::use_scheduling_algorithm<UringScheduler>(this);
   Launch(std::move(on_start));
   // The thread's main context sleeps here; Stop() and the last fiber wake it.
@@ -397,6 +400,9 @@ void Proactor::Poll() {
     pending_sqes_ = 0;
     ++stats_.enters;
   }
+  const uint64_t now = core::CycleClock::Now();
+  EndCycle(now);
+  cycle_start_ = now;
   ReapCompletions();
   DrainInboxes();
 }
@@ -419,6 +425,7 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   ++stats_.parks;
   ++stats_.enters;
   pending_sqes_ = 0;
+  EndCycle(core::CycleClock::Now());
   io_uring_cqe* cqe = nullptr;
   if (overflow_count_ > 0) {
     // Our own outbox is full: the peer drains it without telling us, so look again shortly.
@@ -434,8 +441,16 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
     io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
   }
   parked_.store(false, std::memory_order_relaxed);
+  cycle_start_ = core::CycleClock::Now();
   ReapCompletions();
   DrainInboxes();
+}
+
+void Proactor::EndCycle(uint64_t now) {
+  const uint64_t ns = core::CycleClock::ToNs(now - cycle_start_);
+  ++stats_.cycles;
+  stats_.cycle_ns_sum += ns;
+  stats_.cycle_ns_max = std::max(stats_.cycle_ns_max, ns);
 }
 
 }  // namespace shardis::io

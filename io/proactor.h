@@ -57,6 +57,12 @@ class Proactor {
     uint64_t tasks_run = 0;        // tasks taken from the inbox rings
     uint64_t wakeups_sent = 0;     // MSG_RING wake-ups sent to parked threads
     uint64_t ring_full_waits = 0;  // times a fiber yielded because an outbox ring was full
+    // A cycle is the loop's stretch between two entries into the kernel: running the ready
+    // fibers, plus the submission work of a non-blocking enter (sends happen there). A blocking
+    // wait is not part of any cycle. Redis 7.2 reports the same as eventloop_duration_*.
+    uint64_t cycles = 0;
+    uint64_t cycle_ns_sum = 0;
+    uint64_t cycle_ns_max = 0;  // the longest cycle: how long the loop held its clients up
   };
 
   Proactor(unsigned index, Mesh* mesh, std::vector<Proactor*>* all);
@@ -75,6 +81,8 @@ class Proactor {
   static Proactor* current();  // the proactor of the calling thread, or nullptr
   unsigned index() const { return index_; }
   const Stats& stats() const { return stats_; }
+  // CONFIG RESETSTAT zeroes the cycle figures, as Redis' does its eventloop_* ones.
+  void ResetCycleStats() { stats_.cycles = stats_.cycle_ns_sum = stats_.cycle_ns_max = 0; }
   // Tasks waiting in this thread's inbox rings now, plus those waiting in its own overflow queues
   // for a full outbox (call on this proactor's thread; for INFO and /metrics).
   size_t QueuedTasks() const;
@@ -151,6 +159,7 @@ class Proactor {
   template <typename Prep>
   int Await(Prep&& prep);
   void ReapCompletions();
+  void EndCycle(uint64_t now);  // closes the cycle that began at cycle_start_
   size_t DrainInboxes();
   void FlushOverflow();
   bool InboxesEmpty() const;
@@ -187,6 +196,7 @@ class Proactor {
   boost::fibers::context* main_waiter_ = nullptr;
   unsigned live_fibers_ = 0;
   Stats stats_;
+  uint64_t cycle_start_ = 0;  // CycleClock ticks when the current cycle began
 };
 
 }  // namespace shardis::io

@@ -8,6 +8,7 @@
 
 #include "core/glob.h"
 #include "core/string_util.h"
+#include "io/proactor.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/config_registry.h"
@@ -85,6 +86,7 @@ void ConfigResetStat(ArgSlice, ConnContext& ctx) {
     s.stats() = shard::ShardStats{};
     ResetThreadCommandStats();  // commandstats, errorstats, latencystats
     for (int i = 0; i < Shard::kNumDbs; ++i) s.db(i).ResetStats();
+    io::Proactor::current()->ResetCycleStats();
   });
   ctx.rb.Ok();
 }

@@ -80,6 +80,7 @@ enum InfoSection : unsigned {
   kSecCluster = 1 << 11,
   kSecKeyspace = 1 << 12,
   kSecShards = 1 << 13,  // ours: per-shard figures of the thread-per-core runtime
+  kSecDebug = 1 << 14,   // only when asked for by name, as in Redis
 };
 constexpr unsigned kSecDefault = kSecServer | kSecClients | kSecMemory | kSecPersistence |
                                  kSecStats | kSecReplication | kSecCpu | kSecModules |
@@ -106,13 +107,14 @@ constexpr SectionName kSectionNames[] = {
     {"keyspace", kSecKeyspace},
     {"shards", kSecShards},
     {"shardis", kSecShards},  // the section's earlier name
+    {"debug", kSecDebug},
 };
 
 // The text of INFO for the selected sections, with Redis' layout: "# Title" headers, "field:value"
 // lines, CRLF line ends and an empty line between sections.
 std::string BuildInfo(unsigned sections) {
   unsigned parts = 0;
-  if (sections & (kSecClients | kSecMemory | kSecStats | kSecKeyspace | kSecShards)) {
+  if (sections & (kSecClients | kSecMemory | kSecStats | kSecKeyspace | kSecShards | kSecDebug)) {
     parts |= kGatherThreads;
   }
   if (sections & kSecKeyspace) parts |= kGatherTtls;
@@ -285,6 +287,9 @@ std::string BuildInfo(unsigned sections) {
     field("dump_payload_sanitizations", 0);
     field("io_threaded_reads_processed", 0);
     field("io_threaded_writes_processed", 0);
+    // Redis 7.2's loop figures (microseconds); a cycle is defined in io/proactor.h.
+    field("eventloop_cycles", total.io.cycles);
+    field("eventloop_duration_sum", total.io.cycle_ns_sum / 1000);
   }
   if (sections & kSecReplication) {
     header("Replication");
@@ -375,8 +380,13 @@ std::string BuildInfo(unsigned sections) {
                    ",queue_length=", t.queued_tasks, ",hops_run=", t.io.tasks_run,
                    ",loop_iterations=", t.io.loop_polls, ",uring_enters=", t.io.enters,
                    ",parks=", t.io.parks, ",wakeups_sent=", t.io.wakeups_sent,
-                   ",ring_full_waits=", t.io.ring_full_waits, "\r\n");
+                   ",ring_full_waits=", t.io.ring_full_waits,
+                   ",eventloop_duration_max=", t.io.cycle_ns_max / 1000, "\r\n");
     }
+  }
+  if (sections & kSecDebug) {
+    header("Debug");
+    field("eventloop_duration_max", total.io.cycle_ns_max / 1000);  // the longest of any thread
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <mimalloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/string_util.h"
@@ -73,6 +74,9 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.io.tasks_run += t.io.tasks_run;
       total.io.wakeups_sent += t.io.wakeups_sent;
       total.io.ring_full_waits += t.io.ring_full_waits;
+      total.io.cycles += t.io.cycles;
+      total.io.cycle_ns_sum += t.io.cycle_ns_sum;
+      total.io.cycle_ns_max = std::max(total.io.cycle_ns_max, t.io.cycle_ns_max);
       for (int i = 0; i < Shard::kNumDbs; ++i) {
         total.dbs[i].keys += t.dbs[i].keys;
         total.dbs[i].expires += t.dbs[i].expires;
@@ -240,6 +244,10 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
        [](const ThreadSample& s) { return s.io.wakeups_sent; }},
       {"shard_ring_full_waits_total", "counter", "Times a fiber waited for a full outbox ring.",
        [](const ThreadSample& s) { return s.io.ring_full_waits; }},
+      {"shard_eventloop_duration_max_microseconds", "gauge",
+       "The longest cycle of a thread's loop (between two entries into the kernel) since start "
+       "or CONFIG RESETSTAT.",
+       [](const ThreadSample& s) { return s.io.cycle_ns_max / 1000; }},
   };
   for (const PerShard& f : kPerShard) {
     w.Family(f.name, f.type, f.help);

@@ -124,6 +124,28 @@ def test_info_stats(server, r, raw):
     assert int(g["total_connections_received"]) - int(f["total_connections_received"]) >= 1
 
 
+@pytest.mark.shardis_only
+def test_info_eventloop_figures(r, raw):
+    # Redis 7.2's names: cycles and their summed duration in Stats, the longest cycle in a Debug
+    # section that only INFO DEBUG shows.
+    assert "Debug" not in info_sections(raw, "all")
+    assert "Debug" not in info_sections(raw, "everything")
+    assert info_sections(raw, "debug") == ["Debug"]
+    r.execute_command("DEBUG", "POPULATE", 20000)
+    before = info_fields(raw, "stats")
+    longest = int(info_fields(raw, "debug")["eventloop_duration_max"])
+    assert longest > 0
+    for _ in range(5):
+        r.ping()
+    after = info_fields(raw, "stats")
+    assert int(after["eventloop_cycles"]) > int(before["eventloop_cycles"])
+    assert int(after["eventloop_duration_sum"]) >= int(before["eventloop_duration_sum"]) > 0
+    assert longest <= int(after["eventloop_duration_sum"])
+    assert r.config_resetstat()
+    assert int(info_fields(raw, "stats")["eventloop_cycles"]) < int(after["eventloop_cycles"])
+    assert int(info_fields(raw, "debug")["eventloop_duration_max"]) < longest
+
+
 def test_info_keyspace(server, r, raw):
     assert raw.call("INFO", "keyspace") == b"# Keyspace\r\n"
     r.mset({b"a": b"1", b"b": b"2"})
