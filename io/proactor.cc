@@ -154,9 +154,10 @@ int Proactor::Accept(int listen_fd) {
   });
 }
 
-int Proactor::Recv(int fd, void* buf, size_t len) {
+int Proactor::Recv(int fd, void* buf, size_t len, bool poll_first) {
   return Await([&](io_uring_sqe* sqe) {
     io_uring_prep_recv(sqe, fd, buf, len, 0);
+    if (poll_first) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     UseFile(sqe, fd);
   });
 }

@@ -93,7 +93,9 @@ class Proactor {
   // --- Fiber-blocking I/O. Call from a fiber on this proactor's thread. Results are like the
   // syscalls' but errors are returned as -errno.
   int Accept(int listen_fd);
-  int Recv(int fd, void* buf, size_t len);
+  // `poll_first`: the caller expects the socket to be empty (its last recv drained it), so the
+  // kernel waits for data before the first attempt instead of failing one with EAGAIN first.
+  int Recv(int fd, void* buf, size_t len, bool poll_first = false);
   int Send(int fd, const void* buf, size_t len);
   // Sends all of buf (loops over short sends). Returns 0 or -errno.
   int SendAll(int fd, const char* buf, size_t len);

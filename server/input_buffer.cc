@@ -33,7 +33,9 @@ int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
     filled_ -= parse_start_;
     parse_start_ = 0;
   }
-  const int n = proactor->Recv(fd, data_.get() + filled_, size_ - filled_);
+  const size_t room = size_ - filled_;
+  const int n = proactor->Recv(fd, data_.get() + filled_, room, drained_);
+  drained_ = n > 0 && size_t(n) < room;
   if (n > 0) filled_ += size_t(n);
   return n;
 }

@@ -34,6 +34,9 @@ class InputBuffer {
   size_t size_ = 0;
   size_t parse_start_ = 0;
   size_t filled_ = 0;
+  // The last recv returned less than it had room for, so the socket held no more: the next one
+  // waits for data first (at pipeline 1 the client sends only after our reply).
+  bool drained_ = false;
 };
 
 }  // namespace shardis::server
