@@ -3,6 +3,7 @@
 #include <absl/strings/str_cat.h>
 #include <glog/logging.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,6 +29,9 @@ constexpr uint64_t kIgnoreTag = 0;   // CQEs nobody waits for (the source side o
 constexpr uint64_t kWakeTag = 1;     // a MSG_RING wake-up from another proactor
 constexpr uint64_t kEventfdTag = 2;  // the eventfd read completed: external tasks or notify()
 constexpr uint64_t kMaxTag = 8;
+// Set in the user_data of a multishot receive: the rest is its RecvStream (at least 2-aligned),
+// whose completions carry a buffer of the ring rather than an IoOp's result.
+constexpr uint64_t kRecvStreamBit = 1;
 
 constexpr unsigned kRingEntries = 1024;
 // Tasks taken from one inbox per poll: bounds the time the loop spends away from its own fibers.
@@ -49,6 +53,7 @@ Proactor::Proactor(unsigned index, Mesh* mesh, std::vector<Proactor*>* all)
 
 Proactor::~Proactor() {
   if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (recv_ring_ != nullptr) munmap(recv_ring_, kRecvBuffers * sizeof(io_uring_buf));
   if (event_fd_ >= 0) close(event_fd_);
 }
 
@@ -82,12 +87,40 @@ absl::Status Proactor::Init() {
     for (int slot = int(kFixedFiles) - 1; slot >= 0; --slot) free_fixed_slots_.push_back(slot);
   }
 
+  if (!SetUpRecvBuffers()) LOG(INFO) << "no io_uring buffer rings: one recv per read";
+
   if (io_uring_probe* probe = io_uring_get_probe_ring(&ring_)) {
     msg_ring_supported_ = io_uring_opcode_supported(probe, IORING_OP_MSG_RING);
     io_uring_free_probe(probe);
   }
   ArmEventfd();
   return absl::OkStatus();
+}
+
+bool Proactor::SetUpRecvBuffers() {
+  // The ring of buffer descriptors must be page-aligned memory that we give the kernel.
+  const size_t ring_bytes = kRecvBuffers * sizeof(io_uring_buf);
+  void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return false;
+  auto* br = static_cast<io_uring_buf_ring*>(mem);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uint64_t>(br);
+  reg.ring_entries = kRecvBuffers;
+  reg.bgid = kRecvBufferGroup;
+  if (io_uring_register_buf_ring(&ring_, &reg, 0) != 0) {
+    munmap(mem, ring_bytes);
+    return false;
+  }
+  recv_buffers_ = std::make_unique_for_overwrite<char[]>(size_t(kRecvBuffers) * kRecvBufferSize);
+  io_uring_buf_ring_init(br);
+  for (unsigned bid = 0; bid < kRecvBuffers; ++bid) {
+    io_uring_buf_ring_add(br, recv_buffers_.get() + size_t(bid) * kRecvBufferSize,
+                          kRecvBufferSize, uint16_t(bid), io_uring_buf_ring_mask(kRecvBuffers),
+                          int(bid));
+  }
+  io_uring_buf_ring_advance(br, kRecvBuffers);
+  recv_ring_ = br;
+  return true;
 }
 
 void Proactor::ArmEventfd() {
@@ -140,6 +173,38 @@ void Proactor::PollAsync(int fd, unsigned events, IoOp* op) {
   io_uring_prep_poll_add(sqe, fd, events);
   UseFile(sqe, fd);
   io_uring_sqe_set_data(sqe, op);
+}
+
+bool Proactor::StartRecvStream(int fd, RecvStream* stream) {
+  if (recv_ring_ == nullptr) return false;
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_recv_multishot(sqe, fd, nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = kRecvBufferGroup;
+  UseFile(sqe, fd);
+  io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(stream) | kRecvStreamBit);
+  return true;
+}
+
+void Proactor::StopRecvStream(RecvStream* stream) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_cancel64(sqe, reinterpret_cast<uint64_t>(stream) | kRecvStreamBit, 0);
+  io_uring_sqe_set_data64(sqe, kIgnoreTag);
+}
+
+void Proactor::CompleteRecv(RecvStream* stream, const io_uring_cqe* cqe) {
+  const bool armed = cqe->flags & IORING_CQE_F_MORE;
+  if (!(cqe->flags & IORING_CQE_F_BUFFER)) {
+    stream->OnRecv(cqe->res, nullptr, armed);
+    return;
+  }
+  const unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+  char* buf = recv_buffers_.get() + size_t(bid) * kRecvBufferSize;
+  stream->OnRecv(cqe->res, buf, armed);  // may release the stream: not touched after this
+  // The data has been copied out: the buffer goes back to the kernel.
+  io_uring_buf_ring_add(recv_ring_, buf, kRecvBufferSize, uint16_t(bid),
+                        io_uring_buf_ring_mask(kRecvBuffers), 0);
+  io_uring_buf_ring_advance(recv_ring_, 1);
 }
 
 void Proactor::CancelOp(IoOp* op) {
@@ -378,7 +443,11 @@ void Proactor::ReapCompletions() {
     ++seen;
     uint64_t data = io_uring_cqe_get_data64(cqe);
     if (data >= kMaxTag) {
-      reinterpret_cast<IoOp*>(data)->Complete(cqe->res);
+      if (data & kRecvStreamBit) {
+        CompleteRecv(reinterpret_cast<RecvStream*>(data & ~kRecvStreamBit), cqe);
+      } else {
+        reinterpret_cast<IoOp*>(data)->Complete(cqe->res);
+      }
     } else if (data == kEventfdTag) {
       eventfd_fired = true;
     }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -34,6 +35,23 @@ class IoOp {
 
  protected:
   ~IoOp() = default;
+};
+
+// The receiver of a multishot receive (Proactor::StartRecvStream). The kernel keeps the socket
+// armed and, each time data arrives, copies it into a buffer of the thread's buffer ring and
+// posts a completion, so a connection does not submit (and the kernel does not arm a poll for)
+// one recv per request.
+class RecvStream {
+ public:
+  // In the loop, on the proactor's thread, once per completion. res > 0: `data` holds res bytes,
+  // valid only during the call (the buffer goes back to the ring after it). res == 0: EOF.
+  // res < 0: -errno; -ENOBUFS means the thread's buffers ran out and the stream may simply be
+  // started again. `armed`: more completions follow; false means the stream has ended (after
+  // an error, EOF, StopRecvStream, or a kernel decision to stop) and this object is released.
+  virtual void OnRecv(int res, const char* data, bool armed) = 0;
+
+ protected:
+  ~RecvStream() = default;
 };
 
 // The N x N mesh of rings: ring(from, to) carries tasks from thread `from` to thread `to`.
@@ -107,6 +125,12 @@ class Proactor {
   void PollAsync(int fd, unsigned events, IoOp* op);
   // Cancels an operation started with op (it completes with -ECANCELED unless it already ended).
   void CancelOp(IoOp* op);
+  // Starts a multishot receive on fd into `stream` (see RecvStream). Returns false, doing
+  // nothing, when the kernel has no buffer rings: the caller then uses Recv. The stream must
+  // stay alive until its last OnRecv (armed == false).
+  bool StartRecvStream(int fd, RecvStream* stream);
+  // Ends a stream early; its last OnRecv (armed == false, usually -ECANCELED) still follows.
+  void StopRecvStream(RecvStream* stream);
   // Sleeps the calling fiber.
   void SleepFor(std::chrono::nanoseconds duration);
   // Cancels every pending operation on fd (they complete with -ECANCELED).
@@ -146,6 +170,8 @@ class Proactor {
   };
 
   io_uring_sqe* GetSqe();
+  bool SetUpRecvBuffers();
+  void CompleteRecv(RecvStream* stream, const io_uring_cqe* cqe);
   // Points sqe at fd: its registered slot (IOSQE_FIXED_FILE) when it has one.
   void UseFile(io_uring_sqe* sqe, int fd) const {
     if (const int slot = FixedSlotOf(fd); slot >= 0) {
@@ -183,6 +209,13 @@ class Proactor {
   std::vector<int> fixed_slot_of_fd_;
   std::vector<int> free_fixed_slots_;
   unsigned pending_sqes_ = 0;  // SQEs queued since the last enter
+  // The buffer ring of multishot receives: kRecvBuffers buffers of kRecvBufferSize bytes, handed
+  // to the kernel and given back after each completion has been consumed.
+  static constexpr unsigned kRecvBuffers = 256;
+  static constexpr unsigned kRecvBufferSize = 4096;
+  static constexpr unsigned kRecvBufferGroup = 0;
+  io_uring_buf_ring* recv_ring_ = nullptr;
+  std::unique_ptr<char[]> recv_buffers_;
 
   // Set by this thread right before it blocks; a producer that pushes into one of our inboxes
   // and sees it set clears it and sends one wake-up, so a parked thread is woken at most once.

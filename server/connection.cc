@@ -37,6 +37,10 @@ namespace {
 // memory for the rest of the connection's life; smaller ones are reused (pipelines of large
 // values keep their buffer).
 constexpr size_t kKeepBufferSize = 256 * 1024;
+// Input received while the fiber is busy waits in the stash; past this much the multishot
+// receive is stopped, so that a client sending faster than we execute meets TCP's backpressure
+// instead of filling our memory.
+constexpr size_t kMaxStash = 256 * 1024;
 
 std::string SockAddrToString(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -75,6 +79,7 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   send_op_.conn = this;
+  recv_op_.conn = this;
   state_.push = this;
   state_.authenticated = !AuthRequired();
   batches_.resize(shard::shard_set->size());
@@ -97,7 +102,8 @@ Connection::~Connection() {
 void Connection::Run() {
   fiber_ = context::active();
   bool sniffed = false;
-  while (ReadMore()) {
+  // The first read is a plain recv: an HTTP request is served by one-shot reads of its own.
+  while (ReadMore(/*stream=*/sniffed)) {
     if (!sniffed) [[unlikely]] {
       // HTTP on the RESP port (/metrics, /healthz for probes): told apart by its first line.
       const HttpSniff sniff = SniffHttp({in_.unparsed(), in_.unparsed_size()});
@@ -114,7 +120,9 @@ void Connection::Run() {
   closing_ = true;
   UnsubscribeAll(state_);
   StopMonitoring(state_);
-  // The buffer of a send in flight must outlive it, and the fd must stay open until it ends.
+  // The buffer of a send in flight must outlive it, and the fd must stay open until it ends;
+  // the same for the receive.
+  EndRecvStream();
   WaitSendDone();
   UnwatchAll(state_);
 }
@@ -193,11 +201,78 @@ void Connection::SendOp::Complete(int res) {
   }
 }
 
-bool Connection::ReadMore() {
-  const int n = in_.Read(proactor_, state_.fd, parser_.bytes_needed());
-  if (n <= 0) return false;
-  ServerThreadState::current().stats().net_input_bytes += size_t(n);
-  return true;
+bool Connection::ReadMore(bool stream) {
+  if (!stream || no_streams_) {
+    const int n = in_.Read(proactor_, state_.fd, parser_.bytes_needed());
+    if (n <= 0) return false;
+    ServerThreadState::current().stats().net_input_bytes += size_t(n);
+    return true;
+  }
+  for (;;) {
+    if (!stash_.empty()) {
+      in_.Append(stash_.data(), stash_.size());
+      if (stash_.capacity() > kMaxStash) {
+        std::string().swap(stash_);
+      } else {
+        stash_.clear();
+      }
+      return true;
+    }
+    if (input_closed_) return false;
+    if (!streaming_) {
+      if (!proactor_->StartRecvStream(state_.fd, &recv_op_)) {
+        no_streams_ = true;
+        return ReadMore(false);
+      }
+      streaming_ = true;
+    }
+    const size_t before = in_.unparsed_size();
+    waiting_input_ = true;
+    fiber_->suspend();  // until RecvOp::OnRecv
+    waiting_input_ = false;
+    if (in_.unparsed_size() > before) return true;
+  }
+}
+
+void Connection::RecvOp::OnRecv(int res, const char* data, bool armed) {
+  // In the proactor's loop, on the connection's thread.
+  Connection* c = conn;
+  if (res > 0) {
+    ServerThreadState::current().stats().net_input_bytes += size_t(res);
+    if (c->waiting_input_) {
+      c->in_.Append(data, size_t(res));  // nothing points into in_ while the fiber waits
+    } else {
+      c->stash_.append(data, size_t(res));
+      if (armed && !c->stream_stopping_ && c->stash_.size() > kMaxStash) {
+        c->stream_stopping_ = true;
+        c->proactor_->StopRecvStream(this);
+      }
+    }
+  } else if (res != -ENOBUFS && res != -ECANCELED) {
+    c->input_closed_ = true;  // EOF, or the socket failed
+  }
+  if (!armed) {
+    // Ended: ReadMore starts another when it needs input (after ENOBUFS or a stop).
+    c->streaming_ = false;
+    c->stream_stopping_ = false;
+  }
+  if (c->waiting_input_) {
+    c->waiting_input_ = false;  // one wake-up, however many completions this pass brings
+    context::active()->schedule(c->fiber_);
+  }
+}
+
+void Connection::EndRecvStream() {
+  if (!streaming_) return;
+  if (!stream_stopping_) {
+    stream_stopping_ = true;
+    proactor_->StopRecvStream(&recv_op_);
+  }
+  while (streaming_) {
+    waiting_input_ = true;
+    fiber_->suspend();
+  }
+  waiting_input_ = false;
 }
 
 bool Connection::ProcessInput() {

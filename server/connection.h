@@ -83,6 +83,13 @@ class Connection final : public PushSink {
     void Complete(int res) override;
   };
 
+  // The connection's multishot receive (see ReadMore).
+  class RecvOp final : public io::RecvStream {
+   public:
+    Connection* conn = nullptr;
+    void OnRecv(int res, const char* data, bool armed) override;
+  };
+
   // Starts sending out_ (swapped into sending_) after the previous send finished.
   bool StartSend();
   // Starts sending push_out_ if nothing else owns the send path (no batch running, no send in
@@ -90,8 +97,11 @@ class Connection final : public PushSink {
   void MaybeSendPushes();
   // Waits until no send is in flight; false if a send failed.
   bool WaitSendDone();
-  // Reads into the input buffer; false on EOF or error.
-  bool ReadMore();
+  // Reads into the input buffer; false on EOF or error. `stream`: from a multishot receive
+  // that stays armed between calls (started on first use; one recv per call otherwise).
+  bool ReadMore(bool stream);
+  // Ends the multishot receive and waits for its last completion (before the fd closes).
+  void EndRecvStream();
   // Parses every complete request in the buffer and executes them. False when the connection must
   // close after the replies are sent (protocol error, QUIT).
   bool ProcessInput();
@@ -145,6 +155,15 @@ class Connection final : public PushSink {
   bool waiting_send_ = false;  // the fiber is suspended in WaitSendDone
   int send_error_ = 0;
   SendOp send_op_;
+  // The multishot receive. Bytes it brings while the fiber waits in ReadMore go straight into
+  // in_; at any other time into stash_, because a running batch's arguments point into in_.
+  RecvOp recv_op_;
+  bool streaming_ = false;        // armed: its last completion has not arrived yet
+  bool stream_stopping_ = false;  // StopRecvStream was sent (stash_ over kMaxStash)
+  bool no_streams_ = false;       // the kernel has no buffer rings: one recv per read
+  bool input_closed_ = false;     // EOF or an error came through the stream
+  bool waiting_input_ = false;    // the fiber is suspended in ReadMore or EndRecvStream
+  std::string stash_;
   std::vector<std::string> slots_;  // replies that wait behind a remote one
   uint32_t used_slots_ = 0;
   std::vector<RemoteBatch> batches_;  // by shard id; reused

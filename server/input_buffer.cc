@@ -5,7 +5,7 @@
 
 namespace shardis::server {
 
-int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
+void InputBuffer::MakeRoom(size_t needed) {
   if (parse_start_ == filled_) {
     // Everything was consumed: start over at the front of the buffer.
     parse_start_ = filled_ = 0;
@@ -33,11 +33,21 @@ int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
     filled_ -= parse_start_;
     parse_start_ = 0;
   }
+}
+
+int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
+  MakeRoom(needed);
   const size_t room = size_ - filled_;
   const int n = proactor->Recv(fd, data_.get() + filled_, room, drained_);
   drained_ = n > 0 && size_t(n) < room;
   if (n > 0) filled_ += size_t(n);
   return n;
+}
+
+void InputBuffer::Append(const char* data, size_t n) {
+  if (size_ - filled_ < n) MakeRoom(filled_ - parse_start_ + n);
+  std::memcpy(data_.get() + filled_, data, n);
+  filled_ += n;
 }
 
 }  // namespace shardis::server

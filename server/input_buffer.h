@@ -16,6 +16,8 @@ class InputBuffer {
   // progress takes in all (0 when unknown), so a large value arrives in one buffer. Returns the
   // bytes received, or <= 0 on EOF or error.
   int Read(io::Proactor* proactor, int fd, size_t needed);
+  // Adds bytes received elsewhere (a multishot receive's buffer).
+  void Append(const char* data, size_t n);
 
   const char* begin() const { return data_.get(); }
   const char* end() const { return data_.get() + filled_; }
@@ -25,6 +27,9 @@ class InputBuffer {
   void Consume(size_t n) { parse_start_ += n; }
 
  private:
+  // Makes room for `needed` bytes of unconsumed input in all (see Read).
+  void MakeRoom(size_t needed);
+
   static constexpr size_t kInitialSize = 16 * 1024;
   // A buffer larger than this is released once consumed, so one big request does not pin memory
   // for the rest of the connection's life; smaller ones are reused.

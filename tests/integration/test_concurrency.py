@@ -99,3 +99,56 @@ def test_connection_churn(server, r):
     assert r.dbsize() == 100
     assert wait_for(lambda: r.info("clients")["connected_clients"] == baseline, timeout=5), \
         f"connected_clients {r.info('clients')['connected_clients']} != {baseline}"
+
+
+def test_input_arriving_while_blocked_is_kept_in_order(server, r):
+    """A client blocked in BLPOP goes on sending: 3 MiB of pipelined SETs, far more than the
+    server holds for a busy connection (it stops reading and lets TCP push back). Once unblocked,
+    every SET runs, in order, and every reply comes back."""
+    conn = server.raw(timeout=30)
+    try:
+        conn.send_command("BLPOP", "inbox", 0)
+        assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1, 10)
+        value = b"v" * 1000
+        count = 3000
+        pipeline = b"".join(conn.encode("SET", f"blocked:{i % 100}", value + str(i).encode())
+                            for i in range(count))
+        sender = threading.Thread(target=conn.send, args=(pipeline,))
+        sender.start()
+        time.sleep(0.3)  # the server buffers what it may, TCP holds the rest
+        assert r.get(b"blocked:0") is None  # nothing ran while the client was blocked
+        r.lpush(b"inbox", b"go")
+        assert conn.read_reply()[1] == [b"inbox", b"go"]
+        for _ in range(count):
+            assert conn.read_reply()[0] == b"+OK\r\n"
+        sender.join()
+        # The last SET of each key won: they ran in the order sent.
+        for k in range(100):
+            last = max(i for i in range(count) if i % 100 == k)
+            assert r.get(f"blocked:{k}".encode()) == value + str(last).encode()
+        assert conn.call_raw("PING") == b"+PONG\r\n"
+    finally:
+        conn.close()
+
+
+def test_large_requests_in_small_pieces(server, r):
+    """A 5 MiB value sent in 1 KiB pieces with pauses, then a pipeline of large values: the
+    request grows across many receives and buffers."""
+    conn = server.raw(timeout=30)
+    try:
+        big = bytes(range(256)) * (5 * 4096)
+        request = conn.encode("SET", "pieces", big)
+        for off in range(0, 64 * 1024, 1024):
+            conn.send(request[off:off + 1024])
+            if off % 16384 == 0:
+                time.sleep(0.01)
+        conn.send(request[64 * 1024:])
+        assert conn.read_reply()[0] == b"+OK\r\n"
+        assert r.get(b"pieces") == big
+        values = [bytes([65 + i % 26]) * (200_000 + i) for i in range(20)]
+        conn.send(b"".join(conn.encode("SET", f"piece:{i}", v) for i, v in enumerate(values)))
+        for _ in values:
+            assert conn.read_reply()[0] == b"+OK\r\n"
+        assert r.mget([f"piece:{i}" for i in range(20)]) == values
+    finally:
+        conn.close()
