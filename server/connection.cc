@@ -494,6 +494,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       slots_[slot].clear();
       RemoteBatch& batch = batches_[cmd.shard];
       if (batch.items.empty()) pending_shards_.push_back(cmd.shard);
+      batch.now_ms = now_ms;
       batch.items.push_back(
           {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, clock_tick_});
       return;
@@ -587,7 +588,6 @@ void Connection::FlushRemote() {
 void Connection::RemoteBatch::Run() {
   // On the owning shard's thread: run the commands in the order the client sent them.
   shard::Shard& shard = *shard::Shard::current();
-  const int64_t now = shard::NowMs();
   if (items.size() > 1) {
     // The same interleaved prefetch as for local keys (see PlanBatch).
     for (const RemoteItem& item : items) shard.db(item.db).Prefetch(item.hash);
@@ -603,7 +603,7 @@ void Connection::RemoteBatch::Run() {
     }
     rb.set_output(&conn->slots_[item.slot]);
     rb.set_resp3(item.resp3);
-    ShardContext ctx{shard, shard.db(item.db), rb, now, item.hash};
+    ShardContext ctx{shard, shard.db(item.db), rb, now_ms, item.hash};
     RunShardCommand(*item.spec, args, ctx);
   }
   shard.ServeBlocked();

@@ -67,6 +67,7 @@ class Connection final : public PushSink {
     Connection* conn = nullptr;
     unsigned shard = 0;
     std::vector<RemoteItem> items;
+    int64_t now_ms = 0;  // the batch's clock, read once on the connection's thread
     // How many items ran; the rest found a key locked by a transaction and wait for the
     // connection to queue them (RunLockedItems).
     size_t ran = 0;
