@@ -211,7 +211,7 @@ class Proactor {
   unsigned pending_sqes_ = 0;  // SQEs queued since the last enter
   // The buffer ring of multishot receives: kRecvBuffers buffers of kRecvBufferSize bytes, handed
   // to the kernel and given back after each completion has been consumed.
-  static constexpr unsigned kRecvBuffers = 256;
+  static constexpr unsigned kRecvBuffers = 128;
   static constexpr unsigned kRecvBufferSize = 4096;
   static constexpr unsigned kRecvBufferGroup = 0;
   io_uring_buf_ring* recv_ring_ = nullptr;

@@ -99,7 +99,7 @@ class CollectingStream final : public RecvStream {
   bool ended = false;
 };
 
-// 16 connections send 512 KiB each, 8 MiB in all against the thread's 1 MiB of receive buffers,
+// 16 connections send 512 KiB each, 8 MiB in all against the thread's 512 KiB of receive buffers,
 // while the thread is kept from reaping for a while: the buffers run out (ENOBUFS ends streams,
 // which start again) and every byte still arrives, in order, followed by EOF.
 TEST(ProactorTest, RecvStreamsDeliverInOrderAcrossRestarts) {
