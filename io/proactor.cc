@@ -336,8 +336,17 @@ void Proactor::SendHop(unsigned to, Hop* hop) {
 
 void Proactor::HopRun(void* arg) {
   Hop* hop = static_cast<Hop*>(arg);
+  hop->forward_to_ = -1;
   hop->Run();
-  Proactor::current()->Post(hop->origin_, Task{&Proactor::HopDone, hop});
+  Proactor* self = Proactor::current();
+  if (hop->forward_to_ >= 0) {
+    DCHECK_NE(unsigned(hop->forward_to_), self->index_);
+    self->Post(unsigned(hop->forward_to_), Task{&Proactor::HopRun, hop});
+  } else if (hop->origin_ == self->index_) {
+    hop->Done();  // a forwarded hop whose last step was at home
+  } else {
+    self->Post(hop->origin_, Task{&Proactor::HopDone, hop});
+  }
 }
 
 void Proactor::HopDone(void* arg) { static_cast<Hop*>(arg)->Done(); }

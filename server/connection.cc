@@ -63,7 +63,8 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
 
 }  // namespace
 
-Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
+Connection::Connection(int fd, io::Proactor* proactor)
+    : proactor_(proactor), runs_(proactor, this), relaxed_order_(RelaxedPipelineOrder()) {
   state_.id = NextClientId();
   state_.thread = proactor->index();
   state_.fd = fd;
@@ -82,11 +83,6 @@ Connection::Connection(int fd, io::Proactor* proactor) : proactor_(proactor) {
   recv_op_.conn = this;
   state_.push = this;
   state_.authenticated = !AuthRequired();
-  batches_.resize(shard::shard_set->size());
-  for (unsigned i = 0; i < batches_.size(); ++i) {
-    batches_[i].conn = this;
-    batches_[i].shard = i;
-  }
   // Registered from the start, so that a stopping server sees connections whose fiber has not
   // run yet.
   ServerThreadState::current().AddConnection(&state_);
@@ -332,7 +328,7 @@ bool Connection::ProcessInput() {
       break;
     }
   }
-  FlushRemote();
+  FlushQueued();
   FlushMonitorFeed();
   if (!protocol_error.empty()) {
     ++ServerThreadState::current().stats().protocol_errors;
@@ -356,7 +352,7 @@ bool Connection::ProcessInput() {
 }
 
 std::string* Connection::NextReplyTarget(uint32_t* slot) {
-  if (pending_shards_.empty()) {
+  if (runs_.empty()) {
     *slot = UINT32_MAX;
     return &out_;
   }
@@ -457,7 +453,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // ones that run in the connection and, as in Redis, anything queued in MULTI.
   if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
     if (NeedsMemoryAdmission(*spec, state_.multi.active)) {
-      FlushRemote();  // admission may hop: what was queued before runs first
+      FlushQueued();  // admission may hop: what was queued before runs first
       if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
     }
   }
@@ -471,14 +467,14 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   if (PauseMaybeActive()) [[unlikely]] {
     // CLIENT PAUSE: what came before runs first; this one waits (or dies with the client).
-    FlushRemote();
+    FlushQueued();
     if (!WaitWhilePaused(state_, *spec)) return;
     Tick();  // the wait is not the command's time
   }
   state_.last_command = spec->name;
   state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (state_.multi.active) [[unlikely]] {
-    FlushRemote();
+    FlushQueued();
     rb_.set_output(&out_);
     rb_.set_resp3(state_.resp3);
     ConnContext ctx{state_, rb_};
@@ -487,32 +483,16 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   feed_monitors_ = MonitorsActive();
 
   if (spec->on_shard != nullptr) {
-    if (cmd.shard != proactor_->index()) {
-      // Remote: reserve the reply's place and queue the command for its owner.
-      if (used_slots_ == slots_.size()) slots_.emplace_back();
-      slot = used_slots_++;
-      slots_[slot].clear();
-      RemoteBatch& batch = batches_[cmd.shard];
-      if (batch.items.empty()) pending_shards_.push_back(cmd.shard);
-      batch.now_ms = now_ms;
-      batch.items.push_back(
-          {spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, clock_tick_});
-      return;
+    // Redis' order: once a command waits for another shard, the ones after it wait for it.
+    if (cmd.shard != proactor_->index() || !(runs_.empty() || relaxed_order_)) {
+      return Enqueue(cmd, now_ms);
     }
     shard::Shard& shard = *shard::Shard::current();
     shard::TxQueue& txq = shard.tx_queue();
     if (txq.any_locks() && txq.Conflicts(state_.db, args[1], spec->flags & kWrite)) [[unlikely]] {
-      // A transaction holds the key: wait for it, behind everything queued before us.
-      FlushRemote();  // now every earlier reply is in out_ and no slot is in use
-      const uint64_t start = clock_tick_;
-      RemoteItem item{spec, cmd.begin, cmd.count, 0, state_.db, state_.resp3, cmd.hash, start};
-      if (slots_.empty()) slots_.emplace_back();
-      slots_[0].clear();
-      RunLockedItems(shard.id(), {&item, 1});
-      RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(slots_[0], 0), args,
-                 state_);
-      out_.append(slots_[0]);
-      return;
+      // A transaction holds the key: queued, the command waits for it (RunLockedItems).
+      Enqueue(cmd, now_ms);
+      return FlushQueued();
     }
     std::string* target = NextReplyTarget(&slot);
     const size_t reply_at = target->size();
@@ -529,7 +509,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
 
   // Connection-level commands may hop and wait themselves; everything queued before them must
   // have run first, so that one client's commands keep their order.
-  FlushRemote();
+  FlushQueued();
   rb_.set_output(&out_);
   rb_.set_resp3(state_.resp3);
   ConnContext ctx{state_, rb_};
@@ -545,81 +525,78 @@ void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
   // is exactly what follows the mark (an OFF that CLIENT REPLY ON ends keeps ON's +OK).
   const bool skip = state_.reply_skip_next;
   state_.reply_skip_next = false;
-  FlushRemote();
+  FlushQueued();
   const size_t mark = out_.size();
   Dispatch(cmd, now_ms);
-  FlushRemote();
+  FlushQueued();
   if (skip || state_.reply_off) out_.resize(mark);
 }
 
-void Connection::FlushRemote() {
-  if (pending_shards_.empty()) return;
-  outstanding_ = int(pending_shards_.size());
-  for (unsigned sid : pending_shards_) proactor_->SendHop(sid, &batches_[sid]);
-  while (outstanding_ > 0) {
-    waiting_ = true;
-    fiber_->suspend();
-    waiting_ = false;
-  }
-  for (unsigned sid : pending_shards_) {
-    RemoteBatch& batch = batches_[sid];
-    if (batch.ran < batch.items.size()) {
-      RunLockedItems(sid, std::span(batch.items).subspan(batch.ran));
-    }
-  }
-  // A command that hopped to another shard is timed here, on the connection's thread, from its
-  // dispatch to its reply being back (so its time includes the hop and the commands queued before
-  // it in the batch); one clock read covers every reply of the flush.
+void Connection::Enqueue(const Parsed& cmd, int64_t now_ms) {
+  if (used_slots_ == slots_.size()) slots_.emplace_back();
+  const uint32_t slot = used_slots_++;
+  slots_[slot].clear();
+  queued_.push_back(
+      {cmd.spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, clock_tick_});
+  queued_now_ms_ = now_ms;
+  runs_.Add(cmd.shard);
+}
+
+void Connection::FlushQueued() {
+  if (runs_.empty()) return;
+  runs_.RunAll();
+  // A queued command is timed here, on the connection's thread, from its dispatch to its reply
+  // being back (so its time includes the hops and the commands queued before it); one clock read
+  // covers every reply of the flush.
   const uint64_t done = Tick();
-  for (unsigned sid : pending_shards_) {
-    RemoteBatch& batch = batches_[sid];
-    for (const RemoteItem& item : batch.items) {
-      RecordCall(*item.spec, item.spec->stats_id, done - item.start_tick,
-                 IsErrorReply(slots_[item.slot], 0),
-                 ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
-    }
-    batch.items.clear();
+  for (const QueuedItem& item : queued_) {
+    RecordCall(*item.spec, item.spec->stats_id, done - item.start_tick,
+               IsErrorReply(slots_[item.slot], 0),
+               ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
   }
-  pending_shards_.clear();
+  queued_.clear();
   for (uint32_t i = 0; i < used_slots_; ++i) out_.append(slots_[i]);
   used_slots_ = 0;
 }
 
-void Connection::RemoteBatch::Run() {
-  // On the owning shard's thread: run the commands in the order the client sent them.
-  shard::Shard& shard = *shard::Shard::current();
-  if (items.size() > 1) {
-    // The same interleaved prefetch as for local keys (see PlanBatch).
-    for (const RemoteItem& item : items) shard.db(item.db).Prefetch(item.hash);
-    for (const RemoteItem& item : items) shard.db(item.db).PrefetchSlots(item.hash);
+size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
+  // On the shard's thread (this connection's own, or inline in another's loop): the commands in
+  // the order the client sent them.
+  if (end - begin > 1) {
+    // The same interleaved prefetch as for a batch's local keys (see PlanBatch).
+    for (size_t i = begin; i < end; ++i) shard.db(queued_[i].db).Prefetch(queued_[i].hash);
+    for (size_t i = begin; i < end; ++i) shard.db(queued_[i].db).PrefetchSlots(queued_[i].hash);
   }
   core::ReplyBuilder rb;
   shard::TxQueue& txq = shard.tx_queue();
-  for (ran = 0; ran < items.size(); ++ran) {
-    const RemoteItem& item = items[ran];
-    ArgSlice args(conn->args_.data() + item.args_begin, item.args_count);
+  size_t i = begin;
+  for (; i < end; ++i) {
+    const QueuedItem& item = queued_[i];
+    ArgSlice args(args_.data() + item.args_begin, item.args_count);
     if (txq.any_locks() && txq.Conflicts(item.db, args[1], item.spec->flags & kWrite)) {
-      break;  // this one and the rest wait for the transaction (see RunLockedItems)
+      break;  // this one and the rest wait for the transaction (RunLockedItems)
     }
-    rb.set_output(&conn->slots_[item.slot]);
+    rb.set_output(&slots_[item.slot]);
     rb.set_resp3(item.resp3);
-    ShardContext ctx{shard, shard.db(item.db), rb, now_ms, item.hash};
+    ShardContext ctx{shard, shard.db(item.db), rb, queued_now_ms_, item.hash};
     RunShardCommand(*item.spec, args, ctx);
   }
   shard.ServeBlocked();
+  return i - begin;
 }
 
-void Connection::RunLockedItems(unsigned sid, std::span<const RemoteItem> items) {
-  // Every item of a batch has the same database (SELECT flushes the batch first).
+void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
+  // Every item of a run has the same database (SELECT runs the queue first).
   std::vector<std::string_view> keys;
-  keys.reserve(items.size());
-  for (const RemoteItem& item : items) keys.push_back(args_[item.args_begin + 1]);
-  shard::Transaction tx(items[0].db, keys, shard::Transaction::kWrite);
+  keys.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) keys.push_back(args_[queued_[i].args_begin + 1]);
+  shard::Transaction tx(queued_[begin].db, keys, shard::Transaction::kWrite);
   DCHECK(tx.shards().size() == 1 && tx.shards()[0] == sid);
   tx.Run(
       [&](shard::TxShard& t) {
         core::ReplyBuilder rb;
-        for (const RemoteItem& item : items) {
+        for (size_t i = begin; i < end; ++i) {
+          const QueuedItem& item = queued_[i];
           rb.set_output(&slots_[item.slot]);
           rb.set_resp3(item.resp3);
           ShardContext ctx{t.shard, t.db, rb, t.now_ms, item.hash};
@@ -630,18 +607,13 @@ void Connection::RunLockedItems(unsigned sid, std::span<const RemoteItem> items)
       /*conclude=*/true);
 }
 
-void Connection::RemoteBatch::Done() {
-  // Back on the connection's thread.
-  if (--conn->outstanding_ == 0 && conn->waiting_) context::active()->schedule(conn->fiber_);
-}
-
 void Connection::Reject(const CommandSpec* spec, std::string_view message, std::string_view code,
                         const SubCommand* sub) {
   if (spec != nullptr) RecordRejected(StatsIdOf(*spec, sub));
   if (state_.multi.active) state_.multi.aborted = true;
   if (spec != nullptr && spec->name == "exec") {
     // Redis' execCommandAbort, in or out of MULTI: any transaction ends here.
-    FlushRemote();  // every earlier reply is in out_ (unwatching hops)
+    FlushQueued();  // every earlier reply is in out_ (unwatching hops)
     DiscardMulti(state_);
     UnwatchAll(state_);
     rb_.set_output(&out_);

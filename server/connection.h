@@ -1,7 +1,8 @@
 // Connection: one client, served by one fiber on the thread that accepted it, for its whole life.
 // Each read is parsed into a batch of every complete request in the buffer; the batch executes in
-// request order (local keys inline, remote keys grouped into one hop per owning shard) and all
-// its replies leave in one send.
+// request order (local keys inline until a remote one is queued, then consecutive commands for
+// one shard as one run, the runs one after another: see PipelineRuns and docs/pipelines.md) and
+// all its replies leave in one send.
 #pragma once
 
 #include <deque>
@@ -17,12 +18,13 @@
 #include "server/command_stats.h"
 #include "server/connection_state.h"
 #include "server/input_buffer.h"
+#include "server/pipeline_runs.h"
 
 namespace shardis::server {
 
 struct SubCommand;
 
-class Connection final : public PushSink {
+class Connection final : public PushSink, private PipelineRuns::Executor {
  public:
   Connection(int fd, io::Proactor* proactor);
   ~Connection();
@@ -42,15 +44,16 @@ class Connection final : public PushSink {
   void Kill() override;
 
  private:
-  // A command the batch sends to another shard, with everything the owner needs to run it.
-  struct RemoteItem {
+  // A command that waits in runs_ for its turn on its shard, with everything the owner needs to
+  // run it.
+  struct QueuedItem {
     const CommandSpec* spec;
     uint32_t args_begin;  // into args_
     uint32_t args_count;
     uint32_t slot;  // into slots_
     int db;
     bool resp3;
-    uint64_t hash;      // of args[1]
+    uint64_t hash;        // of args[1]
     uint64_t start_tick;  // the clock (Tick()) when it was dispatched, for its statistics
   };
   // A parsed command of the batch, resolved before any of them runs.
@@ -60,19 +63,6 @@ class Connection final : public PushSink {
     bool arity_ok;
     unsigned shard;  // owner of args[1], for on_shard commands
     uint64_t hash;   // core::HashBytes(args[1]), for on_shard commands
-  };
-  // One hop: this connection's commands for one remote shard, run there in order.
-  class RemoteBatch final : public io::Hop {
-   public:
-    Connection* conn = nullptr;
-    unsigned shard = 0;
-    std::vector<RemoteItem> items;
-    int64_t now_ms = 0;  // the batch's clock, read once on the connection's thread
-    // How many items ran; the rest found a key locked by a transaction and wait for the
-    // connection to queue them (RunLockedItems).
-    size_t ran = 0;
-    void Run() override;
-    void Done() override;
   };
 
   // The reply send in flight. Sending does not block the fiber: the batch's replies and the
@@ -112,13 +102,14 @@ class Connection final : public PushSink {
   void Dispatch(const Parsed& cmd, int64_t now_ms);
   // Dispatch for a client under CLIENT REPLY OFF/SKIP: the command's reply is dropped.
   void DispatchSilenced(const Parsed& cmd, int64_t now_ms);
-  // Sends the pending remote batches, waits for them and appends their replies in order.
-  void FlushRemote();
-  // Runs commands whose keys a transaction holds, in order, as one transaction of their own on
-  // their shard: it waits for the holders. `items` all belong to shard `sid`.
-  void RunLockedItems(unsigned sid, std::span<const RemoteItem> items);
-  // Where the next reply goes: the output buffer, or a slot once a remote reply is pending before
-  // it.
+  // Queues a command for its shard behind the ones queued before it; its reply gets a slot.
+  void Enqueue(const Parsed& cmd, int64_t now_ms);
+  // Runs every queued command in order (runs_), waits for them and appends their replies.
+  void FlushQueued();
+  // PipelineRuns::Executor: items are queued_[begin, end).
+  size_t RunItems(shard::Shard& s, size_t begin, size_t end) override;
+  void RunLockedItems(unsigned sid, size_t begin, size_t end) override;
+  // Where the next reply goes: the output buffer, or a slot once a queued reply comes before it.
   std::string* NextReplyTarget(uint32_t* slot);
   // Replies "<code> <message>" (code "": message is the whole error, e.g. OOM's) for a command
   // refused before it runs (unknown, wrong arity, not allowed while subscribed, over maxmemory),
@@ -165,12 +156,14 @@ class Connection final : public PushSink {
   bool input_closed_ = false;     // EOF or an error came through the stream
   bool waiting_input_ = false;    // the fiber is suspended in ReadMore or EndRecvStream
   std::string stash_;
-  std::vector<std::string> slots_;  // replies that wait behind a remote one
+  std::vector<std::string> slots_;  // replies that wait behind a queued one
   uint32_t used_slots_ = 0;
-  std::vector<RemoteBatch> batches_;  // by shard id; reused
-  std::vector<unsigned> pending_shards_;
-  int outstanding_ = 0;   // remote batches in flight
-  bool waiting_ = false;  // the fiber is suspended in FlushRemote
+  // Commands waiting for their turn on their shards, in order, and the runs they form.
+  std::vector<QueuedItem> queued_;
+  int64_t queued_now_ms_ = 0;  // the batch's clock, read once on the connection's thread
+  PipelineRuns runs_;
+  // --pipeline_order=relaxed: commands on this thread's keys run at once, never queued.
+  const bool relaxed_order_;
   boost::fibers::context* fiber_ = nullptr;
 };
 

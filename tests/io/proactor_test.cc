@@ -278,5 +278,70 @@ TEST(ProactorTest, BackpressureBothDirectionsFull) {
   pool.Stop();
 }
 
+
+// A hop that visits a list of threads in turn, handing itself on from each to the next, and
+// records where it ran; Done must come home once, after the last step.
+class ChainHop : public Hop {
+ public:
+  void Run() override {
+    visited.push_back(Proactor::current()->index());
+    if (++step < route.size()) ForwardTo(route[step]);
+  }
+  void Done() override {
+    EXPECT_EQ(Proactor::current()->index(), origin);
+    ++done;
+    // Only a fiber that waits is scheduled (it may still be yielding on a full ring otherwise).
+    if (--*outstanding == 0 && *waiting) boost::fibers::context::active()->schedule(waiter);
+  }
+  std::vector<unsigned> route;  // route[0] is where SendHop sends it
+  size_t step = 0;
+  std::vector<unsigned> visited;
+  unsigned origin = 0;
+  int done = 0;
+  int* outstanding = nullptr;
+  bool* waiting = nullptr;
+  boost::fibers::context* waiter = nullptr;
+};
+
+// Many chains at once from every thread, through tiny rings (so forwarding meets full outboxes):
+// each visits its route in order and comes home exactly once.
+TEST(ProactorTest, ForwardedHopsVisitTheirRouteInOrder) {
+  constexpr unsigned kThreads = 4;
+  ProactorPool pool(kThreads, /*ring_capacity=*/4);
+  ASSERT_TRUE(pool.Start().ok());
+  pool.AwaitOnAll([&](Proactor* p) {
+    const unsigned self = p->index();
+    std::vector<ChainHop> hops(200);
+    for (size_t i = 0; i < hops.size(); ++i) {
+      ChainHop& h = hops[i];
+      h.origin = self;
+      // Routes of 1 to 6 steps that never stay on one thread twice in a row and may pass home.
+      unsigned at = self;
+      for (size_t s = 0; s < 1 + i % 6; ++s) {
+        at = (at + 1 + unsigned(i + s) % (kThreads - 1)) % kThreads;
+        h.route.push_back(at);
+      }
+    }
+    int outstanding = int(hops.size());
+    bool waiting = false;
+    for (ChainHop& h : hops) {
+      h.waiter = boost::fibers::context::active();
+      h.outstanding = &outstanding;
+      h.waiting = &waiting;
+      p->SendHop(h.route[0], &h);
+    }
+    while (outstanding > 0) {
+      waiting = true;
+      boost::fibers::context::active()->suspend();
+      waiting = false;
+    }
+    for (ChainHop& h : hops) {
+      EXPECT_EQ(h.done, 1);
+      EXPECT_EQ(h.visited, h.route);
+    }
+  });
+  pool.Stop();
+}
+
 }  // namespace
 }  // namespace shardis::io

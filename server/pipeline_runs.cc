@@ -1,0 +1,169 @@
+#include "server/pipeline_runs.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <boost/fiber/context.hpp>
+
+#include "shard/shard_set.h"
+
+DEFINE_string(pipeline_order, "strict",
+              "strict: a connection's commands take effect in the order it sent them, across "
+              "shards, as in Redis; relaxed: a pipeline's commands for different shards run in "
+              "parallel, so other clients may see a later one's effect first");
+
+namespace {
+
+bool ValidPipelineOrder(const char* /*flag*/, const std::string& value) {
+  return value == "strict" || value == "relaxed";
+}
+const bool pipeline_order_checked =
+    gflags::RegisterFlagValidator(&FLAGS_pipeline_order, &ValidPipelineOrder);
+
+}  // namespace
+
+namespace shardis::server {
+
+using boost::fibers::context;
+
+bool RelaxedPipelineOrder() {
+  // Read once the flags are final (the first connection): the order is fixed for the process.
+  static const bool relaxed = FLAGS_pipeline_order == "relaxed";
+  return relaxed;
+}
+
+PipelineRuns::PipelineRuns(io::Proactor* proactor, Executor* executor)
+    : proactor_(proactor), executor_(executor) {
+  chain_.runs = this;
+}
+
+void PipelineRuns::Add(unsigned sid) {
+  if (runs_.empty() || runs_.back().shard != sid) {
+    const size_t at = size();
+    runs_.push_back({sid, at, at});
+  }
+  ++runs_.back().end;
+}
+
+void PipelineRuns::RunAll() {
+  if (runs_.empty()) return;
+  fiber_ = context::active();
+  if (RelaxedPipelineOrder()) {
+    RunRelaxed();
+  } else {
+    RunStrict();
+  }
+  runs_.clear();
+}
+
+void PipelineRuns::RunHere(const Run& run) {
+  const size_t ran = executor_->RunItems(*shard::Shard::current(), run.begin, run.end);
+  if (run.begin + ran < run.end) executor_->RunLockedItems(run.shard, run.begin + ran, run.end);
+}
+
+void PipelineRuns::RunStrict() {
+  const unsigned self = proactor_->index();
+  size_t r = 0;
+  while (r < runs_.size()) {
+    if (runs_[r].shard == self) {
+      RunHere(runs_[r++]);
+      continue;
+    }
+    // The chain runs r and every following run up to the next one of ours (or the end).
+    chain_.next = r;
+    chain_.locked = false;
+    outstanding_ = 1;
+    proactor_->SendHop(runs_[r].shard, &chain_);
+    WaitHops();
+    r = chain_.next;
+    if (chain_.locked) {
+      // Stopped at a key a transaction holds: the rest of that run waits for it here, and the
+      // chain goes on after it.
+      const Run& run = runs_[r++];
+      executor_->RunLockedItems(run.shard, run.begin + chain_.ran, run.end);
+    }
+  }
+}
+
+void PipelineRuns::ChainHop::Run() {
+  // On the shard of run `next`.
+  shard::Shard& shard = *shard::Shard::current();
+  const std::vector<PipelineRuns::Run>& all = runs->runs_;
+  const PipelineRuns::Run& run = all[next];
+  DCHECK_EQ(run.shard, shard.id());
+  ran = runs->executor_->RunItems(shard, run.begin, run.end);
+  if (run.begin + ran < run.end) {
+    locked = true;  // home: the origin waits for the transaction
+    return;
+  }
+  ++next;
+  if (next < all.size() && all[next].shard != runs->proactor_->index()) ForwardTo(all[next].shard);
+}
+
+void PipelineRuns::ChainHop::Done() { runs->HopDone(); }
+
+void PipelineRuns::RunRelaxed() {
+  const unsigned self = proactor_->index();
+  if (shard_hops_.empty()) {
+    shard_hops_.resize(shard::shard_set->size());
+    for (unsigned i = 0; i < shard_hops_.size(); ++i) {
+      shard_hops_[i].runs = this;
+      shard_hops_[i].shard = i;
+    }
+  }
+  // One hop per remote shard, all in flight at once; our own runs meanwhile, here.
+  std::vector<char> sent(shard_hops_.size(), 0);
+  outstanding_ = 0;
+  for (const Run& run : runs_) {
+    if (run.shard == self || sent[run.shard]) continue;
+    sent[run.shard] = 1;
+    ++outstanding_;
+    shard_hops_[run.shard].stopped_run = SIZE_MAX;
+    proactor_->SendHop(run.shard, &shard_hops_[run.shard]);
+  }
+  for (const Run& run : runs_) {
+    if (run.shard == self) RunHere(run);
+  }
+  WaitHops();
+  // What locked keys stopped runs in order behind the transactions, shard by shard.
+  for (unsigned sid = 0; sid < shard_hops_.size(); ++sid) {
+    const ShardHop& hop = shard_hops_[sid];
+    if (!sent[sid] || hop.stopped_run == SIZE_MAX) continue;
+    for (size_t r = hop.stopped_run; r < runs_.size(); ++r) {
+      const Run& run = runs_[r];
+      if (run.shard != sid) continue;
+      const size_t from = r == hop.stopped_run ? run.begin + hop.ran : run.begin;
+      executor_->RunLockedItems(sid, from, run.end);
+    }
+  }
+}
+
+void PipelineRuns::ShardHop::Run() {
+  shard::Shard& s = *shard::Shard::current();
+  const std::vector<PipelineRuns::Run>& all = runs->runs_;
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].shard != shard) continue;
+    ran = runs->executor_->RunItems(s, all[r].begin, all[r].end);
+    if (all[r].begin + ran < all[r].end) {
+      stopped_run = r;
+      return;
+    }
+  }
+}
+
+void PipelineRuns::ShardHop::Done() { runs->HopDone(); }
+
+void PipelineRuns::WaitHops() {
+  while (outstanding_ > 0) {
+    waiting_ = true;
+    fiber_->suspend();
+    waiting_ = false;
+  }
+}
+
+void PipelineRuns::HopDone() {
+  // Back on the connection's thread, in its loop.
+  if (--outstanding_ == 0 && waiting_) context::active()->schedule(fiber_);
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,109 @@
+// PipelineRuns: the commands of one connection that wait for their turn on their shards, in the
+// order the client sent them, cut into runs of consecutive commands for the same shard, and the
+// hops that execute them (docs/pipelines.md).
+//
+// Redis' order (--pipeline_order=strict, the default): a run starts only after the run before it
+// has finished, so no command of a connection takes effect before the commands it sent earlier,
+// whatever shards they are on. One message per run: the shard that finishes a run hands the rest
+// of the chain straight to the next run's shard (io::Hop::ForwardTo); only a run on the
+// connection's own thread, or the end, brings the chain home.
+//
+// The relaxed order (--pipeline_order=relaxed, Dragonfly's pipeline squashing): every shard gets
+// one hop with all of its runs, the shards run in parallel, and the connection's own commands are
+// not queued at all. Each shard still runs the connection's commands in their order, but other
+// clients can see a later command's effect before an earlier one's on another shard.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "io/proactor.h"
+#include "shard/shard.h"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace shardis::server {
+
+// --pipeline_order=relaxed (strict or relaxed; the start stops on anything else).
+bool RelaxedPipelineOrder();
+
+class PipelineRuns {
+ public:
+  // Runs the items, which belong to the caller (arguments, reply slots): PipelineRuns knows them
+  // only by index, in the order they were added.
+  class Executor {
+   public:
+    // On shard `s`'s thread (inline in its loop when it is not the connection's, so it must not
+    // block): runs items [begin, end) in order. Returns how many ran: it stops before an item
+    // whose key a transaction holds (that one and the rest go to RunLockedItems).
+    virtual size_t RunItems(shard::Shard& s, size_t begin, size_t end) = 0;
+    // In the connection's fiber: runs items [begin, end), all for shard `sid`, behind the
+    // transaction that holds their keys (it may wait).
+    virtual void RunLockedItems(unsigned sid, size_t begin, size_t end) = 0;
+
+   protected:
+    ~Executor() = default;
+  };
+
+  PipelineRuns(io::Proactor* proactor, Executor* executor);
+  PipelineRuns(const PipelineRuns&) = delete;
+  PipelineRuns& operator=(const PipelineRuns&) = delete;
+
+  bool empty() const { return runs_.empty(); }
+  // Items added since the last RunAll.
+  size_t size() const { return runs_.empty() ? 0 : runs_.back().end; }
+  // Appends the next item, for shard `sid`.
+  void Add(unsigned sid);
+  // Runs every item added, in the configured order, and returns once all have run; then starts
+  // empty again. Call from the connection's fiber.
+  void RunAll();
+
+ private:
+  struct Run {
+    unsigned shard;
+    size_t begin, end;  // items
+  };
+
+  // Strict order: the one hop of the chain, carried from run to run.
+  class ChainHop final : public io::Hop {
+   public:
+    PipelineRuns* runs = nullptr;
+    size_t next = 0;    // the run to execute next
+    size_t ran = 0;     // items of run `next` that ran when the chain stopped at a locked key
+    bool locked = false;
+    void Run() override;
+    void Done() override;
+  };
+  // Relaxed order: one hop per shard with all of that shard's runs.
+  class ShardHop final : public io::Hop {
+   public:
+    PipelineRuns* runs = nullptr;
+    unsigned shard = 0;
+    size_t stopped_run = 0;  // the run where a locked key stopped it (SIZE_MAX: none)
+    size_t ran = 0;          // items of that run that ran
+    void Run() override;
+    void Done() override;
+  };
+
+  void RunStrict();
+  void RunRelaxed();
+  // Runs run r on the calling (connection's) thread, locked items included.
+  void RunHere(const Run& run);
+  // Suspends the connection's fiber until every hop in flight is back.
+  void WaitHops();
+  void HopDone();
+
+  io::Proactor* proactor_;
+  Executor* executor_;
+  std::vector<Run> runs_;
+  ChainHop chain_;
+  std::vector<ShardHop> shard_hops_;  // by shard id, for the relaxed order
+  int outstanding_ = 0;               // hops in flight
+  bool waiting_ = false;              // the fiber is suspended in WaitHops
+  boost::fibers::context* fiber_ = nullptr;
+};
+
+}  // namespace shardis::server
