@@ -304,7 +304,8 @@ class KeyExecutor {
 }  // namespace
 
 MemcacheConnection::MemcacheConnection(int fd, io::Proactor* proactor)
-    : fd_(fd), proactor_(proactor) {
+    : fd_(fd), proactor_(proactor), runs_(proactor, this),
+      relaxed_order_(RelaxedPipelineOrder()) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (tl_fds == nullptr) tl_fds = new absl::flat_hash_set<int>();
@@ -334,6 +335,9 @@ bool MemcacheConnection::ReadMore() {
 
 bool MemcacheConnection::ProcessInput() {
   out_.clear();
+  used_cmds_ = 0;
+  used_slots_ = 0;
+  now_ms_ = shard::NowMs();
   bool keep_open = true;
   while (in_.unparsed_size() > 0) {
     auto r = parser_.Parse(in_.unparsed(), in_.unparsed_size());
@@ -342,15 +346,16 @@ bool MemcacheConnection::ProcessInput() {
       keep_open = false;
       break;
     }
-    const Cmd& cmd = parser_.command();
-    // noreply: whatever the command writes is dropped (errors included, as memcached does).
-    const size_t mark = out_.size();
-    keep_open = Execute(cmd);
-    if (cmd.noreply) out_.resize(mark);
+    // Kept until the batch has run: its keys and data are views into in_, which stays put until
+    // the next read.
+    if (used_cmds_ == cmds_.size()) cmds_.emplace_back();
+    cmds_[used_cmds_] = parser_.command();
+    keep_open = Dispatch(uint32_t(used_cmds_++));
     in_.Consume(parser_.consumed());
     parser_.Reset();
     if (!keep_open) break;
   }
+  FlushQueued();
   if (!out_.empty()) {
     if (proactor_->SendAll(fd_, out_.data(), out_.size()) < 0) return false;
     tl_stats.bytes_written += out_.size();
@@ -359,12 +364,22 @@ bool MemcacheConnection::ProcessInput() {
   return keep_open;
 }
 
-bool MemcacheConnection::Execute(const Cmd& cmd) {
+std::string* MemcacheConnection::NextOutput() {
+  if (runs_.empty()) return &out_;
+  // Something queued comes before this output: keep the order with a slot.
+  if (used_slots_ == slots_.size()) slots_.emplace_back();
+  std::string* slot = &slots_[used_slots_++];
+  slot->clear();
+  return slot;
+}
+
+bool MemcacheConnection::Dispatch(uint32_t index) {
+  const Cmd& cmd = cmds_[index];
   switch (cmd.op) {
     case Op::kSkip:
       return true;
     case Op::kError:
-      core::Append(&out_, cmd.error, "\r\n");
+      if (!cmd.noreply) core::Append(NextOutput(), cmd.error, "\r\n");
       return true;
     case Op::kSet:
     case Op::kAdd:
@@ -374,143 +389,147 @@ bool MemcacheConnection::Execute(const Cmd& cmd) {
     case Op::kCas:
       if (cmd.too_large) {
         ++tl_stats.store_too_large;
-        out_.append("SERVER_ERROR object too large for cache\r\n");
-        if (cmd.op == Op::kSet) {
-          // As memcached: a failed set must not leave the old value behind.
-          Cmd del = cmd;
-          del.op = Op::kDelete;
-          std::string ignored;
-          std::swap(ignored, out_);
-          ExecuteKeyCommand(del);
-          std::swap(ignored, out_);
-        }
+        if (!cmd.noreply) NextOutput()->append("SERVER_ERROR object too large for cache\r\n");
+        // As memcached: a failed set must not leave the old value behind.
+        if (cmd.op == Op::kSet) AddKeyItem(index, 0, Op::kDelete, /*silent=*/true);
         return true;
       }
-      ExecuteKeyCommand(cmd);
+      AddKeyItem(index, 0, cmd.op, cmd.noreply);
       return true;
     case Op::kDelete:
     case Op::kIncr:
     case Op::kDecr:
     case Op::kTouch:
-      ExecuteKeyCommand(cmd);
+      AddKeyItem(index, 0, cmd.op, cmd.noreply);
       return true;
     case Op::kGet:
     case Op::kGets:
     case Op::kGat:
     case Op::kGats:
-      ExecuteRetrieval(cmd);
+      // One item per key, each run on its key's shard in turn (memcached's multi-key get is not
+      // atomic either); the blocks come out in key order.
+      for (uint32_t k = 0; k < cmd.keys.size(); ++k) AddKeyItem(index, k, cmd.op, false);
+      NextOutput()->append("END\r\n");
       return true;
+    default:
+      break;
+  }
+  // The rest has no key: what came before runs first.
+  FlushQueued();
+  const size_t mark = out_.size();
+  switch (cmd.op) {
     case Op::kFlushAll:
       FlushAll(cmd.exptime);
       out_.append("OK\r\n");
-      return true;
+      break;
     case Op::kVersion:
       core::Append(&out_, "VERSION ", kVersion, "\r\n");
-      return true;
+      break;
     case Op::kVerbosity:
       out_.append("OK\r\n");
-      return true;
+      break;
     case Op::kStats:
       Stats(cmd);
-      return true;
+      break;
     case Op::kQuit:
       return false;
+    default:
+      LOG(DFATAL) << "unhandled memcached op";
   }
+  // noreply: whatever the command writes is dropped (errors included, as memcached does).
+  if (cmd.noreply) out_.resize(mark);
   return true;
 }
 
-void MemcacheConnection::ExecuteKeyCommand(const Cmd& cmd) {
-  const std::string_view key = cmd.keys[0];
-  const uint64_t hash = core::HashBytes(key);
-  const unsigned sid = shard::shard_set->ShardOf(key, hash);
-  bool locked = false;
-  auto run = [&](shard::Shard& s) {
+void MemcacheConnection::AddKeyItem(uint32_t cmd_index, uint32_t key_index, Op op, bool silent) {
+  const std::string_view key = cmds_[cmd_index].keys[key_index];
+  KeyItem item{cmd_index, key_index, op, silent, core::HashBytes(key), 0};
+  const unsigned sid = shard::shard_set->ShardOf(key, item.hash);
+  // Redis' order, as for RESP (docs/pipelines.md): a key on this thread runs at once only while
+  // nothing is queued before it.
+  if (sid == proactor_->index() && (runs_.empty() || relaxed_order_)) {
+    shard::Shard& s = *shard::Shard::current();
     shard::TxQueue& txq = s.tx_queue();
-    if (txq.any_locks() && txq.Conflicts(kMemcacheDb, key, cmd.op != Op::kGet)) {
-      locked = true;  // a transaction holds the key: wait for it below
+    if (!txq.any_locks() || !txq.Conflicts(kMemcacheDb, key, IsWrite(op))) {
+      std::string* target = NextOutput();
+      const size_t mark = target->size();
+      RunItem(s, s.db(kMemcacheDb), now_ms_, item, target);
+      if (silent) target->resize(mark);
+      s.ServeBlocked();
       return;
     }
-    KeyExecutor(s, s.db(kMemcacheDb), shard::NowMs(), &out_).Run(cmd, hash);
-    s.ServeBlocked();
-  };
-  if (sid == proactor_->index()) {
-    run(*shard::Shard::current());
-  } else {
-    shard::shard_set->Await(sid, run);
   }
-  if (!locked) return;
-  std::string_view keys[] = {key};
+  if (used_slots_ == slots_.size()) slots_.emplace_back();
+  item.slot = uint32_t(used_slots_++);
+  slots_[item.slot].clear();
+  items_.push_back(item);  // a locked key waits for its transaction in RunLockedItems
+  runs_.Add(sid);
+}
+
+bool MemcacheConnection::IsWrite(Op op) { return op != Op::kGet && op != Op::kGets; }
+
+void MemcacheConnection::RunItem(shard::Shard& s, Db& db, int64_t now_ms, const KeyItem& item,
+                                 std::string* out) {
+  const Cmd& cmd = cmds_[item.cmd];
+  KeyExecutor ex(s, db, now_ms, out);
+  switch (item.op) {
+    case Op::kGet:
+    case Op::kGets:
+    case Op::kGat:
+    case Op::kGats:
+      return ex.Retrieve(cmd, cmd.keys[item.key], item.hash);
+    case Op::kDelete:
+      if (cmd.op != Op::kDelete) {
+        Cmd del = cmd;  // the delete after a too-large set
+        del.op = Op::kDelete;
+        return ex.Run(del, item.hash);
+      }
+      [[fallthrough]];
+    default:
+      return ex.Run(cmd, item.hash);
+  }
+}
+
+size_t MemcacheConnection::RunItems(shard::Shard& s, size_t begin, size_t end) {
+  shard::TxQueue& txq = s.tx_queue();
+  Db& db = s.db(kMemcacheDb);
+  size_t i = begin;
+  for (; i < end; ++i) {
+    const KeyItem& item = items_[i];
+    const std::string_view key = cmds_[item.cmd].keys[item.key];
+    if (txq.any_locks() && txq.Conflicts(kMemcacheDb, key, IsWrite(item.op))) break;
+    RunItem(s, db, now_ms_, item, &slots_[item.slot]);
+  }
+  s.ServeBlocked();
+  return i - begin;
+}
+
+void MemcacheConnection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
+  std::vector<std::string_view> keys;
+  for (size_t i = begin; i < end; ++i) keys.push_back(cmds_[items_[i].cmd].keys[items_[i].key]);
   shard::Transaction tx(kMemcacheDb, keys, shard::Transaction::kWrite);
+  DCHECK(tx.shards().size() == 1 && tx.shards()[0] == sid);
   tx.Run(
       [&](shard::TxShard& t) {
-        KeyExecutor(t.shard, t.db, t.now_ms, &out_).Run(cmd, hash);
+        for (size_t i = begin; i < end; ++i) {
+          RunItem(t.shard, t.db, t.now_ms, items_[i], &slots_[items_[i].slot]);
+        }
         t.shard.ServeBlocked();
       },
       /*conclude=*/true);
 }
 
-void MemcacheConnection::ExecuteRetrieval(const Cmd& cmd) {
-  const auto& keys = cmd.keys;
-  const bool write = cmd.op == Op::kGat || cmd.op == Op::kGats;
-  const unsigned self = proactor_->index();
-  std::vector<uint64_t> hashes(keys.size());
-  std::vector<unsigned> owners(keys.size());
-  bool all_local = true;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    hashes[i] = core::HashBytes(keys[i]);
-    owners[i] = shard::shard_set->ShardOf(keys[i], hashes[i]);
-    all_local &= owners[i] == self;
+void MemcacheConnection::FlushQueued() {
+  if (runs_.empty()) return;
+  runs_.RunAll();
+  // Every output piece after the first queued item is in a slot, in order; silent items' replies
+  // (noreply) are dropped.
+  for (const KeyItem& item : items_) {
+    if (item.silent) slots_[item.slot].clear();
   }
-  // The common case, every key here: the blocks go straight to the output.
-  if (all_local) {
-    shard::Shard& s = *shard::Shard::current();
-    shard::TxQueue& txq = s.tx_queue();
-    bool locked = false;
-    for (size_t i = 0; i < keys.size() && txq.any_locks(); ++i) {
-      locked |= txq.Conflicts(kMemcacheDb, keys[i], write);
-    }
-    if (!locked) {
-      KeyExecutor ex(s, s.db(kMemcacheDb), shard::NowMs(), &out_);
-      for (size_t i = 0; i < keys.size(); ++i) ex.Retrieve(cmd, keys[i], hashes[i]);
-      out_.append("END\r\n");
-      return;
-    }
-  }
-  // One block per key, filled on its shard (one hop per shard, in parallel), then in key order.
-  std::vector<std::string> blocks(keys.size());
-  std::vector<unsigned> sids(owners);
-  std::sort(sids.begin(), sids.end());
-  sids.erase(std::unique(sids.begin(), sids.end()), sids.end());
-  std::vector<char> locked(shard::shard_set->size(), 0);
-  auto run_keys = [&](shard::Shard& s, Db& db, int64_t now_ms) {
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (owners[i] != s.id()) continue;
-      KeyExecutor(s, db, now_ms, &blocks[i]).Retrieve(cmd, keys[i], hashes[i]);
-    }
-  };
-  shard::shard_set->AwaitShards(sids, [&](shard::Shard& s) {
-    shard::TxQueue& txq = s.tx_queue();
-    if (txq.any_locks()) {
-      for (size_t i = 0; i < keys.size(); ++i) {
-        if (owners[i] == s.id() && txq.Conflicts(kMemcacheDb, keys[i], write)) {
-          locked[s.id()] = 1;  // a transaction holds some of them: all wait for it below
-          return;
-        }
-      }
-    }
-    run_keys(s, s.db(kMemcacheDb), shard::NowMs());
-  });
-  if (std::find(locked.begin(), locked.end(), 1) != locked.end()) {
-    std::vector<std::string_view> tx_keys;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (locked[owners[i]]) tx_keys.push_back(keys[i]);
-    }
-    shard::Transaction tx(kMemcacheDb, tx_keys,
-                          write ? shard::Transaction::kWrite : shard::Transaction::kRead);
-    tx.Run([&](shard::TxShard& t) { run_keys(t.shard, t.db, t.now_ms); }, /*conclude=*/true);
-  }
-  for (const std::string& b : blocks) out_.append(b);
-  out_.append("END\r\n");
+  for (size_t i = 0; i < used_slots_; ++i) out_.append(slots_[i]);
+  used_slots_ = 0;
+  items_.clear();
 }
 
 void MemcacheConnection::FlushAll(int64_t delay_s) {

@@ -3,22 +3,24 @@
 // database 0 of its shard as a plain string, so a key set here is a string to GET over RESP.
 // memcached's per-key flags and CAS unique live in the Db's McMeta side table (see shard/db.h).
 //
-// Each read is parsed into every complete command in the buffer; the commands run in order (a
-// key on another shard is one hop there; a multi-key get makes one hop per shard involved, in
-// parallel, and replies in key order) and all their replies leave in one send.
+// Each read is parsed into every complete command in the buffer; the commands run in the order
+// they were sent, as RESP's do (PipelineRuns, docs/pipelines.md): consecutive keys for one shard
+// travel as one hop, a multi-key get is one item per key, and all replies leave in one send.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/memcache_parser.h"
 #include "io/proactor.h"
 #include "server/input_buffer.h"
+#include "server/pipeline_runs.h"
 
 namespace shardis::server {
 
-class MemcacheConnection {
+class MemcacheConnection final : private PipelineRuns::Executor {
  public:
   MemcacheConnection(int fd, io::Proactor* proactor);
   ~MemcacheConnection();
@@ -29,23 +31,53 @@ class MemcacheConnection {
   void Run();
 
  private:
+  using Cmd = core::MemcacheParser::Command;
+  using Op = core::MemcacheParser::Op;
+  // One key of a command, waiting in runs_ for its turn on its shard.
+  struct KeyItem {
+    uint32_t cmd;  // into cmds_
+    uint32_t key;  // into its keys
+    Op op;         // the command's, or kDelete for the delete after a too-large set
+    bool silent;   // noreply: the reply is dropped
+    uint64_t hash;
+    uint32_t slot;  // into slots_
+  };
+
   bool ReadMore();
   // Runs every complete command in the buffer; false when the connection must close.
   bool ProcessInput();
-  // One command; false for quit.
-  bool Execute(const core::MemcacheParser::Command& cmd);
-  // A command on one key, on its shard (a hop when it is remote).
-  void ExecuteKeyCommand(const core::MemcacheParser::Command& cmd);
-  // get/gets/gat/gats: one hop per shard owning some of the keys.
-  void ExecuteRetrieval(const core::MemcacheParser::Command& cmd);
+  // Runs or queues command cmds_[index]; false for quit.
+  bool Dispatch(uint32_t index);
+  // Runs one key of a command at once when it is on this thread and nothing is queued, else
+  // queues it behind the others.
+  void AddKeyItem(uint32_t cmd_index, uint32_t key_index, Op op, bool silent);
+  static bool IsWrite(Op op);
+  void RunItem(shard::Shard& s, shard::Db& db, int64_t now_ms, const KeyItem& item,
+               std::string* out);
+  // Where the next output goes: out_, or a slot once a queued reply comes before it.
+  std::string* NextOutput();
+  // Runs every queued item in order and appends the outputs.
+  void FlushQueued();
+  // PipelineRuns::Executor: items are items_[begin, end).
+  size_t RunItems(shard::Shard& s, size_t begin, size_t end) override;
+  void RunLockedItems(unsigned sid, size_t begin, size_t end) override;
   void FlushAll(int64_t delay_s);
-  void Stats(const core::MemcacheParser::Command& cmd);
+  void Stats(const Cmd& cmd);
 
   int fd_;
   io::Proactor* proactor_;
   core::MemcacheParser parser_;
   InputBuffer in_;
   std::string out_;
+  int64_t now_ms_ = 0;  // the batch's clock
+  // The batch's commands (reused: their key vectors keep their capacity) and queued keys.
+  std::vector<Cmd> cmds_;
+  size_t used_cmds_ = 0;
+  std::vector<KeyItem> items_;
+  std::vector<std::string> slots_;
+  size_t used_slots_ = 0;
+  PipelineRuns runs_;
+  const bool relaxed_order_;
 };
 
 // For StopServing: makes every memcached connection of the calling thread see end-of-file after

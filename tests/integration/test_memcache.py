@@ -410,6 +410,26 @@ def test_differential_against_memcached(mc, memcached, seed):
     assert any(k.isdigit() for k in replies), replies
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_pipelined_differential_against_memcached(mc, memcached, seed):
+    """Whole pipelines of mixed commands (keys on every shard, multi-key gets, errors, noreply,
+    flush_all) in one write each: the replies match memcached's, in order."""
+    _, port = mc
+    ours, ref = McConn(port), McConn(memcached)
+    ref.run(b"flush_all\r\n")
+    ours.run(b"flush_all\r\n")
+    g = random.Random(seed)
+    for round_no in range(40):
+        steps = []
+        while len(steps) < g.randint(2, 60):
+            kind, data = _random_step(g)
+            if kind == "plain":
+                steps.append(data)
+        payload = b"".join(steps)
+        got, want = _normalize(ours.run(payload), {}), _normalize(ref.run(payload), {})
+        assert got == want, f"round {round_no}: {payload!r}"
+
+
 def test_memtier_style_load(mc):
     """The request shapes of memtier_benchmark --protocol=memcache_text (which Debian does not
     package): `set <key> 0 <exptime> <bytes>`, `get <key>` and multi-key `get`, pipelined on

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import TARGET, RespConn
+from conftest import TARGET, RespConn, free_port, wait_for
 
 THREADS = None if TARGET == "redis" else 4
 WRITERS = 3
@@ -149,6 +149,94 @@ def test_pipelined_writes_are_seen_in_order(server_factory):
     assert sum(checks) >= MIN_CHECKS, f"only {sum(checks)} checks in {DEADLINE_S} s"
     assert not violations, (f"{len(violations)} of {sum(checks)} reads saw b:<i> set and a:<i> "
                             f"missing, e.g. {violations[:5]}")
+
+
+@pytest.mark.shardis_only
+def test_memcached_pipelines_keep_their_order(server_factory):
+    """The same over the memcached port: writers pipeline set a:<i>, set b:<i>; readers send
+    `get b:<i> a:<i>`, whose keys are read in order (memcached's multi-key get is not atomic, but
+    a key read later must not be older). b:<i> without a:<i> would be a reordering."""
+    mc_port = free_port()
+    srv = server_factory(threads=THREADS, args=[f"--memcached_port={mc_port}"])
+    wait_for(lambda: _can_connect(mc_port), 10)
+    progress = [0] * WRITERS
+    stop = threading.Event()
+    checks = [0] * READERS
+    violations = []
+    errors = []
+
+    def read_until(sock, buf, count, marker):
+        while buf.count(marker) < count:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("closed")
+            buf += chunk
+        return buf
+
+    def writer(w):
+        try:
+            sock = _connect(mc_port)
+            i = 0
+            while not stop.is_set():
+                cmds = []
+                for j in range(i, i + BATCH):
+                    cmds.append(b"set a:w%d:%d 0 0 1\r\n1\r\n" % (w, j))
+                    cmds.append(b"set b:w%d:%d 0 0 1\r\n1\r\n" % (w, j))
+                progress[w] = i
+                sock.sendall(b"".join(cmds))
+                buf = read_until(sock, b"", 2 * BATCH, b"STORED\r\n")
+                assert buf == b"STORED\r\n" * (2 * BATCH), buf[:100]
+                i += BATCH
+            sock.close()
+        except Exception as e:
+            errors.append(e)
+            stop.set()
+
+    def reader(rid):
+        rng = random.Random(rid)
+        try:
+            sock = _connect(mc_port)
+            while not stop.is_set():
+                picks = []
+                for _ in range(READ_PIPELINE):
+                    w = rng.randrange(WRITERS)
+                    picks.append((w, max(0, progress[w] + rng.randrange(-4, BATCH + 4))))
+                sock.sendall(b"".join(b"get b:w%d:%d a:w%d:%d\r\n" % (w, i, w, i)
+                                      for w, i in picks))
+                buf = read_until(sock, b"", len(picks), b"END\r\n")
+                for (w, i), reply in zip(picks, buf.split(b"END\r\n")):
+                    has_b = b"VALUE b:" in reply
+                    has_a = b"VALUE a:" in reply
+                    if has_b and not has_a:
+                        violations.append((w, i))
+                checks[rid] += len(picks)
+            sock.close()
+        except Exception as e:
+            errors.append(e)
+            stop.set()
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
+    threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + DEADLINE_S
+    while sum(checks) < MIN_CHECKS and not stop.is_set() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    assert sum(checks) >= MIN_CHECKS, f"only {sum(checks)} checks in {DEADLINE_S} s"
+    assert not violations, (f"{len(violations)} of {sum(checks)} gets saw b:<i> and not a:<i>, "
+                            f"e.g. {violations[:5]}")
+
+
+def _can_connect(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
 
 
 def test_job_is_there_when_its_id_is_popped(server_factory):
