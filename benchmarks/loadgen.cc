@@ -9,6 +9,7 @@
 //   loadgen --port 6379 --ratio 1:10 --pipeline 1 --duration 10 --server-pid 1234
 //   loadgen --port 6379 --fill --keyspace 1000000 --pipeline 16       # SET key 0..N-1 once
 //   loadgen --port 6379 --fill --keyspace 10000000 -c 4 -P 1          # fill latency: see max_us
+//   loadgen --port 11211 --protocol memcache --ratio 0:1 --keys-per-get 10   # memcached multi-get
 //
 // It depends on nothing but libc and the standard library, and has its own reply parser: it only
 // needs to find where each reply ends.
@@ -58,6 +59,8 @@ constexpr const char* kUsage = R"(usage: loadgen [options]
   --seed N           random seed (default 1)
   --timeout S        fail when no reply arrives for S seconds (default 30)
   --progress         print progress to stderr every 10 s
+  --protocol P       resp (default) or memcache (the memcached text protocol: set/get)
+  --keys-per-get N   memcache only: each GET request is one `get` of N keys (default 1)
 )";
 
 constexpr const char* kOutputHelp = R"(output (one line, key=value):
@@ -224,6 +227,8 @@ struct Options {
   uint64_t seed = 1;
   double timeout_s = 30;
   bool progress = false;
+  bool memcache = false;
+  int keys_per_get = 1;
 };
 
 uint64_t ParseUint(const char* flag, const std::string& s) {
@@ -291,6 +296,12 @@ Options ParseOptions(int argc, char** argv) {
       o.timeout_s = double(ParseUint(a, next()));
     } else if (arg == "--progress") {
       o.progress = true;
+    } else if (arg == "--protocol") {
+      std::string p = next();
+      if (p != "resp" && p != "memcache") Fail("--protocol must be resp or memcache");
+      o.memcache = p == "memcache";
+    } else if (arg == "--keys-per-get") {
+      o.keys_per_get = int(ParseUint(a, next()));
     } else {
       Fail("unknown option %s (see --help)", argv[i]);
     }
@@ -298,6 +309,8 @@ Options ParseOptions(int argc, char** argv) {
   if (o.connections < 1 || o.pipeline < 1) Fail("--connections and --pipeline must be >= 1");
   if (o.keyspace < 1 || o.keyspace > 1000000000000ull) Fail("--keyspace must be in [1, 10^12]");
   if (o.set_weight + o.get_weight == 0) Fail("--ratio 0:0 sends nothing");
+  if (o.keys_per_get < 1 || (o.keys_per_get > 1 && !o.memcache))
+    Fail("--keys-per-get must be >= 1, and above 1 only with --protocol memcache");
   if (!o.fill && o.requests == 0 && o.duration_s == 0) o.requests = 100000;
   return o;
 }
@@ -332,6 +345,7 @@ struct Conn {
   size_t in_len = 0;
   uint64_t skip = 0;  // bytes of a bulk body (+ CRLF) still to come
   int pending = 0;    // replies still expected for the current pipeline
+  int values = 0;     // memcache: VALUE blocks of the get reply being read
   uint64_t sent_ns = 0;
   bool done = false;
 };
@@ -341,8 +355,13 @@ constexpr size_t kInBuffer = 256 * 1024;
 class LoadGen {
  public:
   explicit LoadGen(const Options& o) : o_(o) {
-    value_tail_ =
-        "$" + std::to_string(o.value_size) + "\r\n" + std::string(o.value_size, 'x') + "\r\n";
+    if (o.memcache) {
+      value_tail_ = " 0 0 " + std::to_string(o.value_size) + "\r\n" +
+                    std::string(o.value_size, 'x') + "\r\n";
+    } else {
+      value_tail_ =
+          "$" + std::to_string(o.value_size) + "\r\n" + std::string(o.value_size, 'x') + "\r\n";
+    }
   }
 
   void Connect();
@@ -356,7 +375,11 @@ class LoadGen {
   void OnReadable(Conn& c);
   void OnReply(Conn& c, uint64_t now);
   void SetWriteInterest(Conn& c, bool on);
-  void AppendKey(std::string& out, uint64_t key);
+  void AppendRequest(Conn& c, bool is_set, uint64_t key);
+  // Consumes the reply line buf[pos, line_end) (memcache: a reply ends at its END line).
+  void OnRespLine(Conn& c, const char* line, size_t len, uint64_t now);
+  void OnMemcacheLine(Conn& c, const char* line, size_t len, uint64_t now);
+  void OnError(Conn& c, const char* line, size_t len, uint64_t now);
 
   Options o_;
   std::string value_tail_;
@@ -410,12 +433,32 @@ void LoadGen::Connect() {
   freeaddrinfo(addrs);
 }
 
-void LoadGen::AppendKey(std::string& out, uint64_t key) {
-  char buf[16] = {'k', 'e', 'y', ':'};
-  for (int i = 15; i >= 4; --i, key /= 10) buf[i] = char('0' + key % 10);
-  out.append("$16\r\n", 5);
-  out.append(buf, 16);
-  out.append("\r\n", 2);
+void LoadGen::AppendRequest(Conn& c, bool is_set, uint64_t key) {
+  char buf[12];
+  for (int i = 11; i >= 0; --i, key /= 10) buf[i] = char('0' + key % 10);
+  if (!o_.memcache) {
+    c.out.append(is_set ? "*3\r\n$3\r\nSET\r\n" : "*2\r\n$3\r\nGET\r\n", 13);
+    c.out.append("$16\r\nkey:", 9);
+    c.out.append(buf, 12);
+    c.out.append("\r\n", 2);
+    if (is_set) c.out.append(value_tail_);
+    return;
+  }
+  if (is_set) {
+    c.out.append("set key:", 8);
+    c.out.append(buf, 12);
+    c.out.append(value_tail_);
+    return;
+  }
+  c.out.append("get key:", 8);
+  c.out.append(buf, 12);
+  for (int k = 1; k < o_.keys_per_get; ++k) {
+    uint64_t more = c.rng.Below(o_.keyspace);
+    for (int i = 11; i >= 0; --i, more /= 10) buf[i] = char('0' + more % 10);
+    c.out.append(" key:", 5);
+    c.out.append(buf, 12);
+  }
+  c.out.append("\r\n", 2);
 }
 
 void LoadGen::StartPipeline(Conn& c, uint64_t now) {
@@ -445,16 +488,8 @@ void LoadGen::StartPipeline(Conn& c, uint64_t now) {
       is_set = c.mix_counter++ % cycle < o_.set_weight;
       key = c.rng.Below(o_.keyspace);
     }
-    if (is_set) {
-      c.out.append("*3\r\n$3\r\nSET\r\n", 13);
-      AppendKey(c.out, key);
-      c.out.append(value_tail_);
-      ++sets_;
-    } else {
-      c.out.append("*2\r\n$3\r\nGET\r\n", 13);
-      AppendKey(c.out, key);
-      ++gets_;
-    }
+    AppendRequest(c, is_set, key);
+    ++(is_set ? sets_ : gets_);
   }
   c.pending = n;
   c.sent_ns = now;
@@ -497,6 +532,51 @@ void LoadGen::OnReply(Conn& c, uint64_t now) {
   last_reply_ns_ = now;
 }
 
+void LoadGen::OnError(Conn& c, const char* line, size_t len, uint64_t now) {
+  if (errors_++ == 0) std::fprintf(stderr, "loadgen: first error reply: %.*s\n", int(len), line);
+  OnReply(c, now);
+}
+
+void LoadGen::OnRespLine(Conn& c, const char* line, size_t len, uint64_t now) {
+  switch (line[0]) {
+    case '+':
+    case ':':
+      return OnReply(c, now);
+    case '-':
+      return OnError(c, line, len, now);
+    case '$': {
+      int64_t n = std::strtoll(line + 1, nullptr, 10);
+      if (n < 0) {
+        ++misses_;
+        return OnReply(c, now);
+      }
+      ++hits_;
+      c.skip = uint64_t(n) + 2;
+      return;
+    }
+    default:
+      Fail("connection %d: unexpected reply: %.*s", c.index, int(std::min<size_t>(len, 80)), line);
+  }
+}
+
+void LoadGen::OnMemcacheLine(Conn& c, const char* line, size_t len, uint64_t now) {
+  const std::string_view l(line, len > 0 && line[len - 1] == '\r' ? len - 1 : len);
+  if (l == "STORED") return OnReply(c, now);
+  if (l.rfind("VALUE ", 0) == 0) {  // VALUE <key> <flags> <bytes>: its block follows
+    ++hits_;
+    ++c.values;
+    c.skip = std::strtoull(line + l.rfind(' ') + 1, nullptr, 10) + 2;
+    return;
+  }
+  if (l == "END") {
+    misses_ += uint64_t(std::max(0, o_.keys_per_get - c.values));
+    c.values = 0;
+    return OnReply(c, now);
+  }
+  if (l.find("ERROR") != std::string_view::npos) return OnError(c, line, len, now);
+  Fail("connection %d: unexpected reply: %.*s", c.index, int(std::min<size_t>(len, 80)), line);
+}
+
 void LoadGen::OnReadable(Conn& c) {
   ssize_t r;
   do {
@@ -518,7 +598,7 @@ void LoadGen::OnReadable(Conn& c) {
       pos += take;
       c.skip -= take;
       if (c.skip > 0) break;
-      OnReply(c, now);
+      if (!o_.memcache) OnReply(c, now);  // memcache: the reply goes on until END
       continue;
     }
     if (pos >= len) break;
@@ -526,32 +606,10 @@ void LoadGen::OnReadable(Conn& c) {
     if (nl == nullptr) break;
     size_t line_end = size_t(nl - buf);
     if (c.pending <= 0) Fail("connection %d: a reply that nobody asked for", c.index);
-    switch (buf[pos]) {
-      case '+':
-      case ':':
-        OnReply(c, now);
-        break;
-      case '-':
-        if (errors_++ == 0) {
-          std::fprintf(stderr, "loadgen: first error reply: %.*s\n", int(line_end - pos),
-                       buf + pos);
-        }
-        OnReply(c, now);
-        break;
-      case '$': {
-        int64_t n = std::strtoll(buf + pos + 1, nullptr, 10);
-        if (n < 0) {
-          ++misses_;
-          OnReply(c, now);
-        } else {
-          ++hits_;
-          c.skip = uint64_t(n) + 2;
-        }
-        break;
-      }
-      default:
-        Fail("connection %d: unexpected reply: %.*s", c.index,
-             int(std::min<size_t>(line_end - pos, 80)), buf + pos);
+    if (o_.memcache) {
+      OnMemcacheLine(c, buf + pos, line_end - pos, now);
+    } else {
+      OnRespLine(c, buf + pos, line_end - pos, now);
     }
     pos = line_end + 1;
   }
