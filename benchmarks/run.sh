@@ -14,10 +14,15 @@
 #      memory, then runs every workload on each server in turn (the order rotates per workload and
 #      round) with the load generator pinned to CLIENT_CPU;
 #   3. restarts redis-server and shardis --threads 1, fills BIG_KEYSPACE keys of 16 KiB, GETs them;
-#   4. (unless SKIP_FILL10M=1) fills FILL10M_KEYS keys with pipeline 1 on a fresh server of each
+#   4. the cost of Redis' pipeline order (docs/pipelines.md): shardis --threads 2 and 4 in the
+#      default (strict) order and with --pipeline_order=relaxed, and BASELINE_BIN at 2 and 4
+#      threads when given, SET/GET P16;
+#   5. the memcached text protocol: the Debian memcached (-t 1) against shardis --threads 1
+#      --memcached_port, both pinned to SERVER_CPU: set/get P1 and P16 and a multi-key get;
+#   6. (unless SKIP_FILL10M=1) fills FILL10M_KEYS keys with pipeline 1 on a fresh server of each
 #      kind, one at a time, and reports the slowest single SET (at the client and in the server),
 #      then overwrites for as long as a control without growth;
-#   5. prints a markdown report (medians over ROUNDS) and writes it to REPORT.
+#   7. prints a markdown report (medians over ROUNDS) and writes it to REPORT.
 #
 # Environment (defaults in parentheses; QUICK=1 values in brackets):
 #   ROUNDS (1), QUICK (0), SKIP_FILL10M (0)
@@ -31,6 +36,10 @@
 #     less of its CPUs (plain `nice` does not reach across sessions when autogroup is on). Needs
 #     root; slows everybody else down for the duration.
 #   SHARDIS_BIN (build/release/shardis, built if not given), REDIS_SERVER (redis-server on PATH)
+#   BASELINE_BIN (unset): an older shardis binary measured beside SHARDIS_BIN in the pipeline-order
+#     phase (e.g. the commit before a change to the data path)
+#   MEMCACHED (memcached on PATH), MC_KEYS_PER_GET (10): keys of the multi-key get
+#   SKIP_ORDER, SKIP_MEMCACHED (0): leave out phase 4 or 5
 #   REPORT (benchmarks/results/<UTC date>.md, -2, -3... if taken) [a file in the work directory]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -56,8 +65,15 @@ CONNECTIONS=${CONNECTIONS:-50}
 NICE=${NICE:-}
 FILL10M_CONNECTIONS=${FILL10M_CONNECTIONS:-4}
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
+MEMCACHED=${MEMCACHED:-$(command -v memcached || true)}
+MC_KEYS_PER_GET=${MC_KEYS_PER_GET:-10}
+SKIP_ORDER=${SKIP_ORDER:-0}
+SKIP_MEMCACHED=${SKIP_MEMCACHED:-0}
+BASELINE_BIN=${BASELINE_BIN:-}
 
-for tool in redis-cli taskset "$PYTHON" "$REDIS_SERVER"; do
+tools=(redis-cli taskset "$PYTHON" "$REDIS_SERVER")
+[ "$SKIP_MEMCACHED" = 1 ] || tools+=("$MEMCACHED")
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
 done
 read -r -a cpus <<<"$("$PYTHON" -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
@@ -77,6 +93,10 @@ workdir=$(mktemp -d /tmp/shardis-bench.XXXXXX)
 # Run copies, so that a rebuild in the tree during the run cannot change what is measured.
 cp "$SHARDIS_BIN" "$workdir/shardis"
 cp "$LOADGEN" "$workdir/loadgen"
+if [ -n "$BASELINE_BIN" ]; then
+  cp "$BASELINE_BIN" "$workdir/baseline"
+  BASELINE_SHA=$(sha256sum "$BASELINE_BIN" | cut -c1-12)
+fi
 SHARDIS_SHA=$(sha256sum "$SHARDIS_BIN" | cut -c1-12)
 SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(
   n=$(git status --porcelain 2>/dev/null | grep -cv '^??' || true)
@@ -118,24 +138,39 @@ free_port() {
 
 quote() { printf '%q ' "$@" | sed 's/ $//'; }
 
-# start_server NAME redis|shardis [THREADS]
+# start_server NAME redis|shardis|baseline|memcached [THREADS [SHARDIS FLAGS...]]
+# A shardis started with --memcached_port=N is measured on that port (PORT[NAME]).
 start_server() {
-  local name=$1 kind=$2 threads=${3:-1} port cmd
+  local name=$1 kind=$2 threads=${3:-1} port cmd mc_port=
+  shift $(($# < 3 ? $# : 3))
   port=$(free_port)
-  if [ "$kind" = redis ]; then
-    cmd=(taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1
-         --save '' --appendonly no --dir "$workdir")
-  else
-    cmd=(taskset -c "$SERVER_CPU" "$workdir/shardis" --port "$port" --bind 127.0.0.1
-         --threads "$threads" --logtostderr)
-  fi
+  case "$kind" in
+    redis)
+      cmd=(taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1
+           --save '' --appendonly no --dir "$workdir") ;;
+    memcached)  # -m: room for every key of the phase (its default is 64 MB)
+      cmd=(taskset -c "$SERVER_CPU" "$MEMCACHED" -p "$port" -U 0 -l 127.0.0.1 -t 1 -m 4096)
+      [ "$(id -u)" != 0 ] || cmd+=(-u root) ;;
+    *)
+      local bin=$workdir/shardis
+      [ "$kind" != baseline ] || bin=$workdir/baseline
+      cmd=(taskset -c "$SERVER_CPU" "$bin" --port "$port" --bind 127.0.0.1
+           --threads "$threads" --logtostderr "$@")
+      mc_port=$(printf '%s\n' "$@" | sed -n 's/^--memcached_port=//p') ;;
+  esac
   LOG[$name]=$workdir/$name.log
   "${cmd[@]}" >>"${LOG[$name]}" 2>&1 &
   PID[$name]=$!
   PORT[$name]=$port
   CMD[$name]=$(quote "${cmd[@]}")
   for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
+    if [ "$kind" = memcached ]; then
+      "$PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" \
+        2>/dev/null && return 0
+    elif [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+      [ -z "$mc_port" ] || PORT[$name]=$mc_port
+      return 0
+    fi
     sleep 0.1
   done
   echo "$name did not start: ${CMD[$name]}" >&2
@@ -192,13 +227,15 @@ loadgen() {
 }
 field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
-# fill TAGS NAME KEYS VALUE_SIZE [loadgen args]: SET key 0..KEYS-1 once, then check DBSIZE.
+# fill TAGS NAME KEYS VALUE_SIZE [loadgen args]: SET key 0..KEYS-1 once, then check DBSIZE (over
+# RESP; a memcached fill is checked by the GETs after it, which fail on a miss).
 fill() {
   local tags=$1 name=$2 keys=$3 size=$4 dbsize
   shift 4
   FILLCMD[$name]=$(quote taskset -c "$CLIENT_CPU" "$workdir/loadgen" --port "${PORT[$name]}" --fill \
     --keyspace "$keys" --value-size "$size" "$@")
   loadgen "$tags" "$name" --fill --keyspace "$keys" --value-size "$size" "$@"
+  [[ " $* " != *" --protocol memcache "* ]] || return 0
   dbsize=$(redis-cli -p "${PORT[$name]}" dbsize)
   [ "$dbsize" = "$keys" ] || fail "$name" "DBSIZE is $dbsize after filling $keys keys" "${FILLCMD[$name]}"
 }
@@ -220,7 +257,14 @@ declare -A WORKLOAD=(
   [get_p16]="--ratio 0:1 --pipeline 16"
   [mix_p1]="--ratio 1:10 --pipeline 1"
   [get16k_p1]="--ratio 0:1 --pipeline 1"
+  [mc_set_p1]="--protocol memcache --ratio 1:0 --pipeline 1"
+  [mc_get_p1]="--protocol memcache --ratio 0:1 --pipeline 1"
+  [mc_set_p16]="--protocol memcache --ratio 1:0 --pipeline 16"
+  [mc_get_p16]="--protocol memcache --ratio 0:1 --pipeline 16"
+  [mc_mget_p1]="--protocol memcache --ratio 0:1 --pipeline 1 --keys-per-get $MC_KEYS_PER_GET"
 )
+ORDER_WORKLOADS=(set_p16 get_p16)
+MC_WORKLOADS=(mc_set_p1 mc_get_p1 mc_set_p16 mc_get_p16 mc_mget_p1)
 MAIN_WORKLOADS=(set_p1 get_p1 set_p16 get_p16 mix_p1)
 THREADS2_WORKLOADS=" set_p1 get_p1 set_p16 get_p16 "
 
@@ -279,6 +323,61 @@ for round in $(seq 1 "$ROUNDS"); do
       "$(field ops_per_server_cpu_s "$LAST") ops per server CPU-s"
   done
   for name in "${servers[@]}"; do stop_server "$name"; done
+
+  # ---- Pipeline order: strict (default) against relaxed, at 2 and 4 threads -------------------
+  if [ "$SKIP_ORDER" != 1 ]; then
+    servers=(order-t2 order-t2-relaxed order-t4 order-t4-relaxed)
+    start_server order-t2 shardis 2
+    start_server order-t2-relaxed shardis 2 --pipeline_order=relaxed
+    start_server order-t4 shardis 4
+    start_server order-t4-relaxed shardis 4 --pipeline_order=relaxed
+    if [ -n "$BASELINE_BIN" ]; then
+      servers+=(baseline-t2 baseline-t4)
+      start_server baseline-t2 baseline 2
+      start_server baseline-t4 baseline 4
+    fi
+    for name in $(rotate $((round - 1)) "${servers[@]}"); do
+      fill "round=$round workload=fill" "$name" "$KEYSPACE" "$VALUE_SIZE" \
+        --pipeline 16 --connections "$CONNECTIONS"
+    done
+    w=0
+    for workload in "${ORDER_WORKLOADS[@]}"; do
+      for name in $(rotate $((round - 1 + w)) "${servers[@]}"); do
+        # shellcheck disable=SC2086
+        loadgen "round=$round workload=$workload" "$name" ${WORKLOAD[$workload]} \
+          --connections "$CONNECTIONS" --keyspace "$KEYSPACE" --value-size "$VALUE_SIZE" \
+          --duration "$DURATION" --seed "$round"
+        note "round $round: $workload on $name: $(field ops_per_s "$LAST") ops/s," \
+          "p99 $(field p99_us "$LAST") us"
+      done
+      w=$((w + 1))
+    done
+    for name in "${servers[@]}"; do stop_server "$name"; done
+  fi
+
+  # ---- memcached text protocol: Debian memcached -t 1 against shardis --threads 1 -------------
+  if [ "$SKIP_MEMCACHED" != 1 ]; then
+    servers=(memcached shardis-mc)
+    start_server memcached memcached
+    start_server shardis-mc shardis 1 "--memcached_port=$(free_port)"
+    for name in $(rotate $((round - 1)) "${servers[@]}"); do
+      fill "round=$round workload=mc_fill" "$name" "$KEYSPACE" "$VALUE_SIZE" --protocol memcache \
+        --pipeline 16 --connections "$CONNECTIONS"
+    done
+    w=0
+    for workload in "${MC_WORKLOADS[@]}"; do
+      for name in $(rotate $((round - 1 + w)) "${servers[@]}"); do
+        # shellcheck disable=SC2086
+        loadgen "round=$round workload=$workload" "$name" ${WORKLOAD[$workload]} \
+          --connections "$CONNECTIONS" --keyspace "$KEYSPACE" --value-size "$VALUE_SIZE" \
+          --duration "$DURATION" --seed "$round"
+        note "round $round: $workload on $name: $(field ops_per_s "$LAST") ops/s," \
+          "$(field ops_per_server_cpu_s "$LAST") ops per server CPU-s"
+      done
+      w=$((w + 1))
+    done
+    for name in "${servers[@]}"; do stop_server "$name"; done
+  fi
 done
 
 # server_side TAGS NAME: the server's own view of the run just measured: its slowest command
@@ -335,6 +434,24 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   echo "# 16 KiB values, on restarted servers (--threads 1)"
   echo "$lg --fill --keyspace $BIG_KEYSPACE --value-size $BIG_VALUE_SIZE --pipeline 16 --connections $CONNECTIONS"
   echo "$lg ${WORKLOAD[get16k_p1]} --connections $CONNECTIONS --keyspace $BIG_KEYSPACE --value-size $BIG_VALUE_SIZE --duration $DURATION --seed <round>"
+  if [ "$SKIP_ORDER" != 1 ]; then
+    echo "# pipeline order: shardis --threads 2 and 4, default (strict) and relaxed order"
+    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr [--pipeline_order=relaxed]"
+    [ -z "$BASELINE_BIN" ] || echo "taskset -c $SERVER_CPU $BASELINE_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr   # baseline, sha256 $BASELINE_SHA..."
+    echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --pipeline 16 --connections $CONNECTIONS"
+    for workload in "${ORDER_WORKLOADS[@]}"; do
+      echo "$lg ${WORKLOAD[$workload]} --connections $CONNECTIONS --keyspace $KEYSPACE --value-size $VALUE_SIZE --duration $DURATION --seed <round>"
+    done
+  fi
+  if [ "$SKIP_MEMCACHED" != 1 ]; then
+    echo "# memcached text protocol"
+    echo "taskset -c $SERVER_CPU $MEMCACHED -p <port> -U 0 -l 127.0.0.1 -t 1 -m 4096 [-u root]"
+    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --memcached_port=<port>"
+    echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --protocol memcache --pipeline 16 --connections $CONNECTIONS"
+    for workload in "${MC_WORKLOADS[@]}"; do
+      echo "$lg ${WORKLOAD[$workload]} --connections $CONNECTIONS --keyspace $KEYSPACE --value-size $VALUE_SIZE --duration $DURATION --seed <round>"
+    done
+  fi
   if [ "$SKIP_FILL10M" != 1 ]; then
     echo "# the big fill, on a fresh server of each kind, one at a time"
     echo "$lg --fill --keyspace $FILL10M_KEYS --value-size $VALUE_SIZE --pipeline 1 --connections $FILL10M_CONNECTIONS --progress"
@@ -345,6 +462,8 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
 export RESULTS=$results COMMANDS=$workdir/commands.txt WARNINGS=$workdir/warnings
 export QUICK ROUNDS DURATION KEYSPACE VALUE_SIZE CONNECTIONS BIG_KEYSPACE BIG_VALUE_SIZE
 export FILL10M_KEYS FILL10M_CONNECTIONS SKIP_FILL10M SERVER_CPU CLIENT_CPU NICE
+export SKIP_ORDER SKIP_MEMCACHED MC_KEYS_PER_GET BASELINE=${BASELINE_BIN:+$BASELINE_BIN (sha256 $BASELINE_SHA...)}
+export MEMCACHED_VERSION=$([ "$SKIP_MEMCACHED" = 1 ] || "$MEMCACHED" -V | sed -n 's/^memcached //p')
 export LOAD_START=$load_start LOAD_END=$load_end
 export HOST_CPU="$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 export KERNEL=$(uname -r)
@@ -379,7 +498,10 @@ def rx(x):
     return "n/a" if math.isnan(x) else f"{x:.2f}x"
 
 NAMES = {"set_p1": "SET P1", "get_p1": "GET P1", "set_p16": "SET P16", "get_p16": "GET P16",
-         "mix_p1": "1:10 SET:GET P1", "get16k_p1": "GET 16 KiB P1"}
+         "mix_p1": "1:10 SET:GET P1", "get16k_p1": "GET 16 KiB P1",
+         "mc_set_p1": "memcached set P1", "mc_get_p1": "memcached get P1",
+         "mc_set_p16": "memcached set P16", "mc_get_p16": "memcached get P16",
+         "mc_mget_p1": f"memcached get of {env['MC_KEYS_PER_GET']} keys P1"}
 FIGURES = [("ops_per_s", "throughput (ops/s)", 0),
            ("ops_per_server_cpu_s", "ops per server CPU-second", 0),
            ("p50_us", "p50 latency (µs)", 1),
@@ -426,6 +548,15 @@ def target_rows():
     for w in ("set_p1", "get_p1", "set_p16", "get_p16"):
         r = ratio(med(w, "shardis-t2", "ops_per_server_cpu_s"), med(w, "shardis", "ops_per_server_cpu_s"))
         add(f"ops per server CPU-s, --threads 2 / --threads 1, {NAMES[w]}", "≥ 0.85x", rx(r), r >= 0.85)
+    if env["SKIP_ORDER"] != "1":
+        for w in ("set_p16", "get_p16"):
+            r = ratio(med(w, "order-t2", "ops_per_s"), med(w, "order-t2-relaxed", "ops_per_s"))
+            add(f"throughput, --threads 2, Redis' order / relaxed order, {NAMES[w]}", "≥ 0.85x",
+                rx(r), r >= 0.85)
+    if env["SKIP_MEMCACHED"] != "1":
+        for w in ("mc_set_p1", "mc_get_p1", "mc_set_p16", "mc_get_p16", "mc_mget_p1"):
+            r = ratio(med(w, "shardis-mc", "ops_per_server_cpu_s"), med(w, "memcached", "ops_per_server_cpu_s"))
+            add(f"ops per server CPU-s, {NAMES[w]}", "≥ 1.00x memcached", rx(r), r >= 1.0)
     if env["SKIP_FILL10M"] != "1":
         # Judged in the server: its slowest SET and its longest loop cycle. What the client sees
         # on top of that comes from outside the server's code (compare the control run).
@@ -509,6 +640,37 @@ table(["set_p1", "get_p1", "set_p16", "get_p16"], "shardis", "shardis-t2",
       "--threads 1", "--threads 2", "2 / 1", FIGURES[:5])
 p("")
 
+# ---- Pipeline order
+if env["SKIP_ORDER"] != "1":
+    p("## Pipeline order: Redis' order (the default) against --pipeline_order=relaxed")
+    p("")
+    p("Both on the one server CPU. In Redis' order a pipeline's runs of same-shard commands run one "
+      "after another (docs/pipelines.md); relaxed sends one hop per shard at once, so other "
+      "clients may see a pipeline's writes out of order. --threads 1 (above) has no hops.")
+    base = env.get("BASELINE", "")
+    if base:
+        p("")
+        p(f"baseline: {base}")
+    p("")
+    for t in ("2", "4"):
+        p(f"### --threads {t}")
+        p("")
+        table(["set_p16", "get_p16"], f"order-t{t}-relaxed", f"order-t{t}",
+              "relaxed", "Redis' order", "order / relaxed", FIGURES[:5])
+        if base:
+            p("")
+            table(["set_p16", "get_p16"], f"baseline-t{t}", f"order-t{t}",
+                  "baseline", "this build", "this / baseline", FIGURES[:5])
+        p("")
+
+# ---- memcached
+if env["SKIP_MEMCACHED"] != "1":
+    p(f"## memcached text protocol: memcached {env['MEMCACHED_VERSION']} (-t 1) vs shardis --threads 1")
+    p("")
+    table(["mc_set_p1", "mc_get_p1", "mc_set_p16", "mc_get_p16", "mc_mget_p1"], "memcached",
+          "shardis-mc", "memcached", "shardis", "shardis/memcached")
+    p("")
+
 # ---- Big fill
 fk = int(env["FILL10M_KEYS"])
 p(f"## Fill of {fk:,} keys, pipeline 1, {env['FILL10M_CONNECTIONS']} connections")
@@ -554,7 +716,7 @@ p("")
 p("| workload | server | server CPU µs/op | load generator CPU µs/op | other load on server CPU | other load on load generator CPU |")
 p("| --- | --- | ---: | ---: | ---: | ---: |")
 for w in NAMES:
-    for s in ("redis", "shardis", "shardis-t2"):
+    for s in ("redis", "shardis", "shardis-t2", "memcached", "shardis-mc"):
         mine = [r for r in rows if r["workload"] == w and r["server"] == s]
         if not mine:
             continue
@@ -589,6 +751,6 @@ p("```")
 p("</details>")
 print("\n".join(out))
 EOF
-rm -f "$workdir/shardis" "$workdir/loadgen"   # the logs and raw results stay
+rm -f "$workdir/shardis" "$workdir/loadgen" "$workdir/baseline"   # the logs and raw results stay
 cat "$REPORT"
 note "report written to $REPORT; logs and raw results in $workdir"
