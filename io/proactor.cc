@@ -283,17 +283,25 @@ void Proactor::UnregisterFile(int fd) {
   free_fixed_slots_.push_back(slot);
 }
 
-void Proactor::Launch(std::function<void()> fn) {
+bool Proactor::Launch(std::function<void()> fn) {
   DCHECK(tl_proactor == this);
+  try {
+    boost::fibers::fiber(std::allocator_arg, FiberStack(kFiberStackSize),
+                         [this, fn = std::move(fn)] {
+                           fn();
+                           // The last fiber out lets a stopping Run() return.
+                           if (--live_fibers_ == 0 && stop_requested_.load() && main_waiter_) {
+                             context* waiter = std::exchange(main_waiter_, nullptr);
+                             context::active()->schedule(waiter);
+                           }
+                         })
+        .detach();
+  } catch (const std::bad_alloc&) {
+    // FiberStack::allocate found no memory for the stack; nothing was started.
+    return false;
+  }
   ++live_fibers_;
-  boost::fibers::fiber(std::allocator_arg, FiberStack(kFiberStackSize), [this, fn = std::move(fn)] {
-    fn();
-    // The last fiber out lets a stopping Run() return.
-    if (--live_fibers_ == 0 && stop_requested_.load() && main_waiter_) {
-      context* waiter = std::exchange(main_waiter_, nullptr);
-      context::active()->schedule(waiter);
-    }
-  }).detach();
+  return true;
 }
 
 void Proactor::Run(std::function<void()> on_start) {

@@ -105,8 +105,10 @@ class Proactor {
   // for a full outbox (call on this proactor's thread; for INFO and /metrics).
   size_t QueuedTasks() const;
 
-  // Starts a detached fiber on this thread. Call on this proactor's thread only.
-  void Launch(std::function<void()> fn);
+  // Starts a detached fiber on this thread. Call on this proactor's thread only. Returns false,
+  // dropping fn unrun, when the fiber's stack cannot be mapped (out of memory or of mappings):
+  // a server keeps serving its other clients rather than dying for one connection.
+  bool Launch(std::function<void()> fn);
 
   // --- Fiber-blocking I/O. Call from a fiber on this proactor's thread. Results are like the
   // syscalls' but errors are returned as -errno.

@@ -74,6 +74,9 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
     if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, args[i + 1]);
     if (!v.ok()) return failed(args[i], std::string(v.status().message()));
+    if (p->check) {
+      if (absl::Status s = p->check(*v); !s.ok()) return failed(args[i], std::string(s.message()));
+    }
     changes.push_back({p, *std::move(v)});
   }
   for (const Change& c : changes) c.param->set(c.value);

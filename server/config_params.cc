@@ -9,8 +9,11 @@
 #include "server/admission.h"
 #include "server/auth.h"
 #include "server/config_registry.h"
+#include "server/fd_limit.h"
+#include "server/idle_timeout.h"
 #include "server/latency_monitor.h"
 #include "server/slowlog.h"
+#include "server/tcp_keepalive.h"
 #include "shard/memory_limit.h"
 #include "shard/shard.h"
 
@@ -60,9 +63,17 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(MutableString(
       "requirepass", "requirepass", [] { return RequirePass(); },
       [](std::string_view v) { SetRequirePass(v); }));
-  r.Add(MutableInt(
+  ConfigParam maxclients = MutableInt(
       "maxclients", "maxclients", 1, INT64_MAX, [] { return int64_t(MaxClients()); },
-      [](int64_t v) { SetMaxClients(size_t(v)); }));
+      [](int64_t v) { SetMaxClients(size_t(v)); });
+  maxclients.check = [](const ConfigValue& v) { return CheckMaxClients(size_t(v.number)); };
+  r.Add(std::move(maxclients));
+  r.Add(MutableInt(
+      "tcp-keepalive", "tcp_keepalive", 0, INT32_MAX, [] { return TcpKeepAlive(); },
+      [](int64_t v) { SetTcpKeepAlive(v); }));
+  r.Add(MutableInt(
+      "timeout", "timeout", 0, INT32_MAX, [] { return IdleTimeout(); },
+      [](int64_t v) { SetIdleTimeout(v); }));
   r.Add(MutableBool(
       "protected-mode", "protected_mode", [] { return ProtectedMode(); },
       [](bool v) { SetProtectedMode(v); }));
@@ -89,9 +100,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("proto-max-bulk-len", "536870912"));
   r.Add(ReadOnly("replica-read-only", "yes"));
   r.Add(ReadOnly("save", ""));
-  r.Add(ReadOnly("tcp-keepalive", "300"));
-  r.Add(ReadOnly("timeout", "0"));
-
 }
 
 }  // namespace shardis::server

@@ -42,6 +42,9 @@ struct ConfigParam {
   std::function<std::string()> get;
   // Applies a parsed, validated value. Empty: nothing to apply (fixed or start-only).
   std::function<void(const ConfigValue&)> set;
+  // Optional, for CONFIG SET: whether the system can take a parsed value (maxclients needs file
+  // descriptors), asked before anything is applied. The error is shown after "... - ".
+  std::function<absl::Status(const ConfigValue&)> check;
 };
 
 // Redis' memtoull: digits with an optional unit b, k (1000), kb (1024), m, mb, g, gb (any case).

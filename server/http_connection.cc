@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include <absl/strings/escaping.h>
+
 #include "core/string_util.h"
+#include "server/auth.h"
 #include "server/metrics.h"
 #include "server/server_state.h"
 
@@ -20,14 +23,63 @@ struct Response {
   std::string_view reason = "OK";
   std::string_view content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::string_view extra_headers = "";  // whole "Name: value\r\n" lines
 };
 
-Response Route(std::string_view method, std::string_view path) {
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+// Whether the request head carries "Authorization: Basic <base64 of user:password>" with the
+// password of the default user and the user name "default" (as `AUTH default <password>`).
+bool BasicAuthOk(std::string_view head) {
+  size_t pos = head.find('\n');
+  while (pos != std::string_view::npos && pos + 1 < head.size()) {
+    const size_t next = head.find('\n', pos + 1);
+    std::string_view line = head.substr(pos + 1, next == std::string_view::npos
+                                                     ? std::string_view::npos
+                                                     : next - pos - 1);
+    pos = next;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos ||
+        !core::EqualsIgnoreCase(line.substr(0, colon), "authorization")) {
+      continue;
+    }
+    const std::string_view value = Trim(line.substr(colon + 1));
+    constexpr std::string_view kBasic = "basic ";
+    if (value.size() <= kBasic.size() ||
+        !core::EqualsIgnoreCase(value.substr(0, kBasic.size()), kBasic)) {
+      return false;
+    }
+    std::string decoded;
+    if (!absl::Base64Unescape(core::ToAbsl(Trim(value.substr(kBasic.size()))), &decoded)) {
+      return false;
+    }
+    const size_t sep = decoded.find(':');
+    if (sep == std::string::npos) return false;
+    return CheckPassword(std::string_view(decoded).substr(0, sep),
+                         std::string_view(decoded).substr(sep + 1));
+  }
+  return false;
+}
+
+// `guarded`: /metrics needs the default user's password when it has one (the RESP port, which
+// anyone who may send commands can reach; --admin_port is for operators and stays open).
+// /healthz stays open everywhere: probes carry no credentials and it says nothing about the data.
+Response Route(std::string_view method, std::string_view path, std::string_view head,
+               bool guarded) {
   if (method != "GET" && method != "HEAD") {
     return {405, "Method Not Allowed", "text/plain; charset=utf-8", "Method Not Allowed\n"};
   }
   if (path == "/healthz") return {200, "OK", "text/plain; charset=utf-8", "OK"};
   if (path == "/metrics") {
+    if (guarded && AuthRequired() && !BasicAuthOk(head)) {
+      return {401, "Unauthorized", "text/plain; charset=utf-8", "Unauthorized\n",
+              "WWW-Authenticate: Basic realm=\"shardis\"\r\n"};
+    }
     const MetricsSnapshot m = GatherMetrics(kGatherThreads | kGatherCommands);
     return {200, "OK", "text/plain; version=0.0.4; charset=utf-8", RenderPrometheus(m)};
   }
@@ -72,7 +124,9 @@ HttpSniff SniffHttp(std::string_view head, bool any_method) {
   return HttpSniff::kHttp;
 }
 
-void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in) {
+namespace {
+
+void ServeRequest(io::Proactor* proactor, int fd, InputBuffer* in, bool guarded) {
   // Read the whole head (the request line and the headers, up to the empty line).
   while (true) {
     const std::string_view head(in->unparsed(), in->unparsed_size());
@@ -97,16 +151,22 @@ void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in) {
   std::string_view method = line.substr(0, sp1);
   std::string_view path = sp1 < sp2 ? line.substr(sp1 + 1, sp2 - sp1 - 1) : std::string_view();
   path = path.substr(0, path.find('?'));
-  Response r = sp1 < sp2 ? Route(method, path)
+  Response r = sp1 < sp2 ? Route(method, path, head, guarded)
                          : Response{400, "Bad Request", "text/plain; charset=utf-8",
                                     "Bad Request\n"};
   std::string out = core::Concat("HTTP/1.1 ", r.status, " ", r.reason,
                                  "\r\nContent-Type: ", r.content_type,
-                                 "\r\nContent-Length: ", r.body.size(),
-                                 "\r\nConnection: close\r\n\r\n");
+                                 "\r\nContent-Length: ", r.body.size(), "\r\n",
+                                 r.extra_headers, "Connection: close\r\n\r\n");
   if (method != "HEAD") out += r.body;
   ServerThreadState::current().stats().net_output_bytes += out.size();
   proactor->SendAll(fd, out.data(), out.size());
+}
+
+}  // namespace
+
+void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in) {
+  ServeRequest(proactor, fd, in, /*guarded=*/true);
 }
 
 void ServeHttpConnection(io::Proactor* proactor, int fd) {
@@ -116,7 +176,7 @@ void ServeHttpConnection(io::Proactor* proactor, int fd) {
     sniff = SniffHttp({in.unparsed(), in.unparsed_size()}, /*any_method=*/true);
   }
   if (sniff == HttpSniff::kHttp) {
-    ServeHttp(proactor, fd, &in);
+    ServeRequest(proactor, fd, &in, /*guarded=*/false);
   } else if (sniff == HttpSniff::kNotHttp) {
     constexpr std::string_view kBadRequest =
         "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";

@@ -17,6 +17,7 @@
 #include "server/http_connection.h"
 #include "server/memcache_connection.h"
 #include "server/server_state.h"
+#include "server/tcp_keepalive.h"
 
 namespace shardis::server {
 
@@ -40,9 +41,70 @@ void Refuse(int fd, std::string_view error) {
   close(fd);
 }
 
+// Starts the fiber that serves an accepted connection. False when it could not be started (no
+// memory for its stack); the fd is closed then.
+bool LaunchConnection(io::Proactor* proactor, int fd, Protocol protocol) {
+  bool launched = false;
+  if (protocol == Protocol::kHttp) {
+    launched = proactor->Launch([fd, proactor] {
+      ServeHttpConnection(proactor, fd);
+      --tl_connection_fibers;
+    });
+    if (!launched) close(fd);
+  } else if (protocol == Protocol::kMemcache) {
+    launched = proactor->Launch([fd, proactor] {
+      {
+        MemcacheConnection conn(fd, proactor);
+        conn.Run();
+      }
+      --tl_connection_fibers;
+      ClientClosed();
+    });
+    if (!launched) close(fd);
+  } else {
+    // The Connection exists before its fiber runs, so that a stopping server sees it; when the
+    // fiber cannot start, the function that owns it is dropped and its destructor closes fd.
+    launched = proactor->Launch([conn = std::make_shared<Connection>(fd, proactor)]() mutable {
+      conn->Run();
+      conn.reset();
+      --tl_connection_fibers;
+      ClientClosed();
+    });
+  }
+  if (launched) ++tl_connection_fibers;
+  return launched;
+}
+
+// Redis' text (listenToPort), so that operators and scripts recognise it.
+absl::Status ListenError(const std::string& bind, int port, const char* call, int err) {
+  return absl::UnavailableError(absl::StrCat("Could not create server TCP listening socket ", bind,
+                                             ":", port, ": ", call, ": ", strerror(err)));
+}
+
+// A TCP socket bound to addr with SO_REUSEADDR (and SO_REUSEPORT when reuse_port), or -errno with
+// *failed naming the call that failed.
+int BoundSocket(const addrinfo& addr, bool reuse_port, const char** failed) {
+  const int fd = socket(addr.ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *failed = "socket";
+    return -errno;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+  if (::bind(fd, addr.ai_addr, addr.ai_addrlen) != 0) {
+    const int err = errno;
+    close(fd);
+    *failed = "bind";
+    return -err;
+  }
+  return fd;
+}
+
 }  // namespace
 
-absl::StatusOr<int> OpenListenSocket(const std::string& bind, int port) {
+absl::StatusOr<std::vector<int>> OpenListenSockets(const std::string& bind, int port,
+                                                   unsigned count) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -52,18 +114,33 @@ absl::StatusOr<int> OpenListenSocket(const std::string& bind, int port) {
   int rc = getaddrinfo(bind.c_str(), port_str.c_str(), &hints, &res);
   if (rc != 0) return absl::InvalidArgumentError(absl::StrCat("bind address ", bind, ": ", gai_strerror(rc)));
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
-  int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-  if (::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 4096) != 0) {
-    int err = errno;
-    close(fd);
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", bind, ":", port, ": ", strerror(err)));
+
+  // SO_REUSEPORT lets any process of the same user join the port, and the kernel would then
+  // split new clients between two servers with two keyspaces. So the port is first claimed by a
+  // probe without SO_REUSEPORT: its bind fails when anyone listens there (with or without
+  // SO_REUSEPORT). Bound but not listening, with SO_REUSEADDR, it does not stand in the way of
+  // our own sockets; it is closed once they listen, which leaves only the time between two
+  // binds for another server starting at the same instant.
+  const char* failed = nullptr;
+  const int probe = BoundSocket(*res, /*reuse_port=*/false, &failed);
+  if (probe < 0) return ListenError(bind, port, failed, -probe);
+  std::vector<int> fds;
+  for (unsigned i = 0; i < count; ++i) {
+    const int fd = BoundSocket(*res, /*reuse_port=*/true, &failed);
+    if (fd < 0 || listen(fd, 4096) != 0) {
+      const int err = fd < 0 ? -fd : errno;
+      if (fd >= 0) {
+        failed = "listen";
+        close(fd);
+      }
+      for (int open_fd : fds) close(open_fd);
+      close(probe);
+      return ListenError(bind, port, failed, err);
+    }
+    fds.push_back(fd);
   }
-  return fd;
+  close(probe);
+  return fds;
 }
 
 void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
@@ -91,31 +168,12 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
       continue;
     }
     ++ServerThreadState::current().stats().connections_received;
-    ++tl_connection_fibers;
-    if (protocol == Protocol::kHttp) {
-      proactor->Launch([fd, proactor] {
-        ServeHttpConnection(proactor, fd);
-        --tl_connection_fibers;
-      });
-      continue;
+    if (protocol != Protocol::kHttp) ApplyTcpKeepAlive(fd);
+    if (!LaunchConnection(proactor, fd, protocol)) [[unlikely]] {
+      // The fd was closed with the connection's function; the server goes on with the others.
+      LOG_EVERY_N(WARNING, 100) << "cannot start a connection: no memory for its fiber stack";
+      if (protocol != Protocol::kHttp) ClientClosed();
     }
-    if (protocol == Protocol::kMemcache) {
-      proactor->Launch([fd, proactor] {
-        {
-          MemcacheConnection conn(fd, proactor);
-          conn.Run();
-        }
-        --tl_connection_fibers;
-        ClientClosed();
-      });
-      continue;
-    }
-    proactor->Launch([conn = std::make_shared<Connection>(fd, proactor)]() mutable {
-      conn->Run();
-      conn.reset();
-      --tl_connection_fibers;
-      ClientClosed();
-    });
   }
   close(listen_fd);
   tl_listen_fd[int(protocol)] = -1;

@@ -1,8 +1,10 @@
 // Listener: every thread accepts on its own SO_REUSEPORT socket bound to the same address, so the
-// kernel spreads connections over the threads and a connection stays where it was accepted.
+// kernel spreads connections over the threads and a connection stays where it was accepted. The
+// port is still one server's: a port another process listens on stops the start.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <absl/status/statusor.h>
 
@@ -10,8 +12,12 @@
 
 namespace shardis::server {
 
-// Opens a listening socket with SO_REUSEPORT on bind:port (IPv4 or IPv6 address or host name).
-absl::StatusOr<int> OpenListenSocket(const std::string& bind, int port);
+// Opens `count` listening sockets with SO_REUSEPORT on bind:port (IPv4 or IPv6 address or host
+// name), one per thread. Fails, leaving nothing open, when another socket already holds the
+// port, with Redis' text: "Could not create server TCP listening socket <bind>:<port>: bind:
+// Address already in use".
+absl::StatusOr<std::vector<int>> OpenListenSockets(const std::string& bind, int port,
+                                                   unsigned count);
 
 enum class Protocol { kResp, kMemcache, kHttp };
 

@@ -21,6 +21,8 @@
 #include "server/instantaneous_metrics.h"
 #include "server/listener.h"
 #include "server/config_registry.h"
+#include "server/fd_limit.h"
+#include "server/idle_timeout.h"
 #include "server/server_state.h"
 #include "server/startup_config.h"
 #include "shard/memory_limit.h"
@@ -75,6 +77,14 @@ uint64_t DeriveMaxMemory(uint64_t cgroup_limit, std::string* why) {
   *why = absl::StrCat(HumanBytes(derived), " (80% of cgroup memory limit ", HumanBytes(cgroup_limit),
                       ")");
   return derived;
+}
+
+// A start refused with one of Redis' log lines: logged as Redis logs it, and on stderr too when
+// the log goes to files. Returns the exit code.
+int FailStart(const std::string& message) {
+  LOG(WARNING) << message;
+  if (!FLAGS_logtostderr) std::cerr << "shardis: " << message << "\n";
+  return 1;
 }
 
 void ExplainIoUringFailure(const absl::Status& status) {
@@ -156,34 +166,21 @@ int Main(int argc, char** argv) {
 
   RegisterAllFamilies(&Registry());
 
-  // One listening socket per thread, all on the same port (SO_REUSEPORT).
-  std::vector<int> listen_fds;
-  for (unsigned i = 0; i < threads; ++i) {
-    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_port);
-    if (!fd.ok()) {
-      std::cerr << "shardis: " << fd.status().message() << "\n";
-      return 1;
-    }
-    listen_fds.push_back(*fd);
-  }
-  std::vector<int> memcache_fds;
-  for (unsigned i = 0; FLAGS_memcached_port > 0 && i < threads; ++i) {
-    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_memcached_port);
-    if (!fd.ok()) {
-      std::cerr << "shardis: " << fd.status().message() << "\n";
-      return 1;
-    }
-    memcache_fds.push_back(*fd);
+  const unsigned ports = 1 + (FLAGS_memcached_port > 0) + (FLAGS_admin_port > 0);
+  if (absl::Status status = AdjustOpenFilesLimit(ReservedFds(threads, ports)); !status.ok()) {
+    return FailStart(std::string(status.message()));
   }
 
-  std::vector<int> admin_fds;
-  for (unsigned i = 0; FLAGS_admin_port > 0 && i < threads; ++i) {
-    absl::StatusOr<int> fd = OpenListenSocket(FLAGS_bind, FLAGS_admin_port);
-    if (!fd.ok()) {
-      std::cerr << "shardis: " << fd.status().message() << "\n";
-      return 1;
-    }
-    admin_fds.push_back(*fd);
+  // One listening socket per thread and port, all on the same port (SO_REUSEPORT); a port in use
+  // by another process stops the start, with Redis' words and exit code.
+  std::vector<int> listen_fds, memcache_fds, admin_fds;
+  for (auto [port, fds] : {std::pair{FLAGS_port, &listen_fds},
+                           std::pair{FLAGS_memcached_port, &memcache_fds},
+                           std::pair{FLAGS_admin_port, &admin_fds}}) {
+    if (port <= 0 && fds != &listen_fds) continue;
+    absl::StatusOr<std::vector<int>> opened = OpenListenSockets(FLAGS_bind, port, threads);
+    if (!opened.ok()) return FailStart(absl::StrCat("Warning: ", opened.status().message()));
+    *fds = *std::move(opened);
   }
 
   io::ProactorPool pool(threads);
@@ -193,7 +190,10 @@ int Main(int argc, char** argv) {
   }
   shard::ShardSet shards(&pool);
   shard::shard_set = &shards;
-  shards.set_periodic_hook(SampleInstantaneousMetrics);
+  shards.set_periodic_hook([] {
+    SampleInstantaneousMetrics();
+    CloseIdleClients();
+  });
   shards.Start();
   pool.AwaitOnAll([&](io::Proactor* p) {
     int fd = listen_fds[p->index()];

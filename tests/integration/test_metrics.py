@@ -1,6 +1,7 @@
 """HTTP on the RESP port and on --admin_port: /metrics in the Prometheus text format (parsed with
 prometheus_client's parser), /healthz, 404s, and Redis' behaviour for non-HTTP garbage."""
 
+import base64
 import socket
 
 import pytest
@@ -143,6 +144,41 @@ def test_admin_port(server_factory):
     assert http(admin, b"PING\r\n")[0] == 400
     with RespConn(srv.port) as c:
         assert c.call("PING") == b"PONG"
+
+
+def get_auth(port, path, credentials: str | None):
+    auth = (f"Authorization: Basic {base64.b64encode(credentials.encode()).decode()}\r\n"
+            if credentials is not None else "")
+    return http(port, f"GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n".encode())
+
+
+def test_metrics_behind_requirepass(server_factory):
+    admin = free_port()
+    srv = server_factory(threads=2, args=["--requirepass=s3cret", f"--admin_port={admin}"])
+    status, headers, _ = get_auth(srv.port, "/metrics", None)
+    assert status == 401
+    assert headers["www-authenticate"] == 'Basic realm="shardis"'
+    for wrong in ["default:nope", "other:s3cret", "default:", "s3cret", "default:s3cret "]:
+        assert get_auth(srv.port, "/metrics", wrong)[0] == 401, wrong
+    assert http(srv.port, b"GET /metrics HTTP/1.1\r\nAuthorization: Bearer s3cret\r\n\r\n")[0] \
+        == 401
+    status, _, body = get_auth(srv.port, "/metrics", "default:s3cret")
+    assert status == 200 and b"shardis_connected_clients" in body
+    # The header name and scheme are case-insensitive, as HTTP has them.
+    creds = base64.b64encode(b"default:s3cret").decode()
+    assert http(srv.port, f"GET /metrics HTTP/1.1\r\nauthorization: basic {creds}\r\n\r\n"
+                .encode())[0] == 200
+    # Probes need no credentials; the operators' port needs none either.
+    assert get_auth(srv.port, "/healthz", None)[:3:2] == (200, b"OK")
+    assert get_auth(admin, "/metrics", None)[0] == 200
+    # A password set at runtime guards /metrics at once; without one it is open.
+    c = srv.client(password="s3cret")
+    c.config_set("requirepass", "")
+    assert get_auth(srv.port, "/metrics", None)[0] == 200
+    c.config_set("requirepass", "n3w")
+    assert get_auth(srv.port, "/metrics", "default:s3cret")[0] == 401
+    assert get_auth(srv.port, "/metrics", "default:n3w")[0] == 200
+    c.close()
 
 
 GARBAGE = [

@@ -2,12 +2,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <boost/fiber/operations.hpp>
 #include <string>
 #include <thread>
@@ -219,6 +221,40 @@ TEST(ProactorTest, SleepWakesAfterDeadline) {
     auto start = std::chrono::steady_clock::now();
     p->SleepFor(std::chrono::milliseconds(20));
     EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(19));
+  });
+  pool.Stop();
+}
+
+// The address space this process has mapped now (/proc/self/status VmSize), in bytes.
+rlim_t MappedBytes() {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  rlim_t kb = 0;
+  while (f != nullptr && fgets(line, sizeof(line), f) != nullptr) {
+    if (sscanf(line, "VmSize: %lu kB", &kb) == 1) break;
+  }
+  if (f != nullptr) fclose(f);
+  return kb * 1024;
+}
+
+// A fiber whose stack cannot be mapped is not started, and the thread goes on: a server must not
+// die because one connection found no memory.
+TEST(ProactorTest, LaunchFailsWithoutMemoryForTheStack) {
+  ProactorPool pool(1);
+  ASSERT_TRUE(pool.Start().ok());
+  pool.AwaitOn(0, [](Proactor* p) {
+    rlimit saved{};
+    ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
+    // Room for small allocations from arenas already mapped, none for a 256 KiB stack.
+    const rlimit tight{MappedBytes() + 64 * 1024, saved.rlim_max};
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+    bool ran = false;
+    const bool launched = p->Launch([&ran] { ran = true; });
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
+    EXPECT_FALSE(launched);
+    EXPECT_TRUE(p->Launch([&ran] { ran = true; }));
+    boost::this_fiber::yield();
+    EXPECT_TRUE(ran);
   });
   pool.Stop();
 }
