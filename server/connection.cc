@@ -11,6 +11,7 @@
 
 #include <boost/fiber/context.hpp>
 
+#include "core/cycle_clock.h"
 #include "server/auth.h"
 #include "server/client_pause.h"
 #include "server/command_stats.h"
@@ -273,6 +274,7 @@ void Connection::EndRecvStream() {
 
 bool Connection::ProcessInput() {
   batch_active_ = true;
+  state_.executing = true;
   args_.clear();
   owned_args_.clear();
   out_.clear();
@@ -310,7 +312,7 @@ bool Connection::ProcessInput() {
 
   PlanBatch();
   rb_.set_output(&out_);
-  Tick();
+  const uint64_t batch_tick = Tick();
   const int64_t now_ms = shard::NowMs();
   state_.last_interaction_ms = now_ms;
   for (const Parsed& p : parsed) {
@@ -347,6 +349,12 @@ bool Connection::ProcessInput() {
   push_out_.clear();
   const bool sent = out_.empty() || StartSend();
   batch_active_ = false;
+  state_.executing = false;
+  // Idle time counts from the reply, as in Redis: a batch that ran long (a slow command, a wait
+  // for a transaction or a pause) restamps it. A short one is close enough to its start.
+  if (core::CycleClock::ToNs(clock_tick_ - batch_tick) > 100'000'000) {
+    state_.last_interaction_ms = shard::NowMs();
+  }
   MaybeSendPushes();  // those pushed while StartSend waited for the previous send
   return sent && keep_open;
 }

@@ -70,6 +70,7 @@ struct ConnectionState {
   bool monitor = false;       // MONITOR (monitor.cc)
   bool killed = false;        // CLIENT KILL: the connection is closing
   bool blocked = false;       // waiting in a blocking command (CLIENT LIST flag b)
+  bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH
   // CLIENT REPLY: OFF drops every reply; SKIP drops the reply of the command after it.
