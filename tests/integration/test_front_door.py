@@ -302,3 +302,21 @@ def test_paused_client_not_closed_for_idleness(server_factory):
         assert time.monotonic() - start > 2.0
     c.config_set("timeout", 0)
     c.close()
+
+
+@pytest.mark.shardis_only
+def test_slow_command_client_not_closed_for_idleness(server_factory):
+    """A command that runs longer than the timeout is not idleness; the client's idle time then
+    counts from the reply. (redis-server 7.0 closes this client right after the reply: it stamps
+    the write with the clock it cached before the 2.5 s command, so the next cron sees 2.5 s of
+    idleness. That is an artefact of its cached clock, not a rule clients rely on.)"""
+    srv = server_factory(threads=2)
+    c = srv.client(decode_responses=True)
+    assert c.config_set("timeout", 1)
+    with srv.raw() as slow:
+        slow.send_command("DEBUG", "SLEEP", "2.5")
+        assert slow.read_reply()[1] == b"OK"
+        time.sleep(0.5)  # idle since the reply for less than the timeout
+        assert slow.call("PING") == b"PONG"
+    c.config_set("timeout", 0)
+    c.close()
