@@ -28,6 +28,7 @@ class CycleClock {
   }
   // Nanoseconds in `ticks` (a difference of two Now() on the same thread).
   static uint64_t ToNs(uint64_t ticks) { return uint64_t(double(ticks) * ns_per_tick_); }
+  static uint64_t FromNs(uint64_t ns) { return uint64_t(double(ns) / ns_per_tick_); }
 
  private:
   static const double ns_per_tick_;  // measured at static initialisation (cycle_clock.cc)

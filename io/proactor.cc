@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -329,6 +330,7 @@ void Proactor::Stop() {
 
 void Proactor::SendHop(unsigned to, Hop* hop) {
   hop->origin_ = index_;
+  ++hops_away_;
   Task task{&Proactor::HopRun, hop};
   SpscRing<Task>& ring = mesh_->ring(index_, to);
   // Backpressure: a full ring makes this fiber yield (the loop keeps draining our own inboxes in
@@ -351,13 +353,16 @@ void Proactor::HopRun(void* arg) {
     DCHECK_NE(unsigned(hop->forward_to_), self->index_);
     self->Post(unsigned(hop->forward_to_), Task{&Proactor::HopRun, hop});
   } else if (hop->origin_ == self->index_) {
-    hop->Done();  // a forwarded hop whose last step was at home
+    HopDone(hop);  // a forwarded hop whose last step was at home
   } else {
     self->Post(hop->origin_, Task{&Proactor::HopDone, hop});
   }
 }
 
-void Proactor::HopDone(void* arg) { static_cast<Hop*>(arg)->Done(); }
+void Proactor::HopDone(void* arg) {
+  --Proactor::current()->hops_away_;
+  static_cast<Hop*>(arg)->Done();
+}
 
 void Proactor::Post(unsigned to, Task task) {
   if (overflow_[to].empty() && mesh_->ring(index_, to).TryPush(task)) {
@@ -501,6 +506,10 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
     Poll();
     return;
   }
+  if (hops_away_ > 0 && SpinForHops()) {
+    Poll();
+    return;
+  }
   // Announce that we are about to block, then look at the inboxes once more (see WakeIfParked).
   parked_.store(true, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -531,6 +540,26 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   cycle_start_ = core::CycleClock::Now();
   ReapCompletions();
   DrainInboxes();
+}
+
+bool Proactor::SpinForHops() {
+  // Hops this thread sent are away, and their answers are what our fibers wait for. Rather than
+  // block (a wake-up through the kernel for each answer), give the CPU to whoever else may run on
+  // it (the thread that owes us the answer, when both share a CPU) and look again, for a short
+  // while. On a CPU of its own sched_yield returns at once and this is a short poll.
+  ++stats_.spins;
+  if (pending_sqes_ > 0) {
+    // What the fibers queued (replies, wake-ups of parked peers) must not wait for the spin.
+    io_uring_submit(&ring_);
+    pending_sqes_ = 0;
+    ++stats_.enters;
+  }
+  const uint64_t until = core::CycleClock::Now() + core::CycleClock::FromNs(kSpinForHopsNs);
+  do {
+    sched_yield();
+    if (!InboxesEmpty()) return true;
+  } while (core::CycleClock::Now() < until);
+  return false;
 }
 
 void Proactor::EndCycle(uint64_t now) {

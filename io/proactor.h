@@ -75,6 +75,7 @@ class Proactor {
     uint64_t tasks_run = 0;        // tasks taken from the inbox rings
     uint64_t wakeups_sent = 0;     // MSG_RING wake-ups sent to parked threads
     uint64_t ring_full_waits = 0;  // times a fiber yielded because an outbox ring was full
+    uint64_t spins = 0;            // times the loop yielded the CPU for its hops' answers
     // A cycle is the loop's stretch between two entries into the kernel: running the ready
     // fibers, plus the submission work of a non-blocking enter (sends happen there). A blocking
     // wait is not part of any cycle. Redis 7.2 reports the same as eventloop_duration_*.
@@ -190,6 +191,10 @@ class Proactor {
   int Await(Prep&& prep);
   void ReapCompletions();
   void EndCycle(uint64_t now);  // closes the cycle that began at cycle_start_
+  // Before parking while hops are away: yields the CPU and polls the inboxes for up to
+  // kSpinForHopsNs. True when something arrived.
+  bool SpinForHops();
+  static constexpr uint64_t kSpinForHopsNs = 20'000;
   size_t DrainInboxes();
   void FlushOverflow();
   bool InboxesEmpty() const;
@@ -233,6 +238,7 @@ class Proactor {
   boost::fibers::context* main_waiter_ = nullptr;
   unsigned live_fibers_ = 0;
   Stats stats_;
+  unsigned hops_away_ = 0;  // hops sent from here whose Done has not run yet
   uint64_t cycle_start_ = 0;  // CycleClock ticks when the current cycle began
 };
 

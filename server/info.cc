@@ -380,7 +380,7 @@ std::string BuildInfo(unsigned sections) {
                    ",queue_length=", t.queued_tasks, ",hops_run=", t.io.tasks_run,
                    ",loop_iterations=", t.io.loop_polls, ",uring_enters=", t.io.enters,
                    ",parks=", t.io.parks, ",wakeups_sent=", t.io.wakeups_sent,
-                   ",ring_full_waits=", t.io.ring_full_waits,
+                   ",ring_full_waits=", t.io.ring_full_waits, ",spins=", t.io.spins,
                    ",eventloop_duration_max=", t.io.cycle_ns_max / 1000, "\r\n");
     }
   }

@@ -74,6 +74,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.io.tasks_run += t.io.tasks_run;
       total.io.wakeups_sent += t.io.wakeups_sent;
       total.io.ring_full_waits += t.io.ring_full_waits;
+      total.io.spins += t.io.spins;
       total.io.cycles += t.io.cycles;
       total.io.cycle_ns_sum += t.io.cycle_ns_sum;
       total.io.cycle_ns_max = std::max(total.io.cycle_ns_max, t.io.cycle_ns_max);
@@ -244,6 +245,9 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
        [](const ThreadSample& s) { return s.io.wakeups_sent; }},
       {"shard_ring_full_waits_total", "counter", "Times a fiber waited for a full outbox ring.",
        [](const ThreadSample& s) { return s.io.ring_full_waits; }},
+      {"shard_spins_total", "counter",
+       "Times the loop gave up the CPU briefly instead of blocking, while hops it sent were away.",
+       [](const ThreadSample& s) { return s.io.spins; }},
       {"shard_eventloop_duration_max_microseconds", "gauge",
        "The longest cycle of a thread's loop (between two entries into the kernel) since start "
        "or CONFIG RESETSTAT.",
