@@ -18,6 +18,7 @@
 #include "io/cpu_count.h"
 #include "io/proactor_pool.h"
 #include "server/command.h"
+#include "server/client_buffers.h"
 #include "server/instantaneous_metrics.h"
 #include "server/listener.h"
 #include "server/config_registry.h"
@@ -193,7 +194,10 @@ int Main(int argc, char** argv) {
   }
   shard::ShardSet shards(&pool);
   shard::shard_set = &shards;
-  shards.set_periodic_hook(SampleInstantaneousMetrics);
+  shards.set_periodic_hook([] {
+    SampleInstantaneousMetrics();
+    SampleClientBufferPeaks();
+  });
   shards.Start();
   pool.AwaitOnAll([&](io::Proactor* p) {
     int fd = listen_fds[p->index()];
