@@ -54,6 +54,9 @@ constexpr size_t kKeepBufferSize = 256 * 1024;
 // receive is stopped, so that a client sending faster than we execute meets TCP's backpressure
 // instead of filling our memory.
 constexpr size_t kMaxStash = 256 * 1024;
+// A batch's argument views and parsed commands are kept for the next batch up to this many
+// (1 MiB of views; pipelines of thousands of commands keep theirs), not after one huge MSET.
+constexpr size_t kKeepArgs = 64 * 1024;
 
 std::string SockAddrToString(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -485,6 +488,13 @@ bool Connection::ProcessInput() {
   peaks_.output = std::max(peaks_.output, PendingOutput());
   const bool sent = out_.empty() || StartSend();
   batch_active_ = false;
+  if (args_.capacity() > kKeepArgs) [[unlikely]] {
+    // Each command has an argument, so these are as large or smaller.
+    std::vector<std::string_view>().swap(args_);
+    std::vector<Parsed>().swap(parsed_);
+    std::vector<std::string>().swap(slots_);
+    std::vector<QueuedItem>().swap(queued_);
+  }
   MaybeSendPushes();  // those pushed while StartSend waited for the previous send
   return sent && keep_open;
 }
