@@ -132,7 +132,7 @@ bool RespParser::ParseWholeMultibulk(const char* data, size_t len) {
     if (pos >= len || data[pos] != '$') return false;
     ++pos;
     int64_t n;
-    if (!ReadPlainNumber(data, len, &pos, &n) || n > kMaxBulkLen) return false;
+    if (!ReadPlainNumber(data, len, &pos, &n) || n > max_bulk_len_) return false;
     if (len - pos < size_t(n) + 2) return false;
     args_.emplace_back(data + pos, size_t(n));
     pos += size_t(n) + 2;  // like Redis, the CRLF after a body is not looked at
@@ -183,7 +183,7 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len) {
       }
       int64_t n;
       if (!ParseInt64(std::string_view(data + pos_ + 1, cr - pos_ - 1), &n) || n < 0 ||
-          n > kMaxBulkLen) {
+          n > max_bulk_len_) {
         return Fail("ERR Protocol error: invalid bulk length");
       }
       pos_ = scan_ = cr + 2;

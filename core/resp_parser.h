@@ -34,7 +34,7 @@ class RespParser {
   enum class Result { kDone, kNeedMore, kError };
 
   static constexpr int64_t kMaxMultibulkLen = 1024 * 1024;
-  static constexpr int64_t kMaxBulkLen = 512 * 1024 * 1024;  // Redis proto-max-bulk-len default
+  static constexpr int64_t kDefaultMaxBulkLen = 512 * 1024 * 1024;  // proto-max-bulk-len's
   static constexpr size_t kMaxInlineSize = 64 * 1024;        // Redis PROTO_INLINE_MAX_SIZE
   static constexpr size_t kRetainedArgs = 4096;
 
@@ -54,6 +54,16 @@ class RespParser {
   // After kNeedMore: total bytes from the request start that are known to be needed (the end of
   // the bulk being read), or 0 if unknown. Lets the caller grow its buffer once for a large value.
   size_t bytes_needed() const { return bytes_needed_; }
+
+  // The longest bulk string accepted (Redis' proto-max-bulk-len); a longer one is a protocol
+  // error before any of it is buffered. Takes effect from the next bulk header.
+  void set_max_bulk_len(int64_t n) { max_bulk_len_ = n; }
+
+  // Bytes the parser keeps allocated between requests (CLIENT LIST's tot-mem).
+  size_t retained_bytes() const {
+    return spans_.capacity() * sizeof(Span) + args_.capacity() * sizeof(std::string_view) +
+           arena_.capacity();
+  }
 
   // Prepares for the next request. Keeps the capacity of its vectors (up to kRetainedArgs
   // arguments) and of the inline arena.
@@ -88,6 +98,7 @@ class RespParser {
   size_t scan_ = 0;        // where the search for a line end resumes (>= pos_): no rescans
   int64_t remaining_ = 0;  // multibulk elements still to read
   int64_t bulk_len_ = 0;   // length of the bulk body at pos_ (state kBulkBody)
+  int64_t max_bulk_len_ = kDefaultMaxBulkLen;
   size_t consumed_ = 0;
   size_t bytes_needed_ = 0;
   std::vector<Span> spans_;

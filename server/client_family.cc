@@ -50,18 +50,20 @@ std::string ClientFlags(const ConnectionState& c) {
   return f;
 }
 
-// One CLIENT LIST / CLIENT INFO line, with Redis 7's fields (the input buffer figures are not
-// tracked; omem is what waits to be pushed). Call on the client's own thread.
+// One CLIENT LIST / CLIENT INFO line, with Redis 7's fields (multi-mem, rbs and rbp are not
+// tracked: MULTI's queue and the reply buffers are counted in argv-mem and omem/tot-mem). Call on
+// the client's own thread.
 void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms) {
-  const size_t omem = c.push != nullptr ? c.push->PendingPushBytes() : 0;
+  const ClientBuffers b = c.push != nullptr ? c.push->Buffers() : ClientBuffers{};
   core::Append(out, "id=", c.id, " addr=", c.addr, " laddr=", c.laddr, " fd=", c.fd,
                " name=", c.name, " age=", (now_ms - c.created_ms) / 1000,
                " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", ClientFlags(c),
                " db=", c.db, " sub=", c.pubsub.channels.size(),
                " psub=", c.pubsub.patterns.size(), " ssub=0 multi=",
                c.multi.active ? int64_t(c.multi.queue.size()) : int64_t(-1));
-  core::Append(out, " qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=",
-               omem, " tot-mem=", omem, " events=r cmd=",
+  core::Append(out, " qbuf=", b.qbuf, " qbuf-free=", b.qbuf_free, " argv-mem=", b.argv_mem,
+               " multi-mem=0 rbs=0 rbp=0 obl=", b.obl, " oll=", b.oll, " omem=", b.omem,
+               " tot-mem=", b.tot_mem, " events=r cmd=",
                c.last_command.empty() ? std::string_view("NULL") : c.last_command,
                c.last_subcommand.empty() ? "" : "|", c.last_subcommand,
                " user=default redir=-1 resp=", c.resp3 ? 3 : 2, " lib-name=", c.lib_name,
@@ -400,6 +402,13 @@ constexpr Container kClient = {"client", kClientSubs};
 void CmdClient(ArgSlice args, ConnContext& ctx) { DispatchSub(kClient, args, ctx); }
 
 }  // namespace
+
+std::string ClientInfoLine(const ConnectionState& c) {
+  std::string line;
+  AppendClientLine(&line, c, shard::NowMs());
+  line.pop_back();  // the '\n'
+  return line;
+}
 
 void RegisterClientFamily(CommandRegistry* r) {
   r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient});

@@ -8,6 +8,7 @@
 #include "core/string_util.h"
 #include "server/admission.h"
 #include "server/auth.h"
+#include "server/client_buffers.h"
 #include "server/config_registry.h"
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
@@ -78,6 +79,21 @@ void RegisterConfigParams(ConfigRegistry& r) {
       "protected-mode", "protected_mode", [] { return ProtectedMode(); },
       [](bool v) { SetProtectedMode(v); }));
 
+  // Client buffers (client_buffers.h); Redis' minimum for both sizes is 1mb.
+  r.Add(MutableMemoryAtLeast(
+      "client-query-buffer-limit", "client_query_buffer_limit", 1 << 20,
+      [] { return int64_t(QueryBufferLimit()); }, [](int64_t v) { SetQueryBufferLimit(size_t(v)); }));
+  r.Add(MutableMemoryAtLeast(
+      "proto-max-bulk-len", "proto_max_bulk_len", 1 << 20, [] { return ProtoMaxBulkLen(); },
+      [](int64_t v) { SetProtoMaxBulkLen(v); }));
+  {
+    ConfigParam p = MutableString(
+        "client-output-buffer-limit", "client_output_buffer_limit", FormatOutputBufferLimits,
+        [](std::string_view v) { SetOutputBufferLimits(v); });
+    p.validate = ParseOutputBufferLimits;
+    r.Add(std::move(p));
+  }
+
   // --- Start-up flags, read-only at runtime.
   r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
   r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
@@ -85,7 +101,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   // --- Redis parameters with a fixed value in shardis (clients and tools read them).
   r.Add(ReadOnly("appendfsync", "everysec"));
   r.Add(ReadOnly("appendonly", "no"));
-  r.Add(ReadOnly("client-query-buffer-limit", "1073741824"));
   r.Add(ReadOnly("cluster-enabled", "no"));
   r.Add(ReadOnly("daemonize", "no"));
   r.Add(ReadOnly("databases", core::Concat(shard::Shard::kNumDbs)));
@@ -97,7 +112,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("maxmemory-clients", "0"));
   r.Add(ReadOnly("maxmemory-eviction-tenacity", "10"));
   r.Add(ReadOnly("notify-keyspace-events", ""));
-  r.Add(ReadOnly("proto-max-bulk-len", "536870912"));
   r.Add(ReadOnly("replica-read-only", "yes"));
   r.Add(ReadOnly("save", ""));
 }

@@ -129,6 +129,9 @@ absl::StatusOr<ConfigValue> ConfigRegistry::Parse(const ConfigParam& p, std::str
             core::Concat("argument(s) must be one of the following: ", list));
       }
     case ConfigType::kString:
+      if (p.validate) {
+        if (absl::Status s = p.validate(text); !s.ok()) return s;
+      }
       v.text = text;
       return v;
   }
@@ -171,6 +174,13 @@ ConfigParam MutableMemory(std::string_view name, std::string_view flag,
   ConfigParam p = MutableInt(name, flag, 0, std::numeric_limits<int64_t>::max(), std::move(get),
                              std::move(set));
   p.type = ConfigType::kMemory;
+  return p;
+}
+
+ConfigParam MutableMemoryAtLeast(std::string_view name, std::string_view flag, int64_t min,
+                                 std::function<int64_t()> get, std::function<void(int64_t)> set) {
+  ConfigParam p = MutableMemory(name, flag, std::move(get), std::move(set));
+  p.min = min;
   return p;
 }
 

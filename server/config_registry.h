@@ -38,6 +38,8 @@ struct ConfigParam {
   int64_t min = std::numeric_limits<int64_t>::min();  // kInt and kMemory bounds
   int64_t max = std::numeric_limits<int64_t>::max();
   std::span<const std::string_view> choices;  // kEnum, in the order Redis' error text lists them
+  // kString: checks a value's syntax (the error is Redis' text); empty: any string.
+  std::function<absl::Status(std::string_view)> validate;
   // The current value, already formatted as CONFIG GET shows it (memory in bytes, yes/no).
   std::function<std::string()> get;
   // Applies a parsed, validated value. Empty: nothing to apply (fixed or start-only).
@@ -97,6 +99,9 @@ ConfigParam MutableEnum(std::string_view name, std::string_view flag,
 ConfigParam MutableString(std::string_view name, std::string_view flag,
                           std::function<std::string()> get,
                           std::function<void(std::string_view)> set);
+// A memory parameter with a lower bound (Redis' client-query-buffer-limit: at least 1mb).
+ConfigParam MutableMemoryAtLeast(std::string_view name, std::string_view flag, int64_t min,
+                                 std::function<int64_t()> get, std::function<void(int64_t)> set);
 // A parameter CONFIG SET refuses ("can't set immutable config"), shown with a fixed value.
 ConfigParam ReadOnly(std::string_view name, std::string value);
 ConfigParam ReadOnlyFn(std::string_view name, std::function<std::string()> get);

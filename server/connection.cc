@@ -13,6 +13,7 @@
 
 #include "core/cycle_clock.h"
 #include "server/auth.h"
+#include "server/client_buffers.h"
 #include "server/client_pause.h"
 #include "server/command_stats.h"
 #include "server/http_connection.h"
@@ -24,9 +25,21 @@
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
-DEFINE_uint64(pubsub_output_limit, 32 * 1024 * 1024,
-              "bytes of undelivered pub/sub messages after which a slow subscriber is "
-              "disconnected (Redis' client-output-buffer-limit pubsub hard limit)");
+DEFINE_uint64(pubsub_output_limit, 0,
+              "deprecated: sets the pubsub hard limit of --client_output_buffer_limit (bytes); "
+              "0 leaves it");
+// The deprecated flag still works: setting it sets the pubsub class's hard limit.
+static bool ApplyPubSubOutputLimit(const char*, uint64_t bytes) {
+  if (bytes != 0) {
+    shardis::server::SetOutputBufferLimits(absl::StrCat(
+        "pubsub ", bytes, " ",
+        shardis::server::GetOutputBufferLimit(shardis::server::ClientClass::kPubSub).soft, " ",
+        shardis::server::GetOutputBufferLimit(shardis::server::ClientClass::kPubSub)
+            .soft_seconds));
+  }
+  return true;
+}
+DEFINE_validator(pubsub_output_limit, ApplyPubSubOutputLimit);
 
 namespace shardis::server {
 
@@ -42,6 +55,9 @@ constexpr size_t kKeepBufferSize = 256 * 1024;
 // receive is stopped, so that a client sending faster than we execute meets TCP's backpressure
 // instead of filling our memory.
 constexpr size_t kMaxStash = 256 * 1024;
+// A batch's argument views and parsed commands are kept for the next batch up to this many
+// (1 MiB of views; pipelines of thousands of commands keep theirs), not after one huge MSET.
+constexpr size_t kKeepArgs = 64 * 1024;
 
 std::string SockAddrToString(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -65,7 +81,10 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
 }  // namespace
 
 Connection::Connection(int fd, io::Proactor* proactor)
-    : proactor_(proactor), runs_(proactor, this), relaxed_order_(RelaxedPipelineOrder()) {
+    : proactor_(proactor),
+      slot_bytes_(RelaxedPipelineOrder() ? shard::shard_set->size() : 1),
+      runs_(proactor, this),
+      relaxed_order_(RelaxedPipelineOrder()) {
   state_.id = NextClientId();
   state_.thread = proactor->index();
   state_.fd = fd;
@@ -101,6 +120,7 @@ void Connection::Run() {
   bool sniffed = false;
   // The first read is a plain recv: an HTTP request is served by one-shot reads of its own.
   while (ReadMore(/*stream=*/sniffed)) {
+    if (!QueryBufferOk()) break;
     if (!sniffed) [[unlikely]] {
       // HTTP on the RESP port (/metrics, /healthz for probes): told apart by its first line.
       const HttpSniff sniff = SniffHttp({in_.unparsed(), in_.unparsed_size()});
@@ -112,6 +132,7 @@ void Connection::Run() {
       }
     }
     if (!ProcessInput()) break;
+    in_.ReleaseIfIdle();
   }
   // Nothing of this client may stay registered with its thread or the shards.
   closing_ = true;
@@ -126,17 +147,119 @@ void Connection::Run() {
 
 void Connection::Push(std::string_view bytes) {
   if (closing_) return;
-  const size_t limit = state_.monitor ? MonitorOutputLimit() : FLAGS_pubsub_output_limit;
-  if (push_out_.size() + bytes.size() > limit) {
+  if (state_.monitor && push_out_.size() + bytes.size() > MonitorOutputLimit()) {
     // Too slow a reader: drop it. The fiber's recv (and any send) fails, and it cleans up.
     LOG_EVERY_N(INFO, 100) << "client " << state_.addr
-                           << " closed for overcoming of output buffer limits ("
-                           << (state_.monitor ? "monitor" : "pubsub") << ")";
+                           << " closed for overcoming of output buffer limits (monitor)";
     Kill();
     return;
   }
   push_out_.append(bytes);
+  if (!state_.monitor && OutputLimitReached()) return;
   MaybeSendPushes();
+}
+
+bool Connection::QueryBufferOk() {
+  // Input counts wherever it waits: in in_ (a request in progress, or a batch's requests while it
+  // runs) and in the stash (received while the fiber was busy).
+  const size_t qbuf = in_.unparsed_size() + stash_.size();
+  peaks_.input = std::max(peaks_.input, InputMemory());
+  parser_.set_max_bulk_len(ProtoMaxBulkLen());
+  if (qbuf <= QueryBufferLimit()) [[likely]] return true;
+  ++ServerThreadState::current().stats().client_query_buffer_limit_disconnections;
+  LOG(WARNING) << "Closing client that reached max query buffer length: "
+               << ClientInfoLine(state_) << " (qbuf initial bytes: "
+               << ReprPrefix({in_.unparsed(), in_.unparsed_size()}, 64) << ")";
+  return false;
+}
+
+size_t Connection::InputMemory() const {
+  return in_.capacity() + stash_.capacity() + parser_.retained_bytes();
+}
+
+size_t Connection::PendingOutput() const {
+  return out_.size() + (send_in_flight_ ? sending_.size() - send_offset_ : 0) + push_out_.size();
+}
+
+bool Connection::OutputLimitReached() {
+  const ClientClass cls = state_.pubsub.count() > 0 ? ClientClass::kPubSub : ClientClass::kNormal;
+  const OutputBufferLimit limit = GetOutputBufferLimit(cls);
+  const size_t used = PendingOutput();
+  peaks_.output = std::max(peaks_.output, used);
+  const bool hard = limit.hard != 0 && used >= limit.hard;
+  bool soft = limit.soft != 0 && used >= limit.soft;
+  if (soft) {
+    const int64_t now = shard::NowMs();
+    if (soft_limit_since_ms_ == 0) {
+      soft_limit_since_ms_ = now;
+      soft = false;
+    } else if (now - soft_limit_since_ms_ <= limit.soft_seconds * 1000) {
+      soft = false;
+    }
+  } else {
+    soft_limit_since_ms_ = 0;
+  }
+  if (!hard && !soft) return false;
+  ++ServerThreadState::current().stats().client_output_buffer_limit_disconnections;
+  LOG_EVERY_N(WARNING, 100) << "Client " << ClientInfoLine(state_)
+                            << " scheduled to be closed ASAP for overcoming of output buffer "
+                               "limits.";
+  output_limit_hit_ = true;
+  Kill();
+  return true;
+}
+
+void Connection::ArmOutputCheck() {
+  const ClientClass cls = state_.pubsub.count() > 0 ? ClientClass::kPubSub : ClientClass::kNormal;
+  const OutputBufferLimit limit = GetOutputBufferLimit(cls);
+  // The soft limit's timer runs: this check resets it if the output fell below, or closes.
+  if (soft_limit_since_ms_ != 0 && OutputLimitReached()) return;
+  uint64_t at = UINT64_MAX;
+  if (limit.hard != 0) at = limit.hard;
+  if (limit.soft != 0) at = std::min(at, limit.soft);
+  const size_t pending = PendingOutput();
+  out_check_at_ = at == UINT64_MAX ? SIZE_MAX : at > pending ? size_t(at - pending) : 0;
+  // Only the hard limit closes at once; the soft one must first last its seconds.
+  hard_left_ = limit.hard == 0 ? SIZE_MAX : limit.hard > pending ? size_t(limit.hard - pending) : 0;
+}
+
+ClientBuffers Connection::Buffers() const {
+  ClientBuffers b;
+  // Redis' qbuf is its query buffer's length; ours is the input not executed yet wherever it
+  // waits (in_'s unconsumed bytes, the stash). qbuf-free: the room left in in_.
+  b.qbuf = in_.unparsed_size() + stash_.size();
+  b.qbuf_free = in_.free_space();
+  // argv-mem: Redis' argv_len_sum of the command running; ours the arguments of the batch
+  // running (views into in_ and the copies of unescaped ones), and MULTI's queued copies.
+  if (batch_active_) {
+    for (std::string_view a : args_) b.argv_mem += a.size();
+  }
+  for (const MultiState::Queued& q : state_.multi.queue) {
+    for (const std::string& a : q.args) b.argv_mem += a.size();
+  }
+  // obl: Redis' fixed reply buffer (bufpos); ours the batch's replies being built. oll: Redis'
+  // reply list length; ours the chunks waiting (a send in flight, pushes). omem: what the
+  // output limits count (Redis' getClientOutputBufferMemoryUsage).
+  b.obl = out_.size();
+  b.oll = size_t(send_in_flight_) + size_t(!push_out_.empty());
+  b.omem = PendingOutput();
+  // tot-mem: Redis' getClientMemoryUsage, the allocations the client holds: ours the buffers'
+  // capacities, the parser's retained vectors and the connection object.
+  size_t slots = 0;
+  for (const std::string& slot : slots_) slots += slot.capacity();
+  b.tot_mem = sizeof(*this) + in_.capacity() + stash_.capacity() + out_.capacity() +
+              sending_.capacity() + push_out_.capacity() + slots + parser_.retained_bytes() +
+              args_.capacity() * sizeof(std::string_view) + parsed_.capacity() * sizeof(Parsed) +
+              queued_.capacity() * sizeof(QueuedItem) + b.argv_mem;
+  return b;
+}
+
+ClientBufferPeaks Connection::TakeBufferPeaks() {
+  ClientBufferPeaks peaks = peaks_;
+  peaks_ = {InputMemory(), PendingOutput()};
+  peaks.input = std::max(peaks.input, peaks_.input);
+  peaks.output = std::max(peaks.output, peaks_.output);
+  return peaks;
 }
 
 void Connection::Kill() {
@@ -159,7 +282,11 @@ void Connection::MaybeSendPushes() {
 bool Connection::StartSend() {
   if (!WaitSendDone()) return false;
   sending_.swap(out_);
-  if (out_.capacity() > kKeepBufferSize) std::string().swap(out_);
+  if (out_.capacity() > kKeepBufferSize) {
+    std::string().swap(out_);
+  } else {
+    out_.clear();  // what was sent before: out_ holds only replies not handed to a send
+  }
   send_offset_ = 0;
   send_in_flight_ = true;
   proactor_->SendAsync(state_.fd, sending_.data(), sending_.size(), &send_op_);
@@ -191,6 +318,8 @@ void Connection::SendOp::Complete(int res) {
     ServerThreadState::current().stats().net_output_bytes += c->sending_.size();
   }
   c->send_in_flight_ = false;
+  // A big reply does not stay allocated while the connection idles after it.
+  if (c->sending_.capacity() > kKeepBufferSize) std::string().swap(c->sending_);
   if (c->waiting_send_) {
     context::active()->schedule(c->fiber_);  // the batch sends its replies first
   } else if (res > 0) {
@@ -200,7 +329,10 @@ void Connection::SendOp::Complete(int res) {
 
 bool Connection::ReadMore(bool stream) {
   if (!stream || no_streams_) {
-    const int n = in_.Read(proactor_, state_.fd, parser_.bytes_needed());
+    // A bulk header announces its length; the buffer grows for it, but never past the limit
+    // that closes the client anyway.
+    const int n =
+        in_.Read(proactor_, state_.fd, std::min(parser_.bytes_needed(), QueryBufferLimit() + 1));
     if (n <= 0) return false;
     ServerThreadState::current().stats().net_input_bytes += size_t(n);
     return true;
@@ -315,6 +447,7 @@ bool Connection::ProcessInput() {
   const uint64_t batch_tick = Tick();
   const int64_t now_ms = shard::NowMs();
   state_.last_interaction_ms = now_ms;
+  ArmOutputCheck();
   for (const Parsed& p : parsed) {
     if (state_.replies_altered()) [[unlikely]] {
       DispatchSilenced(p, now_ms);
@@ -325,6 +458,7 @@ bool Connection::ProcessInput() {
       feed_monitors_ = false;
       FeedMonitors(state_, ArgSlice(args_.data() + p.begin, p.count));
     }
+    if (out_.size() > out_check_at_) [[unlikely]] OutputLimitReached();
     if (state_.close_after_reply || state_.killed) [[unlikely]] {
       keep_open = false;
       break;
@@ -332,6 +466,12 @@ bool Connection::ProcessInput() {
   }
   FlushQueued();
   FlushMonitorFeed();
+  if (output_limit_hit_) [[unlikely]] {
+    // Closed for its output: what it did not read is dropped, not sent.
+    std::string().swap(out_);
+    batch_active_ = false;
+    return false;
+  }
   if (!protocol_error.empty()) {
     ++ServerThreadState::current().stats().protocol_errors;
     rb_.set_output(&out_);
@@ -347,6 +487,7 @@ bool Connection::ProcessInput() {
   // Messages pushed while the batch ran go out after its replies.
   out_.append(push_out_);
   push_out_.clear();
+  peaks_.output = std::max(peaks_.output, PendingOutput());
   const bool sent = out_.empty() || StartSend();
   batch_active_ = false;
   state_.executing = false;
@@ -354,6 +495,13 @@ bool Connection::ProcessInput() {
   // for a transaction or a pause) restamps it. A short one is close enough to its start.
   if (core::CycleClock::ToNs(clock_tick_ - batch_tick) > 100'000'000) {
     state_.last_interaction_ms = shard::NowMs();
+  }
+  if (args_.capacity() > kKeepArgs) [[unlikely]] {
+    // Each command has an argument, so these are as large or smaller.
+    std::vector<std::string_view>().swap(args_);
+    std::vector<Parsed>().swap(parsed_);
+    std::vector<std::string>().swap(slots_);
+    std::vector<QueuedItem>().swap(queued_);
   }
   MaybeSendPushes();  // those pushed while StartSend waited for the previous send
   return sent && keep_open;
@@ -552,6 +700,8 @@ void Connection::Enqueue(const Parsed& cmd, int64_t now_ms) {
 
 void Connection::FlushQueued() {
   if (runs_.empty()) return;
+  slot_budget_ = hard_left_ > out_.size() ? hard_left_ - out_.size() : 0;
+  std::fill(slot_bytes_.begin(), slot_bytes_.end(), 0);
   runs_.RunAll();
   // A queued command is timed here, on the connection's thread, from its dispatch to its reply
   // being back (so its time includes the hops and the commands queued before it); one clock read
@@ -563,8 +713,12 @@ void Connection::FlushQueued() {
                ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
   }
   queued_.clear();
-  for (uint32_t i = 0; i < used_slots_; ++i) out_.append(slots_[i]);
+  for (uint32_t i = 0; i < used_slots_; ++i) {
+    out_.append(slots_[i]);
+    if (slots_[i].capacity() > kKeepBufferSize) [[unlikely]] std::string().swap(slots_[i]);
+  }
   used_slots_ = 0;
+  if (out_.size() > out_check_at_) [[unlikely]] OutputLimitReached();
 }
 
 size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
@@ -577,6 +731,13 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
   }
   core::ReplyBuilder rb;
   shard::TxQueue& txq = shard.tx_queue();
+  // The client's output limit bounds the replies of a run too: once they pass what is left of it,
+  // the client is going to be closed (FlushQueued), and, as Redis stops executing a client
+  // scheduled to be closed, the rest are skipped rather than buffered.
+  // Strict order runs one run at a time (each hop hands over to the next), so one count serves;
+  // the relaxed order's shards run in parallel and each counts its own.
+  size_t& produced = slot_bytes_[relaxed_order_ ? shard.id() : 0];
+  if (produced > slot_budget_) [[unlikely]] return end - begin;
   size_t i = begin;
   for (; i < end; ++i) {
     const QueuedItem& item = queued_[i];
@@ -588,6 +749,11 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
     rb.set_resp3(item.resp3);
     ShardContext ctx{shard, shard.db(item.db), rb, queued_now_ms_, item.hash};
     RunShardCommand(*item.spec, args, ctx);
+    produced += slots_[item.slot].size();
+    if (produced > slot_budget_) [[unlikely]] {
+      i = end;
+      break;
+    }
   }
   shard.ServeBlocked();
   return i - begin;

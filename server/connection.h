@@ -37,10 +37,11 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
   ConnectionState& state() { return state_; }
 
   // Pub/sub messages (and other pushes): sent after the replies produced so far, at once when the
-  // connection is idle. A client that lets more than --pubsub_output_limit bytes pile up is
-  // disconnected, as Redis does with client-output-buffer-limit pubsub.
+  // connection is idle. A client whose output passes its client-output-buffer-limit is
+  // disconnected (a MONITOR at --monitor_output_limit).
   void Push(std::string_view bytes) override;
-  size_t PendingPushBytes() const override { return push_out_.size(); }
+  ClientBuffers Buffers() const override;
+  ClientBufferPeaks TakeBufferPeaks() override;
   void Kill() override;
 
  private:
@@ -93,6 +94,21 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
   bool ReadMore(bool stream);
   // Ends the multishot receive and waits for its last completion (before the fd closes).
   void EndRecvStream();
+  // Redis' client-query-buffer-limit, after each read: false (and logged, counted) when the input
+  // received and not yet executed exceeds it; the connection then closes without a reply.
+  bool QueryBufferOk();
+  // What the input side holds allocated (INFO's client_recent_max_input_buffer, which Redis takes
+  // from its query buffer's allocation and the arguments).
+  size_t InputMemory() const;
+  // Every output byte not sent yet: the batch's replies, the send in flight, pushes waiting.
+  size_t PendingOutput() const;
+  // Redis' checkClientOutputBufferLimits for the client's class (pubsub while subscribed, else
+  // normal): true, after closing the connection, when the hard limit is reached or the soft one
+  // has been for longer than its seconds. Tracks when the soft limit was first exceeded.
+  bool OutputLimitReached();
+  // At a batch's start: the size of out_ past which OutputLimitReached must be asked (one compare
+  // per command), and the budget of the replies queued commands may produce (RunItems).
+  void ArmOutputCheck();
   // Parses every complete request in the buffer and executes them. False when the connection must
   // close after the replies are sent (protocol error, QUIT).
   bool ProcessInput();
@@ -139,6 +155,17 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
   std::string out_;                     // replies ready to send, in request order
   std::string sending_;                 // replies being sent (owned until the send completes)
   std::string push_out_;                // pushed messages waiting for the send path
+  // Output limits (ArmOutputCheck): out_'s size that calls for a check (SIZE_MAX: no limit), and
+  // the bytes queued commands may write into their slots before the rest are skipped because
+  // the client is going to be closed, and what they wrote (RunItems: one count, or one per shard
+  // in the relaxed order, where shards run the connection's commands in parallel).
+  size_t out_check_at_ = SIZE_MAX;
+  size_t hard_left_ = SIZE_MAX;  // bytes of output before the hard limit, at the batch's start
+  size_t slot_budget_ = SIZE_MAX;
+  std::vector<size_t> slot_bytes_;
+  int64_t soft_limit_since_ms_ = 0;  // when the soft output limit was exceeded; 0: it is not
+  bool output_limit_hit_ = false;    // closing for the output limit: the replies are dropped
+  ClientBufferPeaks peaks_;          // since the last TakeBufferPeaks
   bool batch_active_ = false;           // ProcessInput owns out_ and the send path
   bool closing_ = false;                // no more pushes: the connection is going away
   bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs

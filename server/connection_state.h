@@ -11,11 +11,24 @@
 
 #include <absl/container/flat_hash_set.h>
 
+#include "server/client_buffers.h"
 #include "shard/watch_table.h"
 
 namespace shardis::server {
 
 struct CommandSpec;
+
+// The memory a connection holds for its client, in CLIENT LIST's fields (Connection::Buffers says
+// how each maps to Redis' meaning).
+struct ClientBuffers {
+  size_t qbuf = 0;       // input received and not yet executed
+  size_t qbuf_free = 0;  // room left in the input buffer
+  size_t argv_mem = 0;   // arguments of the commands being executed
+  size_t obl = 0;        // replies of the batch being executed, not handed to a send yet
+  size_t oll = 0;        // output chunks waiting: a send in flight, pending pushes
+  size_t omem = 0;       // every output byte not sent yet (what the output limits count)
+  size_t tot_mem = 0;    // all the connection's buffers (allocated sizes) and its structure
+};
 
 // Where messages pushed to a client outside its request/reply flow go (pub/sub). Implemented by
 // the Connection; called on the connection's thread, from any fiber or from the loop.
@@ -24,8 +37,11 @@ class PushSink {
   virtual ~PushSink() = default;
   // Queues bytes (a complete RESP message) for sending after the replies already produced.
   virtual void Push(std::string_view bytes) = 0;
-  // Bytes pushed and not sent yet (CLIENT LIST's omem).
-  virtual size_t PendingPushBytes() const = 0;
+  // The connection's buffers now (CLIENT LIST, INFO mem_clients_normal).
+  virtual ClientBuffers Buffers() const = 0;
+  // The largest input and output the connection held since the last call (INFO's
+  // client_recent_max_*); starts the next period from what it holds now.
+  virtual ClientBufferPeaks TakeBufferPeaks() = 0;
   // CLIENT KILL: closes the connection soon, from its own thread (any fiber or the loop): its
   // reads and sends fail, a command waiting (blocked, paused) gives up, and the fiber ends.
   virtual void Kill() = 0;
@@ -86,5 +102,9 @@ struct ConnectionState {
   PubSubState pubsub;
   PushSink* push = nullptr;  // the connection itself
 };
+
+// The client's CLIENT LIST line without its newline, as Redis' log lines show a client
+// (catClientInfoString). On the client's thread.
+std::string ClientInfoLine(const ConnectionState& c);
 
 }  // namespace shardis::server

@@ -180,8 +180,8 @@ std::string BuildInfo(unsigned sections) {
     field("connected_clients", total.clients);
     field("cluster_connections", 0);
     field("maxclients", MaxClients());
-    field("client_recent_max_input_buffer", 0);
-    field("client_recent_max_output_buffer", 0);
+    field("client_recent_max_input_buffer", total.recent_peaks.input);
+    field("client_recent_max_output_buffer", total.recent_peaks.output);
     field("blocked_clients", total.stats.blocked_clients);
     field("tracking_clients", 0);
     field("clients_in_timeout_table", 0);
@@ -215,6 +215,10 @@ std::string BuildInfo(unsigned sections) {
     field("maxmemory_human", BytesToHuman(maxmemory));
     field("maxmemory_policy", shard::EvictionPolicyName(shard::MemoryLimit::policy()));
     field("mem_fragmentation_ratio", frag);
+    // Connection buffers are not part of used_memory here (they are not on a shard's heap):
+    // mem_clients_normal reports them on their own.
+    field("mem_clients_slaves", 0);
+    field("mem_clients_normal", total.client_memory);
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
     field("lazyfree_pending_objects", 0);
   }
@@ -287,6 +291,10 @@ std::string BuildInfo(unsigned sections) {
     field("dump_payload_sanitizations", 0);
     field("io_threaded_reads_processed", 0);
     field("io_threaded_writes_processed", 0);
+    field("client_query_buffer_limit_disconnections",
+          total.stats.client_query_buffer_limit_disconnections);
+    field("client_output_buffer_limit_disconnections",
+          total.stats.client_output_buffer_limit_disconnections);
     // Redis 7.2's loop figures (microseconds); a cycle is defined in io/proactor.h.
     field("eventloop_cycles", total.io.cycles);
     field("eventloop_duration_sum", total.io.cycle_ns_sum / 1000);

@@ -35,6 +35,12 @@ void InputBuffer::MakeRoom(size_t needed) {
   }
 }
 
+void InputBuffer::ReleaseIfIdle() {
+  if (parse_start_ != filled_ || size_ <= kKeepSize) return;
+  data_.reset();
+  size_ = parse_start_ = filled_ = 0;
+}
+
 int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
   MakeRoom(needed);
   const size_t room = size_ - filled_;

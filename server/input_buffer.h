@@ -25,6 +25,12 @@ class InputBuffer {
   const char* unparsed() const { return data_.get() + parse_start_; }
   size_t unparsed_size() const { return filled_ - parse_start_; }
   void Consume(size_t n) { parse_start_ += n; }
+  // Bytes allocated, and those of them not filled yet (CLIENT LIST's qbuf-free).
+  size_t capacity() const { return size_; }
+  size_t free_space() const { return size_ - filled_; }
+  // Once everything is consumed, a buffer grown past kKeepSize for a big request is released,
+  // so an idle connection does not hold it (the next read allocates a small one again).
+  void ReleaseIfIdle();
 
  private:
   // Makes room for `needed` bytes of unconsumed input in all (see Read).

@@ -18,6 +18,7 @@
 #include "io/cpu_count.h"
 #include "io/proactor_pool.h"
 #include "server/command.h"
+#include "server/client_buffers.h"
 #include "server/instantaneous_metrics.h"
 #include "server/listener.h"
 #include "server/config_registry.h"
@@ -193,6 +194,7 @@ int Main(int argc, char** argv) {
   shards.set_periodic_hook([] {
     SampleInstantaneousMetrics();
     CloseIdleClients();
+    SampleClientBufferPeaks();
   });
   shards.Start();
   pool.AwaitOnAll([&](io::Proactor* p) {

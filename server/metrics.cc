@@ -33,6 +33,10 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       out.io = p->stats();
       out.queued_tasks = p->QueuedTasks();
       out.rates = LocalInstantaneousRates();
+      out.recent_peaks = RecentClientBufferPeaks();
+      for (const ConnectionState* c : st.connections()) {
+        if (c->push != nullptr) out.client_memory += c->push->Buffers().tot_mem;
+      }
       // The shard's own structure (its databases' table headers) counts too, as Redis counts its
       // empty dicts: an empty server does not report 0.
       out.used_memory = s.used_memory();
@@ -57,6 +61,13 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.stats.protocol_errors += t.stats.protocol_errors;
       total.stats.unknown_commands += t.stats.unknown_commands;
       total.stats.blocked_clients += t.stats.blocked_clients;
+      total.stats.client_query_buffer_limit_disconnections +=
+          t.stats.client_query_buffer_limit_disconnections;
+      total.stats.client_output_buffer_limit_disconnections +=
+          t.stats.client_output_buffer_limit_disconnections;
+      total.client_memory += t.client_memory;
+      total.recent_peaks.input = std::max(total.recent_peaks.input, t.recent_peaks.input);
+      total.recent_peaks.output = std::max(total.recent_peaks.output, t.recent_peaks.output);
       total.clients += t.clients;
       total.shard.keyspace_hits += t.shard.keyspace_hits;
       total.shard.keyspace_misses += t.shard.keyspace_misses;

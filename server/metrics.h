@@ -33,6 +33,8 @@ struct ThreadSample {
   io::Proactor::Stats io;
   size_t queued_tasks = 0;  // hops waiting in the thread's inboxes (and its full outboxes)
   InstantaneousRates rates;  // INFO's instantaneous_* figures
+  size_t client_memory = 0;  // the buffers of the thread's connections (their tot-mem)
+  ClientBufferPeaks recent_peaks;  // the largest client buffers of the last seconds (the total: max)
 };
 
 struct MetricsSnapshot {
