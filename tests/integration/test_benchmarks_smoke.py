@@ -31,7 +31,14 @@ TARGETS = ["ops per server CPU-s, SET P1", "ops per server CPU-s, GET P1",
            "ops per server CPU-s, GET 16 KiB P1", "RSS per key",
            "--threads 2 / --threads 1, SET P1", "--threads 2 / --threads 1, GET P1",
            "--threads 2 / --threads 1, SET P16", "--threads 2 / --threads 1, GET P16",
-           "max single-SET latency"]
+           "max single-SET latency",
+           "--threads 2, Redis' order / relaxed order, SET P16",
+           "--threads 2, Redis' order / relaxed order, GET P16"] + [
+           f"ops per server CPU-s, memcached {w}"
+           for w in ("set P1", "get P1", "set P16", "get P16", "get of 10 keys P1")]
+MC_WORKLOADS = ["memcached set P1", "memcached get P1", "memcached set P16", "memcached get P16",
+                "memcached get of 10 keys P1"]
+ORDER_WORKLOADS = ["SET P16", "GET P16"]
 
 
 def sections(report: str) -> dict[str, list[list[str]]]:
@@ -122,8 +129,20 @@ def test_quick_run_reports_every_figure(tmp_path):
         assert row in memory, f"memory row {row!r} missing"
         check_positive(memory[row], row)
 
+    order = figure_rows(section(secs, "Pipeline order"))
+    for workload in ORDER_WORKLOADS:
+        for figure in FIGURES[:5]:
+            assert (workload, figure) in order, f"order row {workload} / {figure} missing"
+            check_positive(order[(workload, figure)], f"order {workload} / {figure}")
+
+    mc = figure_rows(section(secs, "memcached text protocol"))
+    for workload in MC_WORKLOADS:
+        for figure in FIGURES:
+            assert (workload, figure) in mc, f"memcached row {workload} / {figure} missing"
+            check_positive(mc[(workload, figure)], f"memcached {workload} / {figure}")
+
     cost = section(secs, "Load generator cost")
-    assert len(cost) == len(WORKLOADS) * 2 + len(THREADS_WORKLOADS), cost
+    assert len(cost) == (len(WORKLOADS) * 2 + len(THREADS_WORKLOADS) + len(MC_WORKLOADS) * 2), cost
     for cells in cost:  # CPU per op must be positive; the other load on a CPU may be 0
         check_positive(cells[2:4], f"load generator cost {cells[:2]}")
 
