@@ -275,6 +275,24 @@ rotate() {  # K ITEMS...: the items rotated left by K
   for ((i = 0; i < n; i++)); do echo "${items[$(((i + k) % n))]}"; done
 }
 
+# measure ROUND "WORKLOAD..." SERVER...: every workload on every server in turn (the order of
+# the servers rotates per workload and round), over the phase's KEYSPACE keys.
+measure() {
+  local round=$1 workloads=$2 w=0 workload name
+  shift 2
+  for workload in $workloads; do
+    for name in $(rotate $((round - 1 + w)) "$@"); do
+      # shellcheck disable=SC2086  # WORKLOAD holds several arguments
+      loadgen "round=$round workload=$workload" "$name" ${WORKLOAD[$workload]} \
+        --connections "$CONNECTIONS" --keyspace "$KEYSPACE" --value-size "$VALUE_SIZE" \
+        --duration "$DURATION" --seed "$round"
+      note "round $round: $workload on $name: $(field ops_per_s "$LAST") ops/s," \
+        "$(field ops_per_server_cpu_s "$LAST") ops per server CPU-s, p99 $(field p99_us "$LAST") us"
+    done
+    w=$((w + 1))
+  done
+}
+
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 note "work directory $workdir; server CPU $SERVER_CPU, load generator CPU $CLIENT_CPU"
 
@@ -340,18 +358,7 @@ for round in $(seq 1 "$ROUNDS"); do
       fill "round=$round workload=fill" "$name" "$KEYSPACE" "$VALUE_SIZE" \
         --pipeline 16 --connections "$CONNECTIONS"
     done
-    w=0
-    for workload in "${ORDER_WORKLOADS[@]}"; do
-      for name in $(rotate $((round - 1 + w)) "${servers[@]}"); do
-        # shellcheck disable=SC2086
-        loadgen "round=$round workload=$workload" "$name" ${WORKLOAD[$workload]} \
-          --connections "$CONNECTIONS" --keyspace "$KEYSPACE" --value-size "$VALUE_SIZE" \
-          --duration "$DURATION" --seed "$round"
-        note "round $round: $workload on $name: $(field ops_per_s "$LAST") ops/s," \
-          "p99 $(field p99_us "$LAST") us"
-      done
-      w=$((w + 1))
-    done
+    measure "$round" "${ORDER_WORKLOADS[*]}" "${servers[@]}"
     for name in "${servers[@]}"; do stop_server "$name"; done
   fi
 
@@ -364,18 +371,7 @@ for round in $(seq 1 "$ROUNDS"); do
       fill "round=$round workload=mc_fill" "$name" "$KEYSPACE" "$VALUE_SIZE" --protocol memcache \
         --pipeline 16 --connections "$CONNECTIONS"
     done
-    w=0
-    for workload in "${MC_WORKLOADS[@]}"; do
-      for name in $(rotate $((round - 1 + w)) "${servers[@]}"); do
-        # shellcheck disable=SC2086
-        loadgen "round=$round workload=$workload" "$name" ${WORKLOAD[$workload]} \
-          --connections "$CONNECTIONS" --keyspace "$KEYSPACE" --value-size "$VALUE_SIZE" \
-          --duration "$DURATION" --seed "$round"
-        note "round $round: $workload on $name: $(field ops_per_s "$LAST") ops/s," \
-          "$(field ops_per_server_cpu_s "$LAST") ops per server CPU-s"
-      done
-      w=$((w + 1))
-    done
+    measure "$round" "${MC_WORKLOADS[*]}" "${servers[@]}"
     for name in "${servers[@]}"; do stop_server "$name"; done
   fi
 done

@@ -84,136 +84,92 @@ def _connect(port):
     return sock
 
 
-def test_pipelined_writes_are_seen_in_order(server_factory):
-    """Writers pipeline SET a:<i> 1, SET b:<i> 1 (mostly different shards); readers MGET b:<i>
-    a:<i> (atomic) near the writers' frontier. Seeing b:<i> without a:<i> would mean the second
-    write took effect before the first."""
-    srv = server_factory(threads=THREADS)
-    progress = [0] * WRITERS
-    stop = threading.Event()
-    checks = [0] * READERS
-    violations = []
-    errors = []
+class _Resp:
+    """Writers pipeline SET a:<i> 1, SET b:<i> 1; readers MGET b:<i> a:<i> (atomic)."""
 
-    def writer(w):
-        try:
-            sock = _connect(srv.port)
-            reader = _FastReader(sock)
-            i = 0
-            while not stop.is_set():
-                cmds = []
-                for j in range(i, i + BATCH):
-                    cmds.append(_encode("SET", f"a:w{w}:{j}", "1"))
-                    cmds.append(_encode("SET", f"b:w{w}:{j}", "1"))
-                progress[w] = i
-                sock.sendall(b"".join(cmds))
-                assert all(r == b"+OK" for r in reader.replies(2 * BATCH))
-                i += BATCH
-            sock.close()
-        except Exception as e:  # reported by the main thread
-            errors.append(e)
-            stop.set()
+    def __init__(self, sock):
+        self.sock, self.fast = sock, _FastReader(sock)
 
-    def reader(rid):
-        rng = random.Random(rid)
-        try:
-            sock = _connect(srv.port)
-            fast = _FastReader(sock)
-            while not stop.is_set():
-                picks = []
-                for _ in range(READ_PIPELINE):
-                    w = rng.randrange(WRITERS)
-                    picks.append((w, max(0, progress[w] + rng.randrange(-4, BATCH + 4))))
-                sock.sendall(b"".join(_encode("MGET", f"b:w{w}:{i}", f"a:w{w}:{i}")
-                                      for w, i in picks))
-                for (w, i), (b, a) in zip(picks, fast.replies(len(picks))):
-                    if b is not None and a is None:
-                        violations.append((w, i))
-                checks[rid] += len(picks)
-            sock.close()
-        except Exception as e:
-            errors.append(e)
-            stop.set()
+    def write_pairs(self, w, first, count):
+        self.sock.sendall(b"".join(_encode("SET", f"{k}:w{w}:{j}", "1")
+                                   for j in range(first, first + count) for k in "ab"))
+        assert all(r == b"+OK" for r in self.fast.replies(2 * count))
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
-    threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + DEADLINE_S
-    while sum(checks) < MIN_CHECKS and not stop.is_set() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    stop.set()
-    for t in threads:
-        t.join(30)
-    assert not errors, errors
-    assert sum(checks) >= MIN_CHECKS, f"only {sum(checks)} checks in {DEADLINE_S} s"
-    assert not violations, (f"{len(violations)} of {sum(checks)} reads saw b:<i> set and a:<i> "
-                            f"missing, e.g. {violations[:5]}")
+    def read_pairs(self, picks):
+        """[(b present, a present)] for each (w, i)."""
+        self.sock.sendall(b"".join(_encode("MGET", f"b:w{w}:{i}", f"a:w{w}:{i}")
+                                   for w, i in picks))
+        return [(b is not None, a is not None) for b, a in self.fast.replies(len(picks))]
 
 
-@pytest.mark.shardis_only
-def test_memcached_pipelines_keep_their_order(server_factory):
-    """The same over the memcached port: writers pipeline set a:<i>, set b:<i>; readers send
-    `get b:<i> a:<i>`, whose keys are read in order (memcached's multi-key get is not atomic, but
-    a key read later must not be older). b:<i> without a:<i> would be a reordering."""
-    mc_port = free_port()
-    srv = server_factory(threads=THREADS, args=[f"--memcached_port={mc_port}"])
-    wait_for(lambda: _can_connect(mc_port), 10)
-    progress = [0] * WRITERS
-    stop = threading.Event()
-    checks = [0] * READERS
-    violations = []
-    errors = []
+class _Memcache:
+    """Writers pipeline set a:<i>, set b:<i>; readers `get b:<i> a:<i>`, whose keys are read in
+    order (memcached's multi-key get is not atomic, but a key read later must not be older)."""
 
-    def read_until(sock, buf, count, marker):
+    def __init__(self, sock):
+        self.sock = sock
+
+    def _read(self, count, marker):
+        buf = b""
         while buf.count(marker) < count:
-            chunk = sock.recv(1 << 16)
+            chunk = self.sock.recv(1 << 16)
             if not chunk:
                 raise ConnectionError("closed")
             buf += chunk
         return buf
 
-    def writer(w):
-        try:
-            sock = _connect(mc_port)
-            i = 0
-            while not stop.is_set():
-                cmds = []
-                for j in range(i, i + BATCH):
-                    cmds.append(b"set a:w%d:%d 0 0 1\r\n1\r\n" % (w, j))
-                    cmds.append(b"set b:w%d:%d 0 0 1\r\n1\r\n" % (w, j))
-                progress[w] = i
-                sock.sendall(b"".join(cmds))
-                buf = read_until(sock, b"", 2 * BATCH, b"STORED\r\n")
-                assert buf == b"STORED\r\n" * (2 * BATCH), buf[:100]
-                i += BATCH
-            sock.close()
-        except Exception as e:
-            errors.append(e)
-            stop.set()
+    def write_pairs(self, w, first, count):
+        self.sock.sendall(b"".join(b"set %s:w%d:%d 0 0 1\r\n1\r\n" % (k, w, j)
+                                   for j in range(first, first + count) for k in (b"a", b"b")))
+        assert self._read(2 * count, b"STORED\r\n") == b"STORED\r\n" * (2 * count)
 
-    def reader(rid):
+    def read_pairs(self, picks):
+        self.sock.sendall(b"".join(b"get b:w%d:%d a:w%d:%d\r\n" % (w, i, w, i)
+                                   for w, i in picks))
+        replies = self._read(len(picks), b"END\r\n").split(b"END\r\n")
+        return [(b"VALUE b:" in r, b"VALUE a:" in r) for r in replies[:len(picks)]]
+
+
+def _check_write_order(port, protocol):
+    """Writers and readers on `port` until MIN_CHECKS reads near the writers' frontier; returns
+    (checks, violations): reads that saw b:<i> (written second) without a:<i>."""
+    progress = [0] * WRITERS
+    stop = threading.Event()
+    checks = [0] * READERS
+    violations = []
+    errors = []
+
+    def guarded(body):
+        def run(n):
+            try:
+                sock = _connect(port)
+                body(n, protocol(sock))
+                sock.close()
+            except Exception as e:  # reported by the main thread
+                errors.append(e)
+                stop.set()
+        return run
+
+    @guarded
+    def writer(w, conn):
+        i = 0
+        while not stop.is_set():
+            progress[w] = i
+            conn.write_pairs(w, i, BATCH)
+            i += BATCH
+
+    @guarded
+    def reader(rid, conn):
         rng = random.Random(rid)
-        try:
-            sock = _connect(mc_port)
-            while not stop.is_set():
-                picks = []
-                for _ in range(READ_PIPELINE):
-                    w = rng.randrange(WRITERS)
-                    picks.append((w, max(0, progress[w] + rng.randrange(-4, BATCH + 4))))
-                sock.sendall(b"".join(b"get b:w%d:%d a:w%d:%d\r\n" % (w, i, w, i)
-                                      for w, i in picks))
-                buf = read_until(sock, b"", len(picks), b"END\r\n")
-                for (w, i), reply in zip(picks, buf.split(b"END\r\n")):
-                    has_b = b"VALUE b:" in reply
-                    has_a = b"VALUE a:" in reply
-                    if has_b and not has_a:
-                        violations.append((w, i))
-                checks[rid] += len(picks)
-            sock.close()
-        except Exception as e:
-            errors.append(e)
-            stop.set()
+        while not stop.is_set():
+            picks = []
+            for _ in range(READ_PIPELINE):
+                w = rng.randrange(WRITERS)
+                picks.append((w, max(0, progress[w] + rng.randrange(-4, BATCH + 4))))
+            for pick, (has_b, has_a) in zip(picks, conn.read_pairs(picks)):
+                if has_b and not has_a:
+                    violations.append(pick)
+            checks[rid] += len(picks)
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
     threads += [threading.Thread(target=reader, args=(r,)) for r in range(READERS)]
@@ -227,7 +183,27 @@ def test_memcached_pipelines_keep_their_order(server_factory):
         t.join(30)
     assert not errors, errors
     assert sum(checks) >= MIN_CHECKS, f"only {sum(checks)} checks in {DEADLINE_S} s"
-    assert not violations, (f"{len(violations)} of {sum(checks)} gets saw b:<i> and not a:<i>, "
+    return sum(checks), violations
+
+
+def test_pipelined_writes_are_seen_in_order(server_factory):
+    """Writers pipeline SET a:<i> 1, SET b:<i> 1 (mostly different shards); readers MGET b:<i>
+    a:<i> near the writers' frontier. Seeing b:<i> without a:<i> would mean the second write
+    took effect before the first."""
+    srv = server_factory(threads=THREADS)
+    checks, violations = _check_write_order(srv.port, _Resp)
+    assert not violations, (f"{len(violations)} of {checks} reads saw b:<i> set and a:<i> "
+                            f"missing, e.g. {violations[:5]}")
+
+
+@pytest.mark.shardis_only
+def test_memcached_pipelines_keep_their_order(server_factory):
+    """The same over the memcached port."""
+    mc_port = free_port()
+    server_factory(threads=THREADS, args=[f"--memcached_port={mc_port}"])
+    wait_for(lambda: _can_connect(mc_port), 10)
+    checks, violations = _check_write_order(mc_port, _Memcache)
+    assert not violations, (f"{len(violations)} of {checks} gets saw b:<i> and not a:<i>, "
                             f"e.g. {violations[:5]}")
 
 
