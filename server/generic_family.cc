@@ -14,6 +14,8 @@
 #include "core/glob.h"
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
+#include "server/collection_args.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "core/value_object.h"
@@ -74,20 +76,21 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
   constexpr std::string_view kName =
       kMillis ? (kAbsolute ? "pexpireat" : "pexpire") : (kAbsolute ? "expireat" : "expire");
   unsigned flags = 0;
-  for (size_t j = 3; j < args.size(); ++j) {
-    std::string_view opt = args[j];
-    if (core::EqualsIgnoreCase(opt, "nx")) {
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("NX")) {
       flags |= kNx;
-    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+    } else if (p.Check("XX")) {
       flags |= kXx;
-    } else if (core::EqualsIgnoreCase(opt, "gt")) {
+    } else if (p.Check("GT")) {
       flags |= kGt;
-    } else if (core::EqualsIgnoreCase(opt, "lt")) {
+    } else if (p.Check("LT")) {
       flags |= kLt;
     } else {
-      return ctx.rb.Error(core::Concat("ERR Unsupported option ", opt));
+      p.Fail(core::Concat("ERR Unsupported option ", p.Peek()));
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if ((flags & kNx) && (flags & (kXx | kGt | kLt))) {
     return ctx.rb.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
   }
@@ -211,37 +214,23 @@ constexpr unsigned kScanShardShift = shard::PrimeTable::kCursorBits;
 
 void CmdScan(ArgSlice args, ConnContext& ctx) {
   uint64_t cursor;
-  if (!core::ParseScanCursor(args[1], &cursor)) return ctx.rb.Error("ERR invalid cursor");
-  std::string_view pattern, type;
-  bool has_pattern = false, has_type = false;
-  int64_t count = 10;
-  for (size_t i = 2; i < args.size(); i += 2) {
-    if (i + 1 >= args.size()) return ctx.rb.Error(kSyntaxErr);
-    if (core::EqualsIgnoreCase(args[i], "count")) {
-      if (!core::ParseInt64(args[i + 1], &count)) return ctx.rb.Error(kNotIntegerErr);
-      if (count < 1) return ctx.rb.Error(kSyntaxErr);
-    } else if (core::EqualsIgnoreCase(args[i], "match")) {
-      pattern = args[i + 1];
-      has_pattern = pattern != "*";
-    } else if (core::EqualsIgnoreCase(args[i], "type")) {
-      type = args[i + 1];
-      has_type = true;
-    } else {
-      return ctx.rb.Error(kSyntaxErr);
-    }
-  }
+  if (!core::ParseScanCursor(args[1], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
+  ScanOptions opts;
+  if (!ParseScanOptions(args, 2, /*with_type=*/true, ctx.rb, &opts)) return;
   const unsigned nshards = shard::shard_set->size();
   uint64_t sid = cursor >> kScanShardShift;
   uint64_t table_cursor = cursor & ((uint64_t{1} << kScanShardShift) - 1);
   std::vector<std::string> keys;
   const int db_index = ctx.conn.db;
-  while (sid < nshards && keys.size() < size_t(count)) {
+  while (sid < nshards && keys.size() < opts.count) {
     shard::shard_set->Await(unsigned(sid), [&](shard::Shard& s) {
       table_cursor = s.db(db_index).Scan(
-          table_cursor, size_t(count) - keys.size(), shard::NowMs(),
+          table_cursor, opts.count - keys.size(), shard::NowMs(),
           [&](std::string_view key, Db::Iterator it) {
-            if (has_type && !core::EqualsIgnoreCase(type, TypeName(it.value().type()))) return;
-            if (has_pattern && !core::GlobMatch(pattern, key)) return;
+            if (opts.use_type && !core::EqualsIgnoreCase(opts.type, TypeName(it.value().type()))) {
+              return;
+            }
+            if (!opts.Matches(key)) return;
             keys.emplace_back(key);
           });
     });

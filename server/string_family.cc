@@ -7,6 +7,7 @@
 //
 // Values are core::CompactValue cells: a string that is the canonical form of an int64 is stored
 // as that integer, so the counters work on it directly, and replies format it back (GetString).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -79,39 +81,37 @@ struct SetOptions {
 
 enum class OptionsFor { kSet, kGetEx };
 
+// EX, PX, EXAT or PXAT, consumed when a value follows it; 0 when the next argument is none of
+// them.
+unsigned CheckExpireOption(ArgParser& p) {
+  if (p.Check("EX", 1)) return kEx;
+  if (p.Check("PX", 1)) return kPx;
+  if (p.Check("EXAT", 1)) return kExAt;
+  if (p.Check("PXAT", 1)) return kPxAt;
+  return 0;
+}
+
 // Parses args[start..]. Returns false on a syntax error (the caller replies it). Like Redis, a
 // repeated expiry option of the same kind is accepted and the last one wins.
 bool ParseSetOptions(ArgSlice args, size_t start, OptionsFor cmd, SetOptions* opts) {
   unsigned& f = opts->flags;
   const bool is_set = cmd == OptionsFor::kSet;
-  for (size_t j = start; j < args.size(); ++j) {
-    std::string_view opt = args[j];
-    const bool has_next = j + 1 < args.size();
-    auto expire_option = [&](unsigned flag) {
-      if ((f & (kKeepTtl | kPersist | (kAnyExpire & ~flag))) || !has_next) return false;
-      f |= flag;
-      opts->expire = args[++j];
-      return true;
-    };
-    if (core::EqualsIgnoreCase(opt, "nx") && !(f & kSetXx) && is_set) {
+  ArgParser p(args, start);
+  while (p.HasNext()) {
+    if (is_set && !(f & kSetXx) && p.Check("NX")) {
       f |= kSetNx;
-    } else if (core::EqualsIgnoreCase(opt, "xx") && !(f & kSetNx) && is_set) {
+    } else if (is_set && !(f & kSetNx) && p.Check("XX")) {
       f |= kSetXx;
-    } else if (core::EqualsIgnoreCase(opt, "get") && is_set) {
+    } else if (is_set && p.Check("GET")) {
       f |= kSetGet;
-    } else if (core::EqualsIgnoreCase(opt, "keepttl") && !(f & (kPersist | kAnyExpire)) && is_set) {
+    } else if (is_set && !(f & (kPersist | kAnyExpire)) && p.Check("KEEPTTL")) {
       f |= kKeepTtl;
-    } else if (core::EqualsIgnoreCase(opt, "persist") && !(f & (kKeepTtl | kAnyExpire)) &&
-               !is_set) {
+    } else if (!is_set && !(f & (kKeepTtl | kAnyExpire)) && p.Check("PERSIST")) {
       f |= kPersist;
-    } else if (core::EqualsIgnoreCase(opt, "ex")) {
-      if (!expire_option(kEx)) return false;
-    } else if (core::EqualsIgnoreCase(opt, "px")) {
-      if (!expire_option(kPx)) return false;
-    } else if (core::EqualsIgnoreCase(opt, "exat")) {
-      if (!expire_option(kExAt)) return false;
-    } else if (core::EqualsIgnoreCase(opt, "pxat")) {
-      if (!expire_option(kPxAt)) return false;
+    } else if (const unsigned expire = CheckExpireOption(p)) {
+      if (f & (kKeepTtl | kPersist | (kAnyExpire & ~expire))) return false;
+      f |= expire;
+      opts->expire = p.Next();
     } else {
       return false;
     }
@@ -523,23 +523,21 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
   }
   bool get_len = false, get_idx = false, with_match_len = false;
   int64_t min_match_len = 0;
-  for (size_t j = 3; j < args.size(); ++j) {
-    const std::string_view opt = args[j];
-    const bool more = j + 1 < args.size();
-    if (core::EqualsIgnoreCase(opt, "idx")) {
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("IDX")) {
       get_idx = true;
-    } else if (core::EqualsIgnoreCase(opt, "len")) {
+    } else if (p.Check("LEN")) {
       get_len = true;
-    } else if (core::EqualsIgnoreCase(opt, "withmatchlen")) {
+    } else if (p.Check("WITHMATCHLEN")) {
       with_match_len = true;
-    } else if (core::EqualsIgnoreCase(opt, "minmatchlen") && more) {
-      if (!core::ParseInt64(args[j + 1], &min_match_len)) return ctx.rb.Error(kNotIntegerErr);
-      if (min_match_len < 0) min_match_len = 0;
-      ++j;
+    } else if (p.Check("MINMATCHLEN", 1)) {
+      min_match_len = std::max<int64_t>(p.Next<int64_t>(), 0);
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if (get_idx && get_len) {
     return ctx.rb.Error("ERR If you want both the length and indexes, please just use IDX.");
   }
