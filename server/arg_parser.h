@@ -95,6 +95,14 @@ class ArgParser {
   }
 
  private:
+  template <typename T>
+  T NextNumber(bool (*parse)(std::string_view, T*), std::string_view error) {
+    std::string_view arg = Next();
+    T v{};
+    if (ok() && !parse(arg, &v)) Fail(error);
+    return v;
+  }
+
   ArgSlice args_;
   size_t pos_;
   // Empty while all is well: a std::string so that composed messages ("ERR Unsupported option
@@ -104,18 +112,12 @@ class ArgParser {
 
 template <>
 inline int64_t ArgParser::Next<int64_t>() {
-  std::string_view arg = Next();
-  int64_t v = 0;
-  if (ok() && !core::ParseInt64(arg, &v)) Fail(kNotIntegerErr);
-  return v;
+  return NextNumber<int64_t>(core::ParseInt64, kNotIntegerErr);
 }
 
 template <>
 inline double ArgParser::Next<double>() {
-  std::string_view arg = Next();
-  double v = 0;
-  if (ok() && !core::ParseDouble(arg, &v)) Fail(kNotFloatErr);
-  return v;
+  return NextNumber<double>(core::ParseDouble, kNotFloatErr);
 }
 
 }  // namespace shardis::server
