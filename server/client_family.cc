@@ -402,7 +402,9 @@ void CmdClient(ArgSlice args, ConnContext& ctx) { DispatchSub(kClient, args, ctx
 }  // namespace
 
 void RegisterClientFamily(CommandRegistry* r) {
-  r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient});
+  r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient},
+              {"connection", "2.4.0", "Depends on subcommand.",
+               "Commands about client connections."});
   RegisterContainer(kClient);
 }
 

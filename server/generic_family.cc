@@ -349,24 +349,60 @@ void CmdObject(ArgSlice args, ConnContext& ctx) { DispatchSub(kObject, args, ctx
 }  // namespace
 
 void RegisterGenericFamily(CommandRegistry* r) {
+  // The tips of the multi-key counters: Redis Cluster sums the shards' replies.
+  constexpr std::string_view kMultiShardSum = "request_policy:multi_shard response_policy:agg_sum";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel);
-  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel);
-  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists);
-  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists);
+  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel,
+                             {"generic", "1.0.0", "O(N) where N is the number of keys to remove.",
+                              "Deletes keys.", "RM delete", kMultiShardSum});
+  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel,
+                             {"generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.",
+                              "RM delete", kMultiShardSum});
+  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists,
+                             {"generic", "3.0.3", "O(N) where N is the number of keys to check.",
+                              "Counts how many of the given keys exist.", "RO", kMultiShardSum});
+  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists,
+                             {"generic", "3.2.1", "O(N) where N is the number of keys to touch.",
+                              "Counts the given keys that exist, updating their access time.", "RO",
+                              kMultiShardSum});
 
-  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>);
-  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>);
-  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>);
-  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>);
-  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>);
-  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>);
-  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>);
-  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>);
-  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist);
-  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType);
+  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>,
+                        {"generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.",
+                         "RW update"});
+  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>,
+                        {"generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
+                         "RW update"});
+  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>,
+                        {"generic", "1.2.0", "O(1)",
+                         "Sets the expiry of a key to a Unix time in seconds.", "RW update"});
+  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>,
+                        {"generic", "2.6.0", "O(1)",
+                         "Sets the expiry of a key to a Unix time in milliseconds.", "RW update"});
+  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>,
+                        {"generic", "1.0.0", "O(1)",
+                         "Returns the remaining time to live of a key in seconds.", "RO access",
+                         "nondeterministic_output"});
+  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>,
+                        {"generic", "2.6.0", "O(1)",
+                         "Returns the remaining time to live of a key in milliseconds.",
+                         "RO access", "nondeterministic_output"});
+  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>,
+                        {"generic", "7.0.0", "O(1)",
+                         "Returns the expiry of a key as a Unix time in seconds.", "RO access"});
+  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>,
+                        {"generic", "7.0.0", "O(1)",
+                         "Returns the expiry of a key as a Unix time in milliseconds.",
+                         "RO access"});
+  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist,
+                        {"generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update"});
+  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType,
+                        {"generic", "1.0.0", "O(1)",
+                         "Returns the type of the value stored at a key.", "RO"});
 
-  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys);
+  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys,
+                            {"generic", "1.0.0", "O(N) with N the number of keys in the database.",
+                             "Returns the keys matching a glob-style pattern.", "",
+                             "request_policy:all_shards nondeterministic_output_order"});
   r->RegisterKeylessCommand("scan", -2, kR, "keyspace read slow", CmdScan);
   r->RegisterKeylessCommand("randomkey", 1, kR, "keyspace read slow", CmdRandomKey);
   r->Register({"object", -2, 0, 0, 0, 0, "slow", nullptr, CmdObject});

@@ -626,26 +626,67 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
 
 void RegisterStringFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("get", 2, kR | kF, "read string fast", CmdGet);
-  r->RegisterKeyCommand("set", -3, kW | kD, "write string slow", CmdSet);
-  r->RegisterKeyCommand("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx);
-  r->RegisterKeyCommand("setex", 4, kW | kD, "write string slow", CmdSetEx<false>);
-  r->RegisterKeyCommand("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>);
-  r->RegisterKeyCommand("getset", 3, kW | kD | kF, "write string fast", CmdGetSet);
-  r->RegisterKeyCommand("getdel", 2, kW | kF, "write string fast", CmdGetDel);
-  r->RegisterKeyCommand("getex", -2, kW | kF, "write string fast", CmdGetEx);
-  r->RegisterKeyCommand("incr", 2, kW | kD | kF, "write string fast", CmdIncr);
-  r->RegisterKeyCommand("decr", 2, kW | kD | kF, "write string fast", CmdDecr);
-  r->RegisterKeyCommand("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy);
-  r->RegisterKeyCommand("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy);
-  r->RegisterKeyCommand("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat);
-  r->RegisterKeyCommand("append", 3, kW | kD | kF, "write string fast", CmdAppend);
-  r->RegisterKeyCommand("strlen", 2, kR | kF, "read string fast", CmdStrLen);
-  r->RegisterKeyCommand("getrange", 4, kR, "read string slow", CmdGetRange);
-  r->RegisterKeyCommand("substr", 4, kR, "read string slow", CmdGetRange);
-  r->RegisterKeyCommand("setrange", 4, kW | kD, "write string slow", CmdSetRange);
+  r->RegisterKeyCommand("get", 2, kR | kF, "read string fast", CmdGet,
+                        {"string", "1.0.0", "O(1)", "Returns the string value of a key.",
+                         "RO access"});
+  r->RegisterKeyCommand("set", -3, kW | kD, "write string slow", CmdSet,
+                        {"string", "1.0.0", "O(1)",
+                         "Sets the string value of a key, optionally with an expiry, a condition "
+                         "or the old value.", "RW access update variable_flags"});
+  r->RegisterKeyCommand("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx,
+                        {"string", "1.0.0", "O(1)", "Sets a key only when it does not exist.",
+                         "OW insert"});
+  r->RegisterKeyCommand("setex", 4, kW | kD, "write string slow", CmdSetEx<false>,
+                        {"string", "2.0.0", "O(1)", "Sets a key with an expiry in seconds.",
+                         "OW update"});
+  r->RegisterKeyCommand("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>,
+                        {"string", "2.6.0", "O(1)", "Sets a key with an expiry in milliseconds.",
+                         "OW update"});
+  r->RegisterKeyCommand("getset", 3, kW | kD | kF, "write string fast", CmdGetSet,
+                        {"string", "1.0.0", "O(1)", "Sets a key and returns its previous value.",
+                         "RW access update"});
+  r->RegisterKeyCommand("getdel", 2, kW | kF, "write string fast", CmdGetDel,
+                        {"string", "6.2.0", "O(1)", "Returns the value of a key and deletes it.",
+                         "RW access delete"});
+  r->RegisterKeyCommand("getex", -2, kW | kF, "write string fast", CmdGetEx,
+                        {"string", "6.2.0", "O(1)",
+                         "Returns the value of a key and changes its expiry.", "RW access update"});
+  r->RegisterKeyCommand("incr", 2, kW | kD | kF, "write string fast", CmdIncr,
+                        {"string", "1.0.0", "O(1)", "Adds one to the integer value of a key.",
+                         "RW access update"});
+  r->RegisterKeyCommand("decr", 2, kW | kD | kF, "write string fast", CmdDecr,
+                        {"string", "1.0.0", "O(1)",
+                         "Subtracts one from the integer value of a key.", "RW access update"});
+  r->RegisterKeyCommand("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy,
+                        {"string", "1.0.0", "O(1)",
+                         "Adds an integer to the integer value of a key.", "RW access update"});
+  r->RegisterKeyCommand("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy,
+                        {"string", "1.0.0", "O(1)",
+                         "Subtracts an integer from the integer value of a key.",
+                         "RW access update"});
+  r->RegisterKeyCommand("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat,
+                        {"string", "2.6.0", "O(1)", "Adds a float to the numeric value of a key.",
+                         "RW access update"});
+  r->RegisterKeyCommand("append", 3, kW | kD | kF, "write string fast", CmdAppend,
+                        {"string", "2.0.0", "O(1)", "Appends a string to the value of a key.",
+                         "RW insert"});
+  r->RegisterKeyCommand("strlen", 2, kR | kF, "read string fast", CmdStrLen,
+                        {"string", "2.2.0", "O(1)", "Returns the length of a string value.", "RO"});
+  r->RegisterKeyCommand("getrange", 4, kR, "read string slow", CmdGetRange,
+                        {"string", "2.4.0", "O(N) where N is the length of the returned string.",
+                         "Returns a substring of a string value.", "RO access"});
+  r->RegisterKeyCommand("substr", 4, kR, "read string slow", CmdGetRange,
+                        {"string", "1.0.0", "O(N) where N is the length of the returned string.",
+                         "Returns a substring of a string value (old name of GETRANGE).",
+                         "RO access"});
+  r->RegisterKeyCommand("setrange", 4, kW | kD, "write string slow", CmdSetRange,
+                        {"string", "2.2.0", "O(1), not counting the time to grow the string.",
+                         "Overwrites part of a string value from an offset.", "RW update"});
 
-  r->RegisterMultiKeyCommand("mget", -2, kR | kF, "read string fast", CmdMGet);
+  r->RegisterMultiKeyCommand("mget", -2, kR | kF, "read string fast", CmdMGet,
+                             {"string", "1.0.0", "O(N) where N is the number of keys to retrieve.",
+                              "Returns the values of several keys.", "RO access",
+                              "request_policy:multi_shard"});
   r->Register({.name = "mset",
                .arity = -3,
                .flags = kW | kD,
@@ -653,7 +694,10 @@ void RegisterStringFamily(CommandRegistry* r) {
                .last_key = -1,
                .key_step = 2,
                .acl_categories = "write string slow",
-               .on_conn = CmdMSet});
+               .on_conn = CmdMSet},
+              {"string", "1.0.1", "O(N) where N is the number of keys to set.",
+               "Sets several keys at once.", "OW update",
+               "request_policy:multi_shard response_policy:all_succeeded"});
   r->Register({.name = "lcs",
                .arity = -3,
                .flags = kR,
