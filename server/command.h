@@ -46,6 +46,12 @@ struct ConnContext {
 };
 using ConnHandler = void (*)(ArgSlice args, ConnContext& ctx);
 
+// The key procedure of a "movablekeys" command, whose keys' positions depend on its arguments
+// (numkeys, STREAMS, STORE): appends the indexes of its keys in args (args[0] is the command name)
+// to *out; returns false when the arguments are malformed. Redis' getkeys procedures, read by
+// COMMAND GETKEYS and COMMAND INFO (server/command_keys.h has them).
+using KeyFinder = bool (*)(ArgSlice args, std::vector<int>* out);
+
 // Flags, reported by COMMAND INFO with Redis' names.
 enum CommandFlag : uint32_t {
   kWrite = 1 << 0,
@@ -62,7 +68,7 @@ enum CommandFlag : uint32_t {
   kSkipSlowlog = 1 << 11,  // EXEC: its commands are logged one by one instead
 };
 // COMMAND INFO also shows "blocking" for commands in the blocking ACL category and
-// "movablekeys" for those with a key finder (server/command_keys.h).
+// "movablekeys" for those with a key finder (CommandSpec::key_finder).
 
 // What COMMAND DOCS and COMMAND INFO say of a command beyond how it runs (Redis keeps these in the
 // command's JSON file). A command registered without them reports what Redis reports for an
@@ -88,6 +94,7 @@ struct CommandSpec {
   // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
+  KeyFinder key_finder = nullptr;  // set for movablekeys commands only
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands, set by
   // RegisterContainer (subcommand.h), so that dispatch needs no lookup by name.
   const Container* container = nullptr;

@@ -9,7 +9,6 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/command.h"
-#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/subcommand.h"
 
@@ -98,7 +97,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   rb.ArrayHeader(10);
   rb.Bulk(spec.name);
   rb.Integer(spec.arity);
-  ReplyFlags(rb, spec.flags, spec.acl_categories, FindMovableKeys(spec.name) != nullptr);
+  ReplyFlags(rb, spec.flags, spec.acl_categories, spec.key_finder != nullptr);
   rb.Integer(spec.first_key);
   rb.Integer(spec.last_key);
   rb.Integer(spec.key_step);
@@ -298,7 +297,7 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
     }
   }
   std::vector<int> positions;
-  if (KeyFinder finder = FindMovableKeys(spec->name)) {
+  if (KeyFinder finder = spec->key_finder) {
     if (!finder(cmd, &positions) || positions.empty()) {
       return ctx.rb.Error("ERR Invalid arguments specified for command");
     }

@@ -18,6 +18,7 @@
 #include "core/value_object.h"
 #include "server/arg_parser.h"
 #include "server/blocking_family.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "server/mpop_args.h"
@@ -425,7 +426,8 @@ void RegisterListFamily(CommandRegistry* r) {
                .last_key = 0,
                .key_step = 0,
                .acl_categories = "write list slow",
-               .on_conn = CmdLMPop});
+               .on_conn = CmdLMPop,
+               .key_finder = NumKeysFirst});
 }
 
 }  // namespace shardis::server

@@ -15,6 +15,7 @@
 #include "core/string_util.h"
 #include "server/collection_args.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "shard/transaction.h"
@@ -453,7 +454,8 @@ void RegisterSetFamily(CommandRegistry* r) {
                .last_key = 0,
                .key_step = 0,
                .acl_categories = "read set slow",
-               .on_conn = CmdSInterCard});
+               .on_conn = CmdSInterCard,
+               .key_finder = NumKeysFirst});
   r->Register({.name = "smove",
                .arity = 4,
                .flags = kW | kF,

@@ -31,6 +31,7 @@
 #include "core/value_object.h"
 #include "core/zset.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
@@ -423,9 +424,17 @@ void RegisterSortFamily(CommandRegistry* r) {
                .last_key = 1,
                .key_step = 1,
                .acl_categories = "write set sortedset list slow dangerous",
-               .on_conn = CmdSort});
-  r->RegisterKeyCommand("sort_ro", -2, kReadOnly, "read set sortedset list slow dangerous",
-                        CmdSortRo);
+               .on_conn = CmdSort,
+               .key_finder = SortKeys});
+  r->Register({.name = "sort_ro",
+               .arity = -2,
+               .flags = kReadOnly,
+               .first_key = 1,
+               .last_key = 1,
+               .key_step = 1,
+               .acl_categories = "read set sortedset list slow dangerous",
+               .on_shard = CmdSortRo,
+               .key_finder = FirstKeyOnly});
 }
 
 }  // namespace shardis::server

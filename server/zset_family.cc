@@ -28,6 +28,7 @@
 #include "server/arg_parser.h"
 #include "server/collection_args.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/blocking_family.h"
 #include "server/key_lookup.h"
@@ -875,7 +876,9 @@ void RegisterZSetFamily(CommandRegistry* r) {
                  .last_key = first_key,
                  .key_step = first_key > 0 ? 1 : 0,
                  .acl_categories = acl,
-                 .on_conn = handler});
+                 .on_conn = handler,
+                 // the keys follow numkeys, after the destination of the STORE forms
+                 .key_finder = first_key > 0 ? DestinationThenNumKeys : NumKeysFirst});
   };
   r->Register({.name = "zrangestore",
                .arity = -5,
