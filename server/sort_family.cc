@@ -426,15 +426,8 @@ void RegisterSortFamily(CommandRegistry* r) {
                .acl_categories = "write set sortedset list slow dangerous",
                .on_conn = CmdSort,
                .key_finder = SortKeys});
-  r->Register({.name = "sort_ro",
-               .arity = -2,
-               .flags = kReadOnly,
-               .first_key = 1,
-               .last_key = 1,
-               .key_step = 1,
-               .acl_categories = "read set sortedset list slow dangerous",
-               .on_shard = CmdSortRo,
-               .key_finder = FirstKeyOnly});
+  r->Register({"sort_ro", -2, kReadOnly, 1, 1, 1, "read set sortedset list slow dangerous",
+               CmdSortRo, nullptr, FirstKeyOnly});
 }
 
 }  // namespace shardis::server
