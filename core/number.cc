@@ -66,6 +66,10 @@ bool ParseSignedDigits(std::string_view s, bool* negative, uint64_t* magnitude) 
 }
 
 bool ParseScanCursor(std::string_view s, uint64_t* out) {
+  if (s.empty()) {  // strtoul("") is 0 with nothing left over, so Redis takes it as cursor 0
+    *out = 0;
+    return true;
+  }
   bool negative;
   uint64_t v;
   if (!ParseSignedDigits(s, &negative, &v)) return false;

@@ -26,7 +26,7 @@ bool ParseSignedDigits(std::string_view s, bool* negative, uint64_t* magnitude);
 
 // Redis parseScanCursorOrReply (SCAN, HSCAN, ...): strtoul in base 10 over the whole string: an
 // optional sign ("-1" wraps around as strtoul does), leading zeros allowed; no leading space, no
-// trailing bytes, no overflow, not empty.
+// trailing bytes, no overflow. "" is cursor 0, as strtoul reads it.
 bool ParseScanCursor(std::string_view s, uint64_t* out);
 
 // Redis string2d (getDoubleFromObject): strtod must consume the whole string; a leading space,

@@ -22,6 +22,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/blocked_client.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "server/list_family.h"
@@ -300,7 +301,8 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                CmdBPop<core::ListEnd::kHead>});
   r->Register({"brpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
                CmdBPop<core::ListEnd::kTail>});
-  r->Register({"blmpop", -5, kW, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop});
+  r->Register({"blmpop", -5, kW, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop,
+               NumKeysAfterTimeout});
   r->Register({"blmove", 6, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
                CmdBLMove});
   r->Register({"brpoplpush", 4, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
@@ -310,7 +312,7 @@ void RegisterBlockingFamily(CommandRegistry* r) {
   r->Register({"bzpopmax", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
                nullptr, CmdBZPop<true>});
   r->Register({"bzmpop", -5, kW, 0, 0, 0, "write sortedset slow blocking", nullptr,
-               CmdBZMPop});
+               CmdBZMPop, NumKeysAfterTimeout});
 }
 
 }  // namespace shardis::server

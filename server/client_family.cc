@@ -411,7 +411,9 @@ std::string ClientInfoLine(const ConnectionState& c) {
 }
 
 void RegisterClientFamily(CommandRegistry* r) {
-  r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient});
+  r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient},
+              {"connection", "2.4.0", "Depends on subcommand.",
+               "Commands about client connections."});
   RegisterContainer(kClient);
 }
 

@@ -1,73 +1,54 @@
-// Argument parsing shared by the collection families (HSCAN, SSCAN, ZSCAN; HRANDFIELD,
+// Argument parsing shared by the SCAN commands (SCAN, HSCAN, SSCAN, ZSCAN; HRANDFIELD,
 // SRANDMEMBER counts), with Redis 7.0's exact acceptance rules and error texts, and the
 // per-thread random generator their random picks use.
 #pragma once
 
-#include <cctype>
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <random>
-#include <string>
 #include <string_view>
 
 #include "core/glob.h"
 #include "core/number.h"
 #include "core/reply_builder.h"
-#include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 
 namespace shardis::server {
 
 inline constexpr std::string_view kInvalidCursorErr = "ERR invalid cursor";
 
-// Redis' parseScanCursorOrReply: strtoul over the whole argument (so "", "+5" and "-1" are
-// accepted, the last as 2^64-1), no leading space, no overflow.
-inline bool ParseScanCursor(std::string_view arg, uint64_t* cursor) {
-  const std::string s(arg);
-  if (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) return false;
-  char* end = nullptr;
-  errno = 0;
-  *cursor = std::strtoul(s.c_str(), &end, 10);
-  return *end == '\0' && errno != ERANGE;
-}
-
-// The options after the cursor of HSCAN/SSCAN/ZSCAN (Redis' scanGenericCommand).
+// The options after the cursor of SCAN, HSCAN, SSCAN and ZSCAN (Redis' scanGenericCommand); the
+// cursor itself is core::ParseScanCursor's.
 struct ScanOptions {
   size_t count = 10;
   std::string_view pattern;
   bool use_pattern = false;
+  std::string_view type;  // SCAN's TYPE
+  bool use_type = false;
 
   bool Matches(std::string_view s) const { return !use_pattern || core::GlobMatch(pattern, s); }
 };
 
-// Parses args[from..]; on error replies it and returns false.
-inline bool ParseScanOptions(ArgSlice args, size_t from, core::ReplyBuilder& rb,
+// Parses args[from..], TYPE only when with_type (SCAN); on error replies it and returns false.
+inline bool ParseScanOptions(ArgSlice args, size_t from, bool with_type, core::ReplyBuilder& rb,
                              ScanOptions* opts) {
-  for (size_t i = from; i < args.size();) {
-    const size_t left = args.size() - i;
-    if (core::EqualsIgnoreCase(args[i], "count") && left >= 2) {
-      int64_t count;
-      if (!core::ParseInt64(args[i + 1], &count)) {
-        rb.Error(kNotIntegerErr);
-        return false;
-      }
-      if (count < 1) {
-        rb.Error(kSyntaxErr);
-        return false;
-      }
+  ArgParser p(args, from);
+  while (p.HasNext()) {
+    if (p.Check("COUNT", 1)) {
+      const int64_t count = p.Next<int64_t>();
+      if (p.ok() && count < 1) p.Fail(kSyntaxErr);
       opts->count = static_cast<size_t>(count);
-      i += 2;
-    } else if (core::EqualsIgnoreCase(args[i], "match") && left >= 2) {
-      opts->pattern = args[i + 1];
+    } else if (p.Check("MATCH", 1)) {
+      opts->pattern = p.Next();
       opts->use_pattern = opts->pattern != "*";
-      i += 2;
+    } else if (with_type && p.Check("TYPE", 1)) {
+      opts->type = p.Next();
+      opts->use_type = true;
     } else {
-      rb.Error(kSyntaxErr);
-      return false;
+      p.Fail(kSyntaxErr);
     }
   }
-  return true;
+  return !p.ReplyError(rb);
 }
 
 // The reply of a SCAN over a missing key: cursor 0, no elements.

@@ -11,13 +11,16 @@
 
 namespace shardis::server {
 
-void CommandRegistry::Register(const CommandSpec& spec) {
+void CommandRegistry::Register(const CommandSpec& spec, const CommandDocs& docs) {
   CHECK((spec.on_shard == nullptr) != (spec.on_conn == nullptr)) << spec.name;
-  CHECK(specs_.emplace(std::string(spec.name), spec).second) << "duplicate command " << spec.name;
+  auto [it, inserted] = specs_.emplace(std::string(spec.name), spec);
+  CHECK(inserted) << "duplicate command " << spec.name;
+  it->second.docs = docs;
 }
 
 void CommandRegistry::RegisterKeyCommand(std::string_view name, int arity, uint32_t flags,
-                                         std::string_view acl_categories, ShardHandler handler) {
+                                         std::string_view acl_categories, ShardHandler handler,
+                                         const CommandDocs& docs) {
   Register({.name = name,
             .arity = arity,
             .flags = flags,
@@ -25,12 +28,13 @@ void CommandRegistry::RegisterKeyCommand(std::string_view name, int arity, uint3
             .last_key = 1,
             .key_step = 1,
             .acl_categories = acl_categories,
-            .on_shard = handler});
+            .on_shard = handler},
+           docs);
 }
 
 void CommandRegistry::RegisterMultiKeyCommand(std::string_view name, int arity, uint32_t flags,
                                               std::string_view acl_categories,
-                                              ConnHandler handler) {
+                                              ConnHandler handler, const CommandDocs& docs) {
   Register({.name = name,
             .arity = arity,
             .flags = flags,
@@ -38,11 +42,13 @@ void CommandRegistry::RegisterMultiKeyCommand(std::string_view name, int arity, 
             .last_key = -1,
             .key_step = 1,
             .acl_categories = acl_categories,
-            .on_conn = handler});
+            .on_conn = handler},
+           docs);
 }
 
 void CommandRegistry::RegisterKeylessCommand(std::string_view name, int arity, uint32_t flags,
-                                             std::string_view acl_categories, ConnHandler handler) {
+                                             std::string_view acl_categories, ConnHandler handler,
+                                             const CommandDocs& docs) {
   Register({.name = name,
             .arity = arity,
             .flags = flags,
@@ -50,7 +56,8 @@ void CommandRegistry::RegisterKeylessCommand(std::string_view name, int arity, u
             .last_key = 0,
             .key_step = 0,
             .acl_categories = acl_categories,
-            .on_conn = handler});
+            .on_conn = handler},
+           docs);
 }
 
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {

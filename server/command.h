@@ -46,6 +46,12 @@ struct ConnContext {
 };
 using ConnHandler = void (*)(ArgSlice args, ConnContext& ctx);
 
+// The key procedure of a "movablekeys" command, whose keys' positions depend on its arguments
+// (numkeys, STREAMS, STORE): appends the indexes of its keys in args (args[0] is the command name)
+// to *out; returns false when the arguments are malformed. Redis' getkeys procedures, read by
+// COMMAND GETKEYS and COMMAND INFO (server/command_keys.h has them).
+using KeyFinder = bool (*)(ArgSlice args, std::vector<int>* out);
+
 // Flags, reported by COMMAND INFO with Redis' names.
 enum CommandFlag : uint32_t {
   kWrite = 1 << 0,
@@ -62,7 +68,19 @@ enum CommandFlag : uint32_t {
   kSkipSlowlog = 1 << 11,  // EXEC: its commands are logged one by one instead
 };
 // COMMAND INFO also shows "blocking" for commands in the blocking ACL category and
-// "movablekeys" for those with a key finder (server/command_keys.h).
+// "movablekeys" for those with a key finder (CommandSpec::key_finder).
+
+// What COMMAND DOCS and COMMAND INFO say of a command beyond how it runs (Redis keeps these in the
+// command's JSON file). A command registered without them reports what Redis reports for an
+// undocumented one: group "generic", since "0.1.0", an empty summary and complexity.
+struct CommandDocs {
+  std::string_view group;  // "string", "generic", "server", ...
+  std::string_view since;
+  std::string_view complexity;
+  std::string_view summary;
+  std::string_view key_flags;  // the key spec's flags, space separated; "" = from kWrite
+  std::string_view tips;       // space separated
+};
 
 struct CommandSpec {
   std::string_view name;  // lower case
@@ -76,6 +94,7 @@ struct CommandSpec {
   // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
+  KeyFinder key_finder = nullptr;  // set for movablekeys commands only
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands, set by
   // RegisterContainer (subcommand.h), so that dispatch needs no lookup by name.
   const Container* container = nullptr;
@@ -85,6 +104,7 @@ struct CommandSpec {
   // access, never a lookup by name.
   uint32_t stats_id = 0;
   uint32_t sub_stats_base = 0;
+  CommandDocs docs = {};
 };
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
@@ -105,17 +125,21 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
 
 class CommandRegistry {
  public:
-  void Register(const CommandSpec& spec);
+  // Each registration holds every fact of its command, its docs included.
+  void Register(const CommandSpec& spec, const CommandDocs& docs = {});
   // The three shapes most commands have:
   // one key at args[1], run on its shard (GET, SET, EXPIRE, ...);
   void RegisterKeyCommand(std::string_view name, int arity, uint32_t flags,
-                          std::string_view acl_categories, ShardHandler handler);
+                          std::string_view acl_categories, ShardHandler handler,
+                          const CommandDocs& docs = {});
   // every argument after the name is a key, fanned out by the handler (DEL, MGET, ...);
   void RegisterMultiKeyCommand(std::string_view name, int arity, uint32_t flags,
-                               std::string_view acl_categories, ConnHandler handler);
+                               std::string_view acl_categories, ConnHandler handler,
+                               const CommandDocs& docs = {});
   // no keys, run in the connection (DBSIZE, FLUSHALL, ...).
   void RegisterKeylessCommand(std::string_view name, int arity, uint32_t flags,
-                              std::string_view acl_categories, ConnHandler handler);
+                              std::string_view acl_categories, ConnHandler handler,
+                              const CommandDocs& docs = {});
   // Case-insensitive lookup; nullptr for unknown commands.
   const CommandSpec* Find(std::string_view name) const;
   CommandSpec* MutableFind(std::string_view name) {

@@ -9,136 +9,12 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/command.h"
-#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/subcommand.h"
 
 namespace shardis::server {
 
 namespace {
-
-// Documentation and key-spec facts that CommandSpec does not carry, for COMMAND INFO and DOCS.
-struct CommandDoc {
-  std::string_view name;
-  std::string_view group;
-  std::string_view since;
-  std::string_view complexity;
-  std::string_view summary;
-  std::string_view key_flags;  // flags of the key spec, space separated
-  std::string_view tips;
-};
-
-constexpr std::string_view kMultiShardSum = "request_policy:multi_shard response_policy:agg_sum";
-constexpr std::string_view kAllShardsOk = "request_policy:all_shards response_policy:all_succeeded";
-
-constexpr CommandDoc kDocs[] = {
-    // strings
-    {"get", "string", "1.0.0", "O(1)", "Returns the string value of a key.", "RO access", ""},
-    {"set", "string", "1.0.0", "O(1)",
-     "Sets the string value of a key, optionally with an expiry, a condition or the old value.",
-     "RW access update variable_flags", ""},
-    {"setnx", "string", "1.0.0", "O(1)", "Sets a key only when it does not exist.", "OW insert",
-     ""},
-    {"setex", "string", "2.0.0", "O(1)", "Sets a key with an expiry in seconds.", "OW update", ""},
-    {"psetex", "string", "2.6.0", "O(1)", "Sets a key with an expiry in milliseconds.", "OW update",
-     ""},
-    {"getset", "string", "1.0.0", "O(1)", "Sets a key and returns its previous value.",
-     "RW access update", ""},
-    {"getdel", "string", "6.2.0", "O(1)", "Returns the value of a key and deletes it.",
-     "RW access delete", ""},
-    {"getex", "string", "6.2.0", "O(1)", "Returns the value of a key and changes its expiry.",
-     "RW access update", ""},
-    {"mget", "string", "1.0.0", "O(N) where N is the number of keys to retrieve.",
-     "Returns the values of several keys.", "RO access", "request_policy:multi_shard"},
-    {"mset", "string", "1.0.1", "O(N) where N is the number of keys to set.",
-     "Sets several keys at once.", "OW update",
-     "request_policy:multi_shard response_policy:all_succeeded"},
-    {"incr", "string", "1.0.0", "O(1)", "Adds one to the integer value of a key.",
-     "RW access update", ""},
-    {"decr", "string", "1.0.0", "O(1)", "Subtracts one from the integer value of a key.",
-     "RW access update", ""},
-    {"incrby", "string", "1.0.0", "O(1)", "Adds an integer to the integer value of a key.",
-     "RW access update", ""},
-    {"decrby", "string", "1.0.0", "O(1)", "Subtracts an integer from the integer value of a key.",
-     "RW access update", ""},
-    {"incrbyfloat", "string", "2.6.0", "O(1)", "Adds a float to the numeric value of a key.",
-     "RW access update", ""},
-    {"append", "string", "2.0.0", "O(1)", "Appends a string to the value of a key.", "RW insert",
-     ""},
-    {"strlen", "string", "2.2.0", "O(1)", "Returns the length of a string value.", "RO", ""},
-    {"getrange", "string", "2.4.0", "O(N) where N is the length of the returned string.",
-     "Returns a substring of a string value.", "RO access", ""},
-    {"substr", "string", "1.0.0", "O(N) where N is the length of the returned string.",
-     "Returns a substring of a string value (old name of GETRANGE).", "RO access", ""},
-    {"setrange", "string", "2.2.0", "O(1), not counting the time to grow the string.",
-     "Overwrites part of a string value from an offset.", "RW update", ""},
-    // keyspace
-    {"del", "generic", "1.0.0", "O(N) where N is the number of keys to remove.", "Deletes keys.",
-     "RM delete", kMultiShardSum},
-    {"unlink", "generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.", "RM delete",
-     kMultiShardSum},
-    {"exists", "generic", "3.0.3", "O(N) where N is the number of keys to check.",
-     "Counts how many of the given keys exist.", "RO", kMultiShardSum},
-    {"touch", "generic", "3.2.1", "O(N) where N is the number of keys to touch.",
-     "Counts the given keys that exist, updating their access time.", "RO", kMultiShardSum},
-    {"expire", "generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.", "RW update", ""},
-    {"pexpire", "generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
-     "RW update", ""},
-    {"expireat", "generic", "1.2.0", "O(1)", "Sets the expiry of a key to a Unix time in seconds.",
-     "RW update", ""},
-    {"pexpireat", "generic", "2.6.0", "O(1)",
-     "Sets the expiry of a key to a Unix time in milliseconds.", "RW update", ""},
-    {"ttl", "generic", "1.0.0", "O(1)", "Returns the remaining time to live of a key in seconds.",
-     "RO access", "nondeterministic_output"},
-    {"pttl", "generic", "2.6.0", "O(1)",
-     "Returns the remaining time to live of a key in milliseconds.", "RO access",
-     "nondeterministic_output"},
-    {"expiretime", "generic", "7.0.0", "O(1)",
-     "Returns the expiry of a key as a Unix time in seconds.", "RO access", ""},
-    {"pexpiretime", "generic", "7.0.0", "O(1)",
-     "Returns the expiry of a key as a Unix time in milliseconds.", "RO access", ""},
-    {"persist", "generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update", ""},
-    {"type", "generic", "1.0.0", "O(1)", "Returns the type of the value stored at a key.", "RO",
-     ""},
-    {"keys", "generic", "1.0.0", "O(N) with N the number of keys in the database.",
-     "Returns the keys matching a glob-style pattern.", "",
-     "request_policy:all_shards nondeterministic_output_order"},
-    {"wait", "generic", "3.0.0", "O(1)",
-     "Waits for writes to be acknowledged by replicas (there are none).", "",
-     "request_policy:all_shards response_policy:agg_min"},
-    // server
-    {"dbsize", "server", "1.0.0", "O(1)", "Returns the number of keys in the database.", "",
-     "request_policy:all_shards response_policy:agg_sum"},
-    {"flushdb", "server", "1.0.0", "O(N) where N is the number of keys in the database.",
-     "Removes all keys from the current database.", "", kAllShardsOk},
-    {"flushall", "server", "1.0.0", "O(N) where N is the total number of keys.",
-     "Removes all keys from all databases.", "", kAllShardsOk},
-    {"info", "server", "1.0.0", "O(1)", "Returns information and statistics about the server.", "",
-     "nondeterministic_output request_policy:all_shards response_policy:special"},
-    {"config", "server", "2.0.0", "Depends on subcommand.", "Commands about configuration.", "",
-     ""},
-    {"command", "server", "2.8.13", "O(N) where N is the total number of commands.",
-     "Returns details about all commands.", "", "nondeterministic_output_order"},
-    {"debug", "server", "1.0.0", "Depends on subcommand.", "Commands for debugging and testing.",
-     "", ""},
-    {"time", "server", "2.6.0", "O(1)", "Returns the server time.", "", "nondeterministic_output"},
-    // connection
-    {"client", "connection", "2.4.0", "Depends on subcommand.",
-     "Commands about client connections.", "", ""},
-    {"ping", "connection", "1.0.0", "O(1)", "Returns the server's liveliness response.", "", ""},
-    {"echo", "connection", "1.0.0", "O(1)", "Returns the given string.", "", ""},
-    {"quit", "connection", "1.0.0", "O(1)", "Closes the connection.", "", ""},
-    {"select", "connection", "1.0.0", "O(1)", "Changes the selected database.", "", ""},
-    {"hello", "connection", "6.0.0", "O(1)", "Handshakes with the server (protocol version).", "",
-     ""},
-};
-
-const CommandDoc* FindDoc(std::string_view name) {
-  for (const CommandDoc& d : kDocs) {
-    if (d.name == name) return &d;
-  }
-  return nullptr;
-}
 
 // Splits a space-separated list (no allocation beyond the vector).
 std::vector<std::string_view> Words(std::string_view s) {
@@ -209,25 +85,27 @@ void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubC
   rb.SetHeader(0);  // subcommands
 }
 
+// The flags of a command's key spec: its docs', else Redis' usual ones for a write or a read.
+std::string_view KeyFlags(const CommandSpec& spec) {
+  if (!spec.docs.key_flags.empty()) return spec.docs.key_flags;
+  return (spec.flags & kWrite) ? "RW update" : "RO access";
+}
+
 // One COMMAND INFO entry: [name, arity, flags, first key, last key, step, categories, tips,
 // key specs, subcommands], as Redis 7.
 void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
-  const CommandDoc* doc = FindDoc(spec.name);
   rb.ArrayHeader(10);
   rb.Bulk(spec.name);
   rb.Integer(spec.arity);
-  ReplyFlags(rb, spec.flags, spec.acl_categories, FindMovableKeys(spec.name) != nullptr);
+  ReplyFlags(rb, spec.flags, spec.acl_categories, spec.key_finder != nullptr);
   rb.Integer(spec.first_key);
   rb.Integer(spec.last_key);
   rb.Integer(spec.key_step);
   ReplyCategories(rb, spec.acl_categories);
-  ReplyTips(rb, doc != nullptr ? doc->tips : "");
+  ReplyTips(rb, spec.docs.tips);
   if (spec.first_key > 0) {
     // The legacy key range as one key spec: begin at first_key, range to last_key.
-    std::string_view key_flags = doc != nullptr && !doc->key_flags.empty() ? doc->key_flags
-                                 : (spec.flags & kWrite)                   ? "RW update"
-                                                                           : "RO access";
-    std::vector<std::string_view> kf = Words(key_flags);
+    std::vector<std::string_view> kf = Words(KeyFlags(spec));
     rb.SetHeader(1);
     rb.MapHeader(3);
     rb.Bulk("flags");
@@ -306,18 +184,19 @@ void CommandInfo(ArgSlice args, ConnContext& ctx) {
   }
 }
 
-void ReplyDoc(core::ReplyBuilder& rb, std::string_view name) {
-  const CommandDoc* doc = FindDoc(name);
-  const Container* c = FindContainer(name);
+void ReplyDoc(core::ReplyBuilder& rb, const CommandSpec& spec) {
+  const CommandDocs& doc = spec.docs;
+  const bool documented = !doc.since.empty();
+  const Container* c = spec.container;
   rb.MapHeader(4 + (c != nullptr ? 1 : 0));
   rb.Bulk("summary");
-  rb.Bulk(doc != nullptr ? doc->summary : "");
+  rb.Bulk(doc.summary);
   rb.Bulk("since");
-  rb.Bulk(doc != nullptr ? doc->since : "0.1.0");
+  rb.Bulk(documented ? doc.since : "0.1.0");
   rb.Bulk("group");
-  rb.Bulk(doc != nullptr ? doc->group : "generic");
+  rb.Bulk(documented ? doc.group : "generic");
   rb.Bulk("complexity");
-  rb.Bulk(doc != nullptr ? doc->complexity : "");
+  rb.Bulk(doc.complexity);
   if (c == nullptr) return;
   rb.Bulk("subcommands");
   rb.MapHeader(c->subs.size());
@@ -329,24 +208,23 @@ void ReplyDoc(core::ReplyBuilder& rb, std::string_view name) {
     rb.Bulk("since");
     rb.Bulk(sub.since);
     rb.Bulk("group");
-    rb.Bulk(doc != nullptr ? doc->group : "server");
+    rb.Bulk(documented ? doc.group : "server");
   }
 }
 
-void CommandDocs(ArgSlice args, ConnContext& ctx) {
-  std::vector<std::string> names;
+void CommandDocsCmd(ArgSlice args, ConnContext& ctx) {
+  std::vector<const CommandSpec*> specs;
   if (args.size() == 2) {
-    for (const CommandSpec* spec : AllSpecs()) names.emplace_back(spec->name);
+    specs = AllSpecs();
   } else {
     for (size_t i = 2; i < args.size(); ++i) {
-      std::string name = core::ToLower(args[i]);
-      if (Registry().Find(name) != nullptr) names.push_back(std::move(name));
+      if (const CommandSpec* spec = Registry().Find(args[i])) specs.push_back(spec);
     }
   }
-  ctx.rb.MapHeader(names.size());
-  for (const std::string& name : names) {
-    ctx.rb.Bulk(name);
-    ReplyDoc(ctx.rb, name);
+  ctx.rb.MapHeader(specs.size());
+  for (const CommandSpec* spec : specs) {
+    ctx.rb.Bulk(spec->name);
+    ReplyDoc(ctx.rb, *spec);
   }
 }
 
@@ -419,7 +297,7 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
     }
   }
   std::vector<int> positions;
-  if (KeyFinder finder = FindMovableKeys(spec->name)) {
+  if (KeyFinder finder = spec->key_finder) {
     if (!finder(cmd, &positions) || positions.empty()) {
       return ctx.rb.Error("ERR Invalid arguments specified for command");
     }
@@ -434,11 +312,7 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   std::vector<std::string_view> keys;
   for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
-  const CommandDoc* doc = FindDoc(spec->name);
-  std::vector<std::string_view> kf =
-      Words(doc != nullptr && !doc->key_flags.empty() ? doc->key_flags
-            : (spec->flags & kWrite)                  ? "RW update"
-                                                      : "RO access");
+  std::vector<std::string_view> kf = Words(KeyFlags(*spec));
   ctx.rb.ArrayHeader(keys.size());
   for (std::string_view key : keys) {
     ctx.rb.ArrayHeader(2);
@@ -466,7 +340,7 @@ constexpr SubCommand kCommandSubs[] = {
     {"info", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "2.8.13",
      "Returns information about commands.", CommandInfo},
     {"docs", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
-     "Returns documentary information about commands.", CommandDocs},
+     "Returns documentary information about commands.", CommandDocsCmd},
     {"list", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
      "Returns a list of command names.", CommandList},
     {"getkeys", -4, kLoading | kStale, "slow connection", "", "2.8.13",
@@ -491,7 +365,9 @@ void CmdCommand(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterCommandFamily(CommandRegistry* r) {
-  r->Register({"command", -1, kLoading | kStale, 0, 0, 0, "slow connection", nullptr, CmdCommand});
+  r->Register({"command", -1, kLoading | kStale, 0, 0, 0, "slow connection", nullptr, CmdCommand},
+              {"server", "2.8.13", "O(N) where N is the total number of commands.",
+               "Returns details about all commands.", "", "nondeterministic_output_order"});
   RegisterContainer(kCommand);
 }
 

@@ -1,11 +1,10 @@
 #include "server/command_keys.h"
 
-#include <utility>
-
 #include "core/number.h"
 #include "core/string_util.h"
 
 namespace shardis::server {
+
 namespace {
 
 // numkeys at args[at], then that many keys. Redis refuses numkeys < 1 or past the end.
@@ -19,20 +18,17 @@ bool NumKeysAt(ArgSlice args, int at, std::vector<int>* out) {
   return true;
 }
 
-// ZUNION/ZINTER/ZDIFF, SINTERCARD/ZINTERCARD, LMPOP/ZMPOP: numkeys key [key ...] ...
+}  // namespace
+
 bool NumKeysFirst(ArgSlice args, std::vector<int>* out) { return NumKeysAt(args, 1, out); }
 
-// BLMPOP/BZMPOP timeout numkeys key [key ...] ...
 bool NumKeysAfterTimeout(ArgSlice args, std::vector<int>* out) { return NumKeysAt(args, 2, out); }
 
-// Z*STORE destination numkeys key [key ...] ...
 bool DestinationThenNumKeys(ArgSlice args, std::vector<int>* out) {
   out->push_back(1);
   return NumKeysAt(args, 2, out);
 }
 
-// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE dest]:
-// the key and the last STORE's destination (Redis' sortGetKeys skips the options' operands).
 bool SortKeys(ArgSlice args, std::vector<int>* out) {
   out->push_back(1);
   int store = 0;
@@ -50,13 +46,11 @@ bool SortKeys(ArgSlice args, std::vector<int>* out) {
   return true;
 }
 
-// SORT_RO key ...: never stores.
 bool FirstKeyOnly(ArgSlice, std::vector<int>* out) {
   out->push_back(1);
   return true;
 }
 
-// GEORADIUS(BYMEMBER) key ... [STORE key] [STOREDIST key]: the key and the last store target.
 bool GeoRadiusKeys(ArgSlice args, std::vector<int>* out) {
   out->push_back(1);
   int store = 0;
@@ -70,8 +64,6 @@ bool GeoRadiusKeys(ArgSlice args, std::vector<int>* out) {
   return true;
 }
 
-// XREAD/XREADGROUP ... STREAMS key [key ...] id [id ...]: the first half after STREAMS (the first
-// STREAMS word: a key may be called "streams").
 bool StreamsKeys(ArgSlice args, std::vector<int>* out) {
   const bool group = core::EqualsIgnoreCase(args[0], "xreadgroup");
   for (size_t i = 1; i < args.size(); ++i) {
@@ -86,36 +78,6 @@ bool StreamsKeys(ArgSlice args, std::vector<int>* out) {
     return true;
   }
   return false;
-}
-
-constexpr std::pair<std::string_view, KeyFinder> kFinders[] = {
-    {"zunion", NumKeysFirst},
-    {"zinter", NumKeysFirst},
-    {"zdiff", NumKeysFirst},
-    {"sintercard", NumKeysFirst},
-    {"zintercard", NumKeysFirst},
-    {"lmpop", NumKeysFirst},
-    {"zmpop", NumKeysFirst},
-    {"blmpop", NumKeysAfterTimeout},
-    {"bzmpop", NumKeysAfterTimeout},
-    {"zunionstore", DestinationThenNumKeys},
-    {"zinterstore", DestinationThenNumKeys},
-    {"zdiffstore", DestinationThenNumKeys},
-    {"sort", SortKeys},
-    {"sort_ro", FirstKeyOnly},
-    {"georadius", GeoRadiusKeys},
-    {"georadiusbymember", GeoRadiusKeys},
-    {"xread", StreamsKeys},
-    {"xreadgroup", StreamsKeys},
-};
-
-}  // namespace
-
-KeyFinder FindMovableKeys(std::string_view command_name) {
-  for (const auto& [name, finder] : kFinders) {
-    if (name == command_name) return finder;
-  }
-  return nullptr;
 }
 
 }  // namespace shardis::server

@@ -1,21 +1,37 @@
-// Where the "movablekeys" commands keep their keys: the positions depend on the arguments
-// (numkeys, STREAMS, STORE), so the legacy first/last/step range of the command table cannot say.
-// These are Redis' getkeys procedures; COMMAND GETKEYS and COMMAND INFO's movablekeys flag read
-// them. The handlers parse their own arguments and do not use this.
+// The key procedures of the "movablekeys" commands (CommandSpec::key_finder), whose keys'
+// positions depend on the arguments (numkeys, STREAMS, STORE), so the legacy first/last/step
+// range of the command table cannot say. These are Redis' getkeys procedures; each family sets
+// them where it registers its commands, and COMMAND GETKEYS and COMMAND INFO's movablekeys flag
+// read them. The handlers parse their own arguments and do not use these.
 #pragma once
 
-#include <string_view>
 #include <vector>
 
 #include "server/command.h"
 
 namespace shardis::server {
 
-// The procedure of a movablekeys command: appends the indexes of its keys in args (args[0] is the
-// command name) to *out; returns false when the arguments are malformed.
-using KeyFinder = bool (*)(ArgSlice args, std::vector<int>* out);
+// ZUNION/ZINTER/ZDIFF, SINTERCARD/ZINTERCARD, LMPOP/ZMPOP: numkeys key [key ...] ...
+bool NumKeysFirst(ArgSlice args, std::vector<int>* out);
 
-// nullptr when the command's keys are its legacy range (or it has none).
-KeyFinder FindMovableKeys(std::string_view command_name);
+// BLMPOP/BZMPOP timeout numkeys key [key ...] ...
+bool NumKeysAfterTimeout(ArgSlice args, std::vector<int>* out);
+
+// Z*STORE destination numkeys key [key ...] ...
+bool DestinationThenNumKeys(ArgSlice args, std::vector<int>* out);
+
+// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE dest]:
+// the key and the last STORE's destination (Redis' sortGetKeys skips the options' operands).
+bool SortKeys(ArgSlice args, std::vector<int>* out);
+
+// SORT_RO key ...: never stores.
+bool FirstKeyOnly(ArgSlice args, std::vector<int>* out);
+
+// GEORADIUS(BYMEMBER) key ... [STORE key] [STOREDIST key]: the key and the last store target.
+bool GeoRadiusKeys(ArgSlice args, std::vector<int>* out);
+
+// XREAD/XREADGROUP ... STREAMS key [key ...] id [id ...]: the first half after STREAMS (the first
+// STREAMS word: a key may be called "streams").
+bool StreamsKeys(ArgSlice args, std::vector<int>* out);
 
 }  // namespace shardis::server

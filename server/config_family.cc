@@ -137,7 +137,8 @@ void CmdConfig(ArgSlice args, ConnContext& ctx) { DispatchSub(kConfig, args, ctx
 }  // namespace
 
 void RegisterConfigFamily(CommandRegistry* r) {
-  r->Register({"config", -2, 0, 0, 0, 0, "slow", nullptr, CmdConfig});
+  r->Register({"config", -2, 0, 0, 0, 0, "slow", nullptr, CmdConfig},
+              {"server", "2.0.0", "Depends on subcommand.", "Commands about configuration."});
   RegisterContainer(kConfig);
 }
 

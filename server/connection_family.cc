@@ -136,14 +136,19 @@ void Reset(ArgSlice, ConnContext& ctx) {
 void RegisterConnectionFamily(CommandRegistry* r) {
   r->Register({"reset", 1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
                "fast connection", nullptr, &Reset});
-  r->Register({"ping", -1, kFast, 0, 0, 0, "fast connection", nullptr, &Ping});
-  r->Register({"echo", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr, &Echo});
+  r->Register({"ping", -1, kFast, 0, 0, 0, "fast connection", nullptr, &Ping},
+              {"connection", "1.0.0", "O(1)", "Returns the server's liveliness response."});
+  r->Register({"echo", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr, &Echo},
+              {"connection", "1.0.0", "O(1)", "Returns the given string."});
   r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Quit});
+               "fast connection", nullptr, &Quit},
+              {"connection", "1.0.0", "O(1)", "Closes the connection."});
   r->Register({"select", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr,
-               &Select});
+               &Select},
+              {"connection", "1.0.0", "O(1)", "Changes the selected database."});
   r->Register({"hello", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Hello});
+               "fast connection", nullptr, &Hello},
+              {"connection", "6.0.0", "O(1)", "Handshakes with the server (protocol version)."});
 }
 
 }  // namespace shardis::server

@@ -14,6 +14,8 @@
 #include "core/glob.h"
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
+#include "server/collection_args.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "core/value_object.h"
@@ -74,20 +76,21 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
   constexpr std::string_view kName =
       kMillis ? (kAbsolute ? "pexpireat" : "pexpire") : (kAbsolute ? "expireat" : "expire");
   unsigned flags = 0;
-  for (size_t j = 3; j < args.size(); ++j) {
-    std::string_view opt = args[j];
-    if (core::EqualsIgnoreCase(opt, "nx")) {
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("NX")) {
       flags |= kNx;
-    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+    } else if (p.Check("XX")) {
       flags |= kXx;
-    } else if (core::EqualsIgnoreCase(opt, "gt")) {
+    } else if (p.Check("GT")) {
       flags |= kGt;
-    } else if (core::EqualsIgnoreCase(opt, "lt")) {
+    } else if (p.Check("LT")) {
       flags |= kLt;
     } else {
-      return ctx.rb.Error(core::Concat("ERR Unsupported option ", opt));
+      p.Fail(core::Concat("ERR Unsupported option ", p.Peek()));
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if ((flags & kNx) && (flags & (kXx | kGt | kLt))) {
     return ctx.rb.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
   }
@@ -211,37 +214,23 @@ constexpr unsigned kScanShardShift = shard::PrimeTable::kCursorBits;
 
 void CmdScan(ArgSlice args, ConnContext& ctx) {
   uint64_t cursor;
-  if (!core::ParseScanCursor(args[1], &cursor)) return ctx.rb.Error("ERR invalid cursor");
-  std::string_view pattern, type;
-  bool has_pattern = false, has_type = false;
-  int64_t count = 10;
-  for (size_t i = 2; i < args.size(); i += 2) {
-    if (i + 1 >= args.size()) return ctx.rb.Error(kSyntaxErr);
-    if (core::EqualsIgnoreCase(args[i], "count")) {
-      if (!core::ParseInt64(args[i + 1], &count)) return ctx.rb.Error(kNotIntegerErr);
-      if (count < 1) return ctx.rb.Error(kSyntaxErr);
-    } else if (core::EqualsIgnoreCase(args[i], "match")) {
-      pattern = args[i + 1];
-      has_pattern = pattern != "*";
-    } else if (core::EqualsIgnoreCase(args[i], "type")) {
-      type = args[i + 1];
-      has_type = true;
-    } else {
-      return ctx.rb.Error(kSyntaxErr);
-    }
-  }
+  if (!core::ParseScanCursor(args[1], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
+  ScanOptions opts;
+  if (!ParseScanOptions(args, 2, /*with_type=*/true, ctx.rb, &opts)) return;
   const unsigned nshards = shard::shard_set->size();
   uint64_t sid = cursor >> kScanShardShift;
   uint64_t table_cursor = cursor & ((uint64_t{1} << kScanShardShift) - 1);
   std::vector<std::string> keys;
   const int db_index = ctx.conn.db;
-  while (sid < nshards && keys.size() < size_t(count)) {
+  while (sid < nshards && keys.size() < opts.count) {
     shard::shard_set->Await(unsigned(sid), [&](shard::Shard& s) {
       table_cursor = s.db(db_index).Scan(
-          table_cursor, size_t(count) - keys.size(), shard::NowMs(),
+          table_cursor, opts.count - keys.size(), shard::NowMs(),
           [&](std::string_view key, Db::Iterator it) {
-            if (has_type && !core::EqualsIgnoreCase(type, TypeName(it.value().type()))) return;
-            if (has_pattern && !core::GlobMatch(pattern, key)) return;
+            if (opts.use_type && !core::EqualsIgnoreCase(opts.type, TypeName(it.value().type()))) {
+              return;
+            }
+            if (!opts.Matches(key)) return;
             keys.emplace_back(key);
           });
     });
@@ -360,24 +349,60 @@ void CmdObject(ArgSlice args, ConnContext& ctx) { DispatchSub(kObject, args, ctx
 }  // namespace
 
 void RegisterGenericFamily(CommandRegistry* r) {
+  // The tips of the multi-key counters: Redis Cluster sums the shards' replies.
+  constexpr std::string_view kMultiShardSum = "request_policy:multi_shard response_policy:agg_sum";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel);
-  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel);
-  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists);
-  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists);
+  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel,
+                             {"generic", "1.0.0", "O(N) where N is the number of keys to remove.",
+                              "Deletes keys.", "RM delete", kMultiShardSum});
+  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel,
+                             {"generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.",
+                              "RM delete", kMultiShardSum});
+  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists,
+                             {"generic", "3.0.3", "O(N) where N is the number of keys to check.",
+                              "Counts how many of the given keys exist.", "RO", kMultiShardSum});
+  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists,
+                             {"generic", "3.2.1", "O(N) where N is the number of keys to touch.",
+                              "Counts the given keys that exist, updating their access time.", "RO",
+                              kMultiShardSum});
 
-  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>);
-  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>);
-  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>);
-  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>);
-  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>);
-  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>);
-  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>);
-  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>);
-  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist);
-  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType);
+  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>,
+                        {"generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.",
+                         "RW update"});
+  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>,
+                        {"generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
+                         "RW update"});
+  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>,
+                        {"generic", "1.2.0", "O(1)",
+                         "Sets the expiry of a key to a Unix time in seconds.", "RW update"});
+  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>,
+                        {"generic", "2.6.0", "O(1)",
+                         "Sets the expiry of a key to a Unix time in milliseconds.", "RW update"});
+  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>,
+                        {"generic", "1.0.0", "O(1)",
+                         "Returns the remaining time to live of a key in seconds.", "RO access",
+                         "nondeterministic_output"});
+  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>,
+                        {"generic", "2.6.0", "O(1)",
+                         "Returns the remaining time to live of a key in milliseconds.",
+                         "RO access", "nondeterministic_output"});
+  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>,
+                        {"generic", "7.0.0", "O(1)",
+                         "Returns the expiry of a key as a Unix time in seconds.", "RO access"});
+  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>,
+                        {"generic", "7.0.0", "O(1)",
+                         "Returns the expiry of a key as a Unix time in milliseconds.",
+                         "RO access"});
+  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist,
+                        {"generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update"});
+  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType,
+                        {"generic", "1.0.0", "O(1)",
+                         "Returns the type of the value stored at a key.", "RO"});
 
-  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys);
+  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys,
+                            {"generic", "1.0.0", "O(N) with N the number of keys in the database.",
+                             "Returns the keys matching a glob-style pattern.", "",
+                             "request_policy:all_shards nondeterministic_output_order"});
   r->RegisterKeylessCommand("scan", -2, kR, "keyspace read slow", CmdScan);
   r->RegisterKeylessCommand("randomkey", 1, kR, "keyspace read slow", CmdRandomKey);
   r->Register({"object", -2, 0, 0, 0, 0, "slow", nullptr, CmdObject});

@@ -20,6 +20,7 @@
 #include "core/value_object.h"
 #include "core/zset.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "server/zset_family.h"
@@ -507,7 +508,8 @@ void RegisterGeoFamily(CommandRegistry* r) {
                         CmdGeoSearchRead<kRadiusCoords | kNoStore>);
   r->RegisterKeyCommand("georadiusbymember_ro", -5, kR, "read geo slow",
                         CmdGeoSearchRead<kRadiusMember | kNoStore>);
-  auto store = [r](std::string_view name, int arity, int last_key, ConnHandler handler) {
+  auto store = [r](std::string_view name, int arity, int last_key, ConnHandler handler,
+                   KeyFinder key_finder) {
     r->Register({.name = name,
                  .arity = arity,
                  .flags = kW | kD,
@@ -515,11 +517,12 @@ void RegisterGeoFamily(CommandRegistry* r) {
                  .last_key = last_key,
                  .key_step = 1,
                  .acl_categories = "write geo slow",
-                 .on_conn = handler});
+                 .on_conn = handler,
+                 .key_finder = key_finder});
   };
-  store("georadius", -6, 1, CmdGeoSearchStore<kRadiusCoords>);
-  store("georadiusbymember", -5, 1, CmdGeoSearchStore<kRadiusMember>);
-  store("geosearchstore", -8, 2, CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>);
+  store("georadius", -6, 1, CmdGeoSearchStore<kRadiusCoords>, GeoRadiusKeys);
+  store("georadiusbymember", -5, 1, CmdGeoSearchStore<kRadiusMember>, GeoRadiusKeys);
+  store("geosearchstore", -8, 2, CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>, nullptr);
 }
 
 }  // namespace shardis::server

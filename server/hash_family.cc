@@ -271,13 +271,13 @@ void CmdHRandField(ArgSlice args, ShardContext& ctx) {
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdHScan(ArgSlice args, ShardContext& ctx) {
   uint64_t cursor;
-  if (!ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
+  if (!core::ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kHash, kForRead, &wrong_type);
   if (wrong_type) return;
   if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
   ScanOptions opts;
-  if (!ParseScanOptions(args, 3, ctx.rb, &opts)) return;
+  if (!ParseScanOptions(args, 3, /*with_type=*/false, ctx.rb, &opts)) return;
   std::vector<std::pair<std::string_view, std::string_view>> found;
   // Views into the hash: nothing changes it before the reply is written.
   HashRef h(it.value());

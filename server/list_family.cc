@@ -16,7 +16,9 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
+#include "server/arg_parser.h"
 #include "server/blocking_family.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "server/mpop_args.h"
@@ -180,21 +182,20 @@ void CmdLTrim(ArgSlice args, ShardContext& ctx) {
 // LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
 void CmdLPos(ArgSlice args, ShardContext& ctx) {
   int64_t rank = 1, count = -1, maxlen = 0;  // count -1: no COUNT, a single reply
-  for (size_t j = 3; j < args.size(); ++j) {
-    const bool more = j + 1 < args.size();
-    if (core::EqualsIgnoreCase(args[j], "rank") && more) {
-      if (!core::ParseInt64(args[++j], &rank)) return ctx.rb.Error(kNotIntegerErr);
-      if (rank == 0) return ctx.rb.Error(kRankZeroErr);
-    } else if (core::EqualsIgnoreCase(args[j], "count") && more) {
-      if (!ParseNonNegative(args[++j], &count)) return ctx.rb.Error("ERR COUNT can't be negative");
-    } else if (core::EqualsIgnoreCase(args[j], "maxlen") && more) {
-      if (!ParseNonNegative(args[++j], &maxlen)) {
-        return ctx.rb.Error("ERR MAXLEN can't be negative");
-      }
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("RANK", 1)) {
+      rank = p.Next<int64_t>();
+      if (p.ok() && rank == 0) p.Fail(kRankZeroErr);
+    } else if (p.Check("COUNT", 1)) {
+      count = p.NextInRange(0, INT64_MAX, "ERR COUNT can't be negative");
+    } else if (p.Check("MAXLEN", 1)) {
+      maxlen = p.NextInRange(0, INT64_MAX, "ERR MAXLEN can't be negative");
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForRead, &wrong_type);
   if (wrong_type) return;
@@ -425,7 +426,8 @@ void RegisterListFamily(CommandRegistry* r) {
                .last_key = 0,
                .key_step = 0,
                .acl_categories = "write list slow",
-               .on_conn = CmdLMPop});
+               .on_conn = CmdLMPop,
+               .key_finder = NumKeysFirst});
 }
 
 }  // namespace shardis::server

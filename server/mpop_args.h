@@ -9,7 +9,7 @@
 
 #include "core/number.h"
 #include "core/reply_builder.h"
-#include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 
 namespace shardis::server {
@@ -34,26 +34,23 @@ inline bool ParseMPopArgs(ArgSlice args, size_t numkeys_index, std::string_view 
     rb.Error(kSyntaxErr);
     return false;
   }
-  if (core::EqualsIgnoreCase(args[where_index], where0)) {
+  ArgParser p(args, where_index);
+  if (p.Check(where0)) {
     out->second_where = false;
-  } else if (core::EqualsIgnoreCase(args[where_index], where1)) {
+  } else if (p.Check(where1)) {
     out->second_where = true;
   } else {
-    rb.Error(kSyntaxErr);
-    return false;
+    p.Fail(kSyntaxErr);
   }
   int64_t count = -1;
-  for (size_t j = where_index + 1; j < args.size(); ++j) {
-    if (count == -1 && core::EqualsIgnoreCase(args[j], "count") && j + 1 < args.size()) {
-      if (!core::ParseInt64(args[++j], &count) || count < 1) {
-        rb.Error("ERR count should be greater than 0");
-        return false;
-      }
+  while (p.HasNext()) {
+    if (count == -1 && p.Check("COUNT", 1)) {
+      count = p.NextInRange(1, INT64_MAX, "ERR count should be greater than 0");
     } else {
-      rb.Error(kSyntaxErr);
-      return false;
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(rb)) return false;
   out->keys = args.subspan(numkeys_index + 1, size_t(numkeys));
   out->count = count == -1 ? 1 : count;
   return true;

@@ -212,15 +212,32 @@ void CmdTime(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterServerFamily(CommandRegistry* r) {
+  constexpr std::string_view kAllShardsOk =
+      "request_policy:all_shards response_policy:all_succeeded";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterKeylessCommand("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize);
-  r->RegisterKeylessCommand("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>);
-  r->RegisterKeylessCommand("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>);
+  r->RegisterKeylessCommand("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize,
+                            {"server", "1.0.0", "O(1)",
+                             "Returns the number of keys in the database.", "",
+                             "request_policy:all_shards response_policy:agg_sum"});
+  r->RegisterKeylessCommand("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>,
+                            {"server", "1.0.0",
+                             "O(N) where N is the number of keys in the database.",
+                             "Removes all keys from the current database.", "", kAllShardsOk});
+  r->RegisterKeylessCommand("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>,
+                            {"server", "1.0.0", "O(N) where N is the total number of keys.",
+                             "Removes all keys from all databases.", "", kAllShardsOk});
   r->RegisterKeylessCommand("swapdb", 3, kW | kF, "keyspace write fast dangerous", CmdSwapDb);
   r->RegisterKeylessCommand("debug", -2, kAdmin | kNoScript | kLoading | kStale,
-                            "admin slow dangerous", CmdDebug);
-  r->RegisterKeylessCommand("wait", 3, kNoScript, "slow connection", CmdWait);
-  r->RegisterKeylessCommand("time", 1, kLoading | kStale | kF, "fast", CmdTime);
+                            "admin slow dangerous", CmdDebug,
+                            {"server", "1.0.0", "Depends on subcommand.",
+                             "Commands for debugging and testing."});
+  r->RegisterKeylessCommand("wait", 3, kNoScript, "slow connection", CmdWait,
+                            {"generic", "3.0.0", "O(1)",
+                             "Waits for writes to be acknowledged by replicas (there are none).",
+                             "", "request_policy:all_shards response_policy:agg_min"});
+  r->RegisterKeylessCommand("time", 1, kLoading | kStale | kF, "fast", CmdTime,
+                            {"server", "2.6.0", "O(1)", "Returns the server time.", "",
+                             "nondeterministic_output"});
 }
 
 }  // namespace shardis::server

@@ -15,6 +15,7 @@
 #include "core/string_util.h"
 #include "server/collection_args.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "shard/transaction.h"
@@ -184,13 +185,13 @@ void CmdSRandMember(ArgSlice args, ShardContext& ctx) {
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdSScan(ArgSlice args, ShardContext& ctx) {
   uint64_t cursor;
-  if (!ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
+  if (!core::ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kSet, kForRead, &wrong_type);
   if (wrong_type) return;
   if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
   ScanOptions opts;
-  if (!ParseScanOptions(args, 3, ctx.rb, &opts)) return;
+  if (!ParseScanOptions(args, 3, /*with_type=*/false, ctx.rb, &opts)) return;
   // Copies: an intset's members are formatted into a scratch buffer.
   std::vector<std::string> found;
   cursor = SetRef(it.value()).Scan(cursor, opts.count, [&](std::string_view m) {
@@ -350,17 +351,15 @@ void CmdSInterCard(ArgSlice args, ConnContext& ctx) {
     return ctx.rb.Error("ERR Number of keys can't be greater than number of args");
   }
   int64_t limit = 0;
-  for (size_t i = 2 + numkeys; i < args.size(); ++i) {
-    const size_t more = args.size() - 1 - i;
-    if (core::EqualsIgnoreCase(args[i], "limit") && more > 0) {
-      ++i;
-      if (!core::ParseInt64(args[i], &limit) || limit < 0) {
-        return ctx.rb.Error("ERR LIMIT can't be negative");
-      }
+  ArgParser p(args, 2 + numkeys);
+  while (p.HasNext()) {
+    if (p.Check("LIMIT", 1)) {
+      limit = p.NextInRange(0, INT64_MAX, "ERR LIMIT can't be negative");
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   shard::Transaction tx(ctx.conn.db, args.subspan(2, numkeys), shard::Transaction::kRead);
   SourceSets src(tx.key_count());
   ReadSources(tx, 0, /*for_store=*/false, &src);
@@ -455,7 +454,8 @@ void RegisterSetFamily(CommandRegistry* r) {
                .last_key = 0,
                .key_step = 0,
                .acl_categories = "read set slow",
-               .on_conn = CmdSInterCard});
+               .on_conn = CmdSInterCard,
+               .key_finder = NumKeysFirst});
   r->Register({.name = "smove",
                .arity = 4,
                .flags = kW | kF,

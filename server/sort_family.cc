@@ -31,6 +31,7 @@
 #include "core/value_object.h"
 #include "core/zset.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
@@ -423,9 +424,10 @@ void RegisterSortFamily(CommandRegistry* r) {
                .last_key = 1,
                .key_step = 1,
                .acl_categories = "write set sortedset list slow dangerous",
-               .on_conn = CmdSort});
-  r->RegisterKeyCommand("sort_ro", -2, kReadOnly, "read set sortedset list slow dangerous",
-                        CmdSortRo);
+               .on_conn = CmdSort,
+               .key_finder = SortKeys});
+  r->Register({"sort_ro", -2, kReadOnly, 1, 1, 1, "read set sortedset list slow dangerous",
+               CmdSortRo, nullptr, FirstKeyOnly});
 }
 
 }  // namespace shardis::server

@@ -13,6 +13,7 @@
 #include "core/string_util.h"
 #include "server/blocked_client.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
 #include "server/subcommand.h"
@@ -1387,7 +1388,8 @@ void RegisterStreamFamily(CommandRegistry* r) {
                .last_key = 0,
                .key_step = 0,
                .acl_categories = "read stream slow blocking",
-               .on_conn = CmdXRead<false>});
+               .on_conn = CmdXRead<false>,
+               .key_finder = StreamsKeys});
   r->Register({.name = "xreadgroup",
                .arity = -7,
                .flags = kW,
@@ -1395,7 +1397,8 @@ void RegisterStreamFamily(CommandRegistry* r) {
                .last_key = 0,
                .key_step = 0,
                .acl_categories = "write stream slow blocking",
-               .on_conn = CmdXRead<true>});
+               .on_conn = CmdXRead<true>,
+               .key_finder = StreamsKeys});
   // Containers: each subcommand finds its key (args[2]) itself.
   r->Register({"xgroup", -2, 0, 0, 0, 0, "slow", nullptr, CmdXGroup});
   RegisterContainer(kXGroupContainer);

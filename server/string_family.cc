@@ -7,6 +7,7 @@
 //
 // Values are core::CompactValue cells: a string that is the canonical form of an int64 is stored
 // as that integer, so the counters work on it directly, and replies format it back (GetString).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -79,39 +81,37 @@ struct SetOptions {
 
 enum class OptionsFor { kSet, kGetEx };
 
+// EX, PX, EXAT or PXAT, consumed when a value follows it; 0 when the next argument is none of
+// them.
+unsigned CheckExpireOption(ArgParser& p) {
+  if (p.Check("EX", 1)) return kEx;
+  if (p.Check("PX", 1)) return kPx;
+  if (p.Check("EXAT", 1)) return kExAt;
+  if (p.Check("PXAT", 1)) return kPxAt;
+  return 0;
+}
+
 // Parses args[start..]. Returns false on a syntax error (the caller replies it). Like Redis, a
 // repeated expiry option of the same kind is accepted and the last one wins.
 bool ParseSetOptions(ArgSlice args, size_t start, OptionsFor cmd, SetOptions* opts) {
   unsigned& f = opts->flags;
   const bool is_set = cmd == OptionsFor::kSet;
-  for (size_t j = start; j < args.size(); ++j) {
-    std::string_view opt = args[j];
-    const bool has_next = j + 1 < args.size();
-    auto expire_option = [&](unsigned flag) {
-      if ((f & (kKeepTtl | kPersist | (kAnyExpire & ~flag))) || !has_next) return false;
-      f |= flag;
-      opts->expire = args[++j];
-      return true;
-    };
-    if (core::EqualsIgnoreCase(opt, "nx") && !(f & kSetXx) && is_set) {
+  ArgParser p(args, start);
+  while (p.HasNext()) {
+    if (is_set && !(f & kSetXx) && p.Check("NX")) {
       f |= kSetNx;
-    } else if (core::EqualsIgnoreCase(opt, "xx") && !(f & kSetNx) && is_set) {
+    } else if (is_set && !(f & kSetNx) && p.Check("XX")) {
       f |= kSetXx;
-    } else if (core::EqualsIgnoreCase(opt, "get") && is_set) {
+    } else if (is_set && p.Check("GET")) {
       f |= kSetGet;
-    } else if (core::EqualsIgnoreCase(opt, "keepttl") && !(f & (kPersist | kAnyExpire)) && is_set) {
+    } else if (is_set && !(f & (kPersist | kAnyExpire)) && p.Check("KEEPTTL")) {
       f |= kKeepTtl;
-    } else if (core::EqualsIgnoreCase(opt, "persist") && !(f & (kKeepTtl | kAnyExpire)) &&
-               !is_set) {
+    } else if (!is_set && !(f & (kKeepTtl | kAnyExpire)) && p.Check("PERSIST")) {
       f |= kPersist;
-    } else if (core::EqualsIgnoreCase(opt, "ex")) {
-      if (!expire_option(kEx)) return false;
-    } else if (core::EqualsIgnoreCase(opt, "px")) {
-      if (!expire_option(kPx)) return false;
-    } else if (core::EqualsIgnoreCase(opt, "exat")) {
-      if (!expire_option(kExAt)) return false;
-    } else if (core::EqualsIgnoreCase(opt, "pxat")) {
-      if (!expire_option(kPxAt)) return false;
+    } else if (const unsigned expire = CheckExpireOption(p)) {
+      if (f & (kKeepTtl | kPersist | (kAnyExpire & ~expire))) return false;
+      f |= expire;
+      opts->expire = p.Next();
     } else {
       return false;
     }
@@ -523,23 +523,21 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
   }
   bool get_len = false, get_idx = false, with_match_len = false;
   int64_t min_match_len = 0;
-  for (size_t j = 3; j < args.size(); ++j) {
-    const std::string_view opt = args[j];
-    const bool more = j + 1 < args.size();
-    if (core::EqualsIgnoreCase(opt, "idx")) {
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("IDX")) {
       get_idx = true;
-    } else if (core::EqualsIgnoreCase(opt, "len")) {
+    } else if (p.Check("LEN")) {
       get_len = true;
-    } else if (core::EqualsIgnoreCase(opt, "withmatchlen")) {
+    } else if (p.Check("WITHMATCHLEN")) {
       with_match_len = true;
-    } else if (core::EqualsIgnoreCase(opt, "minmatchlen") && more) {
-      if (!core::ParseInt64(args[j + 1], &min_match_len)) return ctx.rb.Error(kNotIntegerErr);
-      if (min_match_len < 0) min_match_len = 0;
-      ++j;
+    } else if (p.Check("MINMATCHLEN", 1)) {
+      min_match_len = std::max<int64_t>(p.Next<int64_t>(), 0);
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if (get_idx && get_len) {
     return ctx.rb.Error("ERR If you want both the length and indexes, please just use IDX.");
   }
@@ -628,26 +626,67 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
 
 void RegisterStringFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("get", 2, kR | kF, "read string fast", CmdGet);
-  r->RegisterKeyCommand("set", -3, kW | kD, "write string slow", CmdSet);
-  r->RegisterKeyCommand("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx);
-  r->RegisterKeyCommand("setex", 4, kW | kD, "write string slow", CmdSetEx<false>);
-  r->RegisterKeyCommand("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>);
-  r->RegisterKeyCommand("getset", 3, kW | kD | kF, "write string fast", CmdGetSet);
-  r->RegisterKeyCommand("getdel", 2, kW | kF, "write string fast", CmdGetDel);
-  r->RegisterKeyCommand("getex", -2, kW | kF, "write string fast", CmdGetEx);
-  r->RegisterKeyCommand("incr", 2, kW | kD | kF, "write string fast", CmdIncr);
-  r->RegisterKeyCommand("decr", 2, kW | kD | kF, "write string fast", CmdDecr);
-  r->RegisterKeyCommand("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy);
-  r->RegisterKeyCommand("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy);
-  r->RegisterKeyCommand("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat);
-  r->RegisterKeyCommand("append", 3, kW | kD | kF, "write string fast", CmdAppend);
-  r->RegisterKeyCommand("strlen", 2, kR | kF, "read string fast", CmdStrLen);
-  r->RegisterKeyCommand("getrange", 4, kR, "read string slow", CmdGetRange);
-  r->RegisterKeyCommand("substr", 4, kR, "read string slow", CmdGetRange);
-  r->RegisterKeyCommand("setrange", 4, kW | kD, "write string slow", CmdSetRange);
+  r->RegisterKeyCommand("get", 2, kR | kF, "read string fast", CmdGet,
+                        {"string", "1.0.0", "O(1)", "Returns the string value of a key.",
+                         "RO access"});
+  r->RegisterKeyCommand("set", -3, kW | kD, "write string slow", CmdSet,
+                        {"string", "1.0.0", "O(1)",
+                         "Sets the string value of a key, optionally with an expiry, a condition "
+                         "or the old value.", "RW access update variable_flags"});
+  r->RegisterKeyCommand("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx,
+                        {"string", "1.0.0", "O(1)", "Sets a key only when it does not exist.",
+                         "OW insert"});
+  r->RegisterKeyCommand("setex", 4, kW | kD, "write string slow", CmdSetEx<false>,
+                        {"string", "2.0.0", "O(1)", "Sets a key with an expiry in seconds.",
+                         "OW update"});
+  r->RegisterKeyCommand("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>,
+                        {"string", "2.6.0", "O(1)", "Sets a key with an expiry in milliseconds.",
+                         "OW update"});
+  r->RegisterKeyCommand("getset", 3, kW | kD | kF, "write string fast", CmdGetSet,
+                        {"string", "1.0.0", "O(1)", "Sets a key and returns its previous value.",
+                         "RW access update"});
+  r->RegisterKeyCommand("getdel", 2, kW | kF, "write string fast", CmdGetDel,
+                        {"string", "6.2.0", "O(1)", "Returns the value of a key and deletes it.",
+                         "RW access delete"});
+  r->RegisterKeyCommand("getex", -2, kW | kF, "write string fast", CmdGetEx,
+                        {"string", "6.2.0", "O(1)",
+                         "Returns the value of a key and changes its expiry.", "RW access update"});
+  r->RegisterKeyCommand("incr", 2, kW | kD | kF, "write string fast", CmdIncr,
+                        {"string", "1.0.0", "O(1)", "Adds one to the integer value of a key.",
+                         "RW access update"});
+  r->RegisterKeyCommand("decr", 2, kW | kD | kF, "write string fast", CmdDecr,
+                        {"string", "1.0.0", "O(1)",
+                         "Subtracts one from the integer value of a key.", "RW access update"});
+  r->RegisterKeyCommand("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy,
+                        {"string", "1.0.0", "O(1)",
+                         "Adds an integer to the integer value of a key.", "RW access update"});
+  r->RegisterKeyCommand("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy,
+                        {"string", "1.0.0", "O(1)",
+                         "Subtracts an integer from the integer value of a key.",
+                         "RW access update"});
+  r->RegisterKeyCommand("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat,
+                        {"string", "2.6.0", "O(1)", "Adds a float to the numeric value of a key.",
+                         "RW access update"});
+  r->RegisterKeyCommand("append", 3, kW | kD | kF, "write string fast", CmdAppend,
+                        {"string", "2.0.0", "O(1)", "Appends a string to the value of a key.",
+                         "RW insert"});
+  r->RegisterKeyCommand("strlen", 2, kR | kF, "read string fast", CmdStrLen,
+                        {"string", "2.2.0", "O(1)", "Returns the length of a string value.", "RO"});
+  r->RegisterKeyCommand("getrange", 4, kR, "read string slow", CmdGetRange,
+                        {"string", "2.4.0", "O(N) where N is the length of the returned string.",
+                         "Returns a substring of a string value.", "RO access"});
+  r->RegisterKeyCommand("substr", 4, kR, "read string slow", CmdGetRange,
+                        {"string", "1.0.0", "O(N) where N is the length of the returned string.",
+                         "Returns a substring of a string value (old name of GETRANGE).",
+                         "RO access"});
+  r->RegisterKeyCommand("setrange", 4, kW | kD, "write string slow", CmdSetRange,
+                        {"string", "2.2.0", "O(1), not counting the time to grow the string.",
+                         "Overwrites part of a string value from an offset.", "RW update"});
 
-  r->RegisterMultiKeyCommand("mget", -2, kR | kF, "read string fast", CmdMGet);
+  r->RegisterMultiKeyCommand("mget", -2, kR | kF, "read string fast", CmdMGet,
+                             {"string", "1.0.0", "O(N) where N is the number of keys to retrieve.",
+                              "Returns the values of several keys.", "RO access",
+                              "request_policy:multi_shard"});
   r->Register({.name = "mset",
                .arity = -3,
                .flags = kW | kD,
@@ -655,7 +694,10 @@ void RegisterStringFamily(CommandRegistry* r) {
                .last_key = -1,
                .key_step = 2,
                .acl_categories = "write string slow",
-               .on_conn = CmdMSet});
+               .on_conn = CmdMSet},
+              {"string", "1.0.1", "O(N) where N is the number of keys to set.",
+               "Sets several keys at once.", "OW update",
+               "request_policy:multi_shard response_policy:all_succeeded"});
   r->Register({.name = "lcs",
                .arity = -3,
                .flags = kR,

@@ -11,9 +11,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -27,7 +25,10 @@
 #include "core/value_object.h"
 #include "core/set_object.h"
 #include "core/zset.h"
+#include "server/arg_parser.h"
+#include "server/collection_args.h"
 #include "server/command.h"
+#include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/blocking_family.h"
 #include "server/key_lookup.h"
@@ -51,11 +52,6 @@ ZSet* AsZSet(Db::Iterator it) { return static_cast<ZSet*>(it.value().object()); 
 // A member and its score; views into a ZSet (valid until it changes) or into owned strings.
 using ViewEntry = std::pair<std::string_view, double>;
 using OwnedEntry = std::pair<std::string, double>;
-
-std::mt19937_64& Rng() {
-  thread_local std::mt19937_64 rng(std::random_device{}());
-  return rng;
-}
 
 // Members with or without scores, as Redis 7.0 replies them: WITHSCORES is a flat array in RESP2
 // and an array of [member, score] pairs in RESP3.
@@ -102,26 +98,25 @@ size_t StoreZSet(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
 void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags) {
   unsigned flags = base_flags;
   bool ch = false;
-  size_t idx = 2;
-  for (; idx < args.size(); ++idx) {
-    std::string_view opt = args[idx];
-    if (core::EqualsIgnoreCase(opt, "nx")) {
+  ArgParser p(args, 2);
+  while (p.HasNext()) {
+    if (p.Check("NX")) {
       flags |= core::kZAddNx;
-    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+    } else if (p.Check("XX")) {
       flags |= core::kZAddXx;
-    } else if (core::EqualsIgnoreCase(opt, "ch")) {
+    } else if (p.Check("CH")) {
       ch = true;
-    } else if (core::EqualsIgnoreCase(opt, "incr")) {
+    } else if (p.Check("INCR")) {
       flags |= core::kZAddIncr;
-    } else if (core::EqualsIgnoreCase(opt, "gt")) {
+    } else if (p.Check("GT")) {
       flags |= core::kZAddGt;
-    } else if (core::EqualsIgnoreCase(opt, "lt")) {
+    } else if (p.Check("LT")) {
       flags |= core::kZAddLt;
     } else {
-      break;
+      break;  // the score-member pairs
     }
   }
-  const size_t rest = args.size() - idx;
+  const size_t idx = p.pos(), rest = p.Remaining();
   if (rest == 0 || rest % 2 != 0) return ctx.rb.Error(kSyntaxErr);
   const size_t elements = rest / 2;
   const bool incr = flags & core::kZAddIncr, nx = flags & core::kZAddNx,
@@ -134,9 +129,11 @@ void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags) {
     return ctx.rb.Error("ERR INCR option supports a single increment-element pair");
   }
   std::vector<double> scores(elements);
-  for (size_t j = 0; j < elements; ++j) {
-    if (!core::ParseDouble(args[idx + 2 * j], &scores[j])) return ctx.rb.Error(kNotFloatErr);
+  for (size_t j = 0; j < elements && p.ok(); ++j) {
+    scores[j] = p.Next<double>();
+    p.Next();  // the member
   }
+  if (p.ReplyError(ctx.rb)) return;
 
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
@@ -256,29 +253,24 @@ struct RangeSpec {
 // Parses `<src> <min> <max> [options]` starting at args[src]. Replies the error and returns false.
 bool ParseRange(ArgSlice args, size_t src, bool store, RangeType type, Direction dir,
                 core::ReplyBuilder& rb, RangeSpec* spec) {
-  for (size_t j = src + 3; j < args.size(); ++j) {
-    std::string_view opt = args[j];
-    const size_t left = args.size() - j - 1;
-    if (!store && core::EqualsIgnoreCase(opt, "withscores")) {
+  ArgParser p(args, src + 3);
+  while (p.HasNext()) {
+    if (!store && p.Check("WITHSCORES")) {
       spec->withscores = true;
-    } else if (core::EqualsIgnoreCase(opt, "limit") && left >= 2) {
-      if (!core::ParseInt64(args[j + 1], &spec->offset) ||
-          !core::ParseInt64(args[j + 2], &spec->limit)) {
-        rb.Error(kNotIntegerErr);
-        return false;
-      }
-      j += 2;
-    } else if (dir == Direction::kAuto && core::EqualsIgnoreCase(opt, "rev")) {
+    } else if (p.Check("LIMIT", 2)) {
+      spec->offset = p.Next<int64_t>();
+      spec->limit = p.Next<int64_t>();
+    } else if (dir == Direction::kAuto && p.Check("REV")) {
       dir = Direction::kReverse;
-    } else if (type == RangeType::kAuto && core::EqualsIgnoreCase(opt, "bylex")) {
+    } else if (type == RangeType::kAuto && p.Check("BYLEX")) {
       type = RangeType::kLex;
-    } else if (type == RangeType::kAuto && core::EqualsIgnoreCase(opt, "byscore")) {
+    } else if (type == RangeType::kAuto && p.Check("BYSCORE")) {
       type = RangeType::kScore;
     } else {
-      rb.Error(kSyntaxErr);
-      return false;
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(rb)) return false;
   if (dir == Direction::kAuto) dir = Direction::kForward;
   if (type == RangeType::kAuto) type = RangeType::kRank;
   if (spec->limit != -1 && type == RangeType::kRank) {
@@ -503,7 +495,7 @@ void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
   if (wrong_type) return;
-  auto& rng = Rng();
+  auto& rng = ThreadRng();
   if (args.size() == 2) {
     if (!Db::Found(it)) return ctx.rb.Null();
     const ZSet& z = *AsZSet(it);
@@ -568,49 +560,18 @@ void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
 
 // --- ZSCAN key cursor [MATCH pattern] [COUNT count]
 
-// Redis' parseScanCursorOrReply: strtoul over the whole argument, no leading space, no overflow.
-bool ParseCursor(std::string_view s, uint64_t* out) {
-  std::string copy(s);
-  if (copy.empty() || std::isspace(static_cast<unsigned char>(copy[0]))) return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(copy.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return false;
-  *out = v;
-  return true;
-}
-
 void CmdZScan(ArgSlice args, ShardContext& ctx) {
   uint64_t cursor;
-  if (!ParseCursor(args[2], &cursor)) return ctx.rb.Error("ERR invalid cursor");
+  if (!core::ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
   if (wrong_type) return;
-  if (!Db::Found(it)) {
-    ctx.rb.ArrayHeader(2);
-    ctx.rb.Bulk("0");
-    return ctx.rb.ArrayHeader(0);
-  }
-  int64_t count = 10;
-  std::string_view pattern;
-  bool use_pattern = false;
-  for (size_t j = 3; j < args.size(); ++j) {
-    const bool has_next = j + 1 < args.size();
-    if (core::EqualsIgnoreCase(args[j], "count") && has_next) {
-      if (!core::ParseInt64(args[j + 1], &count)) return ctx.rb.Error(kNotIntegerErr);
-      if (count < 1) return ctx.rb.Error(kSyntaxErr);
-      ++j;
-    } else if (core::EqualsIgnoreCase(args[j], "match") && has_next) {
-      pattern = args[j + 1];
-      use_pattern = pattern != "*";
-      ++j;
-    } else {
-      return ctx.rb.Error(kSyntaxErr);
-    }
-  }
+  if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
+  ScanOptions opts;
+  if (!ParseScanOptions(args, 3, /*with_type=*/false, ctx.rb, &opts)) return;
   std::vector<ViewEntry> found;
-  const uint64_t next = AsZSet(it)->Scan(cursor, size_t(count), [&](std::string_view m, double s) {
-    if (!use_pattern || core::GlobMatch(pattern, m)) found.emplace_back(m, s);
+  const uint64_t next = AsZSet(it)->Scan(cursor, opts.count, [&](std::string_view m, double s) {
+    if (opts.Matches(m)) found.emplace_back(m, s);
   });
   ctx.rb.ArrayHeader(2);
   ctx.rb.Bulk(core::Concat(next));
@@ -696,22 +657,17 @@ void CmdZSetOp(ArgSlice args, ConnContext& ctx) {
   Aggregate agg = Aggregate::kSum;
   bool withscores = false;
   int64_t limit = 0;
-  std::string opt_err;
-  for (size_t j = numkeys_idx + 1 + n; j < args.size() && opt_err.empty();) {
-    const size_t remaining = args.size() - j;
-    std::string_view opt = args[j];
-    if (kOp != SetOp::kDiff && !kCardOnly && remaining >= n + 1 &&
-        core::EqualsIgnoreCase(opt, "weights")) {
-      ++j;
-      for (size_t i = 0; i < n; ++i, ++j) {
-        if (!core::ParseDouble(args[j], &weights[i])) {
-          opt_err = "ERR weight value is not a float";
-          break;
+  // Parsed before the keys are read, replied after: Redis reports a wrong type first.
+  ArgParser opts(args, numkeys_idx + 1 + n);
+  while (opts.HasNext()) {
+    if (kOp != SetOp::kDiff && !kCardOnly && opts.Check("WEIGHTS", n)) {
+      for (size_t i = 0; i < n && opts.ok(); ++i) {
+        if (!core::ParseDouble(opts.Next(), &weights[i])) {
+          opts.Fail("ERR weight value is not a float");
         }
       }
-    } else if (kOp != SetOp::kDiff && !kCardOnly && remaining >= 2 &&
-               core::EqualsIgnoreCase(opt, "aggregate")) {
-      std::string_view a = args[j + 1];
+    } else if (kOp != SetOp::kDiff && !kCardOnly && opts.Check("AGGREGATE", 1)) {
+      std::string_view a = opts.Next();
       if (core::EqualsIgnoreCase(a, "sum")) {
         agg = Aggregate::kSum;
       } else if (core::EqualsIgnoreCase(a, "min")) {
@@ -719,19 +675,14 @@ void CmdZSetOp(ArgSlice args, ConnContext& ctx) {
       } else if (core::EqualsIgnoreCase(a, "max")) {
         agg = Aggregate::kMax;
       } else {
-        opt_err = kSyntaxErr;
+        opts.Fail(kSyntaxErr);
       }
-      j += 2;
-    } else if (!kStore && !kCardOnly && core::EqualsIgnoreCase(opt, "withscores")) {
+    } else if (!kStore && !kCardOnly && opts.Check("WITHSCORES")) {
       withscores = true;
-      ++j;
-    } else if (kCardOnly && remaining >= 2 && core::EqualsIgnoreCase(opt, "limit")) {
-      if (!core::ParseInt64(args[j + 1], &limit) || limit < 0) {
-        opt_err = "ERR LIMIT can't be negative";
-      }
-      j += 2;
+    } else if (kCardOnly && opts.Check("LIMIT", 1)) {
+      limit = opts.NextInRange(0, INT64_MAX, "ERR LIMIT can't be negative");
     } else {
-      opt_err = kSyntaxErr;
+      opts.Fail(kSyntaxErr);
     }
   }
 
@@ -761,7 +712,7 @@ void CmdZSetOp(ArgSlice args, ConnContext& ctx) {
     ctx.rb.Error(err);
   };
   if (std::find(wrong.begin(), wrong.end(), 1) != wrong.end()) return fail(kWrongTypeErr);
-  if (!opt_err.empty()) return fail(opt_err);
+  if (!opts.ok()) return fail(opts.error());
   for (size_t i = 0; i < n; ++i) srcs[i].weight = weights[i];
 
   std::vector<OwnedEntry> result;
@@ -925,7 +876,9 @@ void RegisterZSetFamily(CommandRegistry* r) {
                  .last_key = first_key,
                  .key_step = first_key > 0 ? 1 : 0,
                  .acl_categories = acl,
-                 .on_conn = handler});
+                 .on_conn = handler,
+                 // the keys follow numkeys, after the destination of the STORE forms
+                 .key_finder = first_key > 0 ? DestinationThenNumKeys : NumKeysFirst});
   };
   r->Register({.name = "zrangestore",
                .arity = -5,

@@ -37,6 +37,21 @@ TEST(NumberTest, ParseInt64) {
   EXPECT_TRUE(NotInt("1\0"s));
 }
 
+// Redis' parseScanCursorOrReply is strtoul over the whole argument.
+TEST(NumberTest, ParseScanCursor) {
+  uint64_t v = 7;
+  EXPECT_TRUE(ParseScanCursor("", &v) && v == 0);
+  EXPECT_TRUE(ParseScanCursor("+5", &v) && v == 5);
+  EXPECT_TRUE(ParseScanCursor("007", &v) && v == 7);
+  EXPECT_TRUE(ParseScanCursor("-1", &v) && v == UINT64_MAX);
+  EXPECT_TRUE(ParseScanCursor("18446744073709551615", &v) && v == UINT64_MAX);
+  EXPECT_FALSE(ParseScanCursor("18446744073709551616", &v));
+  EXPECT_FALSE(ParseScanCursor(" 1", &v));
+  EXPECT_FALSE(ParseScanCursor("1 ", &v));
+  EXPECT_FALSE(ParseScanCursor("+", &v));
+  EXPECT_FALSE(ParseScanCursor("x", &v));
+}
+
 TEST(NumberTest, FormatInt64RoundTrips) {
   std::mt19937_64 rng(1);
   std::vector<int64_t> values = {0,

@@ -1,0 +1,112 @@
+#include "server/arg_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardis::server {
+namespace {
+
+// SCAN-like options: the loop every converted handler has.
+struct Opts {
+  int64_t count = 10;
+  std::string_view match;
+  bool nx = false;
+};
+
+std::string Parse(std::vector<std::string_view> args, Opts* o) {
+  ArgParser p(args, 1);
+  while (p.HasNext()) {
+    if (p.Check("NX")) {
+      o->nx = true;
+    } else if (p.Check("COUNT", 1)) {
+      o->count = p.Next<int64_t>();
+    } else if (p.Check("MATCH", 1)) {
+      o->match = p.Next();
+    } else {
+      p.Fail(kSyntaxErr);
+    }
+  }
+  return std::string(p.error());
+}
+
+TEST(ArgParserTest, ReadsOptionsCaseInsensitively) {
+  Opts o;
+  EXPECT_EQ(Parse({"x", "count", "5", "Match", "a*", "nX"}, &o), "");
+  EXPECT_EQ(o.count, 5);
+  EXPECT_EQ(o.match, "a*");
+  EXPECT_TRUE(o.nx);
+}
+
+TEST(ArgParserTest, OptionWithoutItsValueIsASyntaxError) {
+  Opts o;
+  EXPECT_EQ(Parse({"x", "count"}, &o), kSyntaxErr);
+  EXPECT_EQ(Parse({"x", "nx", "match"}, &o), kSyntaxErr);
+  EXPECT_EQ(Parse({"x", "bogus"}, &o), kSyntaxErr);
+}
+
+TEST(ArgParserTest, NumbersHaveRedisErrors) {
+  Opts o;
+  EXPECT_EQ(Parse({"x", "count", "1.5"}, &o), kNotIntegerErr);
+  EXPECT_EQ(Parse({"x", "count", "+1"}, &o), kNotIntegerErr);
+  EXPECT_EQ(Parse({"x", "count", "99999999999999999999"}, &o), kNotIntegerErr);
+  std::vector<std::string_view> args = {"x", "1.5", "nan", "abc"};
+  ArgParser p(args);
+  EXPECT_EQ(p.Next<double>(), 1.5);
+  EXPECT_TRUE(p.ok());
+  p.Next<double>();
+  EXPECT_EQ(p.error(), kNotFloatErr);
+}
+
+TEST(ArgParserTest, NextInRangeHasTheCallersError) {
+  std::vector<std::string_view> args = {"x", "0", "-1"};
+  ArgParser p(args);
+  EXPECT_EQ(p.NextInRange(0, INT64_MAX, "ERR COUNT can't be negative"), 0);
+  EXPECT_TRUE(p.ok());
+  p.NextInRange(0, INT64_MAX, "ERR COUNT can't be negative");
+  EXPECT_EQ(p.error(), "ERR COUNT can't be negative");
+  std::vector<std::string_view> bad = {"x", "one"};
+  ArgParser q(bad);
+  q.NextInRange(0, 10, "ERR LIMIT can't be negative");
+  EXPECT_EQ(q.error(), "ERR LIMIT can't be negative");
+}
+
+TEST(ArgParserTest, FirstErrorWinsAndStopsTheWalk) {
+  std::vector<std::string_view> args = {"x", "a", "b"};
+  ArgParser p(args);
+  p.Fail("ERR first");
+  p.Fail("ERR second");
+  EXPECT_EQ(p.error(), "ERR first");
+  EXPECT_FALSE(p.HasNext());
+  EXPECT_FALSE(p.Check("a"));
+  EXPECT_EQ(p.Next(), "");
+  EXPECT_EQ(p.Next<int64_t>(), 0);
+}
+
+TEST(ArgParserTest, NextPastTheEndIsASyntaxError) {
+  std::vector<std::string_view> args = {"x", "a"};
+  ArgParser p(args);
+  EXPECT_EQ(p.Peek(), "a");
+  EXPECT_EQ(p.Remaining(), 1u);
+  EXPECT_EQ(p.Next(), "a");
+  EXPECT_FALSE(p.HasNext());
+  EXPECT_EQ(p.Peek(), "");
+  EXPECT_EQ(p.Next(), "");
+  EXPECT_EQ(p.error(), kSyntaxErr);
+}
+
+TEST(ArgParserTest, ReplyErrorWritesTheErrorOnce) {
+  std::vector<std::string_view> args = {"x"};
+  ArgParser p(args);
+  std::string out;
+  core::ReplyBuilder rb(&out);
+  EXPECT_FALSE(p.ReplyError(rb));
+  p.Fail(kSyntaxErr);
+  EXPECT_TRUE(p.ReplyError(rb));
+  EXPECT_EQ(out, "-ERR syntax error\r\n");
+}
+
+}  // namespace
+}  // namespace shardis::server
