@@ -15,6 +15,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -502,23 +503,21 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
   Overflow overflow = Overflow::kWrap;
   bool readonly = true;
   uint64_t highest_write = 0;
-  for (size_t j = 2; j < args.size(); ++j) {
-    const size_t remaining = args.size() - j - 1;
-    const std::string_view sub = args[j];
+  ArgParser p(args, 2);
+  while (p.HasNext()) {
     BfOpcode opcode;
-    if (core::EqualsIgnoreCase(sub, "get") && remaining >= 2) {
+    if (p.Check("GET", 2)) {
       opcode = BfOpcode::kGet;
-    } else if (core::EqualsIgnoreCase(sub, "set") && remaining >= 3) {
+    } else if (p.Check("SET", 3)) {
       opcode = BfOpcode::kSet;
-    } else if (core::EqualsIgnoreCase(sub, "incrby") && remaining >= 3) {
+    } else if (p.Check("INCRBY", 3)) {
       opcode = BfOpcode::kIncrBy;
-    } else if (core::EqualsIgnoreCase(sub, "overflow") && remaining >= 1) {
-      const std::string_view type = args[++j];
-      if (core::EqualsIgnoreCase(type, "wrap")) {
+    } else if (p.Check("OVERFLOW", 1)) {
+      if (p.Check("WRAP")) {
         overflow = Overflow::kWrap;
-      } else if (core::EqualsIgnoreCase(type, "sat")) {
+      } else if (p.Check("SAT")) {
         overflow = Overflow::kSat;
-      } else if (core::EqualsIgnoreCase(type, "fail")) {
+      } else if (p.Check("FAIL")) {
         overflow = Overflow::kFail;
       } else {
         return ctx.rb.Error("ERR Invalid OVERFLOW type specified");
@@ -528,19 +527,19 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
       return ctx.rb.Error(kSyntaxErr);
     }
     BfOp op{0, 0, opcode, overflow, 0, false};
-    if (!ParseBitfieldType(args[j + 1], &op.is_signed, &op.bits)) {
+    if (!ParseBitfieldType(p.Next(), &op.is_signed, &op.bits)) {
       return ctx.rb.Error(kBitfieldTypeErr);
     }
-    if (!ParseBitOffset(args[j + 2], true, op.bits, &op.offset)) {
+    if (!ParseBitOffset(p.Next(), true, op.bits, &op.offset)) {
       return ctx.rb.Error(kBitOffsetErr);
     }
     if (opcode != BfOpcode::kGet) {
       readonly = false;
       highest_write = std::max(highest_write, op.offset + uint64_t(op.bits) - 1);
-      if (!core::ParseInt64(args[j + 3], &op.value)) return ctx.rb.Error(kNotIntegerErr);
+      op.value = p.Next<int64_t>();
+      if (p.ReplyError(ctx.rb)) return;
     }
     ops.push_back(op);
-    j += opcode == BfOpcode::kGet ? 2 : 3;
   }
 
   if (readonly) {

@@ -30,6 +30,7 @@
 #include "core/string_util.h"
 #include "core/value_object.h"
 #include "core/zset.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
@@ -59,39 +60,31 @@ struct SortOptions {
   std::optional<std::string_view> store;
 };
 
-// Parses args[2..] as sortCommandGeneric does, stopping at the first error (written to *err).
-bool ParseOptions(ArgSlice args, bool readonly, SortOptions* o, std::string_view* err) {
-  for (size_t j = 2; j < args.size(); ++j) {
-    const size_t left = args.size() - j - 1;
-    std::string_view a = args[j];
-    if (core::EqualsIgnoreCase(a, "asc")) {
+// Parses args[2..] as sortCommandGeneric does; the first error stays in `p`.
+void ParseOptions(ArgParser& p, bool readonly, SortOptions* o) {
+  while (p.HasNext()) {
+    if (p.Check("ASC")) {
       o->desc = false;
-    } else if (core::EqualsIgnoreCase(a, "desc")) {
+    } else if (p.Check("DESC")) {
       o->desc = true;
-    } else if (core::EqualsIgnoreCase(a, "alpha")) {
+    } else if (p.Check("ALPHA")) {
       o->alpha = true;
-    } else if (core::EqualsIgnoreCase(a, "limit") && left >= 2) {
-      if (!core::ParseInt64(args[j + 1], &o->limit_start) ||
-          !core::ParseInt64(args[j + 2], &o->limit_count)) {
-        *err = kNotIntegerErr;
-        return false;
-      }
-      j += 2;
-    } else if (!readonly && core::EqualsIgnoreCase(a, "store") && left >= 1) {
-      o->store = args[++j];
-    } else if (core::EqualsIgnoreCase(a, "by") && left >= 1) {
-      std::string_view p = args[++j];
+    } else if (p.Check("LIMIT", 2)) {
+      o->limit_start = p.Next<int64_t>();
+      o->limit_count = p.Next<int64_t>();
+    } else if (!readonly && p.Check("STORE", 1)) {
+      o->store = p.Next();
+    } else if (p.Check("BY", 1)) {
+      std::string_view pattern = p.Next();
       // A constant pattern names no per-element key: nothing to sort by.
-      o->by = p;
-      o->dontsort = p.substr(0, p.find('\0')).find('*') == std::string_view::npos;
-    } else if (core::EqualsIgnoreCase(a, "get") && left >= 1) {
-      o->gets.push_back(args[++j]);
+      o->by = pattern;
+      o->dontsort = pattern.substr(0, pattern.find('\0')).find('*') == std::string_view::npos;
+    } else if (p.Check("GET", 1)) {
+      o->gets.push_back(p.Next());
     } else {
-      *err = kSyntaxErr;
-      return false;
+      p.Fail(kSyntaxErr);
     }
   }
-  return true;
 }
 
 // What one sort produced on the source's shard.
@@ -377,8 +370,9 @@ void StoreList(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
 // SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA]
 void CmdSortRo(ArgSlice args, ShardContext& ctx) {
   SortOptions o;
-  std::string_view err;
-  if (!ParseOptions(args, /*readonly=*/true, &o, &err)) return ctx.rb.Error(err);
+  ArgParser p(args, 2);
+  ParseOptions(p, /*readonly=*/true, &o);
+  if (p.ReplyError(ctx.rb)) return;
   SortOutput out;
   SortOnShard(ctx.shard, ctx.db, ctx.now_ms, args[1], ctx.hash, std::move(o), &out);
   ReplyOutput(out, ctx.rb);
@@ -387,8 +381,9 @@ void CmdSortRo(ArgSlice args, ShardContext& ctx) {
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE dst]
 void CmdSort(ArgSlice args, ConnContext& ctx) {
   SortOptions o;
-  std::string_view err;
-  if (!ParseOptions(args, /*readonly=*/false, &o, &err)) return ctx.rb.Error(err);
+  ArgParser p(args, 2);
+  ParseOptions(p, /*readonly=*/false, &o);
+  if (p.ReplyError(ctx.rb)) return;
   std::vector<std::string_view> keys = {args[1]};
   if (o.store) keys.push_back(*o.store);
   shard::Transaction tx(ctx.conn.db, keys,
