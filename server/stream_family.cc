@@ -12,6 +12,7 @@
 #include "core/stream.h"
 #include "core/string_util.h"
 #include "server/blocked_client.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
@@ -522,33 +523,32 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
   int64_t retrycount = -1, deliverytime = -1;
   bool force = false, justid = false;
   StreamID last_id;
-  for (; j < args.size(); ++j) {
-    size_t moreargs = args.size() - 1 - j;
-    std::string_view opt = args[j];
-    if (core::EqualsIgnoreCase(opt, "force")) {
+  ArgParser p(args, j);
+  while (p.HasNext()) {
+    if (p.Check("FORCE")) {
       force = true;
-    } else if (core::EqualsIgnoreCase(opt, "justid")) {
+    } else if (p.Check("JUSTID")) {
       justid = true;
-    } else if (core::EqualsIgnoreCase(opt, "idle") && moreargs) {
-      if (!ParseLL(ctx.rb, args[++j], &deliverytime,
+    } else if (p.Check("IDLE", 1)) {
+      if (!ParseLL(ctx.rb, p.Next(), &deliverytime,
                    "ERR Invalid IDLE option argument for XCLAIM")) {
         return;
       }
       deliverytime = now - deliverytime;
-    } else if (core::EqualsIgnoreCase(opt, "time") && moreargs) {
-      if (!ParseLL(ctx.rb, args[++j], &deliverytime,
+    } else if (p.Check("TIME", 1)) {
+      if (!ParseLL(ctx.rb, p.Next(), &deliverytime,
                    "ERR Invalid TIME option argument for XCLAIM")) {
         return;
       }
-    } else if (core::EqualsIgnoreCase(opt, "retrycount") && moreargs) {
-      if (!ParseLL(ctx.rb, args[++j], &retrycount,
+    } else if (p.Check("RETRYCOUNT", 1)) {
+      if (!ParseLL(ctx.rb, p.Next(), &retrycount,
                    "ERR Invalid RETRYCOUNT option argument for XCLAIM")) {
         return;
       }
-    } else if (core::EqualsIgnoreCase(opt, "lastid") && moreargs) {
-      if (!ParseStrictID(ctx.rb, args[++j], &last_id)) return;
+    } else if (p.Check("LASTID", 1)) {
+      if (!ParseStrictID(ctx.rb, p.Next(), &last_id)) return;
     } else {
-      return ctx.rb.Error(core::Concat("ERR Unrecognized XCLAIM option '", opt, "'"));
+      return ctx.rb.Error(core::Concat("ERR Unrecognized XCLAIM option '", p.Peek(), "'"));
     }
   }
   if (last_id > g->last_id) g->last_id = last_id;
@@ -1138,23 +1138,20 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
   int64_t timeout = -1;
   size_t streams_arg = 0, streams_count = 0;
   bool group_given = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    size_t moreargs = args.size() - i - 1;
-    std::string_view o = args[i];
-    if (core::EqualsIgnoreCase(o, "block") && moreargs) {
-      ++i;
-      if (!core::ParseInt64(args[i], &timeout)) {
+  ArgParser p(args, 1);
+  while (p.HasNext()) {
+    if (p.Check("BLOCK", 1)) {
+      if (!core::ParseInt64(p.Next(), &timeout)) {
         return ctx.rb.Error("ERR timeout is not an integer or out of range");
       }
       if (timeout < 0) return ctx.rb.Error("ERR timeout is negative");
-    } else if (core::EqualsIgnoreCase(o, "count") && moreargs) {
-      ++i;
-      int64_t count;
-      if (!ParseLL(ctx.rb, args[i], &count)) return;
+    } else if (p.Check("COUNT", 1)) {
+      const int64_t count = p.Next<int64_t>();
+      if (p.ReplyError(ctx.rb)) return;
       ra.count = count < 0 ? 0 : size_t(count);
-    } else if (core::EqualsIgnoreCase(o, "streams") && moreargs) {
-      streams_arg = i + 1;
-      streams_count = args.size() - streams_arg;
+    } else if (p.Check("STREAMS", 1)) {
+      streams_arg = p.pos();
+      streams_count = p.Remaining();
       if (streams_count % 2 != 0) {
         return ctx.rb.Error(
             "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
@@ -1162,16 +1159,15 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
       }
       streams_count /= 2;
       break;
-    } else if (core::EqualsIgnoreCase(o, "group") && moreargs >= 2) {
+    } else if (p.Check("GROUP", 2)) {
       if (!kGroup) {
         return ctx.rb.Error(
             "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
       }
-      ra.group = args[i + 1];
-      ra.consumer = args[i + 2];
+      ra.group = p.Next();
+      ra.consumer = p.Next();
       group_given = true;
-      i += 2;
-    } else if (core::EqualsIgnoreCase(o, "noack")) {
+    } else if (p.Check("NOACK")) {
       if (!kGroup) {
         return ctx.rb.Error(
             "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
