@@ -134,53 +134,43 @@ struct AddTrimArgs {
 
 // Returns the index of the ID (XADD) or past the options; -1 after replying an error.
 int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* a) {
-  size_t i = 2;
+  ArgParser p(args, 2);
   bool limit_given = false;
-  for (; i < args.size(); ++i) {
-    size_t moreargs = args.size() - 1 - i;
-    std::string_view opt = args[i];
-    if (xadd && opt == "*") {
-      break;
-    } else if ((core::EqualsIgnoreCase(opt, "maxlen") || core::EqualsIgnoreCase(opt, "minid")) &&
-               moreargs) {
-      bool maxlen = core::EqualsIgnoreCase(opt, "maxlen");
+  while (p.HasNext()) {
+    if (xadd && p.Peek() == "*") break;
+    const bool maxlen = p.Check("MAXLEN", 1);
+    if (maxlen || p.Check("MINID", 1)) {
       if (a->strategy != AddTrimArgs::kNone) {
         rb.Error(
             "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
         return -1;
       }
-      a->approx = false;
-      std::string_view next = args[i + 1];
-      if (moreargs >= 2 && next == "~") {
-        a->approx = true;
-        ++i;
-      } else if (moreargs >= 2 && next == "=") {
-        ++i;
-      }
+      // An optional ~ (approximate) or = before the threshold.
+      a->approx = p.Remaining() >= 2 && p.Peek() == "~";
+      if (p.Remaining() >= 2 && (a->approx || p.Peek() == "=")) p.Next();
       if (maxlen) {
-        if (!ParseLL(rb, args[i + 1], &a->maxlen)) return -1;
+        if (!ParseLL(rb, p.Next(), &a->maxlen)) return -1;
         if (a->maxlen < 0) {
           rb.Error("ERR The MAXLEN argument must be >= 0.");
           return -1;
         }
         a->strategy = AddTrimArgs::kMaxLen;
       } else {
-        if (!ParseStrictID(rb, args[i + 1], &a->minid)) return -1;
+        if (!ParseStrictID(rb, p.Next(), &a->minid)) return -1;
         a->strategy = AddTrimArgs::kMinId;
       }
-      ++i;
-    } else if (core::EqualsIgnoreCase(opt, "limit") && moreargs) {
-      if (!ParseLL(rb, args[i + 1], &a->limit)) return -1;
+    } else if (p.Check("LIMIT", 1)) {
+      if (!ParseLL(rb, p.Next(), &a->limit)) return -1;
       if (a->limit < 0) {
         rb.Error("ERR The LIMIT argument must be >= 0.");
         return -1;
       }
       limit_given = true;
-      ++i;
-    } else if (xadd && core::EqualsIgnoreCase(opt, "nomkstream")) {
+    } else if (xadd && p.Check("NOMKSTREAM")) {
       a->nomkstream = true;
     } else if (xadd) {
-      if (!core::ParseStreamID(opt, 0, true, &a->id, &a->seq_given)) {
+      // The entry's ID: where the field-value pairs begin after it.
+      if (!core::ParseStreamID(p.Peek(), 0, true, &a->id, &a->seq_given)) {
         rb.Error(kInvalidIdErr);
         return -1;
       }
@@ -191,6 +181,7 @@ int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* 
       return -1;
     }
   }
+  const size_t i = p.pos();
   if (a->limit && a->strategy == AddTrimArgs::kNone) {
     rb.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
     return -1;
