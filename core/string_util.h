@@ -72,4 +72,8 @@ void Append(std::string* out, const Args&... args) {
   absl::StrAppend(out, internal::AsAlphaNum(args)...);
 }
 
+// Redis' sdscatrepr: `s` quoted, with C escapes for what is not printable (MONITOR lines, log
+// lines that show client input).
+void AppendRepr(std::string* out, std::string_view s);
+
 }  // namespace shardis::core

@@ -148,44 +148,6 @@ void SetProtoMaxBulkLen(int64_t bytes) {
   proto_max_bulk_len.store(bytes, std::memory_order_relaxed);
 }
 
-std::string ReprPrefix(std::string_view bytes, size_t max) {
-  std::string out = "\"";
-  for (unsigned char c : bytes.substr(0, max)) {
-    switch (c) {
-      case '\\':
-      case '"':
-        core::Append(&out, "\\", std::string_view(reinterpret_cast<const char*>(&c), 1));
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      default:
-        if (c >= 0x20 && c < 0x7f) {
-          out.push_back(char(c));
-        } else {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\x";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
 namespace {
 
 constexpr int kPeakSlots = 8;  // Redis' CLIENTS_PEAK_MEM_USAGE_SLOTS, one per second

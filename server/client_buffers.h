@@ -40,9 +40,6 @@ void SetQueryBufferLimit(size_t bytes);
 int64_t ProtoMaxBulkLen();
 void SetProtoMaxBulkLen(int64_t bytes);
 
-// Redis' sdscatrepr of at most the first `max` bytes: quoted, with escapes (for log lines).
-std::string ReprPrefix(std::string_view bytes, size_t max);
-
 // INFO's client_recent_max_*: on each shard thread, every 100 ms, the largest input and output
 // buffer of its clients goes into one of 8 one-second slots (Redis' CLIENTS_PEAK_MEM_USAGE_SLOTS);
 // the recent maximum is the largest over the slots, i.e. over the last 8 seconds or so.

@@ -167,9 +167,10 @@ bool Connection::QueryBufferOk() {
   parser_.set_max_bulk_len(ProtoMaxBulkLen());
   if (qbuf <= QueryBufferLimit()) [[likely]] return true;
   ++ServerThreadState::current().stats().client_query_buffer_limit_disconnections;
+  std::string head;  // Redis logs the first 64 bytes, quoted
+  core::AppendRepr(&head, std::string_view(in_.unparsed(), in_.unparsed_size()).substr(0, 64));
   LOG(WARNING) << "Closing client that reached max query buffer length: "
-               << ClientInfoLine(state_) << " (qbuf initial bytes: "
-               << ReprPrefix({in_.unparsed(), in_.unparsed_size()}, 64) << ")";
+               << ClientInfoLine(state_) << " (qbuf initial bytes: " << head << ")";
   return false;
 }
 

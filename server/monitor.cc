@@ -43,34 +43,6 @@ struct ThreadFeed {
 };
 thread_local ThreadFeed tl_feed;
 
-// Redis' sdscatrepr: the argument quoted, with C escapes for what is not printable.
-void AppendRepr(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\':
-      case '"':
-        out->push_back('\\');
-        out->push_back(char(c));
-        break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\a': out->append("\\a"); break;
-      case '\b': out->append("\\b"); break;
-      default:
-        if (isprint(c)) {
-          out->push_back(char(c));
-        } else {
-          char buf[5];
-          snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out->append(buf);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
 // Whether Redis keeps the command out of MONITOR: administrative ones (CONFIG, DEBUG, CLIENT
 // LIST, MONITOR itself, ...), judged by the subcommand's flags for containers.
 bool Hidden(ArgSlice args) {
@@ -115,7 +87,7 @@ void FeedMonitors(const ConnectionState& client, ArgSlice args) {
   std::string line = core::Concat(stamp, client.db, " ", client.addr, "]");
   for (size_t i = 0; i < args.size(); ++i) {
     line.push_back(' ');
-    AppendRepr(&line, Redacted(args, i) ? std::string_view("(redacted)") : args[i]);
+    core::AppendRepr(&line, Redacted(args, i) ? std::string_view("(redacted)") : args[i]);
   }
   line.append("\r\n");
 

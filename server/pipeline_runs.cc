@@ -112,14 +112,15 @@ void PipelineRuns::RunRelaxed() {
     }
   }
   // One hop per remote shard, all in flight at once; our own runs meanwhile, here.
-  std::vector<char> sent(shard_hops_.size(), 0);
+  for (ShardHop& hop : shard_hops_) hop.sent = false;
   outstanding_ = 0;
   for (const Run& run : runs_) {
-    if (run.shard == self || sent[run.shard]) continue;
-    sent[run.shard] = 1;
+    ShardHop& hop = shard_hops_[run.shard];
+    if (run.shard == self || hop.sent) continue;
+    hop.sent = true;
+    hop.stopped_run = SIZE_MAX;
     ++outstanding_;
-    shard_hops_[run.shard].stopped_run = SIZE_MAX;
-    proactor_->SendHop(run.shard, &shard_hops_[run.shard]);
+    proactor_->SendHop(run.shard, &hop);
   }
   for (const Run& run : runs_) {
     if (run.shard == self) RunHere(run);
@@ -128,7 +129,7 @@ void PipelineRuns::RunRelaxed() {
   // What locked keys stopped runs in order behind the transactions, shard by shard.
   for (unsigned sid = 0; sid < shard_hops_.size(); ++sid) {
     const ShardHop& hop = shard_hops_[sid];
-    if (!sent[sid] || hop.stopped_run == SIZE_MAX) continue;
+    if (!hop.sent || hop.stopped_run == SIZE_MAX) continue;
     for (size_t r = hop.stopped_run; r < runs_.size(); ++r) {
       const Run& run = runs_[r];
       if (run.shard != sid) continue;

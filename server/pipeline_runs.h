@@ -82,6 +82,7 @@ class PipelineRuns {
    public:
     PipelineRuns* runs = nullptr;
     unsigned shard = 0;
+    bool sent = false;       // part of this RunAll
     size_t stopped_run = 0;  // the run where a locked key stopped it (SIZE_MAX: none)
     size_t ran = 0;          // items of that run that ran
     void Run() override;
