@@ -7,9 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <boost/fiber/context.hpp>
 
 #include "core/cycle_clock.h"
 #include "server/auth.h"
@@ -43,18 +41,11 @@ DEFINE_validator(pubsub_output_limit, ApplyPubSubOutputLimit);
 
 namespace shardis::server {
 
-using boost::fibers::context;
-
 namespace {
 
-// Output buffers larger than this are released after their send, so one big reply does not pin
-// memory for the rest of the connection's life; smaller ones are reused (pipelines of large
-// values keep their buffer).
+// Reply slots larger than this are released after their batch, so one big reply does not pin
+// memory for the rest of the connection's life; smaller ones are reused.
 constexpr size_t kKeepBufferSize = 256 * 1024;
-// Input received while the fiber is busy waits in the stash; past this much the multishot
-// receive is stopped, so that a client sending faster than we execute meets TCP's backpressure
-// instead of filling our memory.
-constexpr size_t kMaxStash = 256 * 1024;
 // A batch's argument views and parsed commands are kept for the next batch up to this many
 // (1 MiB of views; pipelines of thousands of commands keep theirs), not after one huge MSET.
 constexpr size_t kKeepArgs = 64 * 1024;
@@ -82,6 +73,8 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
 
 Connection::Connection(int fd, io::Proactor* proactor)
     : proactor_(proactor),
+      stream_(proactor, fd, &ServerThreadState::current().stats().net_input_bytes,
+              &ServerThreadState::current().stats().net_output_bytes),
       slot_bytes_(RelaxedPipelineOrder() ? shard::shard_set->size() : 1),
       runs_(proactor, this),
       relaxed_order_(RelaxedPipelineOrder()) {
@@ -99,40 +92,38 @@ Connection::Connection(int fd, io::Proactor* proactor)
     state_.laddr = SockAddrToString(ss);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  send_op_.conn = this;
-  recv_op_.conn = this;
+  stream_.set_send_listener(this);
   state_.push = this;
   state_.authenticated = !AuthRequired();
   // Registered from the start, so that a stopping server sees connections whose fiber has not
   // run yet.
   ServerThreadState::current().AddConnection(&state_);
-  proactor_->RegisterFile(fd);
 }
 
 Connection::~Connection() {
+  // The stream (destroyed after this) closes the fd.
   ServerThreadState::current().RemoveConnection(&state_);
-  proactor_->UnregisterFile(state_.fd);
-  close(state_.fd);
 }
 
 void Connection::Run() {
-  fiber_ = context::active();
   bool sniffed = false;
-  // The first read is a plain recv: an HTTP request is served by one-shot reads of its own.
-  while (ReadMore(/*stream=*/sniffed)) {
+  // A bulk header announces its length; the buffer grows for it, but never past the limit that
+  // closes the client anyway.
+  while (stream_.Read(std::min(parser_.bytes_needed(), QueryBufferLimit() + 1))) {
     if (!QueryBufferOk()) break;
+    io::InputBuffer& in = stream_.input();
     if (!sniffed) [[unlikely]] {
       // HTTP on the RESP port (/metrics, /healthz for probes): told apart by its first line.
-      const HttpSniff sniff = SniffHttp({in_.unparsed(), in_.unparsed_size()});
+      const HttpSniff sniff = SniffHttp({in.unparsed(), in.unparsed_size()});
       if (sniff == HttpSniff::kNeedMore) continue;
       sniffed = true;
       if (sniff == HttpSniff::kHttp) {
-        ServeHttp(proactor_, state_.fd, &in_);
+        ServeHttp(&stream_);
         break;
       }
     }
     if (!ProcessInput()) break;
-    in_.ReleaseIfIdle();
+    in.ReleaseIfIdle();
   }
   // Nothing of this client may stay registered with its thread or the shards.
   closing_ = true;
@@ -140,8 +131,8 @@ void Connection::Run() {
   StopMonitoring(state_);
   // The buffer of a send in flight must outlive it, and the fd must stay open until it ends;
   // the same for the receive.
-  EndRecvStream();
-  WaitSendDone();
+  stream_.StopReading();
+  stream_.WaitSendDone();
   UnwatchAll(state_);
 }
 
@@ -160,26 +151,27 @@ void Connection::Push(std::string_view bytes) {
 }
 
 bool Connection::QueryBufferOk() {
-  // Input counts wherever it waits: in in_ (a request in progress, or a batch's requests while it
-  // runs) and in the stash (received while the fiber was busy).
-  const size_t qbuf = in_.unparsed_size() + stash_.size();
+  // Input counts wherever it waits: in the input buffer (a request in progress, or a batch's
+  // requests while it runs) and in the stream's stash (received while the fiber was busy).
+  const size_t qbuf = stream_.pending_input();
   peaks_.input = std::max(peaks_.input, InputMemory());
   parser_.set_max_bulk_len(ProtoMaxBulkLen());
   if (qbuf <= QueryBufferLimit()) [[likely]] return true;
   ++ServerThreadState::current().stats().client_query_buffer_limit_disconnections;
   std::string head;  // Redis logs the first 64 bytes, quoted
-  core::AppendRepr(&head, std::string_view(in_.unparsed(), in_.unparsed_size()).substr(0, 64));
+  const io::InputBuffer& in = stream_.input();
+  core::AppendRepr(&head, std::string_view(in.unparsed(), in.unparsed_size()).substr(0, 64));
   LOG(WARNING) << "Closing client that reached max query buffer length: "
                << ClientInfoLine(state_) << " (qbuf initial bytes: " << head << ")";
   return false;
 }
 
 size_t Connection::InputMemory() const {
-  return in_.capacity() + stash_.capacity() + parser_.retained_bytes();
+  return stream_.input_memory() + parser_.retained_bytes();
 }
 
 size_t Connection::PendingOutput() const {
-  return out_.size() + (send_in_flight_ ? sending_.size() - send_offset_ : 0) + push_out_.size();
+  return out_.size() + stream_.unsent_bytes() + push_out_.size();
 }
 
 bool Connection::OutputLimitReached() {
@@ -227,11 +219,12 @@ void Connection::ArmOutputCheck() {
 ClientBuffers Connection::Buffers() const {
   ClientBuffers b;
   // Redis' qbuf is its query buffer's length; ours is the input not executed yet wherever it
-  // waits (in_'s unconsumed bytes, the stash). qbuf-free: the room left in in_.
-  b.qbuf = in_.unparsed_size() + stash_.size();
-  b.qbuf_free = in_.free_space();
+  // waits (the input buffer's unconsumed bytes, the stash). qbuf-free: the room left in the
+  // input buffer.
+  b.qbuf = stream_.pending_input();
+  b.qbuf_free = stream_.input().free_space();
   // argv-mem: Redis' argv_len_sum of the command running; ours the arguments of the batch
-  // running (views into in_ and the copies of unescaped ones), and MULTI's queued copies.
+  // running (views into the input and the copies of unescaped ones), and MULTI's queued copies.
   if (batch_active_) {
     for (std::string_view a : args_) b.argv_mem += a.size();
   }
@@ -242,14 +235,14 @@ ClientBuffers Connection::Buffers() const {
   // reply list length; ours the chunks waiting (a send in flight, pushes). omem: what the
   // output limits count (Redis' getClientOutputBufferMemoryUsage).
   b.obl = out_.size();
-  b.oll = size_t(send_in_flight_) + size_t(!push_out_.empty());
+  b.oll = size_t(stream_.sending()) + size_t(!push_out_.empty());
   b.omem = PendingOutput();
   // tot-mem: Redis' getClientMemoryUsage, the allocations the client holds: ours the buffers'
   // capacities, the parser's retained vectors and the connection object.
   size_t slots = 0;
   for (const std::string& slot : slots_) slots += slot.capacity();
-  b.tot_mem = sizeof(*this) + in_.capacity() + stash_.capacity() + out_.capacity() +
-              sending_.capacity() + push_out_.capacity() + slots + parser_.retained_bytes() +
+  b.tot_mem = sizeof(*this) + stream_.input_memory() + out_.capacity() +
+              stream_.send_buffer_capacity() + push_out_.capacity() + slots + parser_.retained_bytes() +
               args_.capacity() * sizeof(std::string_view) + parsed_.capacity() * sizeof(Parsed) +
               queued_.capacity() * sizeof(QueuedItem) + b.argv_mem;
   return b;
@@ -272,137 +265,8 @@ void Connection::Kill() {
 }
 
 void Connection::MaybeSendPushes() {
-  if (batch_active_ || send_in_flight_ || push_out_.empty() || closing_) return;
-  sending_.swap(push_out_);
-  push_out_.clear();
-  send_offset_ = 0;
-  send_in_flight_ = true;
-  proactor_->SendAsync(state_.fd, sending_.data(), sending_.size(), &send_op_);
-}
-
-bool Connection::StartSend() {
-  if (!WaitSendDone()) return false;
-  sending_.swap(out_);
-  if (out_.capacity() > kKeepBufferSize) {
-    std::string().swap(out_);
-  } else {
-    out_.clear();  // what was sent before: out_ holds only replies not handed to a send
-  }
-  send_offset_ = 0;
-  send_in_flight_ = true;
-  proactor_->SendAsync(state_.fd, sending_.data(), sending_.size(), &send_op_);
-  return true;
-}
-
-bool Connection::WaitSendDone() {
-  while (send_in_flight_) {
-    waiting_send_ = true;
-    fiber_->suspend();
-    waiting_send_ = false;
-  }
-  return send_error_ == 0;
-}
-
-void Connection::SendOp::Complete(int res) {
-  // In the proactor's loop, on the connection's thread.
-  Connection* c = conn;
-  if (res > 0 && c->send_offset_ + size_t(res) < c->sending_.size()) {
-    // A short send (full socket buffer): send the rest.
-    c->send_offset_ += size_t(res);
-    c->proactor_->SendAsync(c->state_.fd, c->sending_.data() + c->send_offset_,
-                            c->sending_.size() - c->send_offset_, this);
-    return;
-  }
-  if (res <= 0) {
-    c->send_error_ = res < 0 ? res : -EPIPE;
-  } else {
-    ServerThreadState::current().stats().net_output_bytes += c->sending_.size();
-  }
-  c->send_in_flight_ = false;
-  // A big reply does not stay allocated while the connection idles after it.
-  if (c->sending_.capacity() > kKeepBufferSize) std::string().swap(c->sending_);
-  if (c->waiting_send_) {
-    context::active()->schedule(c->fiber_);  // the batch sends its replies first
-  } else if (res > 0) {
-    c->MaybeSendPushes();
-  }
-}
-
-bool Connection::ReadMore(bool stream) {
-  if (!stream || no_streams_) {
-    // A bulk header announces its length; the buffer grows for it, but never past the limit
-    // that closes the client anyway.
-    const int n =
-        in_.Read(proactor_, state_.fd, std::min(parser_.bytes_needed(), QueryBufferLimit() + 1));
-    if (n <= 0) return false;
-    ServerThreadState::current().stats().net_input_bytes += size_t(n);
-    return true;
-  }
-  for (;;) {
-    if (!stash_.empty()) {
-      in_.Append(stash_.data(), stash_.size());
-      if (stash_.capacity() > kMaxStash) {
-        std::string().swap(stash_);
-      } else {
-        stash_.clear();
-      }
-      return true;
-    }
-    if (input_closed_) return false;
-    if (!streaming_) {
-      if (!proactor_->StartRecvStream(state_.fd, &recv_op_)) {
-        no_streams_ = true;
-        return ReadMore(false);
-      }
-      streaming_ = true;
-    }
-    const size_t before = in_.unparsed_size();
-    waiting_input_ = true;
-    fiber_->suspend();  // until RecvOp::OnRecv
-    waiting_input_ = false;
-    if (in_.unparsed_size() > before) return true;
-  }
-}
-
-void Connection::RecvOp::OnRecv(int res, const char* data, bool armed) {
-  // In the proactor's loop, on the connection's thread.
-  Connection* c = conn;
-  if (res > 0) {
-    ServerThreadState::current().stats().net_input_bytes += size_t(res);
-    if (c->waiting_input_) {
-      c->in_.Append(data, size_t(res));  // nothing points into in_ while the fiber waits
-    } else {
-      c->stash_.append(data, size_t(res));
-      if (armed && !c->stream_stopping_ && c->stash_.size() > kMaxStash) {
-        c->stream_stopping_ = true;
-        c->proactor_->StopRecvStream(this);
-      }
-    }
-  } else if (res != -ENOBUFS && res != -ECANCELED) {
-    c->input_closed_ = true;  // EOF, or the socket failed
-  }
-  if (!armed) {
-    // Ended: ReadMore starts another when it needs input (after ENOBUFS or a stop).
-    c->streaming_ = false;
-    c->stream_stopping_ = false;
-  }
-  if (c->waiting_input_) {
-    c->waiting_input_ = false;  // one wake-up, however many completions this pass brings
-    context::active()->schedule(c->fiber_);
-  }
-}
-
-void Connection::EndRecvStream() {
-  if (!streaming_) return;
-  if (!stream_stopping_) {
-    stream_stopping_ = true;
-    proactor_->StopRecvStream(&recv_op_);
-  }
-  while (streaming_) {
-    waiting_input_ = true;
-    fiber_->suspend();
-  }
-  waiting_input_ = false;
+  if (batch_active_ || stream_.sending() || push_out_.empty() || closing_) return;
+  stream_.StartSend(&push_out_);
 }
 
 bool Connection::ProcessInput() {
@@ -413,14 +277,15 @@ bool Connection::ProcessInput() {
   out_.clear();
   used_slots_ = 0;
   bool keep_open = true;
-  const char* buf_begin = in_.begin();
-  const char* buf_end = in_.end();
+  io::InputBuffer& in = stream_.input();
+  const char* buf_begin = in.begin();
+  const char* buf_end = in.end();
   // Parse every complete request before executing any: the batch is what gets routed.
   std::vector<Parsed>& parsed = parsed_;
   parsed.clear();
   std::string_view protocol_error;
-  while (in_.unparsed_size() > 0) {
-    auto r = parser_.Parse(in_.unparsed(), in_.unparsed_size());
+  while (in.unparsed_size() > 0) {
+    auto r = parser_.Parse(in.unparsed(), in.unparsed_size());
     if (r == core::RespParser::Result::kNeedMore) break;
     if (r == core::RespParser::Result::kError) {
       protocol_error = parser_.error();
@@ -439,7 +304,7 @@ bool Connection::ProcessInput() {
       }
       parsed.push_back(p);
     }
-    in_.Consume(parser_.consumed());
+    in.Consume(parser_.consumed());
     parser_.Reset();
   }
 
@@ -479,17 +344,16 @@ bool Connection::ProcessInput() {
     rb_.Error(protocol_error);
     LOG_EVERY_N(INFO, 100) << "protocol error from " << state_.addr << ": " << protocol_error;
   }
-  if (!keep_open && !send_in_flight_ && !out_.empty()) {
+  if (!keep_open && !stream_.sending() && !out_.empty()) {
     // Last words (QUIT, protocol error): write them at once and close right after, as Redis does,
     // so that a client sees the close as soon as it sees the reply.
-    ssize_t n = ::send(state_.fd, out_.data(), out_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n > 0) out_.erase(0, size_t(n));
+    stream_.SendNow(&out_);
   }
   // Messages pushed while the batch ran go out after its replies.
   out_.append(push_out_);
   push_out_.clear();
   peaks_.output = std::max(peaks_.output, PendingOutput());
-  const bool sent = out_.empty() || StartSend();
+  const bool sent = out_.empty() || stream_.Send(&out_);
   batch_active_ = false;
   state_.executing = false;
   // Idle time counts from the reply, as in Redis: a batch that ran long (a slow command, a wait
@@ -504,7 +368,7 @@ bool Connection::ProcessInput() {
     std::vector<std::string>().swap(slots_);
     std::vector<QueuedItem>().swap(queued_);
   }
-  MaybeSendPushes();  // those pushed while StartSend waited for the previous send
+  MaybeSendPushes();  // those pushed while Send waited for the previous send
   return sent && keep_open;
 }
 

@@ -14,17 +14,19 @@
 #include "core/reply_builder.h"
 #include "core/resp_parser.h"
 #include "io/proactor.h"
+#include "io/stream.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/connection_state.h"
-#include "server/input_buffer.h"
 #include "server/pipeline_runs.h"
 
 namespace shardis::server {
 
 struct SubCommand;
 
-class Connection final : public PushSink, private PipelineRuns::Executor {
+class Connection final : public PushSink,
+                         private PipelineRuns::Executor,
+                         private io::Stream::SendListener {
  public:
   Connection(int fd, io::Proactor* proactor);
   ~Connection();
@@ -66,34 +68,10 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
     uint64_t hash;   // core::HashBytes(args[1]), for on_shard commands
   };
 
-  // The reply send in flight. Sending does not block the fiber: the batch's replies and the
-  // next recv go to the kernel in the same submit; a batch waits only if the previous send is
-  // still unfinished when its own replies are ready.
-  class SendOp final : public io::IoOp {
-   public:
-    Connection* conn = nullptr;
-    void Complete(int res) override;
-  };
-
-  // The connection's multishot receive (see ReadMore).
-  class RecvOp final : public io::RecvStream {
-   public:
-    Connection* conn = nullptr;
-    void OnRecv(int res, const char* data, bool armed) override;
-  };
-
-  // Starts sending out_ (swapped into sending_) after the previous send finished.
-  bool StartSend();
   // Starts sending push_out_ if nothing else owns the send path (no batch running, no send in
   // flight). Runs in the loop or any fiber; never blocks.
   void MaybeSendPushes();
-  // Waits until no send is in flight; false if a send failed.
-  bool WaitSendDone();
-  // Reads into the input buffer; false on EOF or error. `stream`: from a multishot receive
-  // that stays armed between calls (started on first use; one recv per call otherwise).
-  bool ReadMore(bool stream);
-  // Ends the multishot receive and waits for its last completion (before the fd closes).
-  void EndRecvStream();
+  void OnSendIdle() override { MaybeSendPushes(); }
   // Redis' client-query-buffer-limit, after each read: false (and logged, counted) when the input
   // received and not yet executed exceeds it; the connection then closes without a reply.
   bool QueryBufferOk();
@@ -146,14 +124,17 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
   core::ReplyBuilder rb_;
   uint64_t clock_tick_ = 0;  // the last Tick()
 
-  InputBuffer in_;
+  // The socket: requests arrive in its input buffer, replies leave through its Send, which does
+  // not block the fiber (a batch waits only if the previous send is still unfinished when its
+  // own replies are ready).
+  io::Stream stream_;
 
   std::vector<Parsed> parsed_;
-  // The batch being executed: the args of all its commands (views into in_, or into owned_args_).
+  // The batch being executed: the args of all its commands (views into the stream's input
+  // buffer, or into owned_args_).
   std::vector<std::string_view> args_;
   std::deque<std::string> owned_args_;  // copies of args the parser unescaped (quoted inline)
   std::string out_;                     // replies ready to send, in request order
-  std::string sending_;                 // replies being sent (owned until the send completes)
   std::string push_out_;                // pushed messages waiting for the send path
   // Output limits (ArmOutputCheck): out_'s size that calls for a check (SIZE_MAX: no limit), and
   // the bytes queued commands may write into their slots before the rest are skipped because
@@ -169,20 +150,6 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
   bool batch_active_ = false;           // ProcessInput owns out_ and the send path
   bool closing_ = false;                // no more pushes: the connection is going away
   bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs
-  size_t send_offset_ = 0;
-  bool send_in_flight_ = false;
-  bool waiting_send_ = false;  // the fiber is suspended in WaitSendDone
-  int send_error_ = 0;
-  SendOp send_op_;
-  // The multishot receive. Bytes it brings while the fiber waits in ReadMore go straight into
-  // in_; at any other time into stash_, because a running batch's arguments point into in_.
-  RecvOp recv_op_;
-  bool streaming_ = false;        // armed: its last completion has not arrived yet
-  bool stream_stopping_ = false;  // StopRecvStream was sent (stash_ over kMaxStash)
-  bool no_streams_ = false;       // the kernel has no buffer rings: one recv per read
-  bool input_closed_ = false;     // EOF or an error came through the stream
-  bool waiting_input_ = false;    // the fiber is suspended in ReadMore or EndRecvStream
-  std::string stash_;
   std::vector<std::string> slots_;  // replies that wait behind a queued one
   uint32_t used_slots_ = 0;
   // Commands waiting for their turn on their shards, in order, and the runs they form.
@@ -191,7 +158,6 @@ class Connection final : public PushSink, private PipelineRuns::Executor {
   PipelineRuns runs_;
   // --pipeline_order=relaxed: commands on this thread's keys run at once, never queued.
   const bool relaxed_order_;
-  boost::fibers::context* fiber_ = nullptr;
 };
 
 }  // namespace shardis::server

@@ -1,7 +1,5 @@
 #include "server/http_connection.h"
 
-#include <unistd.h>
-
 #include <string>
 
 #include <absl/strings/escaping.h>
@@ -126,7 +124,8 @@ HttpSniff SniffHttp(std::string_view head, bool any_method) {
 
 namespace {
 
-void ServeRequest(io::Proactor* proactor, int fd, InputBuffer* in, bool guarded) {
+void ServeRequest(io::Stream* stream, bool guarded) {
+  const io::InputBuffer* in = &stream->input();
   // Read the whole head (the request line and the headers, up to the empty line).
   while (true) {
     const std::string_view head(in->unparsed(), in->unparsed_size());
@@ -138,10 +137,10 @@ void ServeRequest(io::Proactor* proactor, int fd, InputBuffer* in, bool guarded)
       constexpr std::string_view kTooLarge =
           "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
           "Connection: close\r\n\r\n";
-      proactor->SendAll(fd, kTooLarge.data(), kTooLarge.size());
+      stream->SendAndWait(kTooLarge);
       return;
     }
-    if (in->Read(proactor, fd, 0) <= 0) return;
+    if (!stream->Read()) return;
   }
   const std::string_view head(in->unparsed(), in->unparsed_size());
   std::string_view line = head.substr(0, head.find('\n'));
@@ -159,30 +158,28 @@ void ServeRequest(io::Proactor* proactor, int fd, InputBuffer* in, bool guarded)
                                  "\r\nContent-Length: ", r.body.size(), "\r\n",
                                  r.extra_headers, "Connection: close\r\n\r\n");
   if (method != "HEAD") out += r.body;
-  ServerThreadState::current().stats().net_output_bytes += out.size();
-  proactor->SendAll(fd, out.data(), out.size());
+  stream->SendAndWait(out);
 }
 
 }  // namespace
 
-void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in) {
-  ServeRequest(proactor, fd, in, /*guarded=*/true);
-}
+void ServeHttp(io::Stream* stream) { ServeRequest(stream, /*guarded=*/true); }
 
 void ServeHttpConnection(io::Proactor* proactor, int fd) {
-  InputBuffer in;
+  ThreadStats& stats = ServerThreadState::current().stats();
+  io::Stream stream(proactor, fd, &stats.net_input_bytes, &stats.net_output_bytes);
+  const io::InputBuffer& in = stream.input();
   HttpSniff sniff = HttpSniff::kNeedMore;
-  while (sniff == HttpSniff::kNeedMore && in.Read(proactor, fd, 0) > 0) {
+  while (sniff == HttpSniff::kNeedMore && stream.Read()) {
     sniff = SniffHttp({in.unparsed(), in.unparsed_size()}, /*any_method=*/true);
   }
   if (sniff == HttpSniff::kHttp) {
-    ServeRequest(proactor, fd, &in, /*guarded=*/false);
+    ServeRequest(&stream, /*guarded=*/false);
   } else if (sniff == HttpSniff::kNotHttp) {
     constexpr std::string_view kBadRequest =
         "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    proactor->SendAll(fd, kBadRequest.data(), kBadRequest.size());
+    stream.SendAndWait(kBadRequest);
   }
-  close(fd);
 }
 
 }  // namespace shardis::server

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "io/proactor.h"
-#include "server/input_buffer.h"
+#include "io/stream.h"
 
 namespace shardis::server {
 
@@ -19,11 +19,12 @@ enum class HttpSniff { kHttp, kNotHttp, kNeedMore };
 // incomplete and could still be one.
 HttpSniff SniffHttp(std::string_view head, bool any_method = false);
 
-// On the RESP port: reads the rest of the request's head from fd (bytes already received are in
-// `in`), replies and returns; the caller closes the connection. Runs in the connection's fiber.
+// On the RESP port: reads the rest of the request's head from the stream (bytes already received
+// are in its input), replies and returns; the caller closes the connection. Runs in the
+// connection's fiber.
 // While the default user has a password, /metrics answers 401 unless the request has HTTP basic
 // auth with user "default" and that password; /healthz stays open.
-void ServeHttp(io::Proactor* proactor, int fd, InputBuffer* in);
+void ServeHttp(io::Stream* stream);
 
 // A connection accepted on --admin_port (for operators: /metrics without auth), then close.
 void ServeHttpConnection(io::Proactor* proactor, int fd);

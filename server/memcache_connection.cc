@@ -4,7 +4,6 @@
 #include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
@@ -33,7 +32,6 @@ using shard::Db;
 
 // memcached's keys live in database 0 (RESP clients SELECT 0 to see them).
 constexpr int kMemcacheDb = 0;
-constexpr size_t kKeepOutputSize = 256 * 1024;
 // memcached's exptime: up to 30 days it is relative seconds, above an absolute Unix time.
 constexpr int64_t kMaxRelativeExptime = 60 * 60 * 24 * 30;
 constexpr std::string_view kVersion = "1.6.18-shardis-0.1.0";
@@ -304,7 +302,9 @@ class KeyExecutor {
 }  // namespace
 
 MemcacheConnection::MemcacheConnection(int fd, io::Proactor* proactor)
-    : fd_(fd), proactor_(proactor), runs_(proactor, this),
+    : proactor_(proactor),
+      stream_(proactor, fd, &tl_stats.bytes_read, &tl_stats.bytes_written),
+      runs_(proactor, this),
       relaxed_order_(RelaxedPipelineOrder()) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -315,22 +315,16 @@ MemcacheConnection::MemcacheConnection(int fd, io::Proactor* proactor)
 }
 
 MemcacheConnection::~MemcacheConnection() {
-  tl_fds->erase(fd_);
+  // The stream (destroyed after this) closes the fd.
+  tl_fds->erase(stream_.fd());
   --tl_stats.curr_connections;
-  close(fd_);
 }
 
 void MemcacheConnection::Run() {
-  while (ReadMore()) {
+  while (stream_.Read(parser_.bytes_needed())) {
     if (!ProcessInput()) break;
+    stream_.input().ReleaseIfIdle();
   }
-}
-
-bool MemcacheConnection::ReadMore() {
-  const int n = in_.Read(proactor_, fd_, parser_.bytes_needed());
-  if (n <= 0) return false;
-  tl_stats.bytes_read += size_t(n);
-  return true;
 }
 
 bool MemcacheConnection::ProcessInput() {
@@ -339,28 +333,26 @@ bool MemcacheConnection::ProcessInput() {
   used_slots_ = 0;
   now_ms_ = shard::NowMs();
   bool keep_open = true;
-  while (in_.unparsed_size() > 0) {
-    auto r = parser_.Parse(in_.unparsed(), in_.unparsed_size());
+  io::InputBuffer& in = stream_.input();
+  while (in.unparsed_size() > 0) {
+    auto r = parser_.Parse(in.unparsed(), in.unparsed_size());
     if (r == core::MemcacheParser::Result::kNeedMore) break;
     if (r == core::MemcacheParser::Result::kClose) {
       keep_open = false;
       break;
     }
-    // Kept until the batch has run: its keys and data are views into in_, which stays put until
-    // the next read.
+    // Kept until the batch has run: its keys and data are views into the input buffer, which
+    // stays put until the next read.
     if (used_cmds_ == cmds_.size()) cmds_.emplace_back();
     cmds_[used_cmds_] = parser_.command();
     keep_open = Dispatch(uint32_t(used_cmds_++));
-    in_.Consume(parser_.consumed());
+    in.Consume(parser_.consumed());
     parser_.Reset();
     if (!keep_open) break;
   }
   FlushQueued();
-  if (!out_.empty()) {
-    if (proactor_->SendAll(fd_, out_.data(), out_.size()) < 0) return false;
-    tl_stats.bytes_written += out_.size();
-    if (out_.capacity() > kKeepOutputSize) std::string().swap(out_);
-  }
+  // The replies leave without waiting: the next receive goes in the same submit.
+  if (!out_.empty() && !stream_.Send(&out_)) return false;
   return keep_open;
 }
 

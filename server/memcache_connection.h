@@ -15,7 +15,7 @@
 
 #include "core/memcache_parser.h"
 #include "io/proactor.h"
-#include "server/input_buffer.h"
+#include "io/stream.h"
 #include "server/pipeline_runs.h"
 
 namespace shardis::server {
@@ -43,7 +43,6 @@ class MemcacheConnection final : private PipelineRuns::Executor {
     uint32_t slot;  // into slots_
   };
 
-  bool ReadMore();
   // Runs every complete command in the buffer; false when the connection must close.
   bool ProcessInput();
   // Runs or queues command cmds_[index]; false for quit.
@@ -64,10 +63,9 @@ class MemcacheConnection final : private PipelineRuns::Executor {
   void FlushAll(int64_t delay_s);
   void Stats(const Cmd& cmd);
 
-  int fd_;
   io::Proactor* proactor_;
   core::MemcacheParser parser_;
-  InputBuffer in_;
+  io::Stream stream_;
   std::string out_;
   int64_t now_ms_ = 0;  // the batch's clock
   // The batch's commands (reused: their key vectors keep their capacity) and queued keys.

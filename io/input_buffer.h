@@ -1,6 +1,6 @@
-// InputBuffer: a connection's receive buffer (RESP and memcached connections share it). Bytes
-// [parse_start, filled) are received but not yet consumed by the parser; each Read makes room for
-// the request in progress and receives into the rest.
+// InputBuffer: the receive buffer of an io::Stream. Bytes [parse_start, filled) are received but
+// not yet consumed by the parser; each Read makes room for the request in progress and receives
+// into the rest.
 #pragma once
 
 #include <cstddef>
@@ -8,16 +8,20 @@
 
 #include "io/proactor.h"
 
-namespace shardis::server {
+namespace shardis::io {
 
 class InputBuffer {
  public:
   // Receives more bytes from fd. `needed`: how many bytes the parser knows the request in
   // progress takes in all (0 when unknown), so a large value arrives in one buffer. Returns the
   // bytes received, or <= 0 on EOF or error.
-  int Read(io::Proactor* proactor, int fd, size_t needed);
+  int Read(Proactor* proactor, int fd, size_t needed);
   // Adds bytes received elsewhere (a multishot receive's buffer).
   void Append(const char* data, size_t n);
+  // Makes room for `needed` bytes of unconsumed input in all, so that a request whose size the
+  // parser knows arrives without the buffer growing step by step. Moves the unconsumed bytes:
+  // nothing may point into the buffer.
+  void Reserve(size_t needed) { MakeRoom(needed); }
 
   const char* begin() const { return data_.get(); }
   const char* end() const { return data_.get() + filled_; }
@@ -33,7 +37,6 @@ class InputBuffer {
   void ReleaseIfIdle();
 
  private:
-  // Makes room for `needed` bytes of unconsumed input in all (see Read).
   void MakeRoom(size_t needed);
 
   static constexpr size_t kInitialSize = 16 * 1024;
@@ -50,4 +53,4 @@ class InputBuffer {
   bool drained_ = false;
 };
 
-}  // namespace shardis::server
+}  // namespace shardis::io

@@ -1,9 +1,9 @@
-#include "server/input_buffer.h"
+#include "io/input_buffer.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace shardis::server {
+namespace shardis::io {
 
 void InputBuffer::MakeRoom(size_t needed) {
   if (parse_start_ == filled_) {
@@ -41,7 +41,7 @@ void InputBuffer::ReleaseIfIdle() {
   size_ = parse_start_ = filled_ = 0;
 }
 
-int InputBuffer::Read(io::Proactor* proactor, int fd, size_t needed) {
+int InputBuffer::Read(Proactor* proactor, int fd, size_t needed) {
   MakeRoom(needed);
   const size_t room = size_ - filled_;
   const int n = proactor->Recv(fd, data_.get() + filled_, room, drained_);
@@ -56,4 +56,4 @@ void InputBuffer::Append(const char* data, size_t n) {
   filled_ += n;
 }
 
-}  // namespace shardis::server
+}  // namespace shardis::io

@@ -1,0 +1,179 @@
+#include "io/stream.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/fiber/context.hpp>
+
+namespace shardis::io {
+
+using boost::fibers::context;
+
+namespace {
+
+// Input received while the fiber is busy waits in the stash; past this much the multishot
+// receive is stopped (TCP's backpressure takes over until the next Read).
+constexpr size_t kMaxStash = 256 * 1024;
+// Send buffers larger than this are released after their send, so one big reply does not pin
+// memory for the rest of the connection's life; smaller ones are reused (pipelines of large
+// values keep theirs).
+constexpr size_t kKeepSendBuffer = 256 * 1024;
+
+}  // namespace
+
+Stream::Stream(Proactor* proactor, int fd, uint64_t* bytes_in, uint64_t* bytes_out)
+    : proactor_(proactor), fd_(fd), bytes_in_(bytes_in), bytes_out_(bytes_out) {
+  recv_op_.stream = this;
+  send_op_.stream = this;
+  proactor_->RegisterFile(fd);
+}
+
+Stream::~Stream() {
+  StopReading();
+  WaitSendDone();
+  proactor_->UnregisterFile(fd_);
+  close(fd_);
+}
+
+void Stream::Wait(bool* waiting) {
+  fiber_ = context::active();
+  *waiting = true;
+  fiber_->suspend();
+  *waiting = false;
+}
+
+void Stream::Wake(bool* waiting) {
+  if (!*waiting) return;
+  *waiting = false;  // one wake-up, however many completions this pass of the loop brings
+  context::active()->schedule(fiber_);
+}
+
+bool Stream::Read(size_t needed) {
+  if (no_streams_) {
+    const int n = in_.Read(proactor_, fd_, needed);
+    if (n <= 0) return false;
+    *bytes_in_ += size_t(n);
+    return true;
+  }
+  if (needed > in_.unparsed_size() + stash_.size()) in_.Reserve(needed);
+  for (;;) {
+    if (!stash_.empty()) {
+      in_.Append(stash_.data(), stash_.size());
+      if (stash_.capacity() > kMaxStash) {
+        std::string().swap(stash_);
+      } else {
+        stash_.clear();
+      }
+      return true;
+    }
+    if (input_closed_) return false;
+    if (!streaming_) {
+      if (!proactor_->StartRecvStream(fd_, &recv_op_)) {
+        no_streams_ = true;
+        return Read(needed);
+      }
+      streaming_ = true;
+    }
+    const size_t before = in_.unparsed_size();
+    Wait(&waiting_input_);  // until RecvOp::OnRecv
+    if (in_.unparsed_size() > before) return true;
+  }
+}
+
+void Stream::RecvOp::OnRecv(int res, const char* data, bool armed) {
+  // In the loop, on the stream's thread.
+  Stream* s = stream;
+  if (res > 0) {
+    *s->bytes_in_ += size_t(res);
+    if (s->waiting_input_) {
+      s->in_.Append(data, size_t(res));  // nothing points into in_ while the fiber waits
+    } else {
+      s->stash_.append(data, size_t(res));
+      if (armed && !s->stream_stopping_ && s->stash_.size() > kMaxStash) {
+        s->stream_stopping_ = true;
+        s->proactor_->StopRecvStream(this);
+      }
+    }
+  } else if (res != -ENOBUFS && res != -ECANCELED) {
+    s->input_closed_ = true;  // EOF, or the socket failed
+  }
+  if (!armed) {
+    // Ended: Read starts another when it needs input (after ENOBUFS or a stop).
+    s->streaming_ = false;
+    s->stream_stopping_ = false;
+  }
+  s->Wake(&s->waiting_input_);
+}
+
+void Stream::StopReading() {
+  if (!streaming_) return;
+  if (!stream_stopping_) {
+    stream_stopping_ = true;
+    proactor_->StopRecvStream(&recv_op_);
+  }
+  while (streaming_) Wait(&waiting_input_);
+}
+
+bool Stream::Send(std::string* bytes) {
+  if (!WaitSendDone()) return false;
+  StartSend(bytes);
+  return true;
+}
+
+void Stream::StartSend(std::string* bytes) {
+  sending_.swap(*bytes);
+  // *bytes now holds what was sent before.
+  if (bytes->capacity() > kKeepSendBuffer) {
+    std::string().swap(*bytes);
+  } else {
+    bytes->clear();
+  }
+  send_offset_ = 0;
+  send_in_flight_ = true;
+  proactor_->SendAsync(fd_, sending_.data(), sending_.size(), &send_op_);
+}
+
+bool Stream::SendAndWait(std::string_view bytes) {
+  std::string copy(bytes);
+  return Send(&copy) && WaitSendDone();
+}
+
+void Stream::SendNow(std::string* bytes) {
+  const ssize_t n = ::send(fd_, bytes->data(), bytes->size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n > 0) {
+    *bytes_out_ += size_t(n);
+    bytes->erase(0, size_t(n));
+  }
+}
+
+bool Stream::WaitSendDone() {
+  while (send_in_flight_) Wait(&waiting_send_);
+  return send_error_ == 0;
+}
+
+void Stream::SendOp::Complete(int res) {
+  // In the loop, on the stream's thread.
+  Stream* s = stream;
+  if (res > 0 && s->send_offset_ + size_t(res) < s->sending_.size()) {
+    // A short send (full socket buffer): send the rest.
+    s->send_offset_ += size_t(res);
+    s->proactor_->SendAsync(s->fd_, s->sending_.data() + s->send_offset_,
+                            s->sending_.size() - s->send_offset_, this);
+    return;
+  }
+  if (res <= 0) {
+    s->send_error_ = res < 0 ? res : -EPIPE;
+  } else {
+    *s->bytes_out_ += s->sending_.size();
+  }
+  s->send_in_flight_ = false;
+  // A big reply does not stay allocated while the connection idles after it.
+  if (s->sending_.capacity() > kKeepSendBuffer) std::string().swap(s->sending_);
+  if (s->waiting_send_) {
+    s->Wake(&s->waiting_send_);  // the fiber sends its next replies first
+  } else if (res > 0 && s->send_listener_ != nullptr) {
+    s->send_listener_->OnSendIdle();
+  }
+}
+
+}  // namespace shardis::io
