@@ -191,6 +191,8 @@ void RegisterMonitorCommand(CommandRegistry* registry);
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";
 inline constexpr std::string_view kNotIntegerErr = "ERR value is not an integer or out of range";
 inline constexpr std::string_view kNotFloatErr = "ERR value is not a valid float";
+// Redis' getPositiveLongFromObjectOrReply without a message: not a number or negative.
+inline constexpr std::string_view kMustBePositiveErr = "ERR value is out of range, must be positive";
 inline constexpr std::string_view kWrongTypeErr =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr std::string_view kOverflowErr = "ERR increment or decrement would overflow";

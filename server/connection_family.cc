@@ -6,6 +6,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/auth.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/monitor.h"
@@ -37,45 +38,41 @@ void Quit(ArgSlice, ConnContext& ctx) {
 }
 
 void Select(ArgSlice args, ConnContext& ctx) {
-  int64_t index;
-  if (!core::ParseInt64(args[1], &index)) return ctx.rb.Error(kNotIntegerErr);
-  if (index < 0 || index >= shard::Shard::kNumDbs) {
-    return ctx.rb.Error("ERR DB index is out of range");
-  }
-  ctx.conn.db = int(index);
+  ArgParser p(args, 1);
+  const int index = ReadDbIndex(p);
+  if (p.ReplyError(ctx.rb)) return;
+  ctx.conn.db = index;
   ctx.rb.Ok();
 }
 
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
 void Hello(ArgSlice args, ConnContext& ctx) {
-  int64_t version = ctx.conn.resp3 ? 3 : 2;
-  size_t i = 1;
-  if (args.size() > 1) {
-    if (!core::ParseInt64(args[1], &version)) {
-      return ctx.rb.Error("ERR Protocol version is not an integer or out of range");
-    }
-    i = 2;
-  }
+  ArgParser p(args, 1);
+  const int64_t version =
+      p.HasNext() ? p.NextInRange(INT64_MIN, INT64_MAX,
+                                  "ERR Protocol version is not an integer or out of range")
+                  : (ctx.conn.resp3 ? 3 : 2);
+  // Redis checks the version before it reads the options.
+  if (p.ok() && (version < 2 || version > 3)) p.Fail("NOPROTO unsupported protocol version");
   std::string_view new_name;
   bool set_name = false;
-  const std::string_view* auth = nullptr;  // user, password
-  for (; i < args.size(); ++i) {
-    size_t more = args.size() - i - 1;
-    if (core::EqualsIgnoreCase(args[i], "AUTH") && more >= 2) {
-      auth = &args[i + 1];
-      i += 2;
-    } else if (core::EqualsIgnoreCase(args[i], "SETNAME") && more >= 1) {
-      new_name = args[++i];
+  std::string_view user, password;
+  bool auth = false;
+  while (p.HasNext()) {
+    if (p.Check("AUTH", 2)) {
+      user = p.Next();
+      password = p.Next();
+      auth = true;
+    } else if (p.Check("SETNAME", 1)) {
+      new_name = p.Next();
       set_name = true;
     } else {
-      return ctx.rb.Error(core::Concat("ERR Syntax error in HELLO option '", args[i], "'"));
+      p.Fail(core::Concat("ERR Syntax error in HELLO option '", p.Peek(), "'"));
     }
   }
-  if (version < 2 || version > 3) {
-    return ctx.rb.Error("NOPROTO unsupported protocol version");
-  }
-  if (auth != nullptr) {
-    if (!CheckPassword(auth[0], auth[1])) return ctx.rb.Error(kWrongPassErr);
+  if (p.ReplyError(ctx.rb)) return;
+  if (auth) {
+    if (!CheckPassword(user, password)) return ctx.rb.Error(kWrongPassErr);
     ctx.conn.authenticated = true;
   }
   if (!ctx.conn.authenticated && AuthRequired()) {

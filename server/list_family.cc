@@ -38,18 +38,11 @@ using shard::Db;
 
 constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 constexpr std::string_view kIndexOutOfRangeErr = "ERR index out of range";
-constexpr std::string_view kMustBePositiveErr = "ERR value is out of range, must be positive";
 constexpr std::string_view kRankZeroErr =
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
     "negative to start from the end of the list";
 
 List* ListOf(Db::Iterator it) { return static_cast<List*>(it.value().object()); }
-
-// Redis' getPositiveLongFromObjectOrReply with its default message: any failure (not a number,
-// negative) is "must be positive".
-bool ParseNonNegative(std::string_view arg, int64_t* out) {
-  return core::ParseInt64(arg, out) && *out >= 0;
-}
 
 // ---- Single-key commands (on the key's shard).
 
@@ -76,8 +69,9 @@ void CmdPop(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Error(WrongArgsError(kEnd == ListEnd::kHead ? "lpop" : "rpop"));
   }
   const bool has_count = args.size() == 3;
-  int64_t count = 1;
-  if (has_count && !ParseNonNegative(args[2], &count)) return ctx.rb.Error(kMustBePositiveErr);
+  ArgParser p(args, 2);
+  const int64_t count = has_count ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : 1;
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
   if (wrong_type) return;

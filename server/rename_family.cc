@@ -14,6 +14,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "shard/shard_set.h"
@@ -28,7 +29,6 @@ using shard::Db;
 
 constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 constexpr std::string_view kSameObjectErr = "ERR source and destination objects are the same";
-constexpr std::string_view kDbRangeErr = "ERR DB index is out of range";
 
 // What the destination needs of the source value, read on the source's shard.
 struct SourceValue {
@@ -161,34 +161,21 @@ void CmdRename(ArgSlice args, ConnContext& ctx) {
   }
 }
 
-// A database index argument: false (with the reply written) when it is not one.
-bool ParseDbIndex(std::string_view arg, ConnContext& ctx, int* db) {
-  int64_t v;
-  if (!core::ParseInt64(arg, &v) || v < INT32_MIN || v > INT32_MAX) {
-    ctx.rb.Error(kNotIntegerErr);
-    return false;
-  }
-  if (v < 0 || v >= shard::Shard::kNumDbs) {
-    ctx.rb.Error(kDbRangeErr);
-    return false;
-  }
-  *db = int(v);
-  return true;
-}
-
 // COPY source destination [DB destination-db] [REPLACE]
 void CmdCopy(ArgSlice args, ConnContext& ctx) {
   int dst_db = ctx.conn.db;
   bool replace = false;
-  for (size_t i = 3; i < args.size(); ++i) {
-    if (core::EqualsIgnoreCase(args[i], "replace")) {
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("replace")) {
       replace = true;
-    } else if (core::EqualsIgnoreCase(args[i], "db") && i + 1 < args.size()) {
-      if (!ParseDbIndex(args[++i], ctx, &dst_db)) return;
+    } else if (p.Check("db", 1)) {
+      dst_db = ReadDbIndex(p);
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if (dst_db == ctx.conn.db && args[1] == args[2]) return ctx.rb.Error(kSameObjectErr);
   const Outcome outcome =
       Transfer(ctx, ctx.conn.db, args[1], dst_db, args[2], replace, /*delete_source=*/false);
@@ -197,8 +184,9 @@ void CmdCopy(ArgSlice args, ConnContext& ctx) {
 
 // MOVE key db
 void CmdMove(ArgSlice args, ConnContext& ctx) {
-  int dst_db;
-  if (!ParseDbIndex(args[2], ctx, &dst_db)) return;
+  ArgParser p(args, 2);
+  const int dst_db = ReadDbIndex(p);
+  if (p.ReplyError(ctx.rb)) return;
   if (dst_db == ctx.conn.db) return ctx.rb.Error(kSameObjectErr);
   const Outcome outcome =
       Transfer(ctx, ctx.conn.db, args[1], dst_db, args[1], /*replace=*/false, /*delete_source=*/true);

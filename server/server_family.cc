@@ -16,6 +16,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/subcommand.h"
@@ -103,22 +104,16 @@ void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
 // ------------------------------------------------------------------------------------------------
 // DEBUG POPULATE / SLEEP / HELP
 
-// Redis' getPositiveLongFromObjectOrReply as DEBUG POPULATE uses it.
-bool ParseNonNegative(std::string_view s, int64_t* out) {
-  return core::ParseInt64(s, out) && *out >= 0;
-}
-
 // DEBUG POPULATE count [prefix] [size]: creates "<prefix>:<i>" = "value:<i>" for i in [0, count),
 // skipping keys that exist. Every shard walks the whole range in its own fiber, in parallel, and
 // keeps the keys it owns; it yields now and then so that its clients are still served (no table
 // iterator is held across a yield).
 void DebugPopulate(ArgSlice args, ConnContext& ctx) {
-  int64_t count, size = 0;
-  if (!ParseNonNegative(args[2], &count) ||
-      (args.size() == 5 && !ParseNonNegative(args[4], &size))) {
-    return ctx.rb.Error("ERR value is out of range, must be positive");
-  }
-  const std::string prefix(args.size() >= 4 ? args[3] : std::string_view("key"));
+  ArgParser p(args, 2);
+  const int64_t count = p.NextInRange(0, INT64_MAX, kMustBePositiveErr);
+  const std::string prefix(p.HasNext() ? p.Next() : std::string_view("key"));
+  const int64_t size = p.HasNext() ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : 0;
+  if (p.ReplyError(ctx.rb)) return;
   const int db_index = ctx.conn.db;
   constexpr int64_t kYieldEvery = 4096;
   constexpr size_t kMaxKeyLen = 127;  // Redis formats into a 128-byte buffer
@@ -178,8 +173,7 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
-  ctx.rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
-                            sub.substr(0, 128), "'. Try DEBUG HELP."));
+  ctx.rb.Error(SubcommandSyntaxError(args));
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include "core/set_object.h"
 #include "core/string_util.h"
 #include "server/collection_args.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
@@ -28,7 +29,6 @@ using core::SetRef;
 using core::ValueType;
 using shard::Db;
 
-constexpr std::string_view kMustBePositiveErr = "ERR value is out of range, must be positive";
 
 // --- Single-key commands.
 
@@ -104,10 +104,10 @@ void CmdSMembers(ArgSlice args, ShardContext& ctx) {
 // SPOP key [count]
 void CmdSPop(ArgSlice args, ShardContext& ctx) {
   if (args.size() > 3) return ctx.rb.Error(kSyntaxErr);
-  int64_t count = -1;  // no count: one member as a bulk string
-  if (args.size() == 3 && (!core::ParseInt64(args[2], &count) || count < 0)) {
-    return ctx.rb.Error(kMustBePositiveErr);
-  }
+  ArgParser p(args, 2);
+  // No count: one member as a bulk string.
+  const int64_t count = args.size() == 3 ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : -1;
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kSet, kForWrite, &wrong_type);
   if (wrong_type) return;

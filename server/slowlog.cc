@@ -10,6 +10,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 
@@ -67,15 +68,13 @@ std::vector<Entry> MergedLog() {
 
 void SlowlogGet(ArgSlice args, ConnContext& ctx) {
   if (args.size() > 3) {  // Redis' slowlogCommand takes at most a count
-    return ctx.rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
-                                     args[1].substr(0, 128), "'. Try SLOWLOG HELP."));
+    return ctx.rb.Error(SubcommandSyntaxError(args));
   }
-  int64_t count = 10;
-  if (args.size() == 3) {
-    if (!core::ParseInt64(args[2], &count) || count < -1) {
-      return ctx.rb.Error("ERR count should be greater than or equal to -1");
-    }
-  }
+  ArgParser p(args, 2);
+  const int64_t count =
+      p.HasNext() ? p.NextInRange(-1, INT64_MAX, "ERR count should be greater than or equal to -1")
+                  : 10;
+  if (p.ReplyError(ctx.rb)) return;
   std::vector<Entry> log = MergedLog();
   if (count >= 0 && size_t(count) < log.size()) log.resize(size_t(count));
   ctx.rb.ArrayHeader(log.size());

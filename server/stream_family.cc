@@ -302,15 +302,15 @@ void CmdXRange(ArgSlice args, ShardContext& ctx) {
     return;
   }
   int64_t count = -1;
-  for (size_t j = 4; j < args.size(); ++j) {
-    if (core::EqualsIgnoreCase(args[j], "count") && j + 1 < args.size()) {
-      if (!ParseLL(ctx.rb, args[j + 1], &count)) return;
-      if (count < 0) count = 0;
-      ++j;
+  ArgParser p(args, 4);
+  while (p.HasNext()) {
+    if (p.Check("count", 1)) {
+      count = std::max<int64_t>(p.Next<int64_t>(), 0);
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
   if (wrong_type) return;
@@ -348,23 +348,22 @@ void CmdXSetId(ArgSlice args, ShardContext& ctx) {
   StreamID id, max_xdel;
   if (!ParseStrictID(ctx.rb, args[2], &id)) return;
   int64_t entries_added = -1;
-  for (size_t i = 3; i < args.size();) {
-    size_t moreargs = args.size() - 1 - i;
-    if (core::EqualsIgnoreCase(args[i], "entriesadded") && moreargs) {
-      if (!ParseLL(ctx.rb, args[i + 1], &entries_added)) return;
-      if (entries_added < 0) return ctx.rb.Error("ERR entries_added must be positive");
-      i += 2;
-    } else if (core::EqualsIgnoreCase(args[i], "maxdeletedid") && moreargs) {
-      if (!ParseStrictID(ctx.rb, args[i + 1], &max_xdel)) return;
-      if (id < max_xdel) {
-        return ctx.rb.Error(
-            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("entriesadded", 1)) {
+      entries_added = p.Next<int64_t>();
+      if (p.ok() && entries_added < 0) p.Fail("ERR entries_added must be positive");
+    } else if (p.Check("maxdeletedid", 1)) {
+      if (!core::ParseStreamID(p.Next(), 0, true, &max_xdel)) {
+        p.Fail(kInvalidIdErr);
+      } else if (id < max_xdel) {
+        p.Fail("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
       }
-      i += 2;
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
   if (wrong_type) return;
@@ -413,19 +412,20 @@ void CmdXPending(ArgSlice args, ShardContext& ctx) {
   std::string_view consumer_name;
   bool has_consumer = false;
   if (args.size() >= 6) {
-    size_t startidx = 3;
-    if (core::EqualsIgnoreCase(args[3], "idle")) {
-      if (!ParseLL(ctx.rb, args[4], &minidle)) return;
-      if (args.size() < 8) return ctx.rb.Error(kSyntaxErr);
-      startidx += 2;
+    // Redis parses these before it looks the key up, the count before the IDs; arguments after
+    // the consumer are ignored, as in Redis.
+    ArgParser p(args, 3);
+    if (p.Check("idle", 1)) {
+      minidle = p.Next<int64_t>();
+      if (p.ok() && args.size() < 8) p.Fail(kSyntaxErr);
     }
-    if (!ParseLL(ctx.rb, args[startidx + 2], &count)) return;
-    if (count < 0) count = 0;
-    if (!ParseStartEnd(ctx.rb, args[startidx], args[startidx + 1], &start, &end)) return;
-    if (startidx + 3 < args.size()) {
-      consumer_name = args[startidx + 3];
-      has_consumer = true;
-    }
+    const std::string_view start_arg = p.Next();
+    const std::string_view end_arg = p.Next();
+    count = std::max<int64_t>(p.Next<int64_t>(), 0);
+    if (p.ReplyError(ctx.rb)) return;
+    if (!ParseStartEnd(ctx.rb, start_arg, end_arg, &start, &end)) return;
+    has_consumer = p.HasNext();
+    consumer_name = p.Peek();
   }
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
@@ -604,23 +604,18 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
   int64_t count = 100;
   bool justid = false;
   constexpr int64_t kAttemptsFactor = 10;
-  for (size_t j = 6; j < args.size(); ++j) {
-    size_t moreargs = args.size() - 1 - j;
-    if (core::EqualsIgnoreCase(args[j], "count") && moreargs) {
-      const int64_t max_count = std::numeric_limits<int64_t>::max() / 16;
-      int64_t v;
-      // Redis' getRangeLongFromObjectOrReply: one message for both failures.
-      if (!core::ParseInt64(args[j + 1], &v) || v < 1 || v > max_count) {
-        return ctx.rb.Error("ERR COUNT must be > 0");
-      }
-      count = v;
-      ++j;
-    } else if (core::EqualsIgnoreCase(args[j], "justid")) {
+  ArgParser opts(args, 6);
+  while (opts.HasNext()) {
+    if (opts.Check("count", 1)) {
+      // Redis bounds COUNT so that COUNT * attempts factor * sizeof(streamID) cannot overflow.
+      count = opts.NextInRange(1, std::numeric_limits<int64_t>::max() / 16, "ERR COUNT must be > 0");
+    } else if (opts.Check("justid")) {
       justid = true;
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      opts.Fail(kSyntaxErr);
     }
   }
+  if (opts.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
   if (wrong_type) return;
@@ -694,11 +689,6 @@ void OnKeyShard(ConnContext& ctx, std::string_view key, bool write, Fn&& fn) {
   ctx.rb.output()->append(reply);
 }
 
-void SubcommandSyntaxError(core::ReplyBuilder& rb, std::string_view container,
-                           std::string_view sub) {
-  rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
-                        sub.substr(0, 128), "'. Try ", container, " HELP."));
-}
 
 // ---- XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER key group ...
 
@@ -709,20 +699,20 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
   bool mkstream = false;
   int64_t entries_read = StreamGroup::kInvalidEntriesRead;
   if (create || setid) {
-    for (size_t i = 5; i < args.size();) {
-      if (create && core::EqualsIgnoreCase(args[i], "mkstream")) {
+    ArgParser p(args, 5);
+    while (p.HasNext()) {
+      if (create && p.Check("mkstream")) {
         mkstream = true;
-        ++i;
-      } else if (core::EqualsIgnoreCase(args[i], "entriesread") && i + 1 < args.size()) {
-        if (!ParseLL(ctx.rb, args[i + 1], &entries_read)) return;
-        if (entries_read < 0 && entries_read != StreamGroup::kInvalidEntriesRead) {
-          return ctx.rb.Error("ERR value for ENTRIESREAD must be positive or -1");
+      } else if (p.Check("entriesread", 1)) {
+        entries_read = p.Next<int64_t>();
+        if (p.ok() && entries_read < 0 && entries_read != StreamGroup::kInvalidEntriesRead) {
+          p.Fail("ERR value for ENTRIESREAD must be positive or -1");
         }
-        i += 2;
       } else {
-        return SubcommandSyntaxError(ctx.rb, "XGROUP", opt);
+        p.Fail(SubcommandSyntaxError(args));
       }
     }
+    if (p.ReplyError(ctx.rb)) return;
   }
   OnKeyShard(ctx, args[2], true, [&](ShardContext& sc) {
     bool wrong_type;
@@ -793,7 +783,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       sc.db.NoteModified(args[2]);
       return sc.rb.Integer(pending);
     }
-    SubcommandSyntaxError(sc.rb, "XGROUP", opt);
+    sc.rb.Error(SubcommandSyntaxError(args));
   });
 }
 
@@ -856,21 +846,19 @@ void ReplyEntriesRead(core::ReplyBuilder& rb, const StreamGroup& g) {
 }
 
 void XInfoStream(ArgSlice args, ShardContext& sc, const Stream& s) {
-  bool full = false;
+  // [FULL [COUNT count]], nothing else, in that order (Redis' xinfoReplyWithStreamInfo).
+  ArgParser p(args, 3);
+  const size_t optc = p.Remaining();
+  const bool full = optc != 0;
   int64_t count = 10;
-  size_t argc = args.size() - 3;
-  if (argc) {
-    if ((argc != 1 && argc != 3) || !core::EqualsIgnoreCase(args[3], "full")) {
-      return SubcommandSyntaxError(sc.rb, "XINFO", args[1]);
+  if (full) {
+    if ((optc != 1 && optc != 3) || !p.Check("full") || (optc == 3 && !p.Check("count", 1))) {
+      p.Fail(SubcommandSyntaxError(args));
+    } else if (optc == 3) {
+      count = p.Next<int64_t>();
     }
-    if (argc == 3) {
-      if (!core::EqualsIgnoreCase(args[4], "count")) {
-        return SubcommandSyntaxError(sc.rb, "XINFO", args[1]);
-      }
-      if (!ParseLL(sc.rb, args[5], &count)) return;
-      if (count < 0) count = 10;
-    }
-    full = true;
+    if (p.ReplyError(sc.rb)) return;
+    if (count < 0) count = 10;
   }
   core::ReplyBuilder& rb = sc.rb;
   rb.MapHeader(full ? 9 : 10);
@@ -998,7 +986,7 @@ void XInfoKeyed(ArgSlice args, ConnContext& ctx) {
     } else if (core::EqualsIgnoreCase(opt, "stream")) {
       XInfoStream(args, sc, s);
     } else {
-      SubcommandSyntaxError(sc.rb, "XINFO", opt);
+      sc.rb.Error(SubcommandSyntaxError(args));
     }
   });
 }

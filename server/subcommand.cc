@@ -61,6 +61,11 @@ const SubCommand* CheckSub(const Container& container, ArgSlice args, std::strin
   return sub;
 }
 
+std::string SubcommandSyntaxError(ArgSlice args) {
+  return core::Concat("ERR unknown subcommand or wrong number of arguments for '",
+                      args[1].substr(0, 128), "'. Try ", core::ToUpper(args[0]), " HELP.");
+}
+
 void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx) {
   std::string error;
   const SubCommand* sub = CheckSub(container, args, &error);

@@ -59,6 +59,10 @@ bool ArityOk(int arity, size_t argc);
 // unknown or has the wrong arity. args.size() >= 2.
 const SubCommand* CheckSub(const Container& container, ArgSlice args, std::string* error);
 
+// Redis' addReplySubcommandSyntaxError for a subcommand whose arguments its handler rejects:
+// "ERR unknown subcommand or wrong number of arguments for '<args[1]>'. Try <ARGS[0]> HELP."
+std::string SubcommandSyntaxError(ArgSlice args);
+
 // Runs the subcommand of `container` named by args[1], with Redis' errors for unknown ones and
 // wrong arity.
 void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx);
