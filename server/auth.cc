@@ -181,10 +181,11 @@ void CmdAcl(ArgSlice args, ConnContext& ctx) { DispatchSub(kAcl, args, ctx); }
 }  // namespace
 
 void RegisterAuthFamily(CommandRegistry* r) {
-  r->Register({"auth", -2, kNoScript | kLoading | kStale | kFast | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, CmdAuth});
-  r->Register({"acl", -2, 0, 0, 0, 0, "slow", nullptr, CmdAcl});
-  RegisterContainer(kAcl);
+  r->Register({.name = "auth", .arity = -2,
+               .flags = kNoScript | kLoading | kStale | kFast | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = CmdAuth});
+  r->Register({.name = "acl", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdAcl, .container = &kAcl});
 }
 
 }  // namespace shardis::server

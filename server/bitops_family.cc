@@ -574,19 +574,20 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
 
 void RegisterBitopsFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("setbit", 4, kW | kD, "write bitmap slow", CmdSetBit);
-  r->RegisterKeyCommand("getbit", 3, kR | kF, "read bitmap fast", CmdGetBit);
-  r->RegisterKeyCommand("bitcount", -2, kR, "read bitmap slow", CmdBitCount);
-  r->RegisterKeyCommand("bitpos", -3, kR, "read bitmap slow", CmdBitPos);
-  r->RegisterKeyCommand("bitfield", -2, kW | kD, "write bitmap slow", CmdBitField<false>);
-  r->RegisterKeyCommand("bitfield_ro", -2, kR | kF, "read bitmap fast", CmdBitField<true>);
-  r->Register({.name = "bitop",
-               .arity = -4,
-               .flags = kW | kD,
-               .first_key = 2,
-               .last_key = -1,
-               .key_step = 1,
-               .acl_categories = "write bitmap slow",
+  r->Register({.name = "setbit", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write bitmap slow", .on_shard = CmdSetBit});
+  r->Register({.name = "getbit", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read bitmap fast", .on_shard = CmdGetBit});
+  r->Register({.name = "bitcount", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read bitmap slow", .on_shard = CmdBitCount});
+  r->Register({.name = "bitpos", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read bitmap slow", .on_shard = CmdBitPos});
+  r->Register({.name = "bitfield", .arity = -2, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write bitmap slow", .on_shard = CmdBitField<false>});
+  r->Register({.name = "bitfield_ro", .arity = -2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read bitmap fast", .on_shard = CmdBitField<true>});
+  r->Register({.name = "bitop", .arity = -4, .flags = kW | kD,
+               .keys = {.first = 2, .last = -1, .step = 1}, .acl_categories = "write bitmap slow",
                .on_conn = CmdBitOp});
 }
 

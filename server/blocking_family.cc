@@ -295,24 +295,31 @@ void CmdBRPopLPush(ArgSlice args, ConnContext& ctx) {
 
 void RegisterBlockingFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kNs = kNoScript, kD = kDenyOom;
+  constexpr KeyRange kKeysBeforeTimeout = {1, -2, 1};
   // Redis' key specs: all arguments but the last (BLPOP, ...), the keys after numkeys (BLMPOP:
   // "movablekeys", reported as 0 0 0), source and destination (BLMOVE).
-  r->Register({"blpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
-               CmdBPop<core::ListEnd::kHead>});
-  r->Register({"brpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
-               CmdBPop<core::ListEnd::kTail>});
-  r->Register({"blmpop", -5, kW, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop,
-               NumKeysAfterTimeout});
-  r->Register({"blmove", 6, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
-               CmdBLMove});
-  r->Register({"brpoplpush", 4, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
-               CmdBRPopLPush});
-  r->Register({"bzpopmin", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
-               nullptr, CmdBZPop<false>});
-  r->Register({"bzpopmax", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
-               nullptr, CmdBZPop<true>});
-  r->Register({"bzmpop", -5, kW, 0, 0, 0, "write sortedset slow blocking", nullptr,
-               CmdBZMPop, NumKeysAfterTimeout});
+  r->Register({.name = "blpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
+               .acl_categories = "write list slow blocking",
+               .on_conn = CmdBPop<core::ListEnd::kHead>});
+  r->Register({.name = "brpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
+               .acl_categories = "write list slow blocking",
+               .on_conn = CmdBPop<core::ListEnd::kTail>});
+  r->Register({.name = "blmpop", .arity = -5, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write list slow blocking", .on_conn = CmdBLMPop,
+               .key_finder = NumKeysAfterTimeout});
+  r->Register({.name = "blmove", .arity = 6, .flags = kW | kD | kNs, .keys = kTwoKeys,
+               .acl_categories = "write list slow blocking", .on_conn = CmdBLMove});
+  r->Register({.name = "brpoplpush", .arity = 4, .flags = kW | kD | kNs, .keys = kTwoKeys,
+               .acl_categories = "write list slow blocking", .on_conn = CmdBRPopLPush});
+  r->Register({.name = "bzpopmin", .arity = -3, .flags = kW | kNs | kFast,
+               .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
+               .on_conn = CmdBZPop<false>});
+  r->Register({.name = "bzpopmax", .arity = -3, .flags = kW | kNs | kFast,
+               .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
+               .on_conn = CmdBZPop<true>});
+  r->Register({.name = "bzmpop", .arity = -5, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write sortedset slow blocking", .on_conn = CmdBZMPop,
+               .key_finder = NumKeysAfterTimeout});
 }
 
 }  // namespace shardis::server

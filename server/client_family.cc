@@ -256,7 +256,8 @@ void ClientPause(ArgSlice args, ConnContext& ctx) {
     return ctx.rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
   }
   ArgParser p(args, 2);
-  const int64_t ms = p.NextInRange(INT64_MIN, INT64_MAX, "ERR timeout is not an integer or out of range");
+  const int64_t ms =
+      p.NextInRange(INT64_MIN, INT64_MAX, "ERR timeout is not an integer or out of range");
   if (p.ReplyError(ctx.rb)) return;
   if (ms < 0) return ctx.rb.Error("ERR timeout is negative");
   if (ms > 0) PauseClients(shard::NowMs() + ms, type);
@@ -400,10 +401,11 @@ std::string ClientInfoLine(const ConnectionState& c) {
 }
 
 void RegisterClientFamily(CommandRegistry* r) {
-  r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient},
-              {"connection", "2.4.0", "Depends on subcommand.",
-               "Commands about client connections."});
-  RegisterContainer(kClient);
+  r->Register({.name = "client", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdClient,
+               .docs = {"connection", "2.4.0", "Depends on subcommand.",
+                        "Commands about client connections."},
+               .container = &kClient});
 }
 
 }  // namespace shardis::server

@@ -76,9 +76,9 @@ void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubC
   rb.Bulk(core::Concat(container, "|", sub.name));
   rb.Integer(sub.arity);
   ReplyFlags(rb, sub.flags, sub.acl_categories, /*movable_keys=*/false);
-  rb.Integer(sub.first_key);
-  rb.Integer(sub.last_key);
-  rb.Integer(sub.key_step);
+  rb.Integer(sub.keys.first);
+  rb.Integer(sub.keys.last);
+  rb.Integer(sub.keys.step);
   ReplyCategories(rb, sub.acl_categories);
   ReplyTips(rb, sub.tips);
   rb.SetHeader(0);  // key specs
@@ -98,13 +98,13 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   rb.Bulk(spec.name);
   rb.Integer(spec.arity);
   ReplyFlags(rb, spec.flags, spec.acl_categories, spec.key_finder != nullptr);
-  rb.Integer(spec.first_key);
-  rb.Integer(spec.last_key);
-  rb.Integer(spec.key_step);
+  rb.Integer(spec.keys.first);
+  rb.Integer(spec.keys.last);
+  rb.Integer(spec.keys.step);
   ReplyCategories(rb, spec.acl_categories);
   ReplyTips(rb, spec.docs.tips);
-  if (spec.first_key > 0) {
-    // The legacy key range as one key spec: begin at first_key, range to last_key.
+  if (spec.keys.first > 0) {
+    // The legacy key range as one key spec: begin at keys.first, range to keys.last.
     std::vector<std::string_view> kf = Words(KeyFlags(spec));
     rb.SetHeader(1);
     rb.MapHeader(3);
@@ -118,7 +118,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
     rb.Bulk("spec");
     rb.MapHeader(1);
     rb.Bulk("index");
-    rb.Integer(spec.first_key);
+    rb.Integer(spec.keys.first);
     rb.Bulk("find_keys");
     rb.MapHeader(2);
     rb.Bulk("type");
@@ -126,9 +126,9 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
     rb.Bulk("spec");
     rb.MapHeader(3);
     rb.Bulk("lastkey");
-    rb.Integer(spec.last_key < 0 ? spec.last_key : spec.last_key - spec.first_key);
+    rb.Integer(spec.keys.last < 0 ? spec.keys.last : spec.keys.last - spec.keys.first);
     rb.Bulk("keystep");
-    rb.Integer(spec.key_step);
+    rb.Integer(spec.keys.step);
     rb.Bulk("limit");
     rb.Integer(0);
   } else {
@@ -286,14 +286,14 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   if (!ArityOk(spec->arity, cmd.size())) {
     return ctx.rb.Error("ERR Invalid number of arguments specified for command");
   }
-  int first_key = spec->first_key, last_key = spec->last_key, key_step = spec->key_step;
+  KeyRange range = spec->keys;
   if (spec->container != nullptr && cmd.size() >= 2) {
     for (const SubCommand& sub : spec->container->subs) {
       if (!core::EqualsIgnoreCase(sub.name, cmd[1])) continue;
       if (!ArityOk(sub.arity, cmd.size())) {
         return ctx.rb.Error("ERR Invalid number of arguments specified for command");
       }
-      first_key = sub.first_key, last_key = sub.last_key, key_step = sub.key_step;
+      range = sub.keys;
     }
   }
   std::vector<int> positions;
@@ -302,10 +302,10 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
       return ctx.rb.Error("ERR Invalid arguments specified for command");
     }
   } else {
-    if (first_key <= 0) return ctx.rb.Error("ERR The command has no key arguments");
+    if (range.first <= 0) return ctx.rb.Error("ERR The command has no key arguments");
     const int argc = int(cmd.size());
-    const int last = last_key < 0 ? argc + last_key : last_key;
-    for (int i = first_key; i <= last && i < argc; i += std::max(key_step, 1)) {
+    const int last = range.last < 0 ? argc + range.last : range.last;
+    for (int i = range.first; i <= last && i < argc; i += std::max(range.step, 1)) {
       positions.push_back(i);
     }
   }
@@ -365,10 +365,11 @@ void CmdCommand(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterCommandFamily(CommandRegistry* r) {
-  r->Register({"command", -1, kLoading | kStale, 0, 0, 0, "slow connection", nullptr, CmdCommand},
-              {"server", "2.8.13", "O(N) where N is the total number of commands.",
-               "Returns details about all commands.", "", "nondeterministic_output_order"});
-  RegisterContainer(kCommand);
+  r->Register({.name = "command", .arity = -1, .flags = kLoading | kStale, .keys = kNoKeys,
+               .acl_categories = "slow connection", .on_conn = CmdCommand,
+               .docs = {"server", "2.8.13", "O(N) where N is the total number of commands.",
+                        "Returns details about all commands.", "", "nondeterministic_output_order"},
+               .container = &kCommand});
 }
 
 }  // namespace shardis::server

@@ -137,9 +137,11 @@ void CmdConfig(ArgSlice args, ConnContext& ctx) { DispatchSub(kConfig, args, ctx
 }  // namespace
 
 void RegisterConfigFamily(CommandRegistry* r) {
-  r->Register({"config", -2, 0, 0, 0, 0, "slow", nullptr, CmdConfig},
-              {"server", "2.0.0", "Depends on subcommand.", "Commands about configuration."});
-  RegisterContainer(kConfig);
+  r->Register({.name = "config", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdConfig,
+               .docs = {"server", "2.0.0", "Depends on subcommand.",
+                        "Commands about configuration."},
+               .container = &kConfig});
 }
 
 }  // namespace shardis::server

@@ -131,21 +131,28 @@ void Reset(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterConnectionFamily(CommandRegistry* r) {
-  r->Register({"reset", 1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Reset});
-  r->Register({"ping", -1, kFast, 0, 0, 0, "fast connection", nullptr, &Ping},
-              {"connection", "1.0.0", "O(1)", "Returns the server's liveliness response."});
-  r->Register({"echo", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr, &Echo},
-              {"connection", "1.0.0", "O(1)", "Returns the given string."});
-  r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Quit},
-              {"connection", "1.0.0", "O(1)", "Closes the connection."});
-  r->Register({"select", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr,
-               &Select},
-              {"connection", "1.0.0", "O(1)", "Changes the selected database."});
-  r->Register({"hello", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Hello},
-              {"connection", "6.0.0", "O(1)", "Handshakes with the server (protocol version)."});
+  r->Register({.name = "reset", .arity = 1,
+               .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Reset});
+  r->Register({.name = "ping", .arity = -1, .flags = kFast, .keys = kNoKeys,
+               .acl_categories = "fast connection", .on_conn = &Ping,
+               .docs = {"connection", "1.0.0", "O(1)",
+                        "Returns the server's liveliness response."}});
+  r->Register({.name = "echo", .arity = 2, .flags = kFast | kStale | kLoading, .keys = kNoKeys,
+               .acl_categories = "fast connection", .on_conn = &Echo,
+               .docs = {"connection", "1.0.0", "O(1)", "Returns the given string."}});
+  r->Register({.name = "quit", .arity = -1,
+               .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Quit,
+               .docs = {"connection", "1.0.0", "O(1)", "Closes the connection."}});
+  r->Register({.name = "select", .arity = 2, .flags = kFast | kStale | kLoading, .keys = kNoKeys,
+               .acl_categories = "fast connection", .on_conn = &Select,
+               .docs = {"connection", "1.0.0", "O(1)", "Changes the selected database."}});
+  r->Register({.name = "hello", .arity = -1,
+               .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Hello,
+               .docs = {"connection", "6.0.0", "O(1)",
+                        "Handshakes with the server (protocol version)."}});
 }
 
 }  // namespace shardis::server

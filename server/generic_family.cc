@@ -327,17 +327,17 @@ constexpr std::string_view kObjectTips = "nondeterministic_output";
 
 constexpr SubCommand kObjectSubs[] = {
     {"encoding", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>, 2, 2,
-     1},
+     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>,
+     kSubKey},
     {"freq", 3, kReadOnly, kObjectAcl, kObjectTips, "4.0.0",
      "Returns the logarithmic access frequency counter of a Redis object.",
-     ObjectSub<ObjectQuery::kFreq>, 2, 2, 1},
+     ObjectSub<ObjectQuery::kFreq>, kSubKey},
     {"idletime", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
      "Returns the time since the last access to a Redis object.", ObjectSub<ObjectQuery::kIdleTime>,
      2, 2, 1},
     {"refcount", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>, 2, 2,
-     1},
+     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>,
+     kSubKey},
     {"help", 2, kLoading | kStale, "keyspace slow", "", "6.2.0",
      "Returns helpful text about the different subcommands.", ObjectHelp},
 };
@@ -352,61 +352,78 @@ void RegisterGenericFamily(CommandRegistry* r) {
   // The tips of the multi-key counters: Redis Cluster sums the shards' replies.
   constexpr std::string_view kMultiShardSum = "request_policy:multi_shard response_policy:agg_sum";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel,
-                             {"generic", "1.0.0", "O(N) where N is the number of keys to remove.",
-                              "Deletes keys.", "RM delete", kMultiShardSum});
-  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel,
-                             {"generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.",
-                              "RM delete", kMultiShardSum});
-  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists,
-                             {"generic", "3.0.3", "O(N) where N is the number of keys to check.",
-                              "Counts how many of the given keys exist.", "RO", kMultiShardSum});
-  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists,
-                             {"generic", "3.2.1", "O(N) where N is the number of keys to touch.",
-                              "Counts the given keys that exist, updating their access time.", "RO",
-                              kMultiShardSum});
+  r->Register({.name = "del", .arity = -2, .flags = kW, .keys = kAllKeys,
+               .acl_categories = "keyspace write slow", .on_conn = CmdDel,
+               .docs = {"generic", "1.0.0", "O(N) where N is the number of keys to remove.",
+                        "Deletes keys.", "RM delete", kMultiShardSum}});
+  r->Register({.name = "unlink", .arity = -2, .flags = kW | kF, .keys = kAllKeys,
+               .acl_categories = "keyspace write fast", .on_conn = CmdDel,
+               .docs = {"generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.",
+                        "RM delete", kMultiShardSum}});
+  r->Register({.name = "exists", .arity = -2, .flags = kR | kF, .keys = kAllKeys,
+               .acl_categories = "keyspace read fast", .on_conn = CmdExists,
+               .docs = {"generic", "3.0.3", "O(N) where N is the number of keys to check.",
+                        "Counts how many of the given keys exist.", "RO", kMultiShardSum}});
+  r->Register({.name = "touch", .arity = -2, .flags = kR | kF, .keys = kAllKeys,
+               .acl_categories = "keyspace read fast", .on_conn = CmdExists,
+               .docs = {"generic", "3.2.1", "O(N) where N is the number of keys to touch.",
+                        "Counts the given keys that exist, updating their access time.", "RO",
+                        kMultiShardSum}});
 
-  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>,
-                        {"generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.",
-                         "RW update"});
-  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>,
-                        {"generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
-                         "RW update"});
-  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>,
-                        {"generic", "1.2.0", "O(1)",
-                         "Sets the expiry of a key to a Unix time in seconds.", "RW update"});
-  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>,
-                        {"generic", "2.6.0", "O(1)",
-                         "Sets the expiry of a key to a Unix time in milliseconds.", "RW update"});
-  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>,
-                        {"generic", "1.0.0", "O(1)",
-                         "Returns the remaining time to live of a key in seconds.", "RO access",
-                         "nondeterministic_output"});
-  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>,
-                        {"generic", "2.6.0", "O(1)",
-                         "Returns the remaining time to live of a key in milliseconds.",
-                         "RO access", "nondeterministic_output"});
-  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>,
-                        {"generic", "7.0.0", "O(1)",
-                         "Returns the expiry of a key as a Unix time in seconds.", "RO access"});
-  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>,
-                        {"generic", "7.0.0", "O(1)",
-                         "Returns the expiry of a key as a Unix time in milliseconds.",
-                         "RO access"});
-  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist,
-                        {"generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update"});
-  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType,
-                        {"generic", "1.0.0", "O(1)",
-                         "Returns the type of the value stored at a key.", "RO"});
+  r->Register({.name = "expire", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<false, false>,
+               .docs = {"generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.",
+                        "RW update"}});
+  r->Register({.name = "pexpire", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<true, false>,
+               .docs = {"generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
+                        "RW update"}});
+  r->Register({.name = "expireat", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<false, true>,
+               .docs = {"generic", "1.2.0", "O(1)",
+                        "Sets the expiry of a key to a Unix time in seconds.", "RW update"}});
+  r->Register({.name = "pexpireat", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<true, true>,
+               .docs = {"generic", "2.6.0", "O(1)",
+                        "Sets the expiry of a key to a Unix time in milliseconds.", "RW update"}});
+  r->Register({.name = "ttl", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<false, false>,
+               .docs = {"generic", "1.0.0", "O(1)",
+                        "Returns the remaining time to live of a key in seconds.", "RO access",
+                        "nondeterministic_output"}});
+  r->Register({.name = "pttl", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<true, false>,
+               .docs = {"generic", "2.6.0", "O(1)",
+                        "Returns the remaining time to live of a key in milliseconds.", "RO access",
+                        "nondeterministic_output"}});
+  r->Register({.name = "expiretime", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<false, true>,
+               .docs = {"generic", "7.0.0", "O(1)",
+                        "Returns the expiry of a key as a Unix time in seconds.", "RO access"}});
+  r->Register({.name = "pexpiretime", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<true, true>,
+               .docs = {"generic", "7.0.0", "O(1)",
+                        "Returns the expiry of a key as a Unix time in milliseconds.",
+                        "RO access"}});
+  r->Register({.name = "persist", .arity = 2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdPersist,
+               .docs = {"generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update"}});
+  r->Register({.name = "type", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdType,
+               .docs = {"generic", "1.0.0", "O(1)",
+                        "Returns the type of the value stored at a key.", "RO"}});
 
-  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys,
-                            {"generic", "1.0.0", "O(N) with N the number of keys in the database.",
-                             "Returns the keys matching a glob-style pattern.", "",
-                             "request_policy:all_shards nondeterministic_output_order"});
-  r->RegisterKeylessCommand("scan", -2, kR, "keyspace read slow", CmdScan);
-  r->RegisterKeylessCommand("randomkey", 1, kR, "keyspace read slow", CmdRandomKey);
-  r->Register({"object", -2, 0, 0, 0, 0, "slow", nullptr, CmdObject});
-  RegisterContainer(kObject);
+  r->Register({.name = "keys", .arity = 2, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "keyspace read slow dangerous", .on_conn = CmdKeys,
+               .docs = {"generic", "1.0.0", "O(N) with N the number of keys in the database.",
+                        "Returns the keys matching a glob-style pattern.", "",
+                        "request_policy:all_shards nondeterministic_output_order"}});
+  r->Register({.name = "scan", .arity = -2, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "keyspace read slow", .on_conn = CmdScan});
+  r->Register({.name = "randomkey", .arity = 1, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "keyspace read slow", .on_conn = CmdRandomKey});
+  r->Register({.name = "object", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdObject, .container = &kObject});
 }
 
 }  // namespace shardis::server

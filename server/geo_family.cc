@@ -475,30 +475,31 @@ void CmdGeoDist(ArgSlice args, ShardContext& ctx) {
 
 void RegisterGeoFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom;
-  r->RegisterKeyCommand("geoadd", -5, kW | kD, "write geo slow", CmdGeoAdd);
-  r->RegisterKeyCommand("geopos", -2, kR, "read geo slow", CmdGeoPos);
-  r->RegisterKeyCommand("geohash", -2, kR, "read geo slow", CmdGeoHash);
-  r->RegisterKeyCommand("geodist", -4, kR, "read geo slow", CmdGeoDist);
-  r->RegisterKeyCommand("geosearch", -7, kR, "read geo slow", CmdGeoSearchRead<kGeoSearch>);
-  r->RegisterKeyCommand("georadius_ro", -6, kR, "read geo slow",
-                        CmdGeoSearchRead<kRadiusCoords | kNoStore>);
-  r->RegisterKeyCommand("georadiusbymember_ro", -5, kR, "read geo slow",
-                        CmdGeoSearchRead<kRadiusMember | kNoStore>);
-  auto store = [r](std::string_view name, int arity, int last_key, ConnHandler handler,
-                   KeyFinder key_finder) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = kW | kD,
-                 .first_key = 1,
-                 .last_key = last_key,
-                 .key_step = 1,
-                 .acl_categories = "write geo slow",
-                 .on_conn = handler,
-                 .key_finder = key_finder});
-  };
-  store("georadius", -6, 1, CmdGeoSearchStore<kRadiusCoords>, GeoRadiusKeys);
-  store("georadiusbymember", -5, 1, CmdGeoSearchStore<kRadiusMember>, GeoRadiusKeys);
-  store("geosearchstore", -8, 2, CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>, nullptr);
+  r->Register({.name = "geoadd", .arity = -5, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write geo slow", .on_shard = CmdGeoAdd});
+  r->Register({.name = "geopos", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoPos});
+  r->Register({.name = "geohash", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoHash});
+  r->Register({.name = "geodist", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoDist});
+  r->Register({.name = "geosearch", .arity = -7, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoSearchRead<kGeoSearch>});
+  r->Register({.name = "georadius_ro", .arity = -6, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow",
+               .on_shard = CmdGeoSearchRead<kRadiusCoords | kNoStore>});
+  r->Register({.name = "georadiusbymember_ro", .arity = -5, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow",
+               .on_shard = CmdGeoSearchRead<kRadiusMember | kNoStore>});
+  r->Register({.name = "georadius", .arity = -6, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusCoords>,
+               .key_finder = GeoRadiusKeys});
+  r->Register({.name = "georadiusbymember", .arity = -5, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusMember>,
+               .key_finder = GeoRadiusKeys});
+  r->Register({.name = "geosearchstore", .arity = -8, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write geo slow",
+               .on_conn = CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>});
 }
 
 }  // namespace shardis::server

@@ -297,22 +297,38 @@ void CmdHScan(ArgSlice args, ShardContext& ctx) {
 
 void RegisterHashFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("hset", -4, kW | kD | kF, "write hash fast", CmdHSet<false>);
-  r->RegisterKeyCommand("hmset", -4, kW | kD | kF, "write hash fast", CmdHSet<true>);
-  r->RegisterKeyCommand("hsetnx", 4, kW | kD | kF, "write hash fast", CmdHSetNx);
-  r->RegisterKeyCommand("hget", 3, kR | kF, "read hash fast", CmdHGet);
-  r->RegisterKeyCommand("hmget", -3, kR | kF, "read hash fast", CmdHMGet);
-  r->RegisterKeyCommand("hdel", -3, kW | kF, "write hash fast", CmdHDel);
-  r->RegisterKeyCommand("hlen", 2, kR | kF, "read hash fast", CmdHLen);
-  r->RegisterKeyCommand("hexists", 3, kR | kF, "read hash fast", CmdHExists);
-  r->RegisterKeyCommand("hstrlen", 3, kR | kF, "read hash fast", CmdHStrLen);
-  r->RegisterKeyCommand("hincrby", 4, kW | kD | kF, "write hash fast", CmdHIncrBy);
-  r->RegisterKeyCommand("hincrbyfloat", 4, kW | kD | kF, "write hash fast", CmdHIncrByFloat);
-  r->RegisterKeyCommand("hgetall", 2, kR, "read hash slow", CmdHGetAll<GetAll::kBoth>);
-  r->RegisterKeyCommand("hkeys", 2, kR, "read hash slow", CmdHGetAll<GetAll::kKeys>);
-  r->RegisterKeyCommand("hvals", 2, kR, "read hash slow", CmdHGetAll<GetAll::kValues>);
-  r->RegisterKeyCommand("hrandfield", -2, kR, "read hash slow", CmdHRandField);
-  r->RegisterKeyCommand("hscan", -3, kR, "read hash slow", CmdHScan);
+  r->Register({.name = "hset", .arity = -4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHSet<false>});
+  r->Register({.name = "hmset", .arity = -4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHSet<true>});
+  r->Register({.name = "hsetnx", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHSetNx});
+  r->Register({.name = "hget", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHGet});
+  r->Register({.name = "hmget", .arity = -3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHMGet});
+  r->Register({.name = "hdel", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHDel});
+  r->Register({.name = "hlen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHLen});
+  r->Register({.name = "hexists", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHExists});
+  r->Register({.name = "hstrlen", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHStrLen});
+  r->Register({.name = "hincrby", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHIncrBy});
+  r->Register({.name = "hincrbyfloat", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHIncrByFloat});
+  r->Register({.name = "hgetall", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHGetAll<GetAll::kBoth>});
+  r->Register({.name = "hkeys", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHGetAll<GetAll::kKeys>});
+  r->Register({.name = "hvals", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHGetAll<GetAll::kValues>});
+  r->Register({.name = "hrandfield", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHRandField});
+  r->Register({.name = "hscan", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHScan});
 }
 
 }  // namespace shardis::server

@@ -313,24 +313,15 @@ void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
 
 void RegisterHllFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("pfadd", -2, kW | kD | kF, "write hyperloglog fast", CmdPfAdd);
-  r->RegisterMultiKeyCommand("pfcount", -2, kR, "read hyperloglog slow", CmdPfCount);
-  r->Register({.name = "pfmerge",
-               .arity = -2,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = -1,
-               .key_step = 1,
-               .acl_categories = "write hyperloglog slow",
-               .on_conn = CmdPfMerge});
-  r->Register({.name = "pfdebug",
-               .arity = 3,
-               .flags = kW | kD | kAdmin,
-               .first_key = 2,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write hyperloglog admin slow dangerous",
-               .on_conn = CmdPfDebug});
+  r->Register({.name = "pfadd", .arity = -2, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hyperloglog fast", .on_shard = CmdPfAdd});
+  r->Register({.name = "pfcount", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read hyperloglog slow", .on_conn = CmdPfCount});
+  r->Register({.name = "pfmerge", .arity = -2, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write hyperloglog slow", .on_conn = CmdPfMerge});
+  r->Register({.name = "pfdebug", .arity = 3, .flags = kW | kD | kAdmin,
+               .keys = {.first = 2, .last = 2, .step = 1},
+               .acl_categories = "write hyperloglog admin slow dangerous", .on_conn = CmdPfDebug});
 }
 
 }  // namespace shardis::server

@@ -247,8 +247,8 @@ void LatencyAddSample(const char* event, uint64_t latency_ms) {
 
 void RegisterLatencyFamily(CommandRegistry* r) {
   SetLatencyMonitorThreshold(FLAGS_latency_monitor_threshold);
-  r->Register({"latency", -2, 0, 0, 0, 0, "slow", nullptr, CmdLatency});
-  RegisterContainer(kLatency);
+  r->Register({.name = "latency", .arity = -2, .flags = 0, .keys = kNoKeys,
+               .acl_categories = "slow", .on_conn = CmdLatency, .container = &kLatency});
 }
 
 }  // namespace shardis::server

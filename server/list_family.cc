@@ -382,45 +382,41 @@ void RegisterListFamily(CommandRegistry* r) {
   core::SetListMaxListpackSize(FLAGS_list_max_listpack_size);
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
   constexpr ListEnd kLeft = ListEnd::kHead, kRight = ListEnd::kTail;
-  r->RegisterKeyCommand("lpush", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, false>);
-  r->RegisterKeyCommand("rpush", -3, kW | kD | kF, "write list fast", CmdPush<kRight, false>);
-  r->RegisterKeyCommand("lpushx", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, true>);
-  r->RegisterKeyCommand("rpushx", -3, kW | kD | kF, "write list fast", CmdPush<kRight, true>);
-  r->RegisterKeyCommand("lpop", -2, kW | kF, "write list fast", CmdPop<kLeft>);
-  r->RegisterKeyCommand("rpop", -2, kW | kF, "write list fast", CmdPop<kRight>);
-  r->RegisterKeyCommand("llen", 2, kR | kF, "read list fast", CmdLLen);
-  r->RegisterKeyCommand("lrange", 4, kR, "read list slow", CmdLRange);
-  r->RegisterKeyCommand("lindex", 3, kR, "read list slow", CmdLIndex);
-  r->RegisterKeyCommand("lset", 4, kW | kD, "write list slow", CmdLSet);
-  r->RegisterKeyCommand("linsert", 5, kW | kD, "write list slow", CmdLInsert);
-  r->RegisterKeyCommand("lrem", 4, kW, "write list slow", CmdLRem);
-  r->RegisterKeyCommand("ltrim", 4, kW, "write list slow", CmdLTrim);
-  r->RegisterKeyCommand("lpos", -3, kR, "read list slow", CmdLPos);
-  r->Register({.name = "lmove",
-               .arity = 5,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write list slow",
-               .on_conn = CmdLMove});
-  r->Register({.name = "rpoplpush",
-               .arity = 3,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write list slow",
-               .on_conn = CmdRPopLPush});
+  r->Register({.name = "lpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, false>});
+  r->Register({.name = "rpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, false>});
+  r->Register({.name = "lpushx", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, true>});
+  r->Register({.name = "rpushx", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, true>});
+  r->Register({.name = "lpop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPop<kLeft>});
+  r->Register({.name = "rpop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPop<kRight>});
+  r->Register({.name = "llen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read list fast", .on_shard = CmdLLen});
+  r->Register({.name = "lrange", .arity = 4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read list slow", .on_shard = CmdLRange});
+  r->Register({.name = "lindex", .arity = 3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read list slow", .on_shard = CmdLIndex});
+  r->Register({.name = "lset", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLSet});
+  r->Register({.name = "linsert", .arity = 5, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLInsert});
+  r->Register({.name = "lrem", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLRem});
+  r->Register({.name = "ltrim", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLTrim});
+  r->Register({.name = "lpos", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read list slow", .on_shard = CmdLPos});
+  r->Register({.name = "lmove", .arity = 5, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write list slow", .on_conn = CmdLMove});
+  r->Register({.name = "rpoplpush", .arity = 3, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write list slow", .on_conn = CmdRPopLPush});
   // Redis reports 0 0 0 and "movablekeys": the keys follow numkeys.
-  r->Register({.name = "lmpop",
-               .arity = -4,
-               .flags = kW,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "write list slow",
-               .on_conn = CmdLMPop,
+  r->Register({.name = "lmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write list slow", .on_conn = CmdLMPop,
                .key_finder = NumKeysFirst});
 }
 

@@ -202,15 +202,16 @@ bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
 
 void RegisterMultiFamily(CommandRegistry* r) {
   constexpr uint32_t kTx = kNoScript | kLoading | kStale;
-  r->Register({"multi", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
-               CmdMulti});
-  r->Register({"exec", 1, kTx | kSkipSlowlog, 0, 0, 0, "slow transaction", nullptr, CmdExec});
-  r->Register({"discard", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
-               CmdDiscard});
-  r->Register({"watch", -2, kTx | kFast | kAllowBusy, 1, -1, 1, "fast transaction", nullptr,
-               CmdWatch});
-  r->Register({"unwatch", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
-               CmdUnwatch});
+  r->Register({.name = "multi", .arity = 1, .flags = kTx | kFast | kAllowBusy, .keys = kNoKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdMulti});
+  r->Register({.name = "exec", .arity = 1, .flags = kTx | kSkipSlowlog, .keys = kNoKeys,
+               .acl_categories = "slow transaction", .on_conn = CmdExec});
+  r->Register({.name = "discard", .arity = 1, .flags = kTx | kFast | kAllowBusy, .keys = kNoKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdDiscard});
+  r->Register({.name = "watch", .arity = -2, .flags = kTx | kFast | kAllowBusy, .keys = kAllKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdWatch});
+  r->Register({.name = "unwatch", .arity = 1, .flags = kTx | kFast | kAllowBusy, .keys = kNoKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdUnwatch});
 }
 
 }  // namespace shardis::server

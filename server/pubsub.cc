@@ -239,14 +239,18 @@ bool AllowedWhileSubscribed(std::string_view name) {
 
 void RegisterPubSubFamily(CommandRegistry* r) {
   constexpr uint32_t kF = kPubSub | kNoScript | kLoading | kStale;
-  r->Register({"subscribe", -2, kF, 0, 0, 0, "pubsub slow", nullptr, CmdSubscribe<false>});
-  r->Register({"psubscribe", -2, kF, 0, 0, 0, "pubsub slow", nullptr, CmdSubscribe<true>});
-  r->Register({"unsubscribe", -1, kF, 0, 0, 0, "pubsub slow", nullptr, CmdUnsubscribe<false>});
-  r->Register({"punsubscribe", -1, kF, 0, 0, 0, "pubsub slow", nullptr, CmdUnsubscribe<true>});
-  r->Register({"publish", 3, kPubSub | kLoading | kStale | kFast, 0, 0, 0, "pubsub fast", nullptr,
-               CmdPublish});
-  r->Register({"pubsub", -2, 0, 0, 0, 0, "slow", nullptr, CmdPubSub});
-  RegisterContainer(kPubSubContainer);
+  r->Register({.name = "subscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<false>});
+  r->Register({.name = "psubscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<true>});
+  r->Register({.name = "unsubscribe", .arity = -1, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<false>});
+  r->Register({.name = "punsubscribe", .arity = -1, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<true>});
+  r->Register({.name = "publish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
+               .keys = kNoKeys, .acl_categories = "pubsub fast", .on_conn = CmdPublish});
+  r->Register({.name = "pubsub", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdPubSub, .container = &kPubSubContainer});
 }
 
 }  // namespace shardis::server

@@ -196,11 +196,14 @@ void CmdMove(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterRenameFamily(CommandRegistry* r) {
-  r->Register({"rename", 3, kWrite, 1, 2, 1, "keyspace write slow", nullptr, CmdRename<false>});
-  r->Register({"renamenx", 3, kWrite | kFast, 1, 2, 1, "keyspace write fast", nullptr,
-               CmdRename<true>});
-  r->Register({"copy", -3, kWrite | kDenyOom, 1, 2, 1, "keyspace write slow", nullptr, CmdCopy});
-  r->Register({"move", 3, kWrite | kFast, 1, 1, 1, "keyspace write fast", nullptr, CmdMove});
+  r->Register({.name = "rename", .arity = 3, .flags = kWrite, .keys = kTwoKeys,
+               .acl_categories = "keyspace write slow", .on_conn = CmdRename<false>});
+  r->Register({.name = "renamenx", .arity = 3, .flags = kWrite | kFast, .keys = kTwoKeys,
+               .acl_categories = "keyspace write fast", .on_conn = CmdRename<true>});
+  r->Register({.name = "copy", .arity = -3, .flags = kWrite | kDenyOom, .keys = kTwoKeys,
+               .acl_categories = "keyspace write slow", .on_conn = CmdCopy});
+  r->Register({.name = "move", .arity = 3, .flags = kWrite | kFast, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_conn = CmdMove});
 }
 
 }  // namespace shardis::server

@@ -209,29 +209,33 @@ void RegisterServerFamily(CommandRegistry* r) {
   constexpr std::string_view kAllShardsOk =
       "request_policy:all_shards response_policy:all_succeeded";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterKeylessCommand("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize,
-                            {"server", "1.0.0", "O(1)",
-                             "Returns the number of keys in the database.", "",
-                             "request_policy:all_shards response_policy:agg_sum"});
-  r->RegisterKeylessCommand("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>,
-                            {"server", "1.0.0",
-                             "O(N) where N is the number of keys in the database.",
-                             "Removes all keys from the current database.", "", kAllShardsOk});
-  r->RegisterKeylessCommand("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>,
-                            {"server", "1.0.0", "O(N) where N is the total number of keys.",
-                             "Removes all keys from all databases.", "", kAllShardsOk});
-  r->RegisterKeylessCommand("swapdb", 3, kW | kF, "keyspace write fast dangerous", CmdSwapDb);
-  r->RegisterKeylessCommand("debug", -2, kAdmin | kNoScript | kLoading | kStale,
-                            "admin slow dangerous", CmdDebug,
-                            {"server", "1.0.0", "Depends on subcommand.",
-                             "Commands for debugging and testing."});
-  r->RegisterKeylessCommand("wait", 3, kNoScript, "slow connection", CmdWait,
-                            {"generic", "3.0.0", "O(1)",
-                             "Waits for writes to be acknowledged by replicas (there are none).",
-                             "", "request_policy:all_shards response_policy:agg_min"});
-  r->RegisterKeylessCommand("time", 1, kLoading | kStale | kF, "fast", CmdTime,
-                            {"server", "2.6.0", "O(1)", "Returns the server time.", "",
-                             "nondeterministic_output"});
+  r->Register({.name = "dbsize", .arity = 1, .flags = kR | kF, .keys = kNoKeys,
+               .acl_categories = "keyspace read fast", .on_conn = CmdDbSize,
+               .docs = {"server", "1.0.0", "O(1)", "Returns the number of keys in the database.",
+                        "", "request_policy:all_shards response_policy:agg_sum"}});
+  r->Register({.name = "flushdb", .arity = -1, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "keyspace write slow dangerous", .on_conn = CmdFlush<false>,
+               .docs = {"server", "1.0.0", "O(N) where N is the number of keys in the database.",
+                        "Removes all keys from the current database.", "", kAllShardsOk}});
+  r->Register({.name = "flushall", .arity = -1, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "keyspace write slow dangerous", .on_conn = CmdFlush<true>,
+               .docs = {"server", "1.0.0", "O(N) where N is the total number of keys.",
+                        "Removes all keys from all databases.", "", kAllShardsOk}});
+  r->Register({.name = "swapdb", .arity = 3, .flags = kW | kF, .keys = kNoKeys,
+               .acl_categories = "keyspace write fast dangerous", .on_conn = CmdSwapDb});
+  r->Register({.name = "debug", .arity = -2, .flags = kAdmin | kNoScript | kLoading | kStale,
+               .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdDebug,
+               .docs = {"server", "1.0.0", "Depends on subcommand.",
+                        "Commands for debugging and testing."}});
+  r->Register({.name = "wait", .arity = 3, .flags = kNoScript, .keys = kNoKeys,
+               .acl_categories = "slow connection", .on_conn = CmdWait,
+               .docs = {"generic", "3.0.0", "O(1)",
+                        "Waits for writes to be acknowledged by replicas (there are none).", "",
+                        "request_policy:all_shards response_policy:agg_min"}});
+  r->Register({.name = "time", .arity = 1, .flags = kLoading | kStale | kF, .keys = kNoKeys,
+               .acl_categories = "fast", .on_conn = CmdTime,
+               .docs = {"server", "2.6.0", "O(1)", "Returns the server time.", "",
+                        "nondeterministic_output"}});
 }
 
 }  // namespace shardis::server

@@ -427,43 +427,43 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
 
 void RegisterSetFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("sadd", -3, kW | kD | kF, "write set fast", CmdSAdd);
-  r->RegisterKeyCommand("srem", -3, kW | kF, "write set fast", CmdSRem);
-  r->RegisterKeyCommand("sismember", 3, kR | kF, "read set fast", CmdSIsMember);
-  r->RegisterKeyCommand("smismember", -3, kR | kF, "read set fast", CmdSMIsMember);
-  r->RegisterKeyCommand("scard", 2, kR | kF, "read set fast", CmdSCard);
-  r->RegisterKeyCommand("smembers", 2, kR, "read set slow", CmdSMembers);
-  r->RegisterKeyCommand("spop", -2, kW | kF, "write set fast", CmdSPop);
-  r->RegisterKeyCommand("srandmember", -2, kR, "read set slow", CmdSRandMember);
-  r->RegisterKeyCommand("sscan", -3, kR, "read set slow", CmdSScan);
+  r->Register({.name = "sadd", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write set fast", .on_shard = CmdSAdd});
+  r->Register({.name = "srem", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write set fast", .on_shard = CmdSRem});
+  r->Register({.name = "sismember", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read set fast", .on_shard = CmdSIsMember});
+  r->Register({.name = "smismember", .arity = -3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read set fast", .on_shard = CmdSMIsMember});
+  r->Register({.name = "scard", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read set fast", .on_shard = CmdSCard});
+  r->Register({.name = "smembers", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read set slow", .on_shard = CmdSMembers});
+  r->Register({.name = "spop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write set fast", .on_shard = CmdSPop});
+  r->Register({.name = "srandmember", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read set slow", .on_shard = CmdSRandMember});
+  r->Register({.name = "sscan", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read set slow", .on_shard = CmdSScan});
 
-  r->RegisterMultiKeyCommand("sinter", -2, kR, "read set slow", CmdSetOp<SetOp::kInter>);
-  r->RegisterMultiKeyCommand("sunion", -2, kR, "read set slow", CmdSetOp<SetOp::kUnion>);
-  r->RegisterMultiKeyCommand("sdiff", -2, kR, "read set slow", CmdSetOp<SetOp::kDiff>);
-  r->RegisterMultiKeyCommand("sinterstore", -3, kW | kD, "write set slow",
-                             CmdSetOpStore<SetOp::kInter>);
-  r->RegisterMultiKeyCommand("sunionstore", -3, kW | kD, "write set slow",
-                             CmdSetOpStore<SetOp::kUnion>);
-  r->RegisterMultiKeyCommand("sdiffstore", -3, kW | kD, "write set slow",
-                             CmdSetOpStore<SetOp::kDiff>);
+  r->Register({.name = "sinter", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kInter>});
+  r->Register({.name = "sunion", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kUnion>});
+  r->Register({.name = "sdiff", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kDiff>});
+  r->Register({.name = "sinterstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kInter>});
+  r->Register({.name = "sunionstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kUnion>});
+  r->Register({.name = "sdiffstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kDiff>});
   // Keys after numkeys (movable keys): no legacy key range, as in Redis.
-  r->Register({.name = "sintercard",
-               .arity = -3,
-               .flags = kR,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "read set slow",
-               .on_conn = CmdSInterCard,
+  r->Register({.name = "sintercard", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSInterCard,
                .key_finder = NumKeysFirst});
-  r->Register({.name = "smove",
-               .arity = 4,
-               .flags = kW | kF,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write set fast",
-               .on_conn = CmdSMove});
+  r->Register({.name = "smove", .arity = 4, .flags = kW | kF, .keys = kTwoKeys,
+               .acl_categories = "write set fast", .on_conn = CmdSMove});
 }
 
 }  // namespace shardis::server

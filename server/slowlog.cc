@@ -174,8 +174,8 @@ void RegisterSlowlogFamily(CommandRegistry* r) {
   // The flags are parsed by now: they are the settings' starting values.
   SetSlowlogLogSlowerThan(FLAGS_slowlog_log_slower_than);
   SetSlowlogMaxLen(FLAGS_slowlog_max_len);
-  r->Register({"slowlog", -2, 0, 0, 0, 0, "slow", nullptr, CmdSlowlog});
-  RegisterContainer(kSlowlog);
+  r->Register({.name = "slowlog", .arity = -2, .flags = 0, .keys = kNoKeys,
+               .acl_categories = "slow", .on_conn = CmdSlowlog, .container = &kSlowlog});
 }
 
 }  // namespace shardis::server

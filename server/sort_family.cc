@@ -412,17 +412,12 @@ void CmdSort(ArgSlice args, ConnContext& ctx) {
 void RegisterSortFamily(CommandRegistry* r) {
   // Redis lists the source as the key (1 1 1); the STORE destination and the pattern keys are
   // "movable" (found by parsing), which its legacy range does not show either.
-  r->Register({.name = "sort",
-               .arity = -2,
-               .flags = kWrite | kDenyOom,
-               .first_key = 1,
-               .last_key = 1,
-               .key_step = 1,
-               .acl_categories = "write set sortedset list slow dangerous",
-               .on_conn = CmdSort,
+  r->Register({.name = "sort", .arity = -2, .flags = kWrite | kDenyOom, .keys = kOneKey,
+               .acl_categories = "write set sortedset list slow dangerous", .on_conn = CmdSort,
                .key_finder = SortKeys});
-  r->Register({"sort_ro", -2, kReadOnly, 1, 1, 1, "read set sortedset list slow dangerous",
-               CmdSortRo, nullptr, FirstKeyOnly});
+  r->Register({.name = "sort_ro", .arity = -2, .flags = kReadOnly, .keys = kOneKey,
+               .acl_categories = "read set sortedset list slow dangerous", .on_shard = CmdSortRo,
+               .key_finder = FirstKeyOnly});
 }
 
 }  // namespace shardis::server

@@ -608,7 +608,8 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
   while (opts.HasNext()) {
     if (opts.Check("count", 1)) {
       // Redis bounds COUNT so that COUNT * attempts factor * sizeof(streamID) cannot overflow.
-      count = opts.NextInRange(1, std::numeric_limits<int64_t>::max() / 16, "ERR COUNT must be > 0");
+      count =
+          opts.NextInRange(1, std::numeric_limits<int64_t>::max() / 16, "ERR COUNT must be > 0");
     } else if (opts.Check("justid")) {
       justid = true;
     } else {
@@ -809,15 +810,15 @@ constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
 
 const SubCommand kXGroupSubs[] = {
     {"create", -5, kW | kD, "write stream slow", "", "5.0.0", "Create a consumer group.",
-     XGroupKeyed, 2, 2, 1},
+     XGroupKeyed, kSubKey},
     {"createconsumer", 5, kW | kD, "write stream slow", "", "6.2.0",
-     "Create a consumer in a consumer group.", XGroupKeyed, 2, 2, 1},
+     "Create a consumer in a consumer group.", XGroupKeyed, kSubKey},
     {"delconsumer", 5, kW, "write stream slow", "", "5.0.0",
-     "Delete a consumer from a consumer group.", XGroupKeyed, 2, 2, 1},
+     "Delete a consumer from a consumer group.", XGroupKeyed, kSubKey},
     {"destroy", 4, kW, "write stream slow", "", "5.0.0", "Destroy a consumer group.",
-     XGroupKeyed, 2, 2, 1},
+     XGroupKeyed, kSubKey},
     {"setid", -5, kW, "write stream slow", "", "5.0.0",
-     "Set the last delivered ID of a consumer group.", XGroupKeyed, 2, 2, 1},
+     "Set the last delivered ID of a consumer group.", XGroupKeyed, kSubKey},
     {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0", "Show helpful text about the "
      "different subcommands", XGroupHelp},
 };
@@ -1000,11 +1001,11 @@ void XInfoHelp(ArgSlice, ConnContext& ctx) {
 
 const SubCommand kXInfoSubs[] = {
     {"consumers", 4, kR, "read stream slow", "nondeterministic_output", "5.0.0",
-     "Get a list of the consumers in a consumer group.", XInfoKeyed, 2, 2, 1},
+     "Get a list of the consumers in a consumer group.", XInfoKeyed, kSubKey},
     {"groups", 3, kR, "read stream slow", "", "5.0.0",
-     "Get a list of the consumer groups of a stream.", XInfoKeyed, 2, 2, 1},
+     "Get a list of the consumer groups of a stream.", XInfoKeyed, kSubKey},
     {"stream", -3, kR, "read stream slow", "", "5.0.0", "Get information about a stream.",
-     XInfoKeyed, 2, 2, 1},
+     XInfoKeyed, kSubKey},
     {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
      "Show helpful text about the different subcommands", XInfoHelp},
 };
@@ -1344,41 +1345,40 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
 }
 
 void RegisterStreamFamily(CommandRegistry* r) {
-  r->RegisterKeyCommand("xadd", -5, kW | kD | kF, "write stream fast", CmdXAdd);
-  r->RegisterKeyCommand("xlen", 2, kR | kF, "read stream fast", CmdXLen);
-  r->RegisterKeyCommand("xrange", -4, kR, "read stream slow", CmdXRange<false>);
-  r->RegisterKeyCommand("xrevrange", -4, kR, "read stream slow", CmdXRange<true>);
-  r->RegisterKeyCommand("xdel", -3, kW | kF, "write stream fast", CmdXDel);
-  r->RegisterKeyCommand("xtrim", -4, kW, "write stream slow", CmdXTrim);
-  r->RegisterKeyCommand("xsetid", -3, kW | kD | kF, "write stream fast", CmdXSetId);
-  r->RegisterKeyCommand("xack", -4, kW | kF, "write stream fast", CmdXAck);
-  r->RegisterKeyCommand("xpending", -3, kR, "read stream slow", CmdXPending);
-  r->RegisterKeyCommand("xclaim", -6, kW | kF, "write stream fast", CmdXClaim);
-  r->RegisterKeyCommand("xautoclaim", -6, kW | kF, "write stream fast", CmdXAutoClaim);
+  r->Register({.name = "xadd", .arity = -5, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXAdd});
+  r->Register({.name = "xlen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read stream fast", .on_shard = CmdXLen});
+  r->Register({.name = "xrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read stream slow", .on_shard = CmdXRange<false>});
+  r->Register({.name = "xrevrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read stream slow", .on_shard = CmdXRange<true>});
+  r->Register({.name = "xdel", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXDel});
+  r->Register({.name = "xtrim", .arity = -4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write stream slow", .on_shard = CmdXTrim});
+  r->Register({.name = "xsetid", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXSetId});
+  r->Register({.name = "xack", .arity = -4, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXAck});
+  r->Register({.name = "xpending", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read stream slow", .on_shard = CmdXPending});
+  r->Register({.name = "xclaim", .arity = -6, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXClaim});
+  r->Register({.name = "xautoclaim", .arity = -6, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXAutoClaim});
   // Keys follow STREAMS (Redis' movablekeys: legacy range 0 0 0).
-  r->Register({.name = "xread",
-               .arity = -4,
-               .flags = kR,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "read stream slow blocking",
-               .on_conn = CmdXRead<false>,
+  r->Register({.name = "xread", .arity = -4, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read stream slow blocking", .on_conn = CmdXRead<false>,
                .key_finder = StreamsKeys});
-  r->Register({.name = "xreadgroup",
-               .arity = -7,
-               .flags = kW,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "write stream slow blocking",
-               .on_conn = CmdXRead<true>,
+  r->Register({.name = "xreadgroup", .arity = -7, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write stream slow blocking", .on_conn = CmdXRead<true>,
                .key_finder = StreamsKeys});
   // Containers: each subcommand finds its key (args[2]) itself.
-  r->Register({"xgroup", -2, 0, 0, 0, 0, "slow", nullptr, CmdXGroup});
-  RegisterContainer(kXGroupContainer);
-  r->Register({"xinfo", -2, 0, 0, 0, 0, "slow", nullptr, CmdXInfo});
-  RegisterContainer(kXInfoContainer);
+  r->Register({.name = "xgroup", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdXGroup, .container = &kXGroupContainer});
+  r->Register({.name = "xinfo", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdXInfo, .container = &kXInfoContainer});
 }
 
 }  // namespace shardis::server

@@ -1,8 +1,9 @@
 // Subcommands of the container commands (CONFIG, CLIENT, COMMAND): looked up by name, arity checked
 // like top-level commands, and reported by COMMAND INFO/DOCS/LIST as "container|sub".
 //
-// Each family file defines its container's table, registers it with RegisterContainer when it
-// registers its commands, and runs it with DispatchSub; COMMAND enumerates them with Containers().
+// Each family file defines its container's table, names it in its command's registration
+// (CommandSpec::container), and runs it with DispatchSub; COMMAND enumerates them with
+// Containers().
 #pragma once
 
 #include <cstddef>
@@ -26,11 +27,12 @@ struct SubCommand {
   std::string_view since;
   std::string_view summary;
   ConnHandler handler;
-  // Redis' legacy key range of the subcommand (OBJECT ENCODING key: 2 2 1); 0 = no keys.
-  int first_key = 0;
-  int last_key = 0;
-  int key_step = 0;
+  // Redis' legacy key range of the subcommand (OBJECT ENCODING key: 2 2 1).
+  KeyRange keys = kNoKeys;
 };
+
+// The key of the keyed subcommands (OBJECT ENCODING key, XGROUP CREATE key ...): args[2].
+inline constexpr KeyRange kSubKey = {2, 2, 1};
 
 struct Container {
   std::string_view name;  // lower case
@@ -40,10 +42,10 @@ struct Container {
 // The flags Redis gives its administrative subcommands (CONFIG GET, CLIENT LIST, ...).
 inline constexpr uint32_t kAdminSub = kAdmin | kNoScript | kLoading | kStale;
 
-// Adds a container to the ones COMMAND reports and links its command to it (`container` must
-// have static storage, and its command must be registered already). Called at start, by the Register*Family functions,
-// before any connection is served; the list is read-only afterwards.
-void RegisterContainer(const Container& container);
+// Adds a container to the ones COMMAND reports (`container` must have static storage). Called by
+// CommandRegistry::Register for a command with a container, at start, before any connection is
+// served; the list is read-only afterwards.
+void AddContainer(const Container& container);
 
 // Every registered container, in registration order.
 std::span<const Container> Containers();

@@ -832,73 +832,93 @@ size_t ZPopAndReply(Db& db, Db::Iterator it, std::string_view key, uint64_t hash
 
 void RegisterZSetFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("zadd", -4, kW | kD | kF, "write sortedset fast", CmdZAdd);
-  r->RegisterKeyCommand("zincrby", 4, kW | kD | kF, "write sortedset fast", CmdZIncrBy);
-  r->RegisterKeyCommand("zcard", 2, kR | kF, "read sortedset fast", CmdZCard);
-  r->RegisterKeyCommand("zscore", 3, kR | kF, "read sortedset fast", CmdZScore);
-  r->RegisterKeyCommand("zmscore", -3, kR | kF, "read sortedset fast", CmdZMScore);
-  r->RegisterKeyCommand("zrank", 3, kR | kF, "read sortedset fast", CmdZRank<false>);
-  r->RegisterKeyCommand("zrevrank", 3, kR | kF, "read sortedset fast", CmdZRank<true>);
-  r->RegisterKeyCommand("zcount", 4, kR | kF, "read sortedset fast", CmdZCount);
-  r->RegisterKeyCommand("zlexcount", 4, kR | kF, "read sortedset fast", CmdZLexCount);
-  r->RegisterKeyCommand("zrange", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kAuto, Direction::kAuto>);
-  r->RegisterKeyCommand("zrevrange", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kRank, Direction::kReverse>);
-  r->RegisterKeyCommand("zrangebyscore", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kScore, Direction::kForward>);
-  r->RegisterKeyCommand("zrevrangebyscore", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kScore, Direction::kReverse>);
-  r->RegisterKeyCommand("zrangebylex", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kLex, Direction::kForward>);
-  r->RegisterKeyCommand("zrevrangebylex", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kLex, Direction::kReverse>);
-  r->RegisterKeyCommand("zrem", -3, kW | kF, "write sortedset fast", CmdZRem);
-  r->RegisterKeyCommand("zremrangebyrank", 4, kW, "write sortedset slow",
-                        CmdZRemRange<RangeType::kRank>);
-  r->RegisterKeyCommand("zremrangebyscore", 4, kW, "write sortedset slow",
-                        CmdZRemRange<RangeType::kScore>);
-  r->RegisterKeyCommand("zremrangebylex", 4, kW, "write sortedset slow",
-                        CmdZRemRange<RangeType::kLex>);
-  r->RegisterKeyCommand("zpopmin", -2, kW | kF, "write sortedset fast", CmdZPop<false>);
-  r->RegisterKeyCommand("zpopmax", -2, kW | kF, "write sortedset fast", CmdZPop<true>);
-  r->RegisterKeyCommand("zrandmember", -2, kR, "read sortedset slow", CmdZRandMember);
-  r->RegisterKeyCommand("zscan", -3, kR, "read sortedset slow", CmdZScan);
+  r->Register({.name = "zadd", .arity = -4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZAdd});
+  r->Register({.name = "zincrby", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZIncrBy});
+  r->Register({.name = "zcard", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZCard});
+  r->Register({.name = "zscore", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZScore});
+  r->Register({.name = "zmscore", .arity = -3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZMScore});
+  r->Register({.name = "zrank", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZRank<false>});
+  r->Register({.name = "zrevrank", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZRank<true>});
+  r->Register({.name = "zcount", .arity = 4, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZCount});
+  r->Register({.name = "zlexcount", .arity = 4, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZLexCount});
+  r->Register({.name = "zrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kAuto, Direction::kAuto>});
+  r->Register({.name = "zrevrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kRank, Direction::kReverse>});
+  r->Register({.name = "zrangebyscore", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kScore, Direction::kForward>});
+  r->Register({.name = "zrevrangebyscore", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kScore, Direction::kReverse>});
+  r->Register({.name = "zrangebylex", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kLex, Direction::kForward>});
+  r->Register({.name = "zrevrangebylex", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kLex, Direction::kReverse>});
+  r->Register({.name = "zrem", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZRem});
+  r->Register({.name = "zremrangebyrank", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_shard = CmdZRemRange<RangeType::kRank>});
+  r->Register({.name = "zremrangebyscore", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_shard = CmdZRemRange<RangeType::kScore>});
+  r->Register({.name = "zremrangebylex", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_shard = CmdZRemRange<RangeType::kLex>});
+  r->Register({.name = "zpopmin", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZPop<false>});
+  r->Register({.name = "zpopmax", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZPop<true>});
+  r->Register({.name = "zrandmember", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow", .on_shard = CmdZRandMember});
+  r->Register({.name = "zscan", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow", .on_shard = CmdZScan});
 
+  r->Register({.name = "zrangestore", .arity = -5, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write sortedset slow", .on_conn = CmdZRangeStore});
   // Commands whose keys follow a numkeys argument (Redis' movablekeys: legacy range 0 0 0, or the
   // destination only for the STORE forms).
-  auto multi = [r](std::string_view name, int arity, uint32_t flags, int first_key,
-                   std::string_view acl, ConnHandler handler) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = flags,
-                 .first_key = first_key,
-                 .last_key = first_key,
-                 .key_step = first_key > 0 ? 1 : 0,
-                 .acl_categories = acl,
-                 .on_conn = handler,
-                 // the keys follow numkeys, after the destination of the STORE forms
-                 .key_finder = first_key > 0 ? DestinationThenNumKeys : NumKeysFirst});
-  };
-  r->Register({.name = "zrangestore",
-               .arity = -5,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
+  r->Register({.name = "zmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write sortedset slow", .on_conn = CmdZMPop,
+               .key_finder = NumKeysFirst});
+  r->Register({.name = "zunion", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kUnion, false, false>, .key_finder = NumKeysFirst});
+  r->Register({.name = "zinter", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kInter, false, false>, .key_finder = NumKeysFirst});
+  r->Register({.name = "zdiff", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kDiff, false, false>, .key_finder = NumKeysFirst});
+  r->Register({.name = "zintercard", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kInter, false, true>, .key_finder = NumKeysFirst});
+  r->Register({.name = "zunionstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write sortedset slow",
-               .on_conn = CmdZRangeStore});
-  multi("zmpop", -4, kW, 0, "write sortedset slow", CmdZMPop);
-  multi("zunion", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kUnion, false, false>);
-  multi("zinter", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kInter, false, false>);
-  multi("zdiff", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kDiff, false, false>);
-  multi("zintercard", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kInter, false, true>);
-  multi("zunionstore", -4, kW | kD, 1, "write sortedset slow",
-        CmdZSetOp<SetOp::kUnion, true, false>);
-  multi("zinterstore", -4, kW | kD, 1, "write sortedset slow",
-        CmdZSetOp<SetOp::kInter, true, false>);
-  multi("zdiffstore", -4, kW | kD, 1, "write sortedset slow",
-        CmdZSetOp<SetOp::kDiff, true, false>);
+               .on_conn = CmdZSetOp<SetOp::kUnion, true, false>,
+               .key_finder = DestinationThenNumKeys});
+  r->Register({.name = "zinterstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kInter, true, false>,
+               .key_finder = DestinationThenNumKeys});
+  r->Register({.name = "zdiffstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kDiff, true, false>,
+               .key_finder = DestinationThenNumKeys});
 }
 
 }  // namespace shardis::server
