@@ -183,9 +183,17 @@ void CmdAcl(ArgSlice args, ConnContext& ctx) { DispatchSub(kAcl, args, ctx); }
 void RegisterAuthFamily(CommandRegistry* r) {
   r->Register({.name = "auth", .arity = -2,
                .flags = kNoScript | kLoading | kStale | kFast | kNoAuth | kAllowBusy,
-               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = CmdAuth});
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = CmdAuth,
+               .docs = {.group = "connection", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of passwords defined for the "
+                                      "user",
+                        .summary = "Authenticates the connection with a password (and a user "
+                                   "name)."}});
   r->Register({.name = "acl", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
-               .on_conn = CmdAcl, .container = &kAcl});
+               .on_conn = CmdAcl,
+               .docs = {.group = "server", .since = "6.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about users and their permissions."},
+               .container = &kAcl});
 }
 
 }  // namespace shardis::server

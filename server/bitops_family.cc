@@ -575,20 +575,44 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
 void RegisterBitopsFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
   r->Register({.name = "setbit", .arity = 4, .flags = kW | kD, .keys = kOneKey,
-               .acl_categories = "write bitmap slow", .on_shard = CmdSetBit});
+               .acl_categories = "write bitmap slow", .on_shard = CmdSetBit,
+               .docs = {.group = "bitmap", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Sets or clears the bit at an offset of a string.",
+                        .key_flags = "RW access update"}});
   r->Register({.name = "getbit", .arity = 3, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read bitmap fast", .on_shard = CmdGetBit});
+               .acl_categories = "read bitmap fast", .on_shard = CmdGetBit,
+               .docs = {.group = "bitmap", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Returns the bit at an offset of a string.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "bitcount", .arity = -2, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read bitmap slow", .on_shard = CmdBitCount});
+               .acl_categories = "read bitmap slow", .on_shard = CmdBitCount,
+               .docs = {.group = "bitmap", .since = "2.6.0", .complexity = "O(N)",
+                        .summary = "Counts the bits set to 1 in a string, or in a range of it.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "bitpos", .arity = -3, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read bitmap slow", .on_shard = CmdBitPos});
+               .acl_categories = "read bitmap slow", .on_shard = CmdBitPos,
+               .docs = {.group = "bitmap", .since = "2.8.7", .complexity = "O(N)",
+                        .summary = "Returns the position of the first bit set to 1 or 0 in a "
+                                   "string, or in a range of it.", .key_flags = "RO access"}});
   r->Register({.name = "bitfield", .arity = -2, .flags = kW | kD, .keys = kOneKey,
-               .acl_categories = "write bitmap slow", .on_shard = CmdBitField<false>});
+               .acl_categories = "write bitmap slow", .on_shard = CmdBitField<false>,
+               .docs = {.group = "bitmap", .since = "3.2.0",
+                        .complexity = "O(1) for each subcommand specified",
+                        .summary = "Reads, writes and increments integers of any width at any bit "
+                                   "offset of a string.",
+                        .key_flags = "RW access update variable_flags"}});
   r->Register({.name = "bitfield_ro", .arity = -2, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read bitmap fast", .on_shard = CmdBitField<true>});
+               .acl_categories = "read bitmap fast", .on_shard = CmdBitField<true>,
+               .docs = {.group = "bitmap", .since = "6.0.0",
+                        .complexity = "O(1) for each subcommand specified",
+                        .summary = "Reads integers of any width at any bit offset of a string "
+                                   "(BITFIELD without writes).", .key_flags = "RO access"}});
   r->Register({.name = "bitop", .arity = -4, .flags = kW | kD,
                .keys = {.first = 2, .last = -1, .step = 1}, .acl_categories = "write bitmap slow",
-               .on_conn = CmdBitOp});
+               .on_conn = CmdBitOp,
+               .docs = {.group = "bitmap", .since = "2.6.0", .complexity = "O(N)",
+                        .summary = "Combines strings bit by bit with AND, OR, XOR or NOT into a "
+                                   "destination key.", .key_flags = "OW update"}});
 }
 
 }  // namespace shardis::server

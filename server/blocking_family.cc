@@ -300,26 +300,69 @@ void RegisterBlockingFamily(CommandRegistry* r) {
   // "movablekeys", reported as 0 0 0), source and destination (BLMOVE).
   r->Register({.name = "blpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
                .acl_categories = "write list slow blocking",
-               .on_conn = CmdBPop<core::ListEnd::kHead>});
+               .on_conn = CmdBPop<core::ListEnd::kHead>,
+               .docs = {.group = "list", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of provided keys.",
+                        .summary = "Pops the first element of the first non-empty list of several, "
+                                   "waiting for one if all are empty.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "brpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
                .acl_categories = "write list slow blocking",
-               .on_conn = CmdBPop<core::ListEnd::kTail>});
+               .on_conn = CmdBPop<core::ListEnd::kTail>,
+               .docs = {.group = "list", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of provided keys.",
+                        .summary = "Pops the last element of the first non-empty list of several, "
+                                   "waiting for one if all are empty.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "blmpop", .arity = -5, .flags = kW, .keys = kNoKeys,
                .acl_categories = "write list slow blocking", .on_conn = CmdBLMPop,
-               .key_finder = NumKeysAfterTimeout});
+               .key_finder = NumKeysAfterTimeout,
+               .docs = {.group = "list", .since = "7.0.0",
+                        .complexity = "O(N+M) where N is the number of provided keys and M is the "
+                                      "number of elements returned.",
+                        .summary = "Pops elements from the first non-empty list of several, "
+                                   "waiting for one if all are empty.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "blmove", .arity = 6, .flags = kW | kD | kNs, .keys = kTwoKeys,
-               .acl_categories = "write list slow blocking", .on_conn = CmdBLMove});
+               .acl_categories = "write list slow blocking", .on_conn = CmdBLMove,
+               .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Moves an element from one end of a list to an end of another, "
+                                   "waiting for one if the source is empty.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "brpoplpush", .arity = 4, .flags = kW | kD | kNs, .keys = kTwoKeys,
-               .acl_categories = "write list slow blocking", .on_conn = CmdBRPopLPush});
+               .acl_categories = "write list slow blocking", .on_conn = CmdBRPopLPush,
+               .docs = {.group = "list", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Moves the last element of a list to the head of another, "
+                                   "waiting for one if the source is empty (old form of BLMOVE).",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "bzpopmin", .arity = -3, .flags = kW | kNs | kFast,
                .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
-               .on_conn = CmdBZPop<false>});
+               .on_conn = CmdBZPop<false>,
+               .docs = {.group = "sorted-set", .since = "5.0.0",
+                        .complexity = "O(log(N)) with N being the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Pops the lowest scored member of the first non-empty sorted "
+                                   "set of several, waiting if all are empty.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "bzpopmax", .arity = -3, .flags = kW | kNs | kFast,
                .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
-               .on_conn = CmdBZPop<true>});
+               .on_conn = CmdBZPop<true>,
+               .docs = {.group = "sorted-set", .since = "5.0.0",
+                        .complexity = "O(log(N)) with N being the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Pops the highest scored member of the first non-empty sorted "
+                                   "set of several, waiting if all are empty.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "bzmpop", .arity = -5, .flags = kW, .keys = kNoKeys,
                .acl_categories = "write sortedset slow blocking", .on_conn = CmdBZMPop,
-               .key_finder = NumKeysAfterTimeout});
+               .key_finder = NumKeysAfterTimeout,
+               .docs = {.group = "sorted-set", .since = "7.0.0",
+                        .complexity = "O(K) + O(M*log(N)) where K is the number of provided keys, "
+                                      "N being the number of elements in the sorted set, and M "
+                                      "being the number of elements popped.",
+                        .summary = "Pops the lowest or highest scored members of the first "
+                                   "non-empty sorted set of several, waiting if all are empty.",
+                        .key_flags = "RW access delete"}});
 }
 
 }  // namespace shardis::server

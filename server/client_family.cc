@@ -377,7 +377,7 @@ constexpr SubCommand kClientSubs[] = {
      "Returns the client ID tracking notifications are redirected to.", ClientGetRedir},
     {"kill", -3, kAdminSub, kAdminConnAcl, "", "2.4.0", "Terminates open connections.",
      ClientKill},
-    {"pause", -3, kAdminSub, kAdminConnAcl, "", "3.0.0", "Suspends commands processing.",
+    {"pause", -3, kAdminSub, kAdminConnAcl, "", "2.9.50", "Suspends commands processing.",
      ClientPause},
     {"unpause", 2, kAdminSub, kAdminConnAcl, "", "6.2.0",
      "Resumes processing commands from paused clients.", ClientUnpause},
@@ -403,8 +403,9 @@ std::string ClientInfoLine(const ConnectionState& c) {
 void RegisterClientFamily(CommandRegistry* r) {
   r->Register({.name = "client", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
                .on_conn = CmdClient,
-               .docs = {"connection", "2.4.0", "Depends on subcommand.",
-                        "Commands about client connections."},
+               .docs = {.group = "connection", .since = "2.4.0",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about client connections."},
                .container = &kClient});
 }
 

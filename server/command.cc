@@ -16,6 +16,7 @@ void CommandRegistry::Register(const CommandSpec& spec) {
   CHECK((spec.on_shard == nullptr) != (spec.on_conn == nullptr)) << spec.name;
   // on_shard runs on the shard of args[1]: only a command whose one key is there may have it.
   CHECK(spec.on_shard == nullptr || (spec.keys.first == 1 && spec.keys.last == 1)) << spec.name;
+  CHECK(!spec.docs.group.empty() && !spec.docs.since.empty()) << "no docs for " << spec.name;
   auto [it, inserted] = specs_.emplace(std::string(spec.name), spec);
   CHECK(inserted) << "duplicate command " << spec.name;
   if (spec.container != nullptr) AddContainer(*spec.container);

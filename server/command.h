@@ -77,15 +77,16 @@ enum CommandFlag : uint32_t {
 // "movablekeys" for those with a key finder (CommandSpec::key_finder).
 
 // What COMMAND DOCS and COMMAND INFO say of a command beyond how it runs (Redis keeps these in the
-// command's JSON file). A command registered without them reports what Redis reports for an
-// undocumented one: group "generic", since "0.1.0", an empty summary and complexity.
+// command's JSON file). Group, since, complexity, key flags and tips are Redis 7.0's (its COMMAND
+// DOCS and COMMAND INFO are the spec; test_command_table.py compares); the summary is ours. Every
+// command has them: Register refuses one without group or since.
 struct CommandDocs {
-  std::string_view group;  // "string", "generic", "server", ...
-  std::string_view since;
-  std::string_view complexity;
-  std::string_view summary;
-  std::string_view key_flags;  // the key spec's flags, space separated; "" = from kWrite
-  std::string_view tips;       // space separated
+  std::string_view group = {};  // "string", "generic", "server", ...
+  std::string_view since = {};
+  std::string_view complexity = {};
+  std::string_view summary = {};
+  std::string_view key_flags = {};  // the flags of Redis' first key spec, space separated
+  std::string_view tips = {};       // space separated
 };
 
 // Redis' legacy key range (COMMAND INFO's first key, last key, step): the keys are args[first],

@@ -85,11 +85,6 @@ void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubC
   rb.SetHeader(0);  // subcommands
 }
 
-// The flags of a command's key spec: its docs', else Redis' usual ones for a write or a read.
-std::string_view KeyFlags(const CommandSpec& spec) {
-  if (!spec.docs.key_flags.empty()) return spec.docs.key_flags;
-  return (spec.flags & kWrite) ? "RW update" : "RO access";
-}
 
 // One COMMAND INFO entry: [name, arity, flags, first key, last key, step, categories, tips,
 // key specs, subcommands], as Redis 7.
@@ -105,7 +100,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   ReplyTips(rb, spec.docs.tips);
   if (spec.keys.first > 0) {
     // The legacy key range as one key spec: begin at keys.first, range to keys.last.
-    std::vector<std::string_view> kf = Words(KeyFlags(spec));
+    std::vector<std::string_view> kf = Words(spec.docs.key_flags);
     rb.SetHeader(1);
     rb.MapHeader(3);
     rb.Bulk("flags");
@@ -186,17 +181,20 @@ void CommandInfo(ArgSlice args, ConnContext& ctx) {
 
 void ReplyDoc(core::ReplyBuilder& rb, const CommandSpec& spec) {
   const CommandDocs& doc = spec.docs;
-  const bool documented = !doc.since.empty();
   const Container* c = spec.container;
-  rb.MapHeader(4 + (c != nullptr ? 1 : 0));
+  // Redis leaves the complexity out when its JSON file has none (MONITOR).
+  const bool has_complexity = !doc.complexity.empty();
+  rb.MapHeader(3 + (has_complexity ? 1 : 0) + (c != nullptr ? 1 : 0));
   rb.Bulk("summary");
   rb.Bulk(doc.summary);
   rb.Bulk("since");
-  rb.Bulk(documented ? doc.since : "0.1.0");
+  rb.Bulk(doc.since);
   rb.Bulk("group");
-  rb.Bulk(documented ? doc.group : "generic");
-  rb.Bulk("complexity");
-  rb.Bulk(doc.complexity);
+  rb.Bulk(doc.group);
+  if (has_complexity) {
+    rb.Bulk("complexity");
+    rb.Bulk(doc.complexity);
+  }
   if (c == nullptr) return;
   rb.Bulk("subcommands");
   rb.MapHeader(c->subs.size());
@@ -208,7 +206,7 @@ void ReplyDoc(core::ReplyBuilder& rb, const CommandSpec& spec) {
     rb.Bulk("since");
     rb.Bulk(sub.since);
     rb.Bulk("group");
-    rb.Bulk(documented ? doc.group : "server");
+    rb.Bulk(doc.group);  // a subcommand is in its container's group, as in Redis
   }
 }
 
@@ -312,7 +310,7 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   std::vector<std::string_view> keys;
   for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
-  std::vector<std::string_view> kf = Words(KeyFlags(*spec));
+  std::vector<std::string_view> kf = Words(spec->docs.key_flags);
   ctx.rb.ArrayHeader(keys.size());
   for (std::string_view key : keys) {
     ctx.rb.ArrayHeader(2);
@@ -367,8 +365,10 @@ void CmdCommand(ArgSlice args, ConnContext& ctx) {
 void RegisterCommandFamily(CommandRegistry* r) {
   r->Register({.name = "command", .arity = -1, .flags = kLoading | kStale, .keys = kNoKeys,
                .acl_categories = "slow connection", .on_conn = CmdCommand,
-               .docs = {"server", "2.8.13", "O(N) where N is the total number of commands.",
-                        "Returns details about all commands.", "", "nondeterministic_output_order"},
+               .docs = {.group = "server", .since = "2.8.13",
+                        .complexity = "O(N) where N is the total number of Redis commands",
+                        .summary = "Returns details about all commands.",
+                        .tips = "nondeterministic_output_order"},
                .container = &kCommand});
 }
 

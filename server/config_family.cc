@@ -139,8 +139,8 @@ void CmdConfig(ArgSlice args, ConnContext& ctx) { DispatchSub(kConfig, args, ctx
 void RegisterConfigFamily(CommandRegistry* r) {
   r->Register({.name = "config", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
                .on_conn = CmdConfig,
-               .docs = {"server", "2.0.0", "Depends on subcommand.",
-                        "Commands about configuration."},
+               .docs = {.group = "server", .since = "2.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about configuration."},
                .container = &kConfig});
 }
 

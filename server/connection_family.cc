@@ -133,26 +133,32 @@ void Reset(ArgSlice, ConnContext& ctx) {
 void RegisterConnectionFamily(CommandRegistry* r) {
   r->Register({.name = "reset", .arity = 1,
                .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
-               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Reset});
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Reset,
+               .docs = {.group = "connection", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Returns the connection to its state right after connecting."}});
   r->Register({.name = "ping", .arity = -1, .flags = kFast, .keys = kNoKeys,
                .acl_categories = "fast connection", .on_conn = &Ping,
-               .docs = {"connection", "1.0.0", "O(1)",
-                        "Returns the server's liveliness response."}});
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the server's liveliness response.",
+                        .tips = "request_policy:all_shards response_policy:all_succeeded"}});
   r->Register({.name = "echo", .arity = 2, .flags = kFast | kStale | kLoading, .keys = kNoKeys,
                .acl_categories = "fast connection", .on_conn = &Echo,
-               .docs = {"connection", "1.0.0", "O(1)", "Returns the given string."}});
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the given string."}});
   r->Register({.name = "quit", .arity = -1,
                .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
                .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Quit,
-               .docs = {"connection", "1.0.0", "O(1)", "Closes the connection."}});
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Closes the connection."}});
   r->Register({.name = "select", .arity = 2, .flags = kFast | kStale | kLoading, .keys = kNoKeys,
                .acl_categories = "fast connection", .on_conn = &Select,
-               .docs = {"connection", "1.0.0", "O(1)", "Changes the selected database."}});
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Changes the selected database."}});
   r->Register({.name = "hello", .arity = -1,
                .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
                .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Hello,
-               .docs = {"connection", "6.0.0", "O(1)",
-                        "Handshakes with the server (protocol version)."}});
+               .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
+                        .summary = "Handshakes with the server (protocol version)."}});
 }
 
 }  // namespace shardis::server

@@ -476,30 +476,86 @@ void CmdGeoDist(ArgSlice args, ShardContext& ctx) {
 void RegisterGeoFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom;
   r->Register({.name = "geoadd", .arity = -5, .flags = kW | kD, .keys = kOneKey,
-               .acl_categories = "write geo slow", .on_shard = CmdGeoAdd});
+               .acl_categories = "write geo slow", .on_shard = CmdGeoAdd,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(log(N)) for each item added, where N is the number of "
+                                      "elements in the sorted set.",
+                        .summary = "Adds places (longitude, latitude, name) to a geospatial index "
+                                   "kept in a sorted set.", .key_flags = "RW update"}});
   r->Register({.name = "geopos", .arity = -2, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read geo slow", .on_shard = CmdGeoPos});
+               .acl_categories = "read geo slow", .on_shard = CmdGeoPos,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(N) where N is the number of members requested.",
+                        .summary = "Returns the longitude and latitude of places of a geospatial "
+                                   "index.", .key_flags = "RO access"}});
   r->Register({.name = "geohash", .arity = -2, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read geo slow", .on_shard = CmdGeoHash});
+               .acl_categories = "read geo slow", .on_shard = CmdGeoHash,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(log(N)) for each member requested, where N is the number "
+                                      "of elements in the sorted set.",
+                        .summary = "Returns the geohash strings of places of a geospatial index.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "geodist", .arity = -4, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read geo slow", .on_shard = CmdGeoDist});
+               .acl_categories = "read geo slow", .on_shard = CmdGeoDist,
+               .docs = {.group = "geo", .since = "3.2.0", .complexity = "O(log(N))",
+                        .summary = "Returns the distance between two places of a geospatial index.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "geosearch", .arity = -7, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read geo slow", .on_shard = CmdGeoSearchRead<kGeoSearch>});
+               .acl_categories = "read geo slow", .on_shard = CmdGeoSearchRead<kGeoSearch>,
+               .docs = {.group = "geo", .since = "6.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements in the "
+                                      "grid-aligned bounding box area around the shape provided as "
+                                      "the filter and M is the number of items inside the shape",
+                        .summary = "Finds the places of a geospatial index inside a circle or a "
+                                   "box around a point or a member.", .key_flags = "RO access"}});
   r->Register({.name = "georadius_ro", .arity = -6, .flags = kR, .keys = kOneKey,
                .acl_categories = "read geo slow",
-               .on_shard = CmdGeoSearchRead<kRadiusCoords | kNoStore>});
+               .on_shard = CmdGeoSearchRead<kRadiusCoords | kNoStore>,
+               .docs = {.group = "geo", .since = "3.2.10",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a point (GEORADIUS without "
+                                   "STORE).", .key_flags = "RO access"}});
   r->Register({.name = "georadiusbymember_ro", .arity = -5, .flags = kR, .keys = kOneKey,
                .acl_categories = "read geo slow",
-               .on_shard = CmdGeoSearchRead<kRadiusMember | kNoStore>});
+               .on_shard = CmdGeoSearchRead<kRadiusMember | kNoStore>,
+               .docs = {.group = "geo", .since = "3.2.10",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a member "
+                                   "(GEORADIUSBYMEMBER without STORE).",
+                        .key_flags = "RO access"}});
   r->Register({.name = "georadius", .arity = -6, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusCoords>,
-               .key_finder = GeoRadiusKeys});
+               .key_finder = GeoRadiusKeys,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a point, optionally "
+                                   "storing them in a key (old form of GEOSEARCH).",
+                        .key_flags = "RO access"}});
   r->Register({.name = "georadiusbymember", .arity = -5, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusMember>,
-               .key_finder = GeoRadiusKeys});
+               .key_finder = GeoRadiusKeys,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a member, optionally "
+                                   "storing them in a key (old form of GEOSEARCH).",
+                        .key_flags = "RO access"}});
   r->Register({.name = "geosearchstore", .arity = -8, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write geo slow",
-               .on_conn = CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>});
+               .on_conn = CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>,
+               .docs = {.group = "geo", .since = "6.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements in the "
+                                      "grid-aligned bounding box area around the shape provided as "
+                                      "the filter and M is the number of items inside the shape",
+                        .summary = "Finds the places inside a circle or a box, as GEOSEARCH, and "
+                                   "stores them in a key.", .key_flags = "OW update"}});
 }
 
 }  // namespace shardis::server

@@ -199,16 +199,19 @@ void LatencyHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr std::string_view kAcl = "admin slow dangerous";
+// Redis' tips: a cluster client asks every node and merges the replies its own way.
+constexpr std::string_view kPerNodeReport =
+    "nondeterministic_output request_policy:all_nodes response_policy:special";
 
 constexpr SubCommand kLatencySubs[] = {
-    {"doctor", 2, kAdminSub, kAcl, "nondeterministic_output", "2.8.13",
+    {"doctor", 2, kAdminSub, kAcl, kPerNodeReport, "2.8.13",
      "Returns a human-readable latency analysis report.", LatencyDoctor},
-    {"history", 3, kAdminSub, kAcl, "nondeterministic_output", "2.8.13",
+    {"history", 3, kAdminSub, kAcl, kPerNodeReport, "2.8.13",
      "Returns timestamp-latency samples for an event.", LatencyHistory},
-    {"latest", 2, kAdminSub, kAcl, "nondeterministic_output", "2.8.13",
+    {"latest", 2, kAdminSub, kAcl, kPerNodeReport, "2.8.13",
      "Returns the latest latency samples for all events.", LatencyLatest},
-    {"reset", -2, kAdminSub, kAcl, "", "2.8.13",
-     "Resets the latency data for one or more events.", LatencyReset},
+    {"reset", -2, kAdminSub, kAcl, "request_policy:all_nodes response_policy:all_succeeded",
+     "2.8.13", "Resets the latency data for one or more events.", LatencyReset},
     {"help", 2, kLoading | kStale, "slow", "", "2.8.13",
      "Returns helpful text about the different subcommands.", LatencyHelp},
 };
@@ -248,7 +251,11 @@ void LatencyAddSample(const char* event, uint64_t latency_ms) {
 void RegisterLatencyFamily(CommandRegistry* r) {
   SetLatencyMonitorThreshold(FLAGS_latency_monitor_threshold);
   r->Register({.name = "latency", .arity = -2, .flags = 0, .keys = kNoKeys,
-               .acl_categories = "slow", .on_conn = CmdLatency, .container = &kLatency});
+               .acl_categories = "slow", .on_conn = CmdLatency,
+               .docs = {.group = "server", .since = "2.8.13",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the latency samples the server records."},
+               .container = &kLatency});
 }
 
 }  // namespace shardis::server

@@ -383,41 +383,124 @@ void RegisterListFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
   constexpr ListEnd kLeft = ListEnd::kHead, kRight = ListEnd::kTail;
   r->Register({.name = "lpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, false>});
+               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, false>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the head of a list, creating it when needed.",
+                        .key_flags = "RW insert"}});
   r->Register({.name = "rpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, false>});
+               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, false>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the tail of a list, creating it when needed.",
+                        .key_flags = "RW insert"}});
   r->Register({.name = "lpushx", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, true>});
+               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, true>,
+               .docs = {.group = "list", .since = "2.2.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the head of a list only when the list exists.",
+                        .key_flags = "RW insert"}});
   r->Register({.name = "rpushx", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, true>});
+               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, true>,
+               .docs = {.group = "list", .since = "2.2.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the tail of a list only when the list exists.",
+                        .key_flags = "RW insert"}});
   r->Register({.name = "lpop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write list fast", .on_shard = CmdPop<kLeft>});
+               .acl_categories = "write list fast", .on_shard = CmdPop<kLeft>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements returned",
+                        .summary = "Removes and returns elements from the head of a list.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "rpop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write list fast", .on_shard = CmdPop<kRight>});
+               .acl_categories = "write list fast", .on_shard = CmdPop<kRight>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements returned",
+                        .summary = "Removes and returns elements from the tail of a list.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "llen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read list fast", .on_shard = CmdLLen});
+               .acl_categories = "read list fast", .on_shard = CmdLLen,
+               .docs = {.group = "list", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of elements of a list.",
+                        .key_flags = "RO"}});
   r->Register({.name = "lrange", .arity = 4, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read list slow", .on_shard = CmdLRange});
+               .acl_categories = "read list slow", .on_shard = CmdLRange,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(S+N) where S is the distance of start offset from HEAD "
+                                      "for small lists, from nearest end (HEAD or TAIL) for large "
+                                      "lists; and N is the number of elements in the specified "
+                                      "range.",
+                        .summary = "Returns the elements of a list between two indexes.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "lindex", .arity = 3, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read list slow", .on_shard = CmdLIndex});
+               .acl_categories = "read list slow", .on_shard = CmdLIndex,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements to traverse to get "
+                                      "to the element at index. This makes asking for the first or "
+                                      "the last element of the list O(1).",
+                        .summary = "Returns the element of a list at an index.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "lset", .arity = 4, .flags = kW | kD, .keys = kOneKey,
-               .acl_categories = "write list slow", .on_shard = CmdLSet});
+               .acl_categories = "write list slow", .on_shard = CmdLSet,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the length of the list. Setting either the "
+                                      "first or the last element of the list is O(1).",
+                        .summary = "Replaces the element of a list at an index.",
+                        .key_flags = "RW update"}});
   r->Register({.name = "linsert", .arity = 5, .flags = kW | kD, .keys = kOneKey,
-               .acl_categories = "write list slow", .on_shard = CmdLInsert});
+               .acl_categories = "write list slow", .on_shard = CmdLInsert,
+               .docs = {.group = "list", .since = "2.2.0",
+                        .complexity = "O(N) where N is the number of elements to traverse before "
+                                      "seeing the value pivot. This means that inserting somewhere "
+                                      "on the left end on the list (head) can be considered O(1) "
+                                      "and inserting somewhere on the right end (tail) is O(N).",
+                        .summary = "Inserts an element into a list before or after a given "
+                                   "element.", .key_flags = "RW insert"}});
   r->Register({.name = "lrem", .arity = 4, .flags = kW, .keys = kOneKey,
-               .acl_categories = "write list slow", .on_shard = CmdLRem});
+               .acl_categories = "write list slow", .on_shard = CmdLRem,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N+M) where N is the length of the list and M is the "
+                                      "number of elements removed.",
+                        .summary = "Removes elements equal to a value from a list.",
+                        .key_flags = "RW delete"}});
   r->Register({.name = "ltrim", .arity = 4, .flags = kW, .keys = kOneKey,
-               .acl_categories = "write list slow", .on_shard = CmdLTrim});
+               .acl_categories = "write list slow", .on_shard = CmdLTrim,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements to be removed by the "
+                                      "operation.",
+                        .summary = "Keeps only the elements of a list between two indexes.",
+                        .key_flags = "RW delete"}});
   r->Register({.name = "lpos", .arity = -3, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read list slow", .on_shard = CmdLPos});
+               .acl_categories = "read list slow", .on_shard = CmdLPos,
+               .docs = {.group = "list", .since = "6.0.6",
+                        .complexity = "O(N) where N is the number of elements in the list, for the "
+                                      "average case. When searching for elements near the head or "
+                                      "the tail of the list, or when the MAXLEN option is "
+                                      "provided, the command may run in constant time.",
+                        .summary = "Returns the indexes of the elements of a list equal to a "
+                                   "value.", .key_flags = "RO access"}});
   r->Register({.name = "lmove", .arity = 5, .flags = kW | kD, .keys = kTwoKeys,
-               .acl_categories = "write list slow", .on_conn = CmdLMove});
+               .acl_categories = "write list slow", .on_conn = CmdLMove,
+               .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Moves an element from one end of a list to an end of another.",
+                        .key_flags = "RW access delete"}});
   r->Register({.name = "rpoplpush", .arity = 3, .flags = kW | kD, .keys = kTwoKeys,
-               .acl_categories = "write list slow", .on_conn = CmdRPopLPush});
+               .acl_categories = "write list slow", .on_conn = CmdRPopLPush,
+               .docs = {.group = "list", .since = "1.2.0", .complexity = "O(1)",
+                        .summary = "Moves the last element of a list to the head of another (old "
+                                   "form of LMOVE).", .key_flags = "RW access delete"}});
   // Redis reports 0 0 0 and "movablekeys": the keys follow numkeys.
   r->Register({.name = "lmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
-               .acl_categories = "write list slow", .on_conn = CmdLMPop,
-               .key_finder = NumKeysFirst});
+               .acl_categories = "write list slow", .on_conn = CmdLMPop, .key_finder = NumKeysFirst,
+               .docs = {.group = "list", .since = "7.0.0",
+                        .complexity = "O(N+M) where N is the number of provided keys and M is the "
+                                      "number of elements returned.",
+                        .summary = "Pops elements from the first non-empty list of several.",
+                        .key_flags = "RW access delete"}});
 }
 
 }  // namespace shardis::server

@@ -147,7 +147,10 @@ void CmdMonitor(ArgSlice, ConnContext& ctx) {
 
 void RegisterMonitorCommand(CommandRegistry* r) {
   r->Register({.name = "monitor", .arity = 1, .flags = kAdmin | kNoScript | kLoading | kStale,
-               .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdMonitor});
+               .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdMonitor,
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "",
+                        .summary = "Streams every command the server receives to this "
+                                   "connection."}});
 }
 
 }  // namespace shardis::server

@@ -240,17 +240,45 @@ bool AllowedWhileSubscribed(std::string_view name) {
 void RegisterPubSubFamily(CommandRegistry* r) {
   constexpr uint32_t kF = kPubSub | kNoScript | kLoading | kStale;
   r->Register({.name = "subscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
-               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<false>});
+               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<false>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of channels to subscribe to.",
+                        .summary = "Subscribes the connection to channels."}});
   r->Register({.name = "psubscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
-               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<true>});
+               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<true>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of patterns the client is "
+                                      "already subscribed to.",
+                        .summary = "Subscribes the connection to the channels matching glob-style "
+                                   "patterns."}});
   r->Register({.name = "unsubscribe", .arity = -1, .flags = kF, .keys = kNoKeys,
-               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<false>});
+               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<false>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of clients already subscribed to "
+                                      "a channel.",
+                        .summary = "Drops the connection's channel subscriptions, or some of "
+                                   "them."}});
   r->Register({.name = "punsubscribe", .arity = -1, .flags = kF, .keys = kNoKeys,
-               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<true>});
+               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<true>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N+M) where N is the number of patterns the client is "
+                                      "already subscribed and M is the number of total patterns "
+                                      "subscribed in the system (by any client).",
+                        .summary = "Drops the connection's pattern subscriptions, or some of "
+                                   "them."}});
   r->Register({.name = "publish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
-               .keys = kNoKeys, .acl_categories = "pubsub fast", .on_conn = CmdPublish});
+               .keys = kNoKeys, .acl_categories = "pubsub fast", .on_conn = CmdPublish,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N+M) where N is the number of clients subscribed to the "
+                                      "receiving channel and M is the total number of subscribed "
+                                      "patterns (by any client).",
+                        .summary = "Sends a message to the subscribers of a channel."}});
   r->Register({.name = "pubsub", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
-               .on_conn = CmdPubSub, .container = &kPubSubContainer});
+               .on_conn = CmdPubSub,
+               .docs = {.group = "pubsub", .since = "2.8.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the channels and patterns clients subscribe "
+                                   "to."},
+               .container = &kPubSubContainer});
 }
 
 }  // namespace shardis::server

@@ -206,36 +206,44 @@ void CmdTime(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterServerFamily(CommandRegistry* r) {
-  constexpr std::string_view kAllShardsOk =
-      "request_policy:all_shards response_policy:all_succeeded";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
   r->Register({.name = "dbsize", .arity = 1, .flags = kR | kF, .keys = kNoKeys,
                .acl_categories = "keyspace read fast", .on_conn = CmdDbSize,
-               .docs = {"server", "1.0.0", "O(1)", "Returns the number of keys in the database.",
-                        "", "request_policy:all_shards response_policy:agg_sum"}});
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of keys in the database.",
+                        .tips = "request_policy:all_shards response_policy:agg_sum"}});
   r->Register({.name = "flushdb", .arity = -1, .flags = kW, .keys = kNoKeys,
                .acl_categories = "keyspace write slow dangerous", .on_conn = CmdFlush<false>,
-               .docs = {"server", "1.0.0", "O(N) where N is the number of keys in the database.",
-                        "Removes all keys from the current database.", "", kAllShardsOk}});
+               .docs = {.group = "server", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of keys in the selected database",
+                        .summary = "Removes all keys from the current database.",
+                        .tips = "request_policy:all_shards response_policy:all_succeeded"}});
   r->Register({.name = "flushall", .arity = -1, .flags = kW, .keys = kNoKeys,
                .acl_categories = "keyspace write slow dangerous", .on_conn = CmdFlush<true>,
-               .docs = {"server", "1.0.0", "O(N) where N is the total number of keys.",
-                        "Removes all keys from all databases.", "", kAllShardsOk}});
+               .docs = {.group = "server", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of keys in all databases",
+                        .summary = "Removes all keys from all databases.",
+                        .tips = "request_policy:all_shards response_policy:all_succeeded"}});
   r->Register({.name = "swapdb", .arity = 3, .flags = kW | kF, .keys = kNoKeys,
-               .acl_categories = "keyspace write fast dangerous", .on_conn = CmdSwapDb});
+               .acl_categories = "keyspace write fast dangerous", .on_conn = CmdSwapDb,
+               .docs = {.group = "server", .since = "4.0.0",
+                        .complexity = "O(N) where N is the count of clients watching or blocking "
+                                      "on keys from both databases.",
+                        .summary = "Exchanges the contents of two databases."}});
   r->Register({.name = "debug", .arity = -2, .flags = kAdmin | kNoScript | kLoading | kStale,
                .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdDebug,
-               .docs = {"server", "1.0.0", "Depends on subcommand.",
-                        "Commands for debugging and testing."}});
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands for debugging and testing."}});
   r->Register({.name = "wait", .arity = 3, .flags = kNoScript, .keys = kNoKeys,
                .acl_categories = "slow connection", .on_conn = CmdWait,
-               .docs = {"generic", "3.0.0", "O(1)",
-                        "Waits for writes to be acknowledged by replicas (there are none).", "",
-                        "request_policy:all_shards response_policy:agg_min"}});
+               .docs = {.group = "generic", .since = "3.0.0", .complexity = "O(1)",
+                        .summary = "Waits for writes to be acknowledged by replicas (there are "
+                                   "none).",
+                        .tips = "request_policy:all_shards response_policy:agg_min"}});
   r->Register({.name = "time", .arity = 1, .flags = kLoading | kStale | kF, .keys = kNoKeys,
                .acl_categories = "fast", .on_conn = CmdTime,
-               .docs = {"server", "2.6.0", "O(1)", "Returns the server time.", "",
-                        "nondeterministic_output"}});
+               .docs = {.group = "server", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Returns the server time.", .tips = "nondeterministic_output"}});
 }
 
 }  // namespace shardis::server

@@ -428,42 +428,120 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
 void RegisterSetFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
   r->Register({.name = "sadd", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write set fast", .on_shard = CmdSAdd});
+               .acl_categories = "write set fast", .on_shard = CmdSAdd,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds members to a set, creating it when needed.",
+                        .key_flags = "RW insert"}});
   r->Register({.name = "srem", .arity = -3, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write set fast", .on_shard = CmdSRem});
+               .acl_categories = "write set fast", .on_shard = CmdSRem,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of members to be removed.",
+                        .summary = "Removes members from a set.", .key_flags = "RW delete"}});
   r->Register({.name = "sismember", .arity = 3, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read set fast", .on_shard = CmdSIsMember});
+               .acl_categories = "read set fast", .on_shard = CmdSIsMember,
+               .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Tells whether a value is a member of a set.",
+                        .key_flags = "RO"}});
   r->Register({.name = "smismember", .arity = -3, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read set fast", .on_shard = CmdSMIsMember});
+               .acl_categories = "read set fast", .on_shard = CmdSMIsMember,
+               .docs = {.group = "set", .since = "6.2.0",
+                        .complexity = "O(N) where N is the number of elements being checked for "
+                                      "membership",
+                        .summary = "Tells for each of several values whether it is a member of a "
+                                   "set.", .key_flags = "RO access"}});
   r->Register({.name = "scard", .arity = 2, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read set fast", .on_shard = CmdSCard});
+               .acl_categories = "read set fast", .on_shard = CmdSCard,
+               .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of members of a set.", .key_flags = "RO"}});
   r->Register({.name = "smembers", .arity = 2, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read set slow", .on_shard = CmdSMembers});
+               .acl_categories = "read set slow", .on_shard = CmdSMembers,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the set cardinality.",
+                        .summary = "Returns every member of a set.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output_order"}});
   r->Register({.name = "spop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write set fast", .on_shard = CmdSPop});
+               .acl_categories = "write set fast", .on_shard = CmdSPop,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "Without the count argument O(1), otherwise O(N) where N is "
+                                      "the value of the passed count.",
+                        .summary = "Removes and returns random members of a set.",
+                        .key_flags = "RW access delete", .tips = "nondeterministic_output"}});
   r->Register({.name = "srandmember", .arity = -2, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read set slow", .on_shard = CmdSRandMember});
+               .acl_categories = "read set slow", .on_shard = CmdSRandMember,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "Without the count argument O(1), otherwise O(N) where N is "
+                                      "the absolute value of the passed count.",
+                        .summary = "Returns random members of a set without removing them.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
   r->Register({.name = "sscan", .arity = -3, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read set slow", .on_shard = CmdSScan});
+               .acl_categories = "read set slow", .on_shard = CmdSScan,
+               .docs = {.group = "set", .since = "2.8.0",
+                        .complexity = "O(1) for every call. O(N) for a complete iteration, "
+                                      "including enough command calls for the cursor to return "
+                                      "back to 0. N is the number of elements inside the "
+                                      "collection..",
+                        .summary = "Walks the members of a set a few at a time with a cursor.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
 
   r->Register({.name = "sinter", .arity = -2, .flags = kR, .keys = kAllKeys,
-               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kInter>});
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kInter>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N*M) worst case where N is the cardinality of the "
+                                      "smallest set and M is the number of sets.",
+                        .summary = "Returns the members common to every given set.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
   r->Register({.name = "sunion", .arity = -2, .flags = kR, .keys = kAllKeys,
-               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kUnion>});
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kUnion>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Returns the members of any of the given sets.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
   r->Register({.name = "sdiff", .arity = -2, .flags = kR, .keys = kAllKeys,
-               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kDiff>});
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kDiff>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Returns the members of the first set that are in none of the "
+                                   "others.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output_order"}});
   r->Register({.name = "sinterstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
-               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kInter>});
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kInter>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N*M) worst case where N is the cardinality of the "
+                                      "smallest set and M is the number of sets.",
+                        .summary = "Stores the members common to every given set in a key.",
+                        .key_flags = "RW update"}});
   r->Register({.name = "sunionstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
-               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kUnion>});
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kUnion>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Stores the members of any of the given sets in a key.",
+                        .key_flags = "OW update"}});
   r->Register({.name = "sdiffstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
-               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kDiff>});
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kDiff>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Stores the members of the first set that are in none of the "
+                                   "others in a key.", .key_flags = "OW update"}});
   // Keys after numkeys (movable keys): no legacy key range, as in Redis.
   r->Register({.name = "sintercard", .arity = -3, .flags = kR, .keys = kNoKeys,
                .acl_categories = "read set slow", .on_conn = CmdSInterCard,
-               .key_finder = NumKeysFirst});
+               .key_finder = NumKeysFirst,
+               .docs = {.group = "set", .since = "7.0.0",
+                        .complexity = "O(N*M) worst case where N is the cardinality of the "
+                                      "smallest set and M is the number of sets.",
+                        .summary = "Returns how many members are common to every given set, "
+                                   "optionally up to a limit.", .key_flags = "RO access"}});
   r->Register({.name = "smove", .arity = 4, .flags = kW | kF, .keys = kTwoKeys,
-               .acl_categories = "write set fast", .on_conn = CmdSMove});
+               .acl_categories = "write set fast", .on_conn = CmdSMove,
+               .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Moves a member from one set to another.",
+                        .key_flags = "RW access delete"}});
 }
 
 }  // namespace shardis::server

@@ -121,7 +121,7 @@ constexpr SubCommand kSlowlogSubs[] = {
      "request_policy:all_nodes response_policy:all_succeeded", "2.2.12",
      "Clears all entries from the slow log.", SlowlogReset},
     {"help", 2, kLoading | kStale, "slow", "", "6.2.0",
-     "Show helpful text about the different subcommands", SlowlogHelp},
+     "Lists the subcommands and what they do.", SlowlogHelp},
 };
 
 constexpr Container kSlowlog = {"slowlog", kSlowlogSubs};
@@ -175,7 +175,11 @@ void RegisterSlowlogFamily(CommandRegistry* r) {
   SetSlowlogLogSlowerThan(FLAGS_slowlog_log_slower_than);
   SetSlowlogMaxLen(FLAGS_slowlog_max_len);
   r->Register({.name = "slowlog", .arity = -2, .flags = 0, .keys = kNoKeys,
-               .acl_categories = "slow", .on_conn = CmdSlowlog, .container = &kSlowlog});
+               .acl_categories = "slow", .on_conn = CmdSlowlog,
+               .docs = {.group = "server", .since = "2.2.12",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the log of slow commands."},
+               .container = &kSlowlog});
 }
 
 }  // namespace shardis::server

@@ -809,18 +809,18 @@ void XGroupHelp(ArgSlice, ConnContext& ctx) {
 constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
 
 const SubCommand kXGroupSubs[] = {
-    {"create", -5, kW | kD, "write stream slow", "", "5.0.0", "Create a consumer group.",
-     XGroupKeyed, kSubKey},
+    {"create", -5, kW | kD, "write stream slow", "", "5.0.0",
+     "Adds a consumer group to a stream, optionally creating the stream.", XGroupKeyed, kSubKey},
     {"createconsumer", 5, kW | kD, "write stream slow", "", "6.2.0",
-     "Create a consumer in a consumer group.", XGroupKeyed, kSubKey},
+     "Adds a consumer to a consumer group.", XGroupKeyed, kSubKey},
     {"delconsumer", 5, kW, "write stream slow", "", "5.0.0",
-     "Delete a consumer from a consumer group.", XGroupKeyed, kSubKey},
-    {"destroy", 4, kW, "write stream slow", "", "5.0.0", "Destroy a consumer group.",
-     XGroupKeyed, kSubKey},
+     "Removes a consumer and its pending entries from a consumer group.", XGroupKeyed, kSubKey},
+    {"destroy", 4, kW, "write stream slow", "", "5.0.0",
+     "Removes a consumer group from a stream.", XGroupKeyed, kSubKey},
     {"setid", -5, kW, "write stream slow", "", "5.0.0",
-     "Set the last delivered ID of a consumer group.", XGroupKeyed, kSubKey},
-    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0", "Show helpful text about the "
-     "different subcommands", XGroupHelp},
+     "Sets the ID after which a consumer group delivers entries.", XGroupKeyed, kSubKey},
+    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
+     "Lists the subcommands and what they do.", XGroupHelp},
 };
 const Container kXGroupContainer{"xgroup", kXGroupSubs};
 
@@ -1001,13 +1001,14 @@ void XInfoHelp(ArgSlice, ConnContext& ctx) {
 
 const SubCommand kXInfoSubs[] = {
     {"consumers", 4, kR, "read stream slow", "nondeterministic_output", "5.0.0",
-     "Get a list of the consumers in a consumer group.", XInfoKeyed, kSubKey},
+     "Describes the consumers of a consumer group.", XInfoKeyed, kSubKey},
     {"groups", 3, kR, "read stream slow", "", "5.0.0",
-     "Get a list of the consumer groups of a stream.", XInfoKeyed, kSubKey},
-    {"stream", -3, kR, "read stream slow", "", "5.0.0", "Get information about a stream.",
-     XInfoKeyed, kSubKey},
+     "Describes the consumer groups of a stream.", XInfoKeyed, kSubKey},
+    {"stream", -3, kR, "read stream slow", "", "5.0.0",
+     "Describes a stream, optionally with its entries, groups and consumers.", XInfoKeyed,
+     kSubKey},
     {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
-     "Show helpful text about the different subcommands", XInfoHelp},
+     "Lists the subcommands and what they do.", XInfoHelp},
 };
 const Container kXInfoContainer{"xinfo", kXInfoSubs};
 
@@ -1346,39 +1347,124 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
 
 void RegisterStreamFamily(CommandRegistry* r) {
   r->Register({.name = "xadd", .arity = -5, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write stream fast", .on_shard = CmdXAdd});
+               .acl_categories = "write stream fast", .on_shard = CmdXAdd,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(1) when adding a new entry, O(N) when trimming where N "
+                                      "being the number of entries evicted.",
+                        .summary = "Appends an entry to a stream, optionally trimming the stream.",
+                        .key_flags = "RW update", .tips = "nondeterministic_output"}});
   r->Register({.name = "xlen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
-               .acl_categories = "read stream fast", .on_shard = CmdXLen});
+               .acl_categories = "read stream fast", .on_shard = CmdXLen,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of entries of a stream.",
+                        .key_flags = "RO"}});
   r->Register({.name = "xrange", .arity = -4, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read stream slow", .on_shard = CmdXRange<false>});
+               .acl_categories = "read stream slow", .on_shard = CmdXRange<false>,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N) with N being the number of elements being returned. If "
+                                      "N is constant (e.g. always asking for the first 10 elements "
+                                      "with COUNT), you can consider it O(1).",
+                        .summary = "Returns the entries of a stream between two IDs.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "xrevrange", .arity = -4, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read stream slow", .on_shard = CmdXRange<true>});
+               .acl_categories = "read stream slow", .on_shard = CmdXRange<true>,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N) with N being the number of elements returned. If N is "
+                                      "constant (e.g. always asking for the first 10 elements with "
+                                      "COUNT), you can consider it O(1).",
+                        .summary = "Returns the entries of a stream between two IDs, newest first.",
+                        .key_flags = "RO access"}});
   r->Register({.name = "xdel", .arity = -3, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write stream fast", .on_shard = CmdXDel});
+               .acl_categories = "write stream fast", .on_shard = CmdXDel,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(1) for each single item to delete in the stream, "
+                                      "regardless of the stream size.",
+                        .summary = "Deletes entries from a stream.", .key_flags = "RW delete"}});
   r->Register({.name = "xtrim", .arity = -4, .flags = kW, .keys = kOneKey,
-               .acl_categories = "write stream slow", .on_shard = CmdXTrim});
+               .acl_categories = "write stream slow", .on_shard = CmdXTrim,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N), with N being the number of evicted entries. Constant "
+                                      "times are very small however, since entries are organized "
+                                      "in macro nodes containing multiple entries that can be "
+                                      "released with a single deallocation.",
+                        .summary = "Removes the oldest entries of a stream past a length or below "
+                                   "an ID.", .key_flags = "RW delete",
+                        .tips = "nondeterministic_output"}});
   r->Register({.name = "xsetid", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
-               .acl_categories = "write stream fast", .on_shard = CmdXSetId});
+               .acl_categories = "write stream fast", .on_shard = CmdXSetId,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+                        .summary = "Sets the last ID (and counters) of a stream.",
+                        .key_flags = "RW update"}});
   r->Register({.name = "xack", .arity = -4, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write stream fast", .on_shard = CmdXAck});
+               .acl_categories = "write stream fast", .on_shard = CmdXAck,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(1) for each message ID processed.",
+                        .summary = "Acknowledges entries of a consumer group, removing them from "
+                                   "its pending list.", .key_flags = "RW update"}});
   r->Register({.name = "xpending", .arity = -3, .flags = kR, .keys = kOneKey,
-               .acl_categories = "read stream slow", .on_shard = CmdXPending});
+               .acl_categories = "read stream slow", .on_shard = CmdXPending,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N) with N being the number of elements returned, so "
+                                      "asking for a small fixed number of entries per call is "
+                                      "O(1). O(M), where M is the total number of entries scanned "
+                                      "when used with the IDLE filter. When the command returns "
+                                      "just the summary and the list of consumers is small, it "
+                                      "runs in O(1) time; otherwise, an additional O(N) time for "
+                                      "iterating every consumer.",
+                        .summary = "Returns a summary or a range of the entries delivered to a "
+                                   "consumer group and not acknowledged.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output"}});
   r->Register({.name = "xclaim", .arity = -6, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write stream fast", .on_shard = CmdXClaim});
+               .acl_categories = "write stream fast", .on_shard = CmdXClaim,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(log N) with N being the number of messages in the PEL of "
+                                      "the consumer group.",
+                        .summary = "Transfers given pending entries idle for long enough to a "
+                                   "consumer.", .key_flags = "RW update",
+                        .tips = "nondeterministic_output"}});
   r->Register({.name = "xautoclaim", .arity = -6, .flags = kW | kF, .keys = kOneKey,
-               .acl_categories = "write stream fast", .on_shard = CmdXAutoClaim});
+               .acl_categories = "write stream fast", .on_shard = CmdXAutoClaim,
+               .docs = {.group = "stream", .since = "6.2.0",
+                        .complexity = "O(1) if COUNT is small.",
+                        .summary = "Transfers the pending entries idle for long enough to a "
+                                   "consumer, scanning from an ID.", .key_flags = "RW delete",
+                        .tips = "nondeterministic_output"}});
   // Keys follow STREAMS (Redis' movablekeys: legacy range 0 0 0).
   r->Register({.name = "xread", .arity = -4, .flags = kR, .keys = kNoKeys,
                .acl_categories = "read stream slow blocking", .on_conn = CmdXRead<false>,
-               .key_finder = StreamsKeys});
+               .key_finder = StreamsKeys,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "For each stream mentioned: O(N) with N being the number of "
+                                      "elements being returned, it means that XREAD-ing with a "
+                                      "fixed COUNT is O(1). Note that when the BLOCK option is "
+                                      "used, XADD will pay O(M) time in order to serve the M "
+                                      "clients blocked on the stream getting new data.",
+                        .summary = "Returns the entries of streams after given IDs, optionally "
+                                   "waiting for new ones.", .key_flags = "RO access"}});
   r->Register({.name = "xreadgroup", .arity = -7, .flags = kW, .keys = kNoKeys,
                .acl_categories = "write stream slow blocking", .on_conn = CmdXRead<true>,
-               .key_finder = StreamsKeys});
+               .key_finder = StreamsKeys,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "For each stream mentioned: O(M) with M being the number of "
+                                      "elements returned. If M is constant (e.g. always asking for "
+                                      "the first 10 elements with COUNT), you can consider it "
+                                      "O(1). On the other side when XREADGROUP blocks, XADD will "
+                                      "pay the O(N) time in order to serve the N clients blocked "
+                                      "on the stream getting new data.",
+                        .summary = "Delivers new or pending entries of streams to a consumer of a "
+                                   "group, optionally waiting.", .key_flags = "RO access"}});
   // Containers: each subcommand finds its key (args[2]) itself.
   r->Register({.name = "xgroup", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
-               .on_conn = CmdXGroup, .container = &kXGroupContainer});
+               .on_conn = CmdXGroup,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the consumer groups of a stream."},
+               .container = &kXGroupContainer});
   r->Register({.name = "xinfo", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
-               .on_conn = CmdXInfo, .container = &kXInfoContainer});
+               .on_conn = CmdXInfo,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands that describe a stream, its groups and their "
+                                   "consumers."},
+               .container = &kXInfoContainer});
 }
 
 }  // namespace shardis::server
