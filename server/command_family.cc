@@ -80,7 +80,7 @@ void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubC
   rb.Integer(sub.keys.last);
   rb.Integer(sub.keys.step);
   ReplyCategories(rb, sub.acl_categories);
-  ReplyTips(rb, sub.tips);
+  ReplyTips(rb, sub.docs.tips);
   rb.SetHeader(0);  // key specs
   rb.SetHeader(0);  // subcommands
 }
@@ -179,10 +179,9 @@ void CommandInfo(ArgSlice args, ConnContext& ctx) {
   }
 }
 
-void ReplyDoc(core::ReplyBuilder& rb, const CommandSpec& spec) {
-  const CommandDocs& doc = spec.docs;
-  const Container* c = spec.container;
-  // Redis leaves the complexity out when its JSON file has none (MONITOR).
+// A COMMAND DOCS map: summary, since, group, complexity (left out when there is none, as Redis
+// does for MONITOR) and, for a container, its subcommands' maps.
+void ReplyDoc(core::ReplyBuilder& rb, const CommandDocs& doc, const Container* c) {
   const bool has_complexity = !doc.complexity.empty();
   rb.MapHeader(3 + (has_complexity ? 1 : 0) + (c != nullptr ? 1 : 0));
   rb.Bulk("summary");
@@ -200,13 +199,7 @@ void ReplyDoc(core::ReplyBuilder& rb, const CommandSpec& spec) {
   rb.MapHeader(c->subs.size());
   for (const SubCommand& sub : c->subs) {
     rb.Bulk(core::Concat(c->name, "|", sub.name));
-    rb.MapHeader(3);
-    rb.Bulk("summary");
-    rb.Bulk(sub.summary);
-    rb.Bulk("since");
-    rb.Bulk(sub.since);
-    rb.Bulk("group");
-    rb.Bulk(doc.group);  // a subcommand is in its container's group, as in Redis
+    ReplyDoc(rb, sub.docs, nullptr);
   }
 }
 
@@ -222,7 +215,7 @@ void CommandDocsCmd(ArgSlice args, ConnContext& ctx) {
   ctx.rb.MapHeader(specs.size());
   for (const CommandSpec* spec : specs) {
     ctx.rb.Bulk(spec->name);
-    ReplyDoc(ctx.rb, *spec);
+    ReplyDoc(ctx.rb, spec->docs, spec->container);
   }
 }
 
@@ -333,20 +326,42 @@ void CommandHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr SubCommand kCommandSubs[] = {
-    {"count", 2, kLoading | kStale, "slow connection", "", "2.8.13",
-     "Returns the number of commands.", CommandCount},
-    {"info", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "2.8.13",
-     "Returns information about commands.", CommandInfo},
-    {"docs", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
-     "Returns documentary information about commands.", CommandDocsCmd},
-    {"list", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
-     "Returns a list of command names.", CommandList},
-    {"getkeys", -4, kLoading | kStale, "slow connection", "", "2.8.13",
-     "Extracts the key names from an arbitrary command.", CommandGetKeys<false>},
-    {"getkeysandflags", -4, kLoading | kStale, "slow connection", "", "7.0.0",
-     "Extracts the key names and access flags from an arbitrary command.", CommandGetKeys<true>},
-    {"help", 2, kLoading | kStale, "slow connection", "", "5.0.0",
-     "Returns helpful text about subcommands.", CommandHelp},
+    {.name = "count", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandCount,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns the number of commands."}},
+    {.name = "info", .arity = -2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandInfo,
+     .docs = {.group = "server", .since = "2.8.13",
+              .complexity = "O(N) where N is the number of commands to look up",
+              .summary = "Returns information about commands.",
+              .tips = "nondeterministic_output_order"}},
+    {.name = "docs", .arity = -2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandDocsCmd,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of commands to look up",
+              .summary = "Returns documentary information about commands.",
+              .tips = "nondeterministic_output_order"}},
+    {.name = "list", .arity = -2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandList,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the total number of Redis commands",
+              .summary = "Returns a list of command names.",
+              .tips = "nondeterministic_output_order"}},
+    {.name = "getkeys", .arity = -4, .flags = kLoading | kStale,
+     .acl_categories = "slow connection", .handler = CommandGetKeys<false>,
+     .docs = {.group = "server", .since = "2.8.13",
+              .complexity = "O(N) where N is the number of arguments to the command",
+              .summary = "Extracts the key names from an arbitrary command."}},
+    {.name = "getkeysandflags", .arity = -4, .flags = kLoading | kStale,
+     .acl_categories = "slow connection", .handler = CommandGetKeys<true>,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of arguments to the command",
+              .summary = "Extracts the key names and access flags from an arbitrary command."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandHelp,
+     .docs = {.group = "server", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about subcommands."}},
 };
 
 constexpr Container kCommand = {"command", kCommandSubs};

@@ -323,23 +323,32 @@ void ObjectHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr std::string_view kObjectAcl = "keyspace read slow";
-constexpr std::string_view kObjectTips = "nondeterministic_output";
 
 constexpr SubCommand kObjectSubs[] = {
-    {"encoding", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>,
-     kSubKey},
-    {"freq", 3, kReadOnly, kObjectAcl, kObjectTips, "4.0.0",
-     "Returns the logarithmic access frequency counter of a Redis object.",
-     ObjectSub<ObjectQuery::kFreq>, kSubKey},
-    {"idletime", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the time since the last access to a Redis object.", ObjectSub<ObjectQuery::kIdleTime>,
-     2, 2, 1},
-    {"refcount", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>,
-     kSubKey},
-    {"help", 2, kLoading | kStale, "keyspace slow", "", "6.2.0",
-     "Returns helpful text about the different subcommands.", ObjectHelp},
+    {.name = "encoding", .arity = 3, .flags = kReadOnly, .keys = kSubKey,
+     .acl_categories = kObjectAcl, .handler = ObjectSub<ObjectQuery::kEncoding>,
+     .docs = {.group = "generic", .since = "2.2.3", .complexity = "O(1)",
+              .summary = "Returns the internal encoding of a Redis object.",
+              .tips = "nondeterministic_output"}},
+    {.name = "freq", .arity = 3, .flags = kReadOnly, .keys = kSubKey, .acl_categories = kObjectAcl,
+     .handler = ObjectSub<ObjectQuery::kFreq>,
+     .docs = {.group = "generic", .since = "4.0.0", .complexity = "O(1)",
+              .summary = "Returns the logarithmic access frequency counter of a Redis object.",
+              .tips = "nondeterministic_output"}},
+    {.name = "idletime", .arity = 3, .flags = kReadOnly, .keys = kSubKey,
+     .acl_categories = kObjectAcl, .handler = ObjectSub<ObjectQuery::kIdleTime>,
+     .docs = {.group = "generic", .since = "2.2.3", .complexity = "O(1)",
+              .summary = "Returns the time since the last access to a Redis object.",
+              .tips = "nondeterministic_output"}},
+    {.name = "refcount", .arity = 3, .flags = kReadOnly, .keys = kSubKey,
+     .acl_categories = kObjectAcl, .handler = ObjectSub<ObjectQuery::kRefCount>,
+     .docs = {.group = "generic", .since = "2.2.3", .complexity = "O(1)",
+              .summary = "Returns the reference count of a value of a key.",
+              .tips = "nondeterministic_output"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "keyspace slow",
+     .handler = ObjectHelp,
+     .docs = {.group = "generic", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 
 constexpr Container kObject = {"object", kObjectSubs};

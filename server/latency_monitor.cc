@@ -199,21 +199,32 @@ void LatencyHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr std::string_view kAcl = "admin slow dangerous";
-// Redis' tips: a cluster client asks every node and merges the replies its own way.
-constexpr std::string_view kPerNodeReport =
-    "nondeterministic_output request_policy:all_nodes response_policy:special";
 
 constexpr SubCommand kLatencySubs[] = {
-    {"doctor", 2, kAdminSub, kAcl, kPerNodeReport, "2.8.13",
-     "Returns a human-readable latency analysis report.", LatencyDoctor},
-    {"history", 3, kAdminSub, kAcl, kPerNodeReport, "2.8.13",
-     "Returns timestamp-latency samples for an event.", LatencyHistory},
-    {"latest", 2, kAdminSub, kAcl, kPerNodeReport, "2.8.13",
-     "Returns the latest latency samples for all events.", LatencyLatest},
-    {"reset", -2, kAdminSub, kAcl, "request_policy:all_nodes response_policy:all_succeeded",
-     "2.8.13", "Resets the latency data for one or more events.", LatencyReset},
-    {"help", 2, kLoading | kStale, "slow", "", "2.8.13",
-     "Returns helpful text about the different subcommands.", LatencyHelp},
+    {.name = "doctor", .arity = 2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyDoctor,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns a human-readable latency analysis report.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "history", .arity = 3, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyHistory,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns timestamp-latency samples for an event.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "latest", .arity = 2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyLatest,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns the latest latency samples for all events.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "reset", .arity = -2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyReset,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Resets the latency data for one or more events.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = LatencyHelp,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 
 constexpr Container kLatency = {"latency", kLatencySubs};

@@ -202,14 +202,25 @@ void PubSubHelp(ArgSlice, ConnContext& ctx) {
 
 constexpr uint32_t kPubSubFlags = kPubSub | kLoading | kStale;
 constexpr SubCommand kPubSubSubs[] = {
-    {"channels", -2, kPubSubFlags, "pubsub slow", "", "2.8.0", "Returns the active channels.",
-     PubSubChannels},
-    {"numsub", -2, kPubSubFlags, "pubsub slow", "", "2.8.0",
-     "Returns a count of subscribers to channels.", PubSubNumSub},
-    {"numpat", 2, kPubSubFlags, "pubsub slow", "", "2.8.0",
-     "Returns a count of unique pattern subscriptions.", PubSubNumPat},
-    {"help", 2, kLoading | kStale, "slow", "", "6.2.0", "Returns helpful text about the different subcommands.",
-     PubSubHelp},
+    {.name = "channels", .arity = -2, .flags = kPubSubFlags, .acl_categories = "pubsub slow",
+     .handler = PubSubChannels,
+     .docs = {.group = "pubsub", .since = "2.8.0",
+              .complexity = "O(N) where N is the number of active channels, and assuming constant "
+                            "time pattern matching (relatively short channels and patterns)",
+              .summary = "Returns the active channels."}},
+    {.name = "numsub", .arity = -2, .flags = kPubSubFlags, .acl_categories = "pubsub slow",
+     .handler = PubSubNumSub,
+     .docs = {.group = "pubsub", .since = "2.8.0",
+              .complexity = "O(N) for the NUMSUB subcommand, where N is the number of requested "
+                            "channels", .summary = "Returns a count of subscribers to channels."}},
+    {.name = "numpat", .arity = 2, .flags = kPubSubFlags, .acl_categories = "pubsub slow",
+     .handler = PubSubNumPat,
+     .docs = {.group = "pubsub", .since = "2.8.0", .complexity = "O(1)",
+              .summary = "Returns a count of unique pattern subscriptions."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = PubSubHelp,
+     .docs = {.group = "pubsub", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 constexpr Container kPubSubContainer = {"pubsub", kPubSubSubs};
 

@@ -111,17 +111,27 @@ void SlowlogHelp(ArgSlice, ConnContext& ctx) {
 constexpr uint32_t kSlowlogSub = kAdmin | kLoading | kStale;
 
 constexpr SubCommand kSlowlogSubs[] = {
-    {"get", -2, kSlowlogSub, "admin slow dangerous",
-     "request_policy:all_nodes nondeterministic_output",
-     "2.2.12", "Returns the slow log's entries.", SlowlogGet},
-    {"len", 2, kSlowlogSub, "admin slow dangerous",
-     "request_policy:all_nodes response_policy:agg_sum nondeterministic_output", "2.2.12",
-     "Returns the number of entries in the slow log.", SlowlogLen},
-    {"reset", 2, kSlowlogSub, "admin slow dangerous",
-     "request_policy:all_nodes response_policy:all_succeeded", "2.2.12",
-     "Clears all entries from the slow log.", SlowlogReset},
-    {"help", 2, kLoading | kStale, "slow", "", "6.2.0",
-     "Lists the subcommands and what they do.", SlowlogHelp},
+    {.name = "get", .arity = -2, .flags = kSlowlogSub, .acl_categories = "admin slow dangerous",
+     .handler = SlowlogGet,
+     .docs = {.group = "server", .since = "2.2.12",
+              .complexity = "O(N) where N is the number of entries returned",
+              .summary = "Returns the slow log's entries.",
+              .tips = "request_policy:all_nodes nondeterministic_output"}},
+    {.name = "len", .arity = 2, .flags = kSlowlogSub, .acl_categories = "admin slow dangerous",
+     .handler = SlowlogLen,
+     .docs = {.group = "server", .since = "2.2.12", .complexity = "O(1)",
+              .summary = "Returns the number of entries in the slow log.",
+              .tips = "request_policy:all_nodes response_policy:agg_sum nondeterministic_output"}},
+    {.name = "reset", .arity = 2, .flags = kSlowlogSub, .acl_categories = "admin slow dangerous",
+     .handler = SlowlogReset,
+     .docs = {.group = "server", .since = "2.2.12",
+              .complexity = "O(N) where N is the number of entries in the slowlog",
+              .summary = "Clears all entries from the slow log.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = SlowlogHelp,
+     .docs = {.group = "server", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Lists the subcommands and what they do."}},
 };
 
 constexpr Container kSlowlog = {"slowlog", kSlowlogSubs};

@@ -809,18 +809,31 @@ void XGroupHelp(ArgSlice, ConnContext& ctx) {
 constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
 
 const SubCommand kXGroupSubs[] = {
-    {"create", -5, kW | kD, "write stream slow", "", "5.0.0",
-     "Adds a consumer group to a stream, optionally creating the stream.", XGroupKeyed, kSubKey},
-    {"createconsumer", 5, kW | kD, "write stream slow", "", "6.2.0",
-     "Adds a consumer to a consumer group.", XGroupKeyed, kSubKey},
-    {"delconsumer", 5, kW, "write stream slow", "", "5.0.0",
-     "Removes a consumer and its pending entries from a consumer group.", XGroupKeyed, kSubKey},
-    {"destroy", 4, kW, "write stream slow", "", "5.0.0",
-     "Removes a consumer group from a stream.", XGroupKeyed, kSubKey},
-    {"setid", -5, kW, "write stream slow", "", "5.0.0",
-     "Sets the ID after which a consumer group delivers entries.", XGroupKeyed, kSubKey},
-    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
-     "Lists the subcommands and what they do.", XGroupHelp},
+    {.name = "create", .arity = -5, .flags = kW | kD, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Adds a consumer group to a stream, optionally creating the stream."}},
+    {.name = "createconsumer", .arity = 5, .flags = kW | kD, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Adds a consumer to a consumer group."}},
+    {.name = "delconsumer", .arity = 5, .flags = kW, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Removes a consumer and its pending entries from a consumer group."}},
+    {.name = "destroy", .arity = 4, .flags = kW, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0",
+              .complexity = "O(N) where N is the number of entries in the group's pending entries "
+                            "list (PEL).", .summary = "Removes a consumer group from a stream."}},
+    {.name = "setid", .arity = -5, .flags = kW, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Sets the ID after which a consumer group delivers entries."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "stream slow",
+     .handler = XGroupHelp,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Lists the subcommands and what they do."}},
 };
 const Container kXGroupContainer{"xgroup", kXGroupSubs};
 
@@ -1000,15 +1013,23 @@ void XInfoHelp(ArgSlice, ConnContext& ctx) {
 }
 
 const SubCommand kXInfoSubs[] = {
-    {"consumers", 4, kR, "read stream slow", "nondeterministic_output", "5.0.0",
-     "Describes the consumers of a consumer group.", XInfoKeyed, kSubKey},
-    {"groups", 3, kR, "read stream slow", "", "5.0.0",
-     "Describes the consumer groups of a stream.", XInfoKeyed, kSubKey},
-    {"stream", -3, kR, "read stream slow", "", "5.0.0",
-     "Describes a stream, optionally with its entries, groups and consumers.", XInfoKeyed,
-     kSubKey},
-    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
-     "Lists the subcommands and what they do.", XInfoHelp},
+    {.name = "consumers", .arity = 4, .flags = kR, .keys = kSubKey,
+     .acl_categories = "read stream slow", .handler = XInfoKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Describes the consumers of a consumer group.",
+              .tips = "nondeterministic_output"}},
+    {.name = "groups", .arity = 3, .flags = kR, .keys = kSubKey,
+     .acl_categories = "read stream slow", .handler = XInfoKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Describes the consumer groups of a stream."}},
+    {.name = "stream", .arity = -3, .flags = kR, .keys = kSubKey,
+     .acl_categories = "read stream slow", .handler = XInfoKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Describes a stream, optionally with its entries, groups and consumers."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "stream slow",
+     .handler = XInfoHelp,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Lists the subcommands and what they do."}},
 };
 const Container kXInfoContainer{"xinfo", kXInfoSubs};
 

@@ -18,17 +18,15 @@
 
 namespace shardis::server {
 
+// One subcommand's entry, with the same facts as a command's (command.h).
 struct SubCommand {
   std::string_view name;  // lower case
   int arity;              // Redis arity, counting the container name and the subcommand
   uint32_t flags;
+  KeyRange keys = kNoKeys;  // Redis' legacy key range of the subcommand (OBJECT ENCODING key)
   std::string_view acl_categories;
-  std::string_view tips;  // space separated
-  std::string_view since;
-  std::string_view summary;
   ConnHandler handler;
-  // Redis' legacy key range of the subcommand (OBJECT ENCODING key: 2 2 1).
-  KeyRange keys = kNoKeys;
+  CommandDocs docs = {};  // key_flags unused: COMMAND reports no key specs for subcommands
 };
 
 // The key of the keyed subcommands (OBJECT ENCODING key, XGROUP CREATE key ...): args[2].

@@ -6,8 +6,6 @@ own words), so they are not compared, only required.
 Deliberate exceptions:
   - CLIENT NO-TOUCH and CLIENT SETINFO are Redis 7.2 subcommands (clients send SETINFO on
     connect); Redis 7.0 does not know them, so they are only checked to be documented.
-  - The complexity of subcommands is not compared: the subcommand table keeps summary, since and
-    tips (what COMMAND reports of them here), not the complexity.
 """
 
 import pytest
@@ -54,16 +52,15 @@ def command_facts(port: int):
     for entry in info:
         add_info(entry)
 
-    def add_docs(name, doc, is_sub):
+    def add_docs(name, doc):
         doc = _as_map(doc)
-        facts[name].update(group=doc["group"], since=doc["since"], summary=doc["summary"])
-        if not is_sub:
-            facts[name]["complexity"] = doc.get("complexity")
+        facts[name].update(group=doc["group"], since=doc["since"], summary=doc["summary"],
+                           complexity=doc.get("complexity"))
         for sub_name, sub_doc in _as_map(doc.get("subcommands", [])).items():
-            add_docs(sub_name, sub_doc, True)
+            add_docs(sub_name, sub_doc)
 
     for name, doc in docs.items():
-        add_docs(name, doc, False)
+        add_docs(name, doc)
     return facts
 
 
@@ -79,8 +76,6 @@ def test_command_table_matches_redis(server, redis_server):
     mismatches = []
     for name in sorted(set(ours) & set(theirs)):
         for field in FIELDS:
-            if field not in ours[name]:
-                continue  # a subcommand's complexity (see the module docstring)
             if ours[name][field] != theirs[name][field]:
                 mismatches.append(f"  {name} {field}: ours {ours[name][field]!r}, "
                                   f"redis {theirs[name][field]!r}")
