@@ -71,6 +71,10 @@ class ArgParser {
   template <typename T>
   T Next();
 
+  // The next argument as an integer, `error` for a malformed one (Redis'
+  // getLongLongFromObjectOrReply with a message: "ERR Invalid client ID").
+  int64_t NextInt64(std::string_view error) { return NextInRange(INT64_MIN, INT64_MAX, error); }
+
   // The next argument as an integer in [min, max], `error` for a malformed or out-of-range one
   // (Redis' getRangeLongFromObjectOrReply with a message: "ERR COUNT can't be negative").
   int64_t NextInRange(int64_t min, int64_t max, std::string_view error) {

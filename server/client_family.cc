@@ -128,7 +128,7 @@ void ClientList(ArgSlice args, ConnContext& ctx) {
     type = ReadClientType(p);
   } else if (args.size() >= 4 && p.Check("id", 1)) {
     while (p.HasNext()) {
-      ids.push_back(p.NextInRange(INT64_MIN, INT64_MAX, "ERR Invalid client ID"));
+      ids.push_back(p.NextInt64("ERR Invalid client ID"));
     }
   } else if (args.size() != 2) {
     p.Fail(kSyntaxErr);
@@ -256,8 +256,7 @@ void ClientPause(ArgSlice args, ConnContext& ctx) {
     return ctx.rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
   }
   ArgParser p(args, 2);
-  const int64_t ms =
-      p.NextInRange(INT64_MIN, INT64_MAX, "ERR timeout is not an integer or out of range");
+  const int64_t ms = p.NextInt64("ERR timeout is not an integer or out of range");
   if (p.ReplyError(ctx.rb)) return;
   if (ms < 0) return ctx.rb.Error("ERR timeout is negative");
   if (ms > 0) PauseClients(shard::NowMs() + ms, type);

@@ -49,8 +49,7 @@ void Select(ArgSlice args, ConnContext& ctx) {
 void Hello(ArgSlice args, ConnContext& ctx) {
   ArgParser p(args, 1);
   const int64_t version =
-      p.HasNext() ? p.NextInRange(INT64_MIN, INT64_MAX,
-                                  "ERR Protocol version is not an integer or out of range")
+      p.HasNext() ? p.NextInt64("ERR Protocol version is not an integer or out of range")
                   : (ctx.conn.resp3 ? 3 : 2);
   // Redis checks the version before it reads the options.
   if (p.ok() && (version < 2 || version > 3)) p.Fail("NOPROTO unsupported protocol version");

@@ -68,14 +68,6 @@ size_t ReplyRange(core::ReplyBuilder& rb, const Stream& s, StreamID start, Strea
   return n;
 }
 
-// Redis' getLongLongFromObjectOrReply.
-bool ParseLL(core::ReplyBuilder& rb, std::string_view s, int64_t* v,
-             std::string_view err = kNotIntegerErr) {
-  if (core::ParseInt64(s, v)) return true;
-  rb.Error(err);
-  return false;
-}
-
 bool ParseStrictID(core::ReplyBuilder& rb, std::string_view s, StreamID* id,
                    uint64_t missing_seq = 0) {
   if (core::ParseStreamID(s, missing_seq, true, id)) return true;
@@ -149,7 +141,8 @@ int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* 
       a->approx = p.Remaining() >= 2 && p.Peek() == "~";
       if (p.Remaining() >= 2 && (a->approx || p.Peek() == "=")) p.Next();
       if (maxlen) {
-        if (!ParseLL(rb, p.Next(), &a->maxlen)) return -1;
+        a->maxlen = p.Next<int64_t>();
+        if (p.ReplyError(rb)) return -1;
         if (a->maxlen < 0) {
           rb.Error("ERR The MAXLEN argument must be >= 0.");
           return -1;
@@ -160,7 +153,8 @@ int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* 
         a->strategy = AddTrimArgs::kMinId;
       }
     } else if (p.Check("LIMIT", 1)) {
-      if (!ParseLL(rb, p.Next(), &a->limit)) return -1;
+      a->limit = p.Next<int64_t>();
+      if (p.ReplyError(rb)) return -1;
       if (a->limit < 0) {
         rb.Error("ERR The LIMIT argument must be >= 0.");
         return -1;
@@ -500,9 +494,10 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
   Stream* s = Db::Found(it) ? StreamOf(it) : nullptr;
   StreamGroup* g = s ? s->FindGroup(args[2]) : nullptr;
   if (g == nullptr) return ctx.rb.Error(NoGroupKeyErr(args[1], args[2]));
-  int64_t minidle;
-  if (!ParseLL(ctx.rb, args[4], &minidle, "ERR Invalid min-idle-time argument for XCLAIM")) return;
-  if (minidle < 0) minidle = 0;
+  ArgParser head(args, 4);
+  const int64_t minidle =
+      std::max<int64_t>(head.NextInt64("ERR Invalid min-idle-time argument for XCLAIM"), 0);
+  if (head.ReplyError(ctx.rb)) return;
   std::vector<StreamID> ids;
   size_t j = 5;
   for (; j < args.size(); ++j) {
@@ -521,27 +516,18 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     } else if (p.Check("JUSTID")) {
       justid = true;
     } else if (p.Check("IDLE", 1)) {
-      if (!ParseLL(ctx.rb, p.Next(), &deliverytime,
-                   "ERR Invalid IDLE option argument for XCLAIM")) {
-        return;
-      }
-      deliverytime = now - deliverytime;
+      deliverytime = now - p.NextInt64("ERR Invalid IDLE option argument for XCLAIM");
     } else if (p.Check("TIME", 1)) {
-      if (!ParseLL(ctx.rb, p.Next(), &deliverytime,
-                   "ERR Invalid TIME option argument for XCLAIM")) {
-        return;
-      }
+      deliverytime = p.NextInt64("ERR Invalid TIME option argument for XCLAIM");
     } else if (p.Check("RETRYCOUNT", 1)) {
-      if (!ParseLL(ctx.rb, p.Next(), &retrycount,
-                   "ERR Invalid RETRYCOUNT option argument for XCLAIM")) {
-        return;
-      }
+      retrycount = p.NextInt64("ERR Invalid RETRYCOUNT option argument for XCLAIM");
     } else if (p.Check("LASTID", 1)) {
-      if (!ParseStrictID(ctx.rb, p.Next(), &last_id)) return;
+      if (!core::ParseStreamID(p.Next(), 0, true, &last_id)) p.Fail(kInvalidIdErr);
     } else {
-      return ctx.rb.Error(core::Concat("ERR Unrecognized XCLAIM option '", p.Peek(), "'"));
+      p.Fail(core::Concat("ERR Unrecognized XCLAIM option '", p.Peek(), "'"));
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if (last_id > g->last_id) g->last_id = last_id;
   if (deliverytime != -1) {
     if (deliverytime < 0 || deliverytime > now) deliverytime = now;
@@ -592,11 +578,10 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
 // ---- XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 
 void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
-  int64_t minidle;
-  if (!ParseLL(ctx.rb, args[4], &minidle, "ERR Invalid min-idle-time argument for XAUTOCLAIM")) {
-    return;
-  }
-  if (minidle < 0) minidle = 0;
+  ArgParser head(args, 4);
+  const int64_t minidle =
+      std::max<int64_t>(head.NextInt64("ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0);
+  if (head.ReplyError(ctx.rb)) return;
   StreamID start;
   bool ex;
   if (!ParseIntervalID(ctx.rb, args[5], &start, &ex, 0)) return;
