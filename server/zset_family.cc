@@ -45,7 +45,6 @@ namespace {
 constexpr std::string_view kNanErr = "ERR resulting score is not a number (NaN)";
 constexpr std::string_view kScoreRangeErr = "ERR min or max is not a float";
 constexpr std::string_view kLexRangeErr = "ERR min or max not valid string range item";
-constexpr std::string_view kPositiveErr = "ERR value is out of range, must be positive";
 
 ZSet* AsZSet(Db::Iterator it) { return static_cast<ZSet*>(it.value().object()); }
 
@@ -448,10 +447,10 @@ void CmdZRemRange(ArgSlice args, ShardContext& ctx) {
 template <bool kMax>
 void CmdZPop(ArgSlice args, ShardContext& ctx) {
   if (args.size() > 3) return ctx.rb.Error(kSyntaxErr);
-  int64_t count = -1;
-  if (args.size() == 3 && (!core::ParseInt64(args[2], &count) || count < 0)) {
-    return ctx.rb.Error(kPositiveErr);
-  }
+  ArgParser p(args, 2);
+  // -1: no count given, one member is popped.
+  const int64_t count = args.size() == 3 ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : -1;
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
   if (wrong_type) return;
