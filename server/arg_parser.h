@@ -29,6 +29,7 @@
 #include "core/reply_builder.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "shard/shard.h"
 
 namespace shardis::server {
 
@@ -70,6 +71,10 @@ class ArgParser {
   template <typename T>
   T Next();
 
+  // The next argument as an integer, `error` for a malformed one (Redis'
+  // getLongLongFromObjectOrReply with a message: "ERR Invalid client ID").
+  int64_t NextInt64(std::string_view error) { return NextInRange(INT64_MIN, INT64_MAX, error); }
+
   // The next argument as an integer in [min, max], `error` for a malformed or out-of-range one
   // (Redis' getRangeLongFromObjectOrReply with a message: "ERR COUNT can't be negative").
   int64_t NextInRange(int64_t min, int64_t max, std::string_view error) {
@@ -78,6 +83,10 @@ class ArgParser {
     if (ok() && (!core::ParseInt64(arg, &v) || v < min || v > max)) Fail(error);
     return v;
   }
+
+  // The next argument as a C int (Redis' getIntFromObjectOrReply): kNotIntegerErr when it is not
+  // an integer, Redis' range message when it does not fit in 32 bits.
+  int32_t NextInt32();
 
   // Records `error` unless an earlier one is recorded already (the first error is the reply).
   void Fail(std::string_view error) {
@@ -118,6 +127,21 @@ inline int64_t ArgParser::Next<int64_t>() {
 template <>
 inline double ArgParser::Next<double>() {
   return NextNumber<double>(core::ParseDouble, kNotFloatErr);
+}
+
+inline int32_t ArgParser::NextInt32() {
+  const int64_t v = Next<int64_t>();
+  if (ok() && (v < INT32_MIN || v > INT32_MAX)) {
+    Fail("ERR value is out of range, value must between -2147483648 and 2147483647");
+  }
+  return int32_t(v);
+}
+
+// A database index (SELECT, MOVE, COPY ... DB), as Redis reads it: an int, then in range.
+inline int ReadDbIndex(ArgParser& p) {
+  const int32_t db = p.NextInt32();
+  if (p.ok() && (db < 0 || db >= shard::Shard::kNumDbs)) p.Fail("ERR DB index is out of range");
+  return db;
 }
 
 }  // namespace shardis::server

@@ -163,16 +163,29 @@ void AclHelp(ArgSlice, ConnContext& ctx) {
 
 constexpr uint32_t kAclFlags = kAdminSub;
 constexpr SubCommand kAclSubs[] = {
-    {"whoami", 2, kNoScript | kLoading | kStale, "slow", "", "6.0.0",
-     "Returns the authenticated username of the current connection.", AclWhoAmI},
-    {"list", 2, kAclFlags, "admin slow dangerous", "", "6.0.0",
-     "Dumps the effective rules in ACL file format.", AclList},
-    {"users", 2, kAclFlags, "admin slow dangerous", "", "6.0.0", "Lists all ACL users.",
-     AclUsers},
-    {"cat", -2, kNoScript | kLoading | kStale, "slow", "", "6.0.0",
-     "Lists the ACL categories, or the commands inside a category.", AclCat},
-    {"help", 2, kLoading | kStale, "slow", "", "6.0.0",
-     "Returns helpful text about the different subcommands.", AclHelp},
+    {.name = "whoami", .arity = 2, .flags = kNoScript | kLoading | kStale, .acl_categories = "slow",
+     .handler = AclWhoAmI,
+     .docs = {.group = "server", .since = "6.0.0", .complexity = "O(1)",
+              .summary = "Returns the authenticated username of the current connection."}},
+    {.name = "list", .arity = 2, .flags = kAclFlags, .acl_categories = "admin slow dangerous",
+     .handler = AclList,
+     .docs = {.group = "server", .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of configured users.",
+              .summary = "Dumps the effective rules in ACL file format."}},
+    {.name = "users", .arity = 2, .flags = kAclFlags, .acl_categories = "admin slow dangerous",
+     .handler = AclUsers,
+     .docs = {.group = "server", .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of configured users.",
+              .summary = "Lists all ACL users."}},
+    {.name = "cat", .arity = -2, .flags = kNoScript | kLoading | kStale, .acl_categories = "slow",
+     .handler = AclCat,
+     .docs = {.group = "server", .since = "6.0.0",
+              .complexity = "O(1) since the categories and commands are a fixed set.",
+              .summary = "Lists the ACL categories, or the commands inside a category."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = AclHelp,
+     .docs = {.group = "server", .since = "6.0.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 constexpr Container kAcl = {"acl", kAclSubs};
 
@@ -181,10 +194,19 @@ void CmdAcl(ArgSlice args, ConnContext& ctx) { DispatchSub(kAcl, args, ctx); }
 }  // namespace
 
 void RegisterAuthFamily(CommandRegistry* r) {
-  r->Register({"auth", -2, kNoScript | kLoading | kStale | kFast | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, CmdAuth});
-  r->Register({"acl", -2, 0, 0, 0, 0, "slow", nullptr, CmdAcl});
-  RegisterContainer(kAcl);
+  r->Register({.name = "auth", .arity = -2,
+               .flags = kNoScript | kLoading | kStale | kFast | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = CmdAuth,
+               .docs = {.group = "connection", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of passwords defined for the "
+                                      "user",
+                        .summary = "Authenticates the connection with a password (and a user "
+                                   "name)."}});
+  r->Register({.name = "acl", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdAcl,
+               .docs = {.group = "server", .since = "6.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about users and their permissions."},
+               .container = &kAcl});
 }
 
 }  // namespace shardis::server

@@ -123,16 +123,13 @@ bool ResolveRange(int64_t total, int64_t* start, int64_t* end) {
   return s <= e;
 }
 
-// Parses "BYTE" / "BIT" (case-insensitive) into *is_bit; false for anything else.
-bool ParseUnit(std::string_view arg, bool* is_bit) {
-  if (core::EqualsIgnoreCase(arg, "bit")) {
-    *is_bit = true;
-  } else if (core::EqualsIgnoreCase(arg, "byte")) {
-    *is_bit = false;
-  } else {
-    return false;
-  }
-  return true;
+// The optional range unit: true for BIT; BYTE or nothing is bytes; anything else is a syntax
+// error.
+bool ReadRangeUnit(ArgParser& p) {
+  if (!p.HasNext() || p.Check("byte")) return false;
+  if (p.Check("bit")) return true;
+  p.Fail(kSyntaxErr);
+  return false;
 }
 
 bool GetBitAt(std::string_view s, int64_t pos) {
@@ -151,13 +148,13 @@ void CmdBitCount(ArgSlice args, ShardContext& ctx) {
   const int64_t len = int64_t(s.size());
   if (args.size() == 2) return ctx.rb.Integer(PopCount(s.data(), s.size()));
   if (args.size() != 4 && args.size() != 5) return ctx.rb.Error(kSyntaxErr);
-  int64_t start, end;
-  if (!core::ParseInt64(args[2], &start) || !core::ParseInt64(args[3], &end)) {
-    return ctx.rb.Error(kNotIntegerErr);
-  }
+  ArgParser p(args, 2);
+  int64_t start = p.Next<int64_t>();
+  int64_t end = p.Next<int64_t>();
+  if (p.ReplyError(ctx.rb)) return;
   if (start < 0 && end < 0 && start > end) return ctx.rb.Integer(0);
-  bool is_bit = false;
-  if (args.size() == 5 && !ParseUnit(args[4], &is_bit)) return ctx.rb.Error(kSyntaxErr);
+  const bool is_bit = ReadRangeUnit(p);
+  if (p.ReplyError(ctx.rb)) return;
   if (!ResolveRange(is_bit ? len * 8 : len, &start, &end)) return ctx.rb.Integer(0);
   if (!is_bit) return ctx.rb.Integer(PopCount(s.data() + start, size_t(end - start + 1)));
   // Whole bytes in the middle, single bits at the two ragged edges.
@@ -208,14 +205,15 @@ void CmdBitPos(ArgSlice args, ShardContext& ctx) {
   int64_t start = 0, end = len - 1;
   bool is_bit = false, end_given = false;
   if (args.size() >= 4 && args.size() <= 6) {
-    if (!core::ParseInt64(args[3], &start)) return ctx.rb.Error(kNotIntegerErr);
-    if (args.size() == 6 && !ParseUnit(args[5], &is_bit)) return ctx.rb.Error(kSyntaxErr);
-    if (args.size() >= 5) {
-      if (!core::ParseInt64(args[4], &end)) return ctx.rb.Error(kNotIntegerErr);
-      end_given = true;
-    } else {
-      end = is_bit ? len * 8 + 7 : len - 1;
-    }
+    // Redis reads the unit before the end: a bad unit is reported before a bad end.
+    ArgParser p(args, 3);
+    start = p.Next<int64_t>();
+    end_given = args.size() >= 5;
+    const std::string_view end_arg = end_given ? p.Next() : std::string_view();
+    is_bit = ReadRangeUnit(p);
+    if (end_given && p.ok() && !core::ParseInt64(end_arg, &end)) p.Fail(kNotIntegerErr);
+    if (p.ReplyError(ctx.rb)) return;
+    if (!end_given) end = is_bit ? len * 8 + 7 : len - 1;
     if (!ResolveRange(is_bit ? len * 8 : len, &start, &end)) return ctx.rb.Integer(-1);
   } else if (args.size() != 3) {
     return ctx.rb.Error(kSyntaxErr);
@@ -576,20 +574,45 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
 
 void RegisterBitopsFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("setbit", 4, kW | kD, "write bitmap slow", CmdSetBit);
-  r->RegisterKeyCommand("getbit", 3, kR | kF, "read bitmap fast", CmdGetBit);
-  r->RegisterKeyCommand("bitcount", -2, kR, "read bitmap slow", CmdBitCount);
-  r->RegisterKeyCommand("bitpos", -3, kR, "read bitmap slow", CmdBitPos);
-  r->RegisterKeyCommand("bitfield", -2, kW | kD, "write bitmap slow", CmdBitField<false>);
-  r->RegisterKeyCommand("bitfield_ro", -2, kR | kF, "read bitmap fast", CmdBitField<true>);
-  r->Register({.name = "bitop",
-               .arity = -4,
-               .flags = kW | kD,
-               .first_key = 2,
-               .last_key = -1,
-               .key_step = 1,
-               .acl_categories = "write bitmap slow",
-               .on_conn = CmdBitOp});
+  r->Register({.name = "setbit", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write bitmap slow", .on_shard = CmdSetBit,
+               .docs = {.group = "bitmap", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Sets or clears the bit at an offset of a string.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "getbit", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read bitmap fast", .on_shard = CmdGetBit,
+               .docs = {.group = "bitmap", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Returns the bit at an offset of a string.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "bitcount", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read bitmap slow", .on_shard = CmdBitCount,
+               .docs = {.group = "bitmap", .since = "2.6.0", .complexity = "O(N)",
+                        .summary = "Counts the bits set to 1 in a string, or in a range of it.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "bitpos", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read bitmap slow", .on_shard = CmdBitPos,
+               .docs = {.group = "bitmap", .since = "2.8.7", .complexity = "O(N)",
+                        .summary = "Returns the position of the first bit set to 1 or 0 in a "
+                                   "string, or in a range of it.", .key_flags = "RO access"}});
+  r->Register({.name = "bitfield", .arity = -2, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write bitmap slow", .on_shard = CmdBitField<false>,
+               .docs = {.group = "bitmap", .since = "3.2.0",
+                        .complexity = "O(1) for each subcommand specified",
+                        .summary = "Reads, writes and increments integers of any width at any bit "
+                                   "offset of a string.",
+                        .key_flags = "RW access update variable_flags"}});
+  r->Register({.name = "bitfield_ro", .arity = -2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read bitmap fast", .on_shard = CmdBitField<true>,
+               .docs = {.group = "bitmap", .since = "6.0.0",
+                        .complexity = "O(1) for each subcommand specified",
+                        .summary = "Reads integers of any width at any bit offset of a string "
+                                   "(BITFIELD without writes).", .key_flags = "RO access"}});
+  r->Register({.name = "bitop", .arity = -4, .flags = kW | kD,
+               .keys = {.first = 2, .last = -1, .step = 1}, .acl_categories = "write bitmap slow",
+               .on_conn = CmdBitOp,
+               .docs = {.group = "bitmap", .since = "2.6.0", .complexity = "O(N)",
+                        .summary = "Combines strings bit by bit with AND, OR, XOR or NOT into a "
+                                   "destination key.", .key_flags = "OW update"}});
 }
 
 }  // namespace shardis::server

@@ -295,24 +295,74 @@ void CmdBRPopLPush(ArgSlice args, ConnContext& ctx) {
 
 void RegisterBlockingFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kNs = kNoScript, kD = kDenyOom;
+  constexpr KeyRange kKeysBeforeTimeout = {1, -2, 1};
   // Redis' key specs: all arguments but the last (BLPOP, ...), the keys after numkeys (BLMPOP:
   // "movablekeys", reported as 0 0 0), source and destination (BLMOVE).
-  r->Register({"blpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
-               CmdBPop<core::ListEnd::kHead>});
-  r->Register({"brpop", -3, kW | kNs, 1, -2, 1, "write list slow blocking", nullptr,
-               CmdBPop<core::ListEnd::kTail>});
-  r->Register({"blmpop", -5, kW, 0, 0, 0, "write list slow blocking", nullptr, CmdBLMPop,
-               NumKeysAfterTimeout});
-  r->Register({"blmove", 6, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
-               CmdBLMove});
-  r->Register({"brpoplpush", 4, kW | kD | kNs, 1, 2, 1, "write list slow blocking", nullptr,
-               CmdBRPopLPush});
-  r->Register({"bzpopmin", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
-               nullptr, CmdBZPop<false>});
-  r->Register({"bzpopmax", -3, kW | kNs | kFast, 1, -2, 1, "write sortedset fast blocking",
-               nullptr, CmdBZPop<true>});
-  r->Register({"bzmpop", -5, kW, 0, 0, 0, "write sortedset slow blocking", nullptr,
-               CmdBZMPop, NumKeysAfterTimeout});
+  r->Register({.name = "blpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
+               .acl_categories = "write list slow blocking",
+               .on_conn = CmdBPop<core::ListEnd::kHead>,
+               .docs = {.group = "list", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of provided keys.",
+                        .summary = "Pops the first element of the first non-empty list of several, "
+                                   "waiting for one if all are empty.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "brpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
+               .acl_categories = "write list slow blocking",
+               .on_conn = CmdBPop<core::ListEnd::kTail>,
+               .docs = {.group = "list", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of provided keys.",
+                        .summary = "Pops the last element of the first non-empty list of several, "
+                                   "waiting for one if all are empty.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "blmpop", .arity = -5, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write list slow blocking", .on_conn = CmdBLMPop,
+               .key_finder = NumKeysAfterTimeout,
+               .docs = {.group = "list", .since = "7.0.0",
+                        .complexity = "O(N+M) where N is the number of provided keys and M is the "
+                                      "number of elements returned.",
+                        .summary = "Pops elements from the first non-empty list of several, "
+                                   "waiting for one if all are empty.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "blmove", .arity = 6, .flags = kW | kD | kNs, .keys = kTwoKeys,
+               .acl_categories = "write list slow blocking", .on_conn = CmdBLMove,
+               .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Moves an element from one end of a list to an end of another, "
+                                   "waiting for one if the source is empty.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "brpoplpush", .arity = 4, .flags = kW | kD | kNs, .keys = kTwoKeys,
+               .acl_categories = "write list slow blocking", .on_conn = CmdBRPopLPush,
+               .docs = {.group = "list", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Moves the last element of a list to the head of another, "
+                                   "waiting for one if the source is empty (old form of BLMOVE).",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "bzpopmin", .arity = -3, .flags = kW | kNs | kFast,
+               .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
+               .on_conn = CmdBZPop<false>,
+               .docs = {.group = "sorted-set", .since = "5.0.0",
+                        .complexity = "O(log(N)) with N being the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Pops the lowest scored member of the first non-empty sorted "
+                                   "set of several, waiting if all are empty.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "bzpopmax", .arity = -3, .flags = kW | kNs | kFast,
+               .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
+               .on_conn = CmdBZPop<true>,
+               .docs = {.group = "sorted-set", .since = "5.0.0",
+                        .complexity = "O(log(N)) with N being the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Pops the highest scored member of the first non-empty sorted "
+                                   "set of several, waiting if all are empty.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "bzmpop", .arity = -5, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write sortedset slow blocking", .on_conn = CmdBZMPop,
+               .key_finder = NumKeysAfterTimeout,
+               .docs = {.group = "sorted-set", .since = "7.0.0",
+                        .complexity = "O(K) + O(M*log(N)) where K is the number of provided keys, "
+                                      "N being the number of elements in the sorted set, and M "
+                                      "being the number of elements popped.",
+                        .summary = "Pops the lowest or highest scored members of the first "
+                                   "non-empty sorted set of several, waiting if all are empty.",
+                        .key_flags = "RW access delete"}});
 }
 
 }  // namespace shardis::server

@@ -14,6 +14,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/client_pause.h"
 #include "server/command.h"
 #include "server/connection_state.h"
@@ -73,18 +74,15 @@ void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms
 // Redis' client types (getClientType): a monitor counts as normal.
 enum class ClientType { kNormal, kPubSub, kOther };
 
-bool ParseClientType(std::string_view s, ClientType* type) {
-  if (core::EqualsIgnoreCase(s, "normal")) {
-    *type = ClientType::kNormal;
-  } else if (core::EqualsIgnoreCase(s, "pubsub")) {
-    *type = ClientType::kPubSub;
-  } else if (core::EqualsIgnoreCase(s, "master") || core::EqualsIgnoreCase(s, "replica") ||
-             core::EqualsIgnoreCase(s, "slave")) {
-    *type = ClientType::kOther;  // no client has it here
-  } else {
-    return false;
+// Redis' getClientTypeByName, with its error for an unknown name.
+ClientType ReadClientType(ArgParser& p) {
+  if (p.Check("normal")) return ClientType::kNormal;
+  if (p.Check("pubsub")) return ClientType::kPubSub;
+  if (p.Check("master") || p.Check("replica") || p.Check("slave")) {
+    return ClientType::kOther;  // no client has it here
   }
-  return true;
+  p.Fail(core::Concat("ERR Unknown client type '", p.Peek(), "'"));
+  return ClientType::kOther;
 }
 
 ClientType TypeOf(const ConnectionState& c) {
@@ -125,21 +123,17 @@ void ClientList(ArgSlice args, ConnContext& ctx) {
   // As Redis 7.0: either one TYPE filter or one ID list, not both.
   std::optional<ClientType> type;
   std::vector<int64_t> ids;
-  if (args.size() == 4 && core::EqualsIgnoreCase(args[2], "type")) {
-    ClientType t;
-    if (!ParseClientType(args[3], &t)) {
-      return ctx.rb.Error(core::Concat("ERR Unknown client type '", args[3], "'"));
-    }
-    type = t;
-  } else if (args.size() >= 4 && core::EqualsIgnoreCase(args[2], "id")) {
-    for (size_t i = 3; i < args.size(); ++i) {
-      int64_t id;
-      if (!core::ParseInt64(args[i], &id)) return ctx.rb.Error("ERR Invalid client ID");
-      ids.push_back(id);
+  ArgParser p(args, 2);
+  if (args.size() == 4 && p.Check("type", 1)) {
+    type = ReadClientType(p);
+  } else if (args.size() >= 4 && p.Check("id", 1)) {
+    while (p.HasNext()) {
+      ids.push_back(p.NextInt64("ERR Invalid client ID"));
     }
   } else if (args.size() != 2) {
-    return ctx.rb.Error(kSyntaxErr);
+    p.Fail(kSyntaxErr);
   }
+  if (p.ReplyError(ctx.rb)) return;
 
   // Every thread formats its own clients; the lines are then ordered by id, like Redis' list.
   std::vector<std::vector<std::pair<uint64_t, std::string>>> per_thread(shard::shard_set->size());
@@ -218,60 +212,52 @@ void ClientKill(ArgSlice args, ConnContext& ctx) {
     if (KillClients(filter, ctx) == 0) return ctx.rb.Error("ERR No such client");
     return ctx.rb.Ok();
   }
-  if (args.size() % 2 != 0) return ctx.rb.Error(kSyntaxErr);
-  for (size_t i = 2; i < args.size(); i += 2) {
-    std::string_view opt = args[i], value = args[i + 1];
-    if (core::EqualsIgnoreCase(opt, "id")) {
-      int64_t id;
-      if (!core::ParseInt64(value, &id) || id <= 0) {
-        return ctx.rb.Error("ERR client-id should be greater than 0");
-      }
-      filter.id = uint64_t(id);
-    } else if (core::EqualsIgnoreCase(opt, "addr")) {
-      filter.addr = std::string(value);
-    } else if (core::EqualsIgnoreCase(opt, "laddr")) {
-      filter.laddr = std::string(value);
-    } else if (core::EqualsIgnoreCase(opt, "type")) {
-      ClientType t;
-      if (!ParseClientType(value, &t)) {
-        return ctx.rb.Error(core::Concat("ERR Unknown client type '", value, "'"));
-      }
-      filter.type = t;
-    } else if (core::EqualsIgnoreCase(opt, "user")) {
-      if (value != "default") return ctx.rb.Error(core::Concat("ERR No such user '", value, "'"));
-    } else if (core::EqualsIgnoreCase(opt, "skipme")) {
-      if (core::EqualsIgnoreCase(value, "yes")) {
+  // Every filter takes a value: one left without it is a syntax error, as in Redis.
+  ArgParser p(args, 2);
+  while (p.HasNext()) {
+    if (p.Check("id", 1)) {
+      filter.id = uint64_t(p.NextInRange(1, INT64_MAX, "ERR client-id should be greater than 0"));
+    } else if (p.Check("type", 1)) {
+      filter.type = ReadClientType(p);
+    } else if (p.Check("addr", 1)) {
+      filter.addr = std::string(p.Next());
+    } else if (p.Check("laddr", 1)) {
+      filter.laddr = std::string(p.Next());
+    } else if (p.Check("user", 1)) {
+      const std::string_view user = p.Next();
+      if (user != "default") p.Fail(core::Concat("ERR No such user '", user, "'"));
+    } else if (p.Check("skipme", 1)) {
+      if (p.Check("yes")) {
         filter.skip_me = true;
-      } else if (core::EqualsIgnoreCase(value, "no")) {
+      } else if (p.Check("no")) {
         filter.skip_me = false;
       } else {
-        return ctx.rb.Error(kSyntaxErr);
+        p.Fail(kSyntaxErr);
       }
-    } else if (core::EqualsIgnoreCase(opt, "maxage")) {
-      int64_t age;
-      if (!core::ParseInt64(value, &age)) return ctx.rb.Error(kNotIntegerErr);
-      filter.max_age_s = age;
+    } else if (p.Check("maxage", 1)) {
+      filter.max_age_s = p.Next<int64_t>();
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   ctx.rb.Integer(int64_t(KillClients(filter, ctx)));
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL]
 void ClientPause(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 4) return ctx.rb.Error(SubcommandSyntaxError(args));
   PauseType type = PauseType::kAll;
-  if (args.size() == 4) {
-    if (core::EqualsIgnoreCase(args[3], "write")) {
-      type = PauseType::kWrite;
-    } else if (!core::EqualsIgnoreCase(args[3], "all")) {
-      return ctx.rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
-    }
+  // Redis reads the mode before the timeout: a bad mode is reported first.
+  ArgParser mode(args, 3);
+  if (mode.Check("write")) {
+    type = PauseType::kWrite;
+  } else if (mode.HasNext() && !mode.Check("all")) {
+    return ctx.rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
   }
-  int64_t ms;
-  if (!core::ParseInt64(args[2], &ms)) {
-    return ctx.rb.Error("ERR timeout is not an integer or out of range");
-  }
+  ArgParser p(args, 2);
+  const int64_t ms = p.NextInt64("ERR timeout is not an integer or out of range");
+  if (p.ReplyError(ctx.rb)) return;
   if (ms < 0) return ctx.rb.Error("ERR timeout is negative");
   if (ms > 0) PauseClients(shard::NowMs() + ms, type);
   ctx.rb.Ok();
@@ -284,13 +270,14 @@ void ClientUnpause(ArgSlice, ConnContext& ctx) {
 
 // CLIENT REPLY ON|OFF|SKIP: OFF and SKIP reply nothing themselves.
 void ClientReply(ArgSlice args, ConnContext& ctx) {
-  if (core::EqualsIgnoreCase(args[2], "on")) {
+  ArgParser p(args, 2);
+  if (p.Check("on")) {
     ctx.conn.reply_off = false;
     ctx.conn.reply_skip_next = false;
     ctx.rb.Ok();
-  } else if (core::EqualsIgnoreCase(args[2], "off")) {
+  } else if (p.Check("off")) {
     ctx.conn.reply_off = true;
-  } else if (core::EqualsIgnoreCase(args[2], "skip")) {
+  } else if (p.Check("skip")) {
     if (!ctx.conn.reply_off) ctx.conn.reply_skip_next = true;
   } else {
     ctx.rb.Error(kSyntaxErr);
@@ -300,10 +287,11 @@ void ClientReply(ArgSlice args, ConnContext& ctx) {
 // CLIENT SETINFO LIB-NAME name | LIB-VER version (Redis 7.2; clients send it on connect).
 void ClientSetInfo(ArgSlice args, ConnContext& ctx) {
   std::string_view attr = args[2], value = args[3];
+  ArgParser p(args, 2);
   std::string* target;
-  if (core::EqualsIgnoreCase(attr, "lib-name")) {
+  if (p.Check("lib-name")) {
     target = &ctx.conn.lib_name;
-  } else if (core::EqualsIgnoreCase(attr, "lib-ver")) {
+  } else if (p.Check("lib-ver")) {
     target = &ctx.conn.lib_ver;
   } else {
     return ctx.rb.Error(core::Concat("ERR Unrecognized option '", attr, "'"));
@@ -320,9 +308,10 @@ void ClientSetInfo(ArgSlice args, ConnContext& ctx) {
 // and LRU tracking do not exist yet, so nothing else reads them).
 template <bool ConnectionState::*kFlag>
 void ClientOnOff(ArgSlice args, ConnContext& ctx) {
-  if (core::EqualsIgnoreCase(args[2], "on")) {
+  ArgParser p(args, 2);
+  if (p.Check("on")) {
     ctx.conn.*kFlag = true;
-  } else if (core::EqualsIgnoreCase(args[2], "off")) {
+  } else if (p.Check("off")) {
     ctx.conn.*kFlag = false;
   } else {
     return ctx.rb.Error(kSyntaxErr);
@@ -366,35 +355,67 @@ constexpr uint32_t kConnSub = kNoScript | kLoading | kStale;
 constexpr std::string_view kAdminConnAcl = "admin slow dangerous connection";
 
 constexpr SubCommand kClientSubs[] = {
-    {"id", 2, kConnSub, "slow connection", "", "5.0.0", "Returns the connection's unique ID.",
-     ClientId},
-    {"getname", 2, kConnSub, "slow connection", "", "2.6.9", "Returns the connection's name.",
-     ClientGetName},
-    {"setname", 3, kConnSub, "slow connection", "", "2.6.9", "Sets the connection's name.",
-     ClientSetName},
-    {"setinfo", 4, kConnSub, "slow connection", "", "7.2.0",
-     "Sets information about the client library.", ClientSetInfo},
-    {"info", 2, kConnSub, "slow connection", "nondeterministic_output", "6.2.0",
-     "Returns information about the connection.", ClientInfo},
-    {"list", -2, kAdminSub, kAdminConnAcl, "nondeterministic_output", "2.4.0",
-     "Lists open connections.", ClientList},
-    {"no-evict", 3, kAdminSub, kAdminConnAcl, "", "7.0.0",
-     "Sets the client eviction mode of the connection.", ClientOnOff<&ConnectionState::no_evict>},
-    {"no-touch", 3, kConnSub, "slow connection", "", "7.2.0",
-     "Controls whether the connection's commands alter the last access time of keys.",
-     ClientOnOff<&ConnectionState::no_touch>},
-    {"getredir", 2, kConnSub, "slow connection", "", "6.0.0",
-     "Returns the client ID tracking notifications are redirected to.", ClientGetRedir},
-    {"kill", -3, kAdminSub, kAdminConnAcl, "", "2.4.0", "Terminates open connections.",
-     ClientKill},
-    {"pause", -3, kAdminSub, kAdminConnAcl, "", "3.0.0", "Suspends commands processing.",
-     ClientPause},
-    {"unpause", 2, kAdminSub, kAdminConnAcl, "", "6.2.0",
-     "Resumes processing commands from paused clients.", ClientUnpause},
-    {"reply", 3, kConnSub, "slow connection", "", "3.2.0",
-     "Instructs the server whether to reply to commands.", ClientReply},
-    {"help", 2, kLoading | kStale, "slow connection", "", "5.0.0",
-     "Returns helpful text about subcommands.", ClientHelp},
+    {.name = "id", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientId,
+     .docs = {.group = "connection", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Returns the connection's unique ID."}},
+    {.name = "getname", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientGetName,
+     .docs = {.group = "connection", .since = "2.6.9", .complexity = "O(1)",
+              .summary = "Returns the connection's name."}},
+    {.name = "setname", .arity = 3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientSetName,
+     .docs = {.group = "connection", .since = "2.6.9", .complexity = "O(1)",
+              .summary = "Sets the connection's name."}},
+    {.name = "setinfo", .arity = 4, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientSetInfo,
+     .docs = {.group = "connection", .since = "7.2.0", .complexity = "O(1)",
+              .summary = "Sets information about the client library."}},
+    {.name = "info", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientInfo,
+     .docs = {.group = "connection", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns information about the connection.",
+              .tips = "nondeterministic_output"}},
+    {.name = "list", .arity = -2, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientList,
+     .docs = {.group = "connection", .since = "2.4.0",
+              .complexity = "O(N) where N is the number of client connections",
+              .summary = "Lists open connections.", .tips = "nondeterministic_output"}},
+    {.name = "no-evict", .arity = 3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientOnOff<&ConnectionState::no_evict>,
+     .docs = {.group = "connection", .since = "7.0.0", .complexity = "O(1)",
+              .summary = "Sets the client eviction mode of the connection."}},
+    {.name = "no-touch", .arity = 3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientOnOff<&ConnectionState::no_touch>,
+     .docs = {.group = "connection", .since = "7.2.0", .complexity = "O(1)",
+              .summary = "Controls whether the connection's commands alter the last access time of "
+                         "keys."}},
+    {.name = "getredir", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientGetRedir,
+     .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
+              .summary = "Returns the client ID tracking notifications are redirected to."}},
+    {.name = "kill", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientKill,
+     .docs = {.group = "connection", .since = "2.4.0",
+              .complexity = "O(N) where N is the number of client connections",
+              .summary = "Terminates open connections."}},
+    {.name = "pause", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientPause,
+     .docs = {.group = "connection", .since = "2.9.50", .complexity = "O(1)",
+              .summary = "Suspends commands processing."}},
+    {.name = "unpause", .arity = 2, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientUnpause,
+     .docs = {.group = "connection", .since = "6.2.0",
+              .complexity = "O(N) Where N is the number of paused clients",
+              .summary = "Resumes processing commands from paused clients."}},
+    {.name = "reply", .arity = 3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientReply,
+     .docs = {.group = "connection", .since = "3.2.0", .complexity = "O(1)",
+              .summary = "Instructs the server whether to reply to commands."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = ClientHelp,
+     .docs = {.group = "connection", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about subcommands."}},
 };
 
 constexpr Container kClient = {"client", kClientSubs};
@@ -411,10 +432,12 @@ std::string ClientInfoLine(const ConnectionState& c) {
 }
 
 void RegisterClientFamily(CommandRegistry* r) {
-  r->Register({"client", -2, 0, 0, 0, 0, "slow", nullptr, CmdClient},
-              {"connection", "2.4.0", "Depends on subcommand.",
-               "Commands about client connections."});
-  RegisterContainer(kClient);
+  r->Register({.name = "client", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdClient,
+               .docs = {.group = "connection", .since = "2.4.0",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about client connections."},
+               .container = &kClient});
 }
 
 }  // namespace shardis::server

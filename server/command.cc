@@ -3,6 +3,7 @@
 #include "server/command_stats.h"
 #include "server/latency_monitor.h"
 #include "server/slowlog.h"
+#include "server/subcommand.h"
 #include "shard/db.h"
 
 #include <absl/strings/ascii.h>
@@ -11,53 +12,14 @@
 
 namespace shardis::server {
 
-void CommandRegistry::Register(const CommandSpec& spec, const CommandDocs& docs) {
+void CommandRegistry::Register(const CommandSpec& spec) {
   CHECK((spec.on_shard == nullptr) != (spec.on_conn == nullptr)) << spec.name;
+  // on_shard runs on the shard of args[1]: only a command whose one key is there may have it.
+  CHECK(spec.on_shard == nullptr || (spec.keys.first == 1 && spec.keys.last == 1)) << spec.name;
+  CHECK(!spec.docs.group.empty() && !spec.docs.since.empty()) << "no docs for " << spec.name;
   auto [it, inserted] = specs_.emplace(std::string(spec.name), spec);
   CHECK(inserted) << "duplicate command " << spec.name;
-  it->second.docs = docs;
-}
-
-void CommandRegistry::RegisterKeyCommand(std::string_view name, int arity, uint32_t flags,
-                                         std::string_view acl_categories, ShardHandler handler,
-                                         const CommandDocs& docs) {
-  Register({.name = name,
-            .arity = arity,
-            .flags = flags,
-            .first_key = 1,
-            .last_key = 1,
-            .key_step = 1,
-            .acl_categories = acl_categories,
-            .on_shard = handler},
-           docs);
-}
-
-void CommandRegistry::RegisterMultiKeyCommand(std::string_view name, int arity, uint32_t flags,
-                                              std::string_view acl_categories,
-                                              ConnHandler handler, const CommandDocs& docs) {
-  Register({.name = name,
-            .arity = arity,
-            .flags = flags,
-            .first_key = 1,
-            .last_key = -1,
-            .key_step = 1,
-            .acl_categories = acl_categories,
-            .on_conn = handler},
-           docs);
-}
-
-void CommandRegistry::RegisterKeylessCommand(std::string_view name, int arity, uint32_t flags,
-                                             std::string_view acl_categories, ConnHandler handler,
-                                             const CommandDocs& docs) {
-  Register({.name = name,
-            .arity = arity,
-            .flags = flags,
-            .first_key = 0,
-            .last_key = 0,
-            .key_step = 0,
-            .acl_categories = acl_categories,
-            .on_conn = handler},
-           docs);
+  if (spec.container != nullptr) AddContainer(*spec.container);
 }
 
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {

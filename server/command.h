@@ -1,5 +1,11 @@
 // The command table: one CommandSpec per command, registered by its family file (the
-// Register*Family functions below, one per file: string_family.cc, list_family.cc, ...).
+// Register*Family functions below, one per file: string_family.cc, list_family.cc, ...). Each
+// registration is one table entry with every fact of its command:
+//
+//   r->Register({.name = "get", .arity = 2, .flags = kReadOnly | kFast, .keys = kOneKey,
+//                .acl_categories = "read string fast", .on_shard = CmdGet,
+//                .docs = {"string", "1.0.0", "O(1)", "Returns the string value of a key.",
+//                         "RO access"}});
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -71,40 +77,54 @@ enum CommandFlag : uint32_t {
 // "movablekeys" for those with a key finder (CommandSpec::key_finder).
 
 // What COMMAND DOCS and COMMAND INFO say of a command beyond how it runs (Redis keeps these in the
-// command's JSON file). A command registered without them reports what Redis reports for an
-// undocumented one: group "generic", since "0.1.0", an empty summary and complexity.
+// command's JSON file). Group, since, complexity, key flags and tips are Redis 7.0's (its COMMAND
+// DOCS and COMMAND INFO are the spec; test_command_table.py compares); the summary is ours. Every
+// command has them: Register refuses one without group or since.
 struct CommandDocs {
-  std::string_view group;  // "string", "generic", "server", ...
-  std::string_view since;
-  std::string_view complexity;
-  std::string_view summary;
-  std::string_view key_flags;  // the key spec's flags, space separated; "" = from kWrite
-  std::string_view tips;       // space separated
+  std::string_view group = {};  // "string", "generic", "server", ...
+  std::string_view since = {};
+  std::string_view complexity = {};
+  std::string_view summary = {};
+  std::string_view key_flags = {};  // the flags of Redis' first key spec, space separated
+  std::string_view tips = {};       // space separated
 };
+
+// Redis' legacy key range (COMMAND INFO's first key, last key, step): the keys are args[first],
+// args[first + step], ... up to args[last]; a negative last counts from the end (-1 = the last
+// argument). first = 0: no keys (or only movable ones, found by a KeyFinder).
+struct KeyRange {
+  int first = 0;
+  int last = 0;
+  int step = 0;
+};
+// The common ranges.
+inline constexpr KeyRange kNoKeys = {0, 0, 0};
+inline constexpr KeyRange kOneKey = {1, 1, 1};    // args[1] (GET, SET, EXPIRE, ...)
+inline constexpr KeyRange kTwoKeys = {1, 2, 1};   // args[1] and args[2] (RENAME, LMOVE, ...)
+inline constexpr KeyRange kAllKeys = {1, -1, 1};  // every argument after the name (DEL, MGET, ...)
 
 struct CommandSpec {
   std::string_view name;  // lower case
   int arity;              // Redis' arity: N = exactly N args (with the name), -N = at least N
   uint32_t flags;
-  int first_key;  // Redis' legacy key spec; 0 = no keys
-  int last_key;   // -1 = the last argument
-  int key_step;
+  KeyRange keys;
   std::string_view acl_categories;  // space separated, without '@', e.g. "write string slow"
   // Exactly one handler is set. Commands whose only key is args[1] use on_shard: the connection
   // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
   KeyFinder key_finder = nullptr;  // set for movablekeys commands only
-  // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands, set by
-  // RegisterContainer (subcommand.h), so that dispatch needs no lookup by name.
+  CommandDocs docs = {};
+  // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands (subcommand.h), a
+  // constant with static storage, so that dispatch needs no lookup by name.
   const Container* container = nullptr;
+  // Set at start, not by the family files:
   // Index of the command's statistics (INFO commandstats), and of its first subcommand's for
   // containers (the others follow in the container's order): set by AssignCommandStatsIds
   // (command_stats.h) once every family is registered, so that counting a call is an array
   // access, never a lookup by name.
   uint32_t stats_id = 0;
   uint32_t sub_stats_base = 0;
-  CommandDocs docs = {};
 };
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
@@ -125,26 +145,10 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
 
 class CommandRegistry {
  public:
-  // Each registration holds every fact of its command, its docs included.
-  void Register(const CommandSpec& spec, const CommandDocs& docs = {});
-  // The three shapes most commands have:
-  // one key at args[1], run on its shard (GET, SET, EXPIRE, ...);
-  void RegisterKeyCommand(std::string_view name, int arity, uint32_t flags,
-                          std::string_view acl_categories, ShardHandler handler,
-                          const CommandDocs& docs = {});
-  // every argument after the name is a key, fanned out by the handler (DEL, MGET, ...);
-  void RegisterMultiKeyCommand(std::string_view name, int arity, uint32_t flags,
-                               std::string_view acl_categories, ConnHandler handler,
-                               const CommandDocs& docs = {});
-  // no keys, run in the connection (DBSIZE, FLUSHALL, ...).
-  void RegisterKeylessCommand(std::string_view name, int arity, uint32_t flags,
-                              std::string_view acl_categories, ConnHandler handler,
-                              const CommandDocs& docs = {});
+  // Adds one command with every fact about it (see the top of this file).
+  void Register(const CommandSpec& spec);
   // Case-insensitive lookup; nullptr for unknown commands.
   const CommandSpec* Find(std::string_view name) const;
-  CommandSpec* MutableFind(std::string_view name) {
-    return const_cast<CommandSpec*>(std::as_const(*this).Find(name));
-  }
   const absl::flat_hash_map<std::string, CommandSpec, core::StringHash, core::StringEq>& all()
       const {
     return specs_;
@@ -191,6 +195,9 @@ void RegisterMonitorCommand(CommandRegistry* registry);
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";
 inline constexpr std::string_view kNotIntegerErr = "ERR value is not an integer or out of range";
 inline constexpr std::string_view kNotFloatErr = "ERR value is not a valid float";
+// Redis' getPositiveLongFromObjectOrReply without a message: not a number or negative.
+inline constexpr std::string_view kMustBePositiveErr =
+    "ERR value is out of range, must be positive";
 inline constexpr std::string_view kWrongTypeErr =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr std::string_view kOverflowErr = "ERR increment or decrement would overflow";

@@ -76,20 +76,15 @@ void ReplySubInfo(core::ReplyBuilder& rb, std::string_view container, const SubC
   rb.Bulk(core::Concat(container, "|", sub.name));
   rb.Integer(sub.arity);
   ReplyFlags(rb, sub.flags, sub.acl_categories, /*movable_keys=*/false);
-  rb.Integer(sub.first_key);
-  rb.Integer(sub.last_key);
-  rb.Integer(sub.key_step);
+  rb.Integer(sub.keys.first);
+  rb.Integer(sub.keys.last);
+  rb.Integer(sub.keys.step);
   ReplyCategories(rb, sub.acl_categories);
-  ReplyTips(rb, sub.tips);
+  ReplyTips(rb, sub.docs.tips);
   rb.SetHeader(0);  // key specs
   rb.SetHeader(0);  // subcommands
 }
 
-// The flags of a command's key spec: its docs', else Redis' usual ones for a write or a read.
-std::string_view KeyFlags(const CommandSpec& spec) {
-  if (!spec.docs.key_flags.empty()) return spec.docs.key_flags;
-  return (spec.flags & kWrite) ? "RW update" : "RO access";
-}
 
 // One COMMAND INFO entry: [name, arity, flags, first key, last key, step, categories, tips,
 // key specs, subcommands], as Redis 7.
@@ -98,14 +93,14 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   rb.Bulk(spec.name);
   rb.Integer(spec.arity);
   ReplyFlags(rb, spec.flags, spec.acl_categories, spec.key_finder != nullptr);
-  rb.Integer(spec.first_key);
-  rb.Integer(spec.last_key);
-  rb.Integer(spec.key_step);
+  rb.Integer(spec.keys.first);
+  rb.Integer(spec.keys.last);
+  rb.Integer(spec.keys.step);
   ReplyCategories(rb, spec.acl_categories);
   ReplyTips(rb, spec.docs.tips);
-  if (spec.first_key > 0) {
-    // The legacy key range as one key spec: begin at first_key, range to last_key.
-    std::vector<std::string_view> kf = Words(KeyFlags(spec));
+  if (spec.keys.first > 0) {
+    // The legacy key range as one key spec: begin at keys.first, range to keys.last.
+    std::vector<std::string_view> kf = Words(spec.docs.key_flags);
     rb.SetHeader(1);
     rb.MapHeader(3);
     rb.Bulk("flags");
@@ -118,7 +113,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
     rb.Bulk("spec");
     rb.MapHeader(1);
     rb.Bulk("index");
-    rb.Integer(spec.first_key);
+    rb.Integer(spec.keys.first);
     rb.Bulk("find_keys");
     rb.MapHeader(2);
     rb.Bulk("type");
@@ -126,9 +121,9 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
     rb.Bulk("spec");
     rb.MapHeader(3);
     rb.Bulk("lastkey");
-    rb.Integer(spec.last_key < 0 ? spec.last_key : spec.last_key - spec.first_key);
+    rb.Integer(spec.keys.last < 0 ? spec.keys.last : spec.keys.last - spec.keys.first);
     rb.Bulk("keystep");
-    rb.Integer(spec.key_step);
+    rb.Integer(spec.keys.step);
     rb.Bulk("limit");
     rb.Integer(0);
   } else {
@@ -184,31 +179,27 @@ void CommandInfo(ArgSlice args, ConnContext& ctx) {
   }
 }
 
-void ReplyDoc(core::ReplyBuilder& rb, const CommandSpec& spec) {
-  const CommandDocs& doc = spec.docs;
-  const bool documented = !doc.since.empty();
-  const Container* c = spec.container;
-  rb.MapHeader(4 + (c != nullptr ? 1 : 0));
+// A COMMAND DOCS map: summary, since, group, complexity (left out when there is none, as Redis
+// does for MONITOR) and, for a container, its subcommands' maps.
+void ReplyDoc(core::ReplyBuilder& rb, const CommandDocs& doc, const Container* c) {
+  const bool has_complexity = !doc.complexity.empty();
+  rb.MapHeader(3 + (has_complexity ? 1 : 0) + (c != nullptr ? 1 : 0));
   rb.Bulk("summary");
   rb.Bulk(doc.summary);
   rb.Bulk("since");
-  rb.Bulk(documented ? doc.since : "0.1.0");
+  rb.Bulk(doc.since);
   rb.Bulk("group");
-  rb.Bulk(documented ? doc.group : "generic");
-  rb.Bulk("complexity");
-  rb.Bulk(doc.complexity);
+  rb.Bulk(doc.group);
+  if (has_complexity) {
+    rb.Bulk("complexity");
+    rb.Bulk(doc.complexity);
+  }
   if (c == nullptr) return;
   rb.Bulk("subcommands");
   rb.MapHeader(c->subs.size());
   for (const SubCommand& sub : c->subs) {
     rb.Bulk(core::Concat(c->name, "|", sub.name));
-    rb.MapHeader(3);
-    rb.Bulk("summary");
-    rb.Bulk(sub.summary);
-    rb.Bulk("since");
-    rb.Bulk(sub.since);
-    rb.Bulk("group");
-    rb.Bulk(documented ? doc.group : "server");
+    ReplyDoc(rb, sub.docs, nullptr);
   }
 }
 
@@ -224,7 +215,7 @@ void CommandDocsCmd(ArgSlice args, ConnContext& ctx) {
   ctx.rb.MapHeader(specs.size());
   for (const CommandSpec* spec : specs) {
     ctx.rb.Bulk(spec->name);
-    ReplyDoc(ctx.rb, *spec);
+    ReplyDoc(ctx.rb, spec->docs, spec->container);
   }
 }
 
@@ -286,14 +277,14 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   if (!ArityOk(spec->arity, cmd.size())) {
     return ctx.rb.Error("ERR Invalid number of arguments specified for command");
   }
-  int first_key = spec->first_key, last_key = spec->last_key, key_step = spec->key_step;
+  KeyRange range = spec->keys;
   if (spec->container != nullptr && cmd.size() >= 2) {
     for (const SubCommand& sub : spec->container->subs) {
       if (!core::EqualsIgnoreCase(sub.name, cmd[1])) continue;
       if (!ArityOk(sub.arity, cmd.size())) {
         return ctx.rb.Error("ERR Invalid number of arguments specified for command");
       }
-      first_key = sub.first_key, last_key = sub.last_key, key_step = sub.key_step;
+      range = sub.keys;
     }
   }
   std::vector<int> positions;
@@ -302,17 +293,17 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
       return ctx.rb.Error("ERR Invalid arguments specified for command");
     }
   } else {
-    if (first_key <= 0) return ctx.rb.Error("ERR The command has no key arguments");
+    if (range.first <= 0) return ctx.rb.Error("ERR The command has no key arguments");
     const int argc = int(cmd.size());
-    const int last = last_key < 0 ? argc + last_key : last_key;
-    for (int i = first_key; i <= last && i < argc; i += std::max(key_step, 1)) {
+    const int last = range.last < 0 ? argc + range.last : range.last;
+    for (int i = range.first; i <= last && i < argc; i += std::max(range.step, 1)) {
       positions.push_back(i);
     }
   }
   std::vector<std::string_view> keys;
   for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
-  std::vector<std::string_view> kf = Words(KeyFlags(*spec));
+  std::vector<std::string_view> kf = Words(spec->docs.key_flags);
   ctx.rb.ArrayHeader(keys.size());
   for (std::string_view key : keys) {
     ctx.rb.ArrayHeader(2);
@@ -335,20 +326,42 @@ void CommandHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr SubCommand kCommandSubs[] = {
-    {"count", 2, kLoading | kStale, "slow connection", "", "2.8.13",
-     "Returns the number of commands.", CommandCount},
-    {"info", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "2.8.13",
-     "Returns information about commands.", CommandInfo},
-    {"docs", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
-     "Returns documentary information about commands.", CommandDocsCmd},
-    {"list", -2, kLoading | kStale, "slow connection", "nondeterministic_output_order", "7.0.0",
-     "Returns a list of command names.", CommandList},
-    {"getkeys", -4, kLoading | kStale, "slow connection", "", "2.8.13",
-     "Extracts the key names from an arbitrary command.", CommandGetKeys<false>},
-    {"getkeysandflags", -4, kLoading | kStale, "slow connection", "", "7.0.0",
-     "Extracts the key names and access flags from an arbitrary command.", CommandGetKeys<true>},
-    {"help", 2, kLoading | kStale, "slow connection", "", "5.0.0",
-     "Returns helpful text about subcommands.", CommandHelp},
+    {.name = "count", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandCount,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns the number of commands."}},
+    {.name = "info", .arity = -2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandInfo,
+     .docs = {.group = "server", .since = "2.8.13",
+              .complexity = "O(N) where N is the number of commands to look up",
+              .summary = "Returns information about commands.",
+              .tips = "nondeterministic_output_order"}},
+    {.name = "docs", .arity = -2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandDocsCmd,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of commands to look up",
+              .summary = "Returns documentary information about commands.",
+              .tips = "nondeterministic_output_order"}},
+    {.name = "list", .arity = -2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandList,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the total number of Redis commands",
+              .summary = "Returns a list of command names.",
+              .tips = "nondeterministic_output_order"}},
+    {.name = "getkeys", .arity = -4, .flags = kLoading | kStale,
+     .acl_categories = "slow connection", .handler = CommandGetKeys<false>,
+     .docs = {.group = "server", .since = "2.8.13",
+              .complexity = "O(N) where N is the number of arguments to the command",
+              .summary = "Extracts the key names from an arbitrary command."}},
+    {.name = "getkeysandflags", .arity = -4, .flags = kLoading | kStale,
+     .acl_categories = "slow connection", .handler = CommandGetKeys<true>,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of arguments to the command",
+              .summary = "Extracts the key names and access flags from an arbitrary command."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow connection",
+     .handler = CommandHelp,
+     .docs = {.group = "server", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about subcommands."}},
 };
 
 constexpr Container kCommand = {"command", kCommandSubs};
@@ -365,10 +378,13 @@ void CmdCommand(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterCommandFamily(CommandRegistry* r) {
-  r->Register({"command", -1, kLoading | kStale, 0, 0, 0, "slow connection", nullptr, CmdCommand},
-              {"server", "2.8.13", "O(N) where N is the total number of commands.",
-               "Returns details about all commands.", "", "nondeterministic_output_order"});
-  RegisterContainer(kCommand);
+  r->Register({.name = "command", .arity = -1, .flags = kLoading | kStale, .keys = kNoKeys,
+               .acl_categories = "slow connection", .on_conn = CmdCommand,
+               .docs = {.group = "server", .since = "2.8.13",
+                        .complexity = "O(N) where N is the total number of Redis commands",
+                        .summary = "Returns details about all commands.",
+                        .tips = "nondeterministic_output_order"},
+               .container = &kCommand});
 }
 
 }  // namespace shardis::server

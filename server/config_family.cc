@@ -119,15 +119,29 @@ void ConfigHelp(ArgSlice, ConnContext& ctx) {
 constexpr std::string_view kAdminAcl = "admin slow dangerous";
 
 constexpr SubCommand kConfigSubs[] = {
-    {"get", -3, kAdminSub, kAdminAcl, "", "2.0.0", "Returns the values of parameters.", ConfigGet},
-    {"set", -4, kAdminSub, kAdminAcl, "request_policy:all_nodes response_policy:all_succeeded",
-     "2.0.0", "Sets parameters.", ConfigSet},
-    {"resetstat", 2, kAdminSub, kAdminAcl, "", "2.0.0", "Resets the server's statistics.",
-     ConfigResetStat},
-    {"rewrite", 2, kAdminSub, kAdminAcl, "", "2.8.0", "Rewrites the configuration file.",
-     ConfigRewrite},
-    {"help", 2, kLoading | kStale, "slow", "", "5.0.0", "Returns helpful text about subcommands.",
-     ConfigHelp},
+    {.name = "get", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminAcl,
+     .handler = ConfigGet,
+     .docs = {.group = "server", .since = "2.0.0",
+              .complexity = "O(N) when N is the number of configuration parameters provided",
+              .summary = "Returns the values of parameters."}},
+    {.name = "set", .arity = -4, .flags = kAdminSub, .acl_categories = kAdminAcl,
+     .handler = ConfigSet,
+     .docs = {.group = "server", .since = "2.0.0",
+              .complexity = "O(N) when N is the number of configuration parameters provided",
+              .summary = "Sets parameters.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "resetstat", .arity = 2, .flags = kAdminSub, .acl_categories = kAdminAcl,
+     .handler = ConfigResetStat,
+     .docs = {.group = "server", .since = "2.0.0", .complexity = "O(1)",
+              .summary = "Resets the server's statistics."}},
+    {.name = "rewrite", .arity = 2, .flags = kAdminSub, .acl_categories = kAdminAcl,
+     .handler = ConfigRewrite,
+     .docs = {.group = "server", .since = "2.8.0", .complexity = "O(1)",
+              .summary = "Rewrites the configuration file."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = ConfigHelp,
+     .docs = {.group = "server", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about subcommands."}},
 };
 
 constexpr Container kConfig = {"config", kConfigSubs};
@@ -137,9 +151,11 @@ void CmdConfig(ArgSlice args, ConnContext& ctx) { DispatchSub(kConfig, args, ctx
 }  // namespace
 
 void RegisterConfigFamily(CommandRegistry* r) {
-  r->Register({"config", -2, 0, 0, 0, 0, "slow", nullptr, CmdConfig},
-              {"server", "2.0.0", "Depends on subcommand.", "Commands about configuration."});
-  RegisterContainer(kConfig);
+  r->Register({.name = "config", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdConfig,
+               .docs = {.group = "server", .since = "2.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about configuration."},
+               .container = &kConfig});
 }
 
 }  // namespace shardis::server

@@ -6,6 +6,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/auth.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/monitor.h"
@@ -37,45 +38,40 @@ void Quit(ArgSlice, ConnContext& ctx) {
 }
 
 void Select(ArgSlice args, ConnContext& ctx) {
-  int64_t index;
-  if (!core::ParseInt64(args[1], &index)) return ctx.rb.Error(kNotIntegerErr);
-  if (index < 0 || index >= shard::Shard::kNumDbs) {
-    return ctx.rb.Error("ERR DB index is out of range");
-  }
-  ctx.conn.db = int(index);
+  ArgParser p(args, 1);
+  const int index = ReadDbIndex(p);
+  if (p.ReplyError(ctx.rb)) return;
+  ctx.conn.db = index;
   ctx.rb.Ok();
 }
 
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
 void Hello(ArgSlice args, ConnContext& ctx) {
-  int64_t version = ctx.conn.resp3 ? 3 : 2;
-  size_t i = 1;
-  if (args.size() > 1) {
-    if (!core::ParseInt64(args[1], &version)) {
-      return ctx.rb.Error("ERR Protocol version is not an integer or out of range");
-    }
-    i = 2;
-  }
+  ArgParser p(args, 1);
+  const int64_t version =
+      p.HasNext() ? p.NextInt64("ERR Protocol version is not an integer or out of range")
+                  : (ctx.conn.resp3 ? 3 : 2);
+  // Redis checks the version before it reads the options.
+  if (p.ok() && (version < 2 || version > 3)) p.Fail("NOPROTO unsupported protocol version");
   std::string_view new_name;
   bool set_name = false;
-  const std::string_view* auth = nullptr;  // user, password
-  for (; i < args.size(); ++i) {
-    size_t more = args.size() - i - 1;
-    if (core::EqualsIgnoreCase(args[i], "AUTH") && more >= 2) {
-      auth = &args[i + 1];
-      i += 2;
-    } else if (core::EqualsIgnoreCase(args[i], "SETNAME") && more >= 1) {
-      new_name = args[++i];
+  std::string_view user, password;
+  bool auth = false;
+  while (p.HasNext()) {
+    if (p.Check("AUTH", 2)) {
+      user = p.Next();
+      password = p.Next();
+      auth = true;
+    } else if (p.Check("SETNAME", 1)) {
+      new_name = p.Next();
       set_name = true;
     } else {
-      return ctx.rb.Error(core::Concat("ERR Syntax error in HELLO option '", args[i], "'"));
+      p.Fail(core::Concat("ERR Syntax error in HELLO option '", p.Peek(), "'"));
     }
   }
-  if (version < 2 || version > 3) {
-    return ctx.rb.Error("NOPROTO unsupported protocol version");
-  }
-  if (auth != nullptr) {
-    if (!CheckPassword(auth[0], auth[1])) return ctx.rb.Error(kWrongPassErr);
+  if (p.ReplyError(ctx.rb)) return;
+  if (auth) {
+    if (!CheckPassword(user, password)) return ctx.rb.Error(kWrongPassErr);
     ctx.conn.authenticated = true;
   }
   if (!ctx.conn.authenticated && AuthRequired()) {
@@ -134,21 +130,34 @@ void Reset(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterConnectionFamily(CommandRegistry* r) {
-  r->Register({"reset", 1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Reset});
-  r->Register({"ping", -1, kFast, 0, 0, 0, "fast connection", nullptr, &Ping},
-              {"connection", "1.0.0", "O(1)", "Returns the server's liveliness response."});
-  r->Register({"echo", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr, &Echo},
-              {"connection", "1.0.0", "O(1)", "Returns the given string."});
-  r->Register({"quit", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Quit},
-              {"connection", "1.0.0", "O(1)", "Closes the connection."});
-  r->Register({"select", 2, kFast | kStale | kLoading, 0, 0, 0, "fast connection", nullptr,
-               &Select},
-              {"connection", "1.0.0", "O(1)", "Changes the selected database."});
-  r->Register({"hello", -1, kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy, 0, 0, 0,
-               "fast connection", nullptr, &Hello},
-              {"connection", "6.0.0", "O(1)", "Handshakes with the server (protocol version)."});
+  r->Register({.name = "reset", .arity = 1,
+               .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Reset,
+               .docs = {.group = "connection", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Returns the connection to its state right after connecting."}});
+  r->Register({.name = "ping", .arity = -1, .flags = kFast, .keys = kNoKeys,
+               .acl_categories = "fast connection", .on_conn = &Ping,
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the server's liveliness response.",
+                        .tips = "request_policy:all_shards response_policy:all_succeeded"}});
+  r->Register({.name = "echo", .arity = 2, .flags = kFast | kStale | kLoading, .keys = kNoKeys,
+               .acl_categories = "fast connection", .on_conn = &Echo,
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the given string."}});
+  r->Register({.name = "quit", .arity = -1,
+               .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Quit,
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Closes the connection."}});
+  r->Register({.name = "select", .arity = 2, .flags = kFast | kStale | kLoading, .keys = kNoKeys,
+               .acl_categories = "fast connection", .on_conn = &Select,
+               .docs = {.group = "connection", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Changes the selected database."}});
+  r->Register({.name = "hello", .arity = -1,
+               .flags = kFast | kStale | kNoScript | kLoading | kNoAuth | kAllowBusy,
+               .keys = kNoKeys, .acl_categories = "fast connection", .on_conn = &Hello,
+               .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
+                        .summary = "Handshakes with the server (protocol version)."}});
 }
 
 }  // namespace shardis::server

@@ -323,23 +323,32 @@ void ObjectHelp(ArgSlice, ConnContext& ctx) {
 }
 
 constexpr std::string_view kObjectAcl = "keyspace read slow";
-constexpr std::string_view kObjectTips = "nondeterministic_output";
 
 constexpr SubCommand kObjectSubs[] = {
-    {"encoding", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the internal encoding of a Redis object.", ObjectSub<ObjectQuery::kEncoding>, 2, 2,
-     1},
-    {"freq", 3, kReadOnly, kObjectAcl, kObjectTips, "4.0.0",
-     "Returns the logarithmic access frequency counter of a Redis object.",
-     ObjectSub<ObjectQuery::kFreq>, 2, 2, 1},
-    {"idletime", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the time since the last access to a Redis object.", ObjectSub<ObjectQuery::kIdleTime>,
-     2, 2, 1},
-    {"refcount", 3, kReadOnly, kObjectAcl, kObjectTips, "2.2.3",
-     "Returns the reference count of a value of a key.", ObjectSub<ObjectQuery::kRefCount>, 2, 2,
-     1},
-    {"help", 2, kLoading | kStale, "keyspace slow", "", "6.2.0",
-     "Returns helpful text about the different subcommands.", ObjectHelp},
+    {.name = "encoding", .arity = 3, .flags = kReadOnly, .keys = kSubKey,
+     .acl_categories = kObjectAcl, .handler = ObjectSub<ObjectQuery::kEncoding>,
+     .docs = {.group = "generic", .since = "2.2.3", .complexity = "O(1)",
+              .summary = "Returns the internal encoding of a Redis object.",
+              .tips = "nondeterministic_output"}},
+    {.name = "freq", .arity = 3, .flags = kReadOnly, .keys = kSubKey, .acl_categories = kObjectAcl,
+     .handler = ObjectSub<ObjectQuery::kFreq>,
+     .docs = {.group = "generic", .since = "4.0.0", .complexity = "O(1)",
+              .summary = "Returns the logarithmic access frequency counter of a Redis object.",
+              .tips = "nondeterministic_output"}},
+    {.name = "idletime", .arity = 3, .flags = kReadOnly, .keys = kSubKey,
+     .acl_categories = kObjectAcl, .handler = ObjectSub<ObjectQuery::kIdleTime>,
+     .docs = {.group = "generic", .since = "2.2.3", .complexity = "O(1)",
+              .summary = "Returns the time since the last access to a Redis object.",
+              .tips = "nondeterministic_output"}},
+    {.name = "refcount", .arity = 3, .flags = kReadOnly, .keys = kSubKey,
+     .acl_categories = kObjectAcl, .handler = ObjectSub<ObjectQuery::kRefCount>,
+     .docs = {.group = "generic", .since = "2.2.3", .complexity = "O(1)",
+              .summary = "Returns the reference count of a value of a key.",
+              .tips = "nondeterministic_output"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "keyspace slow",
+     .handler = ObjectHelp,
+     .docs = {.group = "generic", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 
 constexpr Container kObject = {"object", kObjectSubs};
@@ -349,64 +358,118 @@ void CmdObject(ArgSlice args, ConnContext& ctx) { DispatchSub(kObject, args, ctx
 }  // namespace
 
 void RegisterGenericFamily(CommandRegistry* r) {
-  // The tips of the multi-key counters: Redis Cluster sums the shards' replies.
-  constexpr std::string_view kMultiShardSum = "request_policy:multi_shard response_policy:agg_sum";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterMultiKeyCommand("del", -2, kW, "keyspace write slow", CmdDel,
-                             {"generic", "1.0.0", "O(N) where N is the number of keys to remove.",
-                              "Deletes keys.", "RM delete", kMultiShardSum});
-  r->RegisterMultiKeyCommand("unlink", -2, kW | kF, "keyspace write fast", CmdDel,
-                             {"generic", "4.0.0", "O(1) for each key removed.", "Deletes keys.",
-                              "RM delete", kMultiShardSum});
-  r->RegisterMultiKeyCommand("exists", -2, kR | kF, "keyspace read fast", CmdExists,
-                             {"generic", "3.0.3", "O(N) where N is the number of keys to check.",
-                              "Counts how many of the given keys exist.", "RO", kMultiShardSum});
-  r->RegisterMultiKeyCommand("touch", -2, kR | kF, "keyspace read fast", CmdExists,
-                             {"generic", "3.2.1", "O(N) where N is the number of keys to touch.",
-                              "Counts the given keys that exist, updating their access time.", "RO",
-                              kMultiShardSum});
+  r->Register({.name = "del", .arity = -2, .flags = kW, .keys = kAllKeys,
+               .acl_categories = "keyspace write slow", .on_conn = CmdDel,
+               .docs = {.group = "generic", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of keys that will be removed. "
+                                      "When a key to remove holds a value other than a string, the "
+                                      "individual complexity for this key is O(M) where M is the "
+                                      "number of elements in the list, set, sorted set or hash. "
+                                      "Removing a single key that holds a string value is O(1).",
+                        .summary = "Deletes keys.", .key_flags = "RM delete",
+                        .tips = "request_policy:multi_shard response_policy:agg_sum"}});
+  r->Register({.name = "unlink", .arity = -2, .flags = kW | kF, .keys = kAllKeys,
+               .acl_categories = "keyspace write fast", .on_conn = CmdDel,
+               .docs = {.group = "generic", .since = "4.0.0",
+                        .complexity = "O(1) for each key removed regardless of its size. Then the "
+                                      "command does O(N) work in a different thread in order to "
+                                      "reclaim memory, where N is the number of allocations the "
+                                      "deleted objects where composed of.",
+                        .summary = "Deletes keys.", .key_flags = "RM delete",
+                        .tips = "request_policy:multi_shard response_policy:agg_sum"}});
+  r->Register({.name = "exists", .arity = -2, .flags = kR | kF, .keys = kAllKeys,
+               .acl_categories = "keyspace read fast", .on_conn = CmdExists,
+               .docs = {.group = "generic", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of keys to check.",
+                        .summary = "Counts how many of the given keys exist.", .key_flags = "RO",
+                        .tips = "request_policy:multi_shard response_policy:agg_sum"}});
+  r->Register({.name = "touch", .arity = -2, .flags = kR | kF, .keys = kAllKeys,
+               .acl_categories = "keyspace read fast", .on_conn = CmdExists,
+               .docs = {.group = "generic", .since = "3.2.1",
+                        .complexity = "O(N) where N is the number of keys that will be touched.",
+                        .summary = "Counts the given keys that exist, updating their access time.",
+                        .key_flags = "RO",
+                        .tips = "request_policy:multi_shard response_policy:agg_sum"}});
 
-  r->RegisterKeyCommand("expire", -3, kW | kF, "keyspace write fast", CmdExpire<false, false>,
-                        {"generic", "1.0.0", "O(1)", "Sets the expiry of a key in seconds.",
-                         "RW update"});
-  r->RegisterKeyCommand("pexpire", -3, kW | kF, "keyspace write fast", CmdExpire<true, false>,
-                        {"generic", "2.6.0", "O(1)", "Sets the expiry of a key in milliseconds.",
-                         "RW update"});
-  r->RegisterKeyCommand("expireat", -3, kW | kF, "keyspace write fast", CmdExpire<false, true>,
-                        {"generic", "1.2.0", "O(1)",
-                         "Sets the expiry of a key to a Unix time in seconds.", "RW update"});
-  r->RegisterKeyCommand("pexpireat", -3, kW | kF, "keyspace write fast", CmdExpire<true, true>,
-                        {"generic", "2.6.0", "O(1)",
-                         "Sets the expiry of a key to a Unix time in milliseconds.", "RW update"});
-  r->RegisterKeyCommand("ttl", 2, kR | kF, "keyspace read fast", CmdTtl<false, false>,
-                        {"generic", "1.0.0", "O(1)",
-                         "Returns the remaining time to live of a key in seconds.", "RO access",
-                         "nondeterministic_output"});
-  r->RegisterKeyCommand("pttl", 2, kR | kF, "keyspace read fast", CmdTtl<true, false>,
-                        {"generic", "2.6.0", "O(1)",
-                         "Returns the remaining time to live of a key in milliseconds.",
-                         "RO access", "nondeterministic_output"});
-  r->RegisterKeyCommand("expiretime", 2, kR | kF, "keyspace read fast", CmdTtl<false, true>,
-                        {"generic", "7.0.0", "O(1)",
-                         "Returns the expiry of a key as a Unix time in seconds.", "RO access"});
-  r->RegisterKeyCommand("pexpiretime", 2, kR | kF, "keyspace read fast", CmdTtl<true, true>,
-                        {"generic", "7.0.0", "O(1)",
-                         "Returns the expiry of a key as a Unix time in milliseconds.",
-                         "RO access"});
-  r->RegisterKeyCommand("persist", 2, kW | kF, "keyspace write fast", CmdPersist,
-                        {"generic", "2.2.0", "O(1)", "Removes the expiry of a key.", "RW update"});
-  r->RegisterKeyCommand("type", 2, kR | kF, "keyspace read fast", CmdType,
-                        {"generic", "1.0.0", "O(1)",
-                         "Returns the type of the value stored at a key.", "RO"});
+  r->Register({.name = "expire", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<false, false>,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Sets the expiry of a key in seconds.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "pexpire", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<true, false>,
+               .docs = {.group = "generic", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Sets the expiry of a key in milliseconds.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "expireat", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<false, true>,
+               .docs = {.group = "generic", .since = "1.2.0", .complexity = "O(1)",
+                        .summary = "Sets the expiry of a key to a Unix time in seconds.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "pexpireat", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdExpire<true, true>,
+               .docs = {.group = "generic", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Sets the expiry of a key to a Unix time in milliseconds.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "ttl", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<false, false>,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the remaining time to live of a key in seconds.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
+  r->Register({.name = "pttl", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<true, false>,
+               .docs = {.group = "generic", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Returns the remaining time to live of a key in milliseconds.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
+  r->Register({.name = "expiretime", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<false, true>,
+               .docs = {.group = "generic", .since = "7.0.0", .complexity = "O(1)",
+                        .summary = "Returns the expiry of a key as a Unix time in seconds.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "pexpiretime", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdTtl<true, true>,
+               .docs = {.group = "generic", .since = "7.0.0", .complexity = "O(1)",
+                        .summary = "Returns the expiry of a key as a Unix time in milliseconds.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "persist", .arity = 2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_shard = CmdPersist,
+               .docs = {.group = "generic", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Removes the expiry of a key.", .key_flags = "RW update"}});
+  r->Register({.name = "type", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "keyspace read fast", .on_shard = CmdType,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the type of the value stored at a key.",
+                        .key_flags = "RO"}});
 
-  r->RegisterKeylessCommand("keys", 2, kR, "keyspace read slow dangerous", CmdKeys,
-                            {"generic", "1.0.0", "O(N) with N the number of keys in the database.",
-                             "Returns the keys matching a glob-style pattern.", "",
-                             "request_policy:all_shards nondeterministic_output_order"});
-  r->RegisterKeylessCommand("scan", -2, kR, "keyspace read slow", CmdScan);
-  r->RegisterKeylessCommand("randomkey", 1, kR, "keyspace read slow", CmdRandomKey);
-  r->Register({"object", -2, 0, 0, 0, 0, "slow", nullptr, CmdObject});
-  RegisterContainer(kObject);
+  r->Register({.name = "keys", .arity = 2, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "keyspace read slow dangerous", .on_conn = CmdKeys,
+               .docs = {.group = "generic", .since = "1.0.0",
+                        .complexity = "O(N) with N being the number of keys in the database, under "
+                                      "the assumption that the key names in the database and the "
+                                      "given pattern have limited length.",
+                        .summary = "Returns the keys matching a glob-style pattern.",
+                        .tips = "request_policy:all_shards nondeterministic_output_order"}});
+  r->Register({.name = "scan", .arity = -2, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "keyspace read slow", .on_conn = CmdScan,
+               .docs = {.group = "generic", .since = "2.8.0",
+                        .complexity = "O(1) for every call. O(N) for a complete iteration, "
+                                      "including enough command calls for the cursor to return "
+                                      "back to 0. N is the number of elements inside the "
+                                      "collection.",
+                        .summary = "Walks the keys of the database a few at a time with a cursor.",
+                        .tips = "nondeterministic_output request_policy:special"}});
+  r->Register({.name = "randomkey", .arity = 1, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "keyspace read slow", .on_conn = CmdRandomKey,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns a key of the database chosen at random.",
+                        .tips = "request_policy:all_shards nondeterministic_output"}});
+  r->Register({.name = "object", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdObject,
+               .docs = {.group = "generic", .since = "2.2.3",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about how the value of a key is stored."},
+               .container = &kObject});
 }
 
 }  // namespace shardis::server

@@ -19,6 +19,7 @@
 #include "core/string_util.h"
 #include "core/value_object.h"
 #include "core/zset.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
@@ -46,61 +47,61 @@ void ReplyDistance(core::ReplyBuilder& rb, double d) {
 }
 
 // Redis' extractLongLatOrReply: two floats inside the WGS-84 box.
-bool ParseLonLat(std::string_view lon, std::string_view lat, double xy[2], std::string* err) {
+bool ReadLonLat(ArgParser& p, double xy[2]) {
+  const std::string_view lon = p.Next();
+  const std::string_view lat = p.Next();
+  if (!p.ok()) return false;
   if (!core::ParseDouble(lon, &xy[0]) || !core::ParseDouble(lat, &xy[1])) {
-    *err = kNotFloatErr;
+    p.Fail(kNotFloatErr);
     return false;
   }
   namespace gh = core::geohash;
   if (xy[0] < gh::kLonMin || xy[0] > gh::kLonMax || xy[1] < gh::kLatMin || xy[1] > gh::kLatMax) {
     char buf[256];
     std::snprintf(buf, sizeof(buf), "ERR invalid longitude,latitude pair %f,%f", xy[0], xy[1]);
-    *err = buf;
+    p.Fail(buf);
     return false;
   }
   return true;
 }
 
-// Redis' extractUnitOrReply: meters per unit, or < 0 after setting the error.
-double ParseUnit(std::string_view unit, std::string* err) {
-  if (core::EqualsIgnoreCase(unit, "m")) return 1;
-  if (core::EqualsIgnoreCase(unit, "km")) return 1000;
-  if (core::EqualsIgnoreCase(unit, "ft")) return 0.3048;
-  if (core::EqualsIgnoreCase(unit, "mi")) return 1609.34;
-  *err = "ERR unsupported unit provided. please use M, KM, FT, MI";
+// Redis' extractUnitOrReply: meters per unit, or < 0 after recording the error.
+double ReadUnit(ArgParser& p) {
+  if (p.Check("m")) return 1;
+  if (p.Check("km")) return 1000;
+  if (p.Check("ft")) return 0.3048;
+  if (p.Check("mi")) return 1609.34;
+  p.Fail("ERR unsupported unit provided. please use M, KM, FT, MI");
   return -1;
 }
 
+// A float operand of a shape, `error` when it is not one (Redis' "need numeric ...").
+double ReadShapeSize(ArgParser& p, std::string_view error) {
+  const std::string_view arg = p.Next();
+  double v = 0;
+  if (p.ok() && !core::ParseDouble(arg, &v)) p.Fail(error);
+  return v;
+}
+
 // Redis' extractDistanceOrReply: "<radius> <unit>".
-bool ParseRadius(ArgSlice a, Shape* shape, std::string* err) {
-  if (!core::ParseDouble(a[0], &shape->radius)) {
-    *err = "ERR need numeric radius";
-    return false;
-  }
-  if (shape->radius < 0) {
-    *err = "ERR radius cannot be negative";
-    return false;
-  }
-  shape->conversion = ParseUnit(a[1], err);
-  return shape->conversion >= 0;
+bool ReadRadius(ArgParser& p, Shape* shape) {
+  shape->radius = ReadShapeSize(p, "ERR need numeric radius");
+  if (p.ok() && shape->radius < 0) p.Fail("ERR radius cannot be negative");
+  if (!p.ok()) return false;
+  shape->conversion = ReadUnit(p);
+  return p.ok();
 }
 
 // Redis' extractBoxOrReply: "<width> <height> <unit>".
-bool ParseBox(ArgSlice a, Shape* shape, std::string* err) {
-  if (!core::ParseDouble(a[0], &shape->width)) {
-    *err = "ERR need numeric width";
-    return false;
+bool ReadBox(ArgParser& p, Shape* shape) {
+  shape->width = ReadShapeSize(p, "ERR need numeric width");
+  shape->height = ReadShapeSize(p, "ERR need numeric height");
+  if (p.ok() && (shape->height < 0 || shape->width < 0)) {
+    p.Fail("ERR height or width cannot be negative");
   }
-  if (!core::ParseDouble(a[1], &shape->height)) {
-    *err = "ERR need numeric height";
-    return false;
-  }
-  if (shape->height < 0 || shape->width < 0) {
-    *err = "ERR height or width cannot be negative";
-    return false;
-  }
-  shape->conversion = ParseUnit(a[2], err);
-  return shape->conversion >= 0;
+  if (!p.ok()) return false;
+  shape->conversion = ReadUnit(p);
+  return p.ok();
 }
 
 // The position of a member of the set; false when it is missing.
@@ -136,98 +137,75 @@ struct Query {
 // and the options, with Redis' order of errors. z is the source (null when missing). False after
 // setting *err.
 bool ParseQuery(ArgSlice args, unsigned flags, const ZSet* z, Query* q, std::string* err) {
-  size_t base = 0;
+  // GEOSEARCHSTORE's destination comes before the source.
+  ArgParser p(args, (flags & kGeoSearchStore) ? 3 : 2);
   Shape& shape = q->shape;
   if (flags & kRadiusCoords) {
-    base = 6;
     shape.type = Shape::kCircle;
-    if (!ParseLonLat(args[2], args[3], shape.xy, err)) return false;
-    if (!ParseRadius(args.subspan(4, 2), &shape, err)) return false;
+    if (ReadLonLat(p, shape.xy)) ReadRadius(p, &shape);
   } else if (flags & kRadiusMember) {
-    base = 5;
-    if (z != nullptr) {
+    const std::string_view member = p.Next();
+    if (z == nullptr) {
+      p.Next();  // the radius and unit are read only from a source that exists, as in Redis
+      p.Next();
+    } else {
       shape.type = Shape::kCircle;
-      if (!MemberLonLat(*z, args[2], shape.xy)) {
-        *err = kDecodeMemberErr;
-        return false;
-      }
-      if (!ParseRadius(args.subspan(3, 2), &shape, err)) return false;
+      if (!MemberLonLat(*z, member, shape.xy)) p.Fail(kDecodeMemberErr);
+      ReadRadius(p, &shape);
     }
-  } else {
-    base = 2;
-    if (flags & kGeoSearchStore) {
-      base = 3;
-      q->store = true;
-      q->storekey = args[1];
-    }
+  } else if (flags & kGeoSearchStore) {
+    q->store = true;
+    q->storekey = args[1];
   }
 
+  const bool search = flags & kGeoSearch;
+  const bool can_store = !(flags & kNoStore) && !search;
   bool frommember = false, fromloc = false, byradius = false, bybox = false;
-  const size_t remaining = args.size() - base;
-  for (size_t i = 0; i < remaining; ++i) {
-    const std::string_view arg = args[base + i];
-    auto is = [&](std::string_view name) { return core::EqualsIgnoreCase(arg, name); };
-    const bool search = flags & kGeoSearch;
-    const bool can_store = !(flags & kNoStore) && !search;
-    if (is("withdist")) {
+  while (p.HasNext()) {
+    if (p.Check("withdist")) {
       q->withdist = true;
-    } else if (is("withhash")) {
+    } else if (p.Check("withhash")) {
       q->withhash = true;
-    } else if (is("withcoord")) {
+    } else if (p.Check("withcoord")) {
       q->withcoord = true;
-    } else if (is("any")) {
+    } else if (p.Check("any")) {
       q->any = true;
-    } else if (is("asc")) {
+    } else if (p.Check("asc")) {
       q->sort = Sort::kAsc;
-    } else if (is("desc")) {
+    } else if (p.Check("desc")) {
       q->sort = Sort::kDesc;
-    } else if (is("count") && i + 1 < remaining) {
-      if (!core::ParseInt64(args[base + i + 1], &q->count)) {
-        *err = kNotIntegerErr;
-        return false;
-      }
-      if (q->count <= 0) {
-        *err = "ERR COUNT must be > 0";
-        return false;
-      }
-      ++i;
-    } else if (is("store") && i + 1 < remaining && can_store) {
+    } else if (p.Check("count", 1)) {
+      q->count = p.Next<int64_t>();
+      if (p.ok() && q->count <= 0) p.Fail("ERR COUNT must be > 0");
+    } else if (can_store && p.Check("store", 1)) {
       q->store = true;
-      q->storekey = args[base + i + 1];
       q->storedist = false;
-      ++i;
-    } else if (is("storedist") && i + 1 < remaining && can_store) {
+      q->storekey = p.Next();
+    } else if (can_store && p.Check("storedist", 1)) {
       q->store = true;
-      q->storekey = args[base + i + 1];
       q->storedist = true;
-      ++i;
-    } else if (is("storedist") && search && (flags & kGeoSearchStore)) {
+      q->storekey = p.Next();
+    } else if ((flags & kGeoSearchStore) && p.Check("storedist")) {
       q->storedist = true;
-    } else if (is("frommember") && i + 1 < remaining && search && !fromloc) {
-      if (z != nullptr && !MemberLonLat(*z, args[base + i + 1], shape.xy)) {
-        *err = kDecodeMemberErr;
-        return false;
-      }
+    } else if (search && !fromloc && p.Check("frommember", 1)) {
+      const std::string_view member = p.Next();
+      if (z != nullptr && !MemberLonLat(*z, member, shape.xy)) p.Fail(kDecodeMemberErr);
       frommember = true;
-      ++i;
-    } else if (is("fromlonlat") && i + 2 < remaining && search && !frommember) {
-      if (!ParseLonLat(args[base + i + 1], args[base + i + 2], shape.xy, err)) return false;
-      fromloc = true;
-      i += 2;
-    } else if (is("byradius") && i + 2 < remaining && search && !bybox) {
-      if (!ParseRadius(args.subspan(base + i + 1, 2), &shape, err)) return false;
+    } else if (search && !frommember && p.Check("fromlonlat", 2)) {
+      fromloc = ReadLonLat(p, shape.xy);
+    } else if (search && !bybox && p.Check("byradius", 2)) {
       shape.type = Shape::kCircle;
-      byradius = true;
-      i += 2;
-    } else if (is("bybox") && i + 3 < remaining && search && !byradius) {
-      if (!ParseBox(args.subspan(base + i + 1, 3), &shape, err)) return false;
+      byradius = ReadRadius(p, &shape);
+    } else if (search && !byradius && p.Check("bybox", 3)) {
       shape.type = Shape::kBox;
-      bybox = true;
-      i += 3;
+      bybox = ReadBox(p, &shape);
     } else {
-      *err = kSyntaxErr;
-      return false;
+      p.Fail(kSyntaxErr);
     }
+  }
+  if (!p.ok()) {
+    *err = p.error();
+    return false;
   }
 
   if (q->store) {
@@ -406,32 +384,30 @@ void CmdGeoSearchStore(ArgSlice args, ConnContext& ctx) {
 
 // GEOADD key [NX|XX] [CH] lon lat member ...: ZADD with the geohashes as scores.
 void CmdGeoAdd(ArgSlice args, ShardContext& ctx) {
-  size_t longidx = 2;
+  ArgParser p(args, 2);
   bool nx = false, xx = false;
-  for (; longidx < args.size(); ++longidx) {
-    const std::string_view opt = args[longidx];
-    if (core::EqualsIgnoreCase(opt, "nx")) {
+  while (true) {
+    if (p.Check("nx")) {
       nx = true;
-    } else if (core::EqualsIgnoreCase(opt, "xx")) {
+    } else if (p.Check("xx")) {
       xx = true;
-    } else if (!core::EqualsIgnoreCase(opt, "ch")) {
-      break;
+    } else if (!p.Check("ch")) {
+      break;  // CH is ZADD's: it stays in the arguments passed on
     }
   }
-  if ((args.size() - longidx) % 3 != 0 || (xx && nx)) return ctx.rb.Error(kSyntaxErr);
-  const size_t elements = (args.size() - longidx) / 3;
-  std::vector<std::string> scores(elements);
-  for (size_t i = 0; i < elements; ++i) {
-    double xy[2];
-    std::string err;
-    if (!ParseLonLat(args[longidx + 3 * i], args[longidx + 3 * i + 1], xy, &err)) {
-      return ctx.rb.Error(err);
-    }
-    scores[i] = core::Int64ToString(int64_t(core::geohash::LonLatToScore(xy[0], xy[1])));
-  }
+  const size_t longidx = p.pos();
+  if (p.Remaining() % 3 != 0 || (xx && nx)) return ctx.rb.Error(kSyntaxErr);
+  std::vector<std::string> scores;
   std::vector<std::string_view> zargs(args.begin(), args.begin() + longidx);
   zargs[0] = "zadd";
-  for (size_t i = 0; i < elements; ++i) {
+  while (p.HasNext()) {
+    double xy[2];
+    if (!ReadLonLat(p, xy)) break;
+    scores.push_back(core::Int64ToString(int64_t(core::geohash::LonLatToScore(xy[0], xy[1]))));
+    p.Next();  // the member, passed on below
+  }
+  if (p.ReplyError(ctx.rb)) return;
+  for (size_t i = 0; i < scores.size(); ++i) {
     zargs.push_back(scores[i]);
     zargs.push_back(args[longidx + 3 * i + 2]);
   }
@@ -478,9 +454,9 @@ void CmdGeoHash(ArgSlice args, ShardContext& ctx) {
 void CmdGeoDist(ArgSlice args, ShardContext& ctx) {
   double to_meter = 1;
   if (args.size() == 5) {
-    std::string err;
-    to_meter = ParseUnit(args[4], &err);
-    if (to_meter < 0) return ctx.rb.Error(err);
+    ArgParser p(args, 4);
+    to_meter = ReadUnit(p);
+    if (p.ReplyError(ctx.rb)) return;
   } else if (args.size() > 5) {
     return ctx.rb.Error(kSyntaxErr);
   }
@@ -499,30 +475,87 @@ void CmdGeoDist(ArgSlice args, ShardContext& ctx) {
 
 void RegisterGeoFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom;
-  r->RegisterKeyCommand("geoadd", -5, kW | kD, "write geo slow", CmdGeoAdd);
-  r->RegisterKeyCommand("geopos", -2, kR, "read geo slow", CmdGeoPos);
-  r->RegisterKeyCommand("geohash", -2, kR, "read geo slow", CmdGeoHash);
-  r->RegisterKeyCommand("geodist", -4, kR, "read geo slow", CmdGeoDist);
-  r->RegisterKeyCommand("geosearch", -7, kR, "read geo slow", CmdGeoSearchRead<kGeoSearch>);
-  r->RegisterKeyCommand("georadius_ro", -6, kR, "read geo slow",
-                        CmdGeoSearchRead<kRadiusCoords | kNoStore>);
-  r->RegisterKeyCommand("georadiusbymember_ro", -5, kR, "read geo slow",
-                        CmdGeoSearchRead<kRadiusMember | kNoStore>);
-  auto store = [r](std::string_view name, int arity, int last_key, ConnHandler handler,
-                   KeyFinder key_finder) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = kW | kD,
-                 .first_key = 1,
-                 .last_key = last_key,
-                 .key_step = 1,
-                 .acl_categories = "write geo slow",
-                 .on_conn = handler,
-                 .key_finder = key_finder});
-  };
-  store("georadius", -6, 1, CmdGeoSearchStore<kRadiusCoords>, GeoRadiusKeys);
-  store("georadiusbymember", -5, 1, CmdGeoSearchStore<kRadiusMember>, GeoRadiusKeys);
-  store("geosearchstore", -8, 2, CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>, nullptr);
+  r->Register({.name = "geoadd", .arity = -5, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write geo slow", .on_shard = CmdGeoAdd,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(log(N)) for each item added, where N is the number of "
+                                      "elements in the sorted set.",
+                        .summary = "Adds places (longitude, latitude, name) to a geospatial index "
+                                   "kept in a sorted set.", .key_flags = "RW update"}});
+  r->Register({.name = "geopos", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoPos,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(N) where N is the number of members requested.",
+                        .summary = "Returns the longitude and latitude of places of a geospatial "
+                                   "index.", .key_flags = "RO access"}});
+  r->Register({.name = "geohash", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoHash,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(log(N)) for each member requested, where N is the number "
+                                      "of elements in the sorted set.",
+                        .summary = "Returns the geohash strings of places of a geospatial index.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "geodist", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoDist,
+               .docs = {.group = "geo", .since = "3.2.0", .complexity = "O(log(N))",
+                        .summary = "Returns the distance between two places of a geospatial index.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "geosearch", .arity = -7, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow", .on_shard = CmdGeoSearchRead<kGeoSearch>,
+               .docs = {.group = "geo", .since = "6.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements in the "
+                                      "grid-aligned bounding box area around the shape provided as "
+                                      "the filter and M is the number of items inside the shape",
+                        .summary = "Finds the places of a geospatial index inside a circle or a "
+                                   "box around a point or a member.", .key_flags = "RO access"}});
+  r->Register({.name = "georadius_ro", .arity = -6, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow",
+               .on_shard = CmdGeoSearchRead<kRadiusCoords | kNoStore>,
+               .docs = {.group = "geo", .since = "3.2.10",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a point (GEORADIUS without "
+                                   "STORE).", .key_flags = "RO access"}});
+  r->Register({.name = "georadiusbymember_ro", .arity = -5, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read geo slow",
+               .on_shard = CmdGeoSearchRead<kRadiusMember | kNoStore>,
+               .docs = {.group = "geo", .since = "3.2.10",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a member "
+                                   "(GEORADIUSBYMEMBER without STORE).",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "georadius", .arity = -6, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusCoords>,
+               .key_finder = GeoRadiusKeys,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a point, optionally "
+                                   "storing them in a key (old form of GEOSEARCH).",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "georadiusbymember", .arity = -5, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusMember>,
+               .key_finder = GeoRadiusKeys,
+               .docs = {.group = "geo", .since = "3.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements inside the "
+                                      "bounding box of the circular area delimited by center and "
+                                      "radius and M is the number of items inside the index.",
+                        .summary = "Finds the places within a radius of a member, optionally "
+                                   "storing them in a key (old form of GEOSEARCH).",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "geosearchstore", .arity = -8, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write geo slow",
+               .on_conn = CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>,
+               .docs = {.group = "geo", .since = "6.2.0",
+                        .complexity = "O(N+log(M)) where N is the number of elements in the "
+                                      "grid-aligned bounding box area around the shape provided as "
+                                      "the filter and M is the number of items inside the shape",
+                        .summary = "Finds the places inside a circle or a box, as GEOSEARCH, and "
+                                   "stores them in a key.", .key_flags = "OW update"}});
 }
 
 }  // namespace shardis::server

@@ -297,22 +297,98 @@ void CmdHScan(ArgSlice args, ShardContext& ctx) {
 
 void RegisterHashFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("hset", -4, kW | kD | kF, "write hash fast", CmdHSet<false>);
-  r->RegisterKeyCommand("hmset", -4, kW | kD | kF, "write hash fast", CmdHSet<true>);
-  r->RegisterKeyCommand("hsetnx", 4, kW | kD | kF, "write hash fast", CmdHSetNx);
-  r->RegisterKeyCommand("hget", 3, kR | kF, "read hash fast", CmdHGet);
-  r->RegisterKeyCommand("hmget", -3, kR | kF, "read hash fast", CmdHMGet);
-  r->RegisterKeyCommand("hdel", -3, kW | kF, "write hash fast", CmdHDel);
-  r->RegisterKeyCommand("hlen", 2, kR | kF, "read hash fast", CmdHLen);
-  r->RegisterKeyCommand("hexists", 3, kR | kF, "read hash fast", CmdHExists);
-  r->RegisterKeyCommand("hstrlen", 3, kR | kF, "read hash fast", CmdHStrLen);
-  r->RegisterKeyCommand("hincrby", 4, kW | kD | kF, "write hash fast", CmdHIncrBy);
-  r->RegisterKeyCommand("hincrbyfloat", 4, kW | kD | kF, "write hash fast", CmdHIncrByFloat);
-  r->RegisterKeyCommand("hgetall", 2, kR, "read hash slow", CmdHGetAll<GetAll::kBoth>);
-  r->RegisterKeyCommand("hkeys", 2, kR, "read hash slow", CmdHGetAll<GetAll::kKeys>);
-  r->RegisterKeyCommand("hvals", 2, kR, "read hash slow", CmdHGetAll<GetAll::kValues>);
-  r->RegisterKeyCommand("hrandfield", -2, kR, "read hash slow", CmdHRandField);
-  r->RegisterKeyCommand("hscan", -3, kR, "read hash slow", CmdHScan);
+  r->Register({.name = "hset", .arity = -4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHSet<false>,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(1) for each field/value pair added, so O(N) to add N "
+                                      "field/value pairs when the command is called with multiple "
+                                      "field/value pairs.",
+                        .summary = "Sets fields of a hash to values, creating the hash when "
+                                   "needed.", .key_flags = "RW update"}});
+  r->Register({.name = "hmset", .arity = -4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHSet<true>,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of fields being set.",
+                        .summary = "Sets several fields of a hash (old form of HSET).",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "hsetnx", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHSetNx,
+               .docs = {.group = "hash", .since = "2.0.0", .complexity = "O(1)",
+                        .summary = "Sets a field of a hash only when the field does not exist.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "hget", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHGet,
+               .docs = {.group = "hash", .since = "2.0.0", .complexity = "O(1)",
+                        .summary = "Returns the value of a field of a hash.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "hmget", .arity = -3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHMGet,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of fields being requested.",
+                        .summary = "Returns the values of several fields of a hash.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "hdel", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHDel,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of fields to be removed.",
+                        .summary = "Deletes fields from a hash.", .key_flags = "RW delete"}});
+  r->Register({.name = "hlen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHLen,
+               .docs = {.group = "hash", .since = "2.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of fields of a hash.", .key_flags = "RO"}});
+  r->Register({.name = "hexists", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHExists,
+               .docs = {.group = "hash", .since = "2.0.0", .complexity = "O(1)",
+                        .summary = "Tells whether a hash has a field.", .key_flags = "RO"}});
+  r->Register({.name = "hstrlen", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read hash fast", .on_shard = CmdHStrLen,
+               .docs = {.group = "hash", .since = "3.2.0", .complexity = "O(1)",
+                        .summary = "Returns the length of the value of a field of a hash.",
+                        .key_flags = "RO"}});
+  r->Register({.name = "hincrby", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHIncrBy,
+               .docs = {.group = "hash", .since = "2.0.0", .complexity = "O(1)",
+                        .summary = "Adds an integer to the integer value of a field of a hash.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "hincrbyfloat", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hash fast", .on_shard = CmdHIncrByFloat,
+               .docs = {.group = "hash", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Adds a float to the numeric value of a field of a hash.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "hgetall", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHGetAll<GetAll::kBoth>,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(N) where N is the size of the hash.",
+                        .summary = "Returns every field of a hash with its value.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "hkeys", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHGetAll<GetAll::kKeys>,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(N) where N is the size of the hash.",
+                        .summary = "Returns the names of every field of a hash.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "hvals", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHGetAll<GetAll::kValues>,
+               .docs = {.group = "hash", .since = "2.0.0",
+                        .complexity = "O(N) where N is the size of the hash.",
+                        .summary = "Returns the values of every field of a hash.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "hrandfield", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHRandField,
+               .docs = {.group = "hash", .since = "6.2.0",
+                        .complexity = "O(N) where N is the number of fields returned",
+                        .summary = "Returns random fields of a hash, optionally with their values.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
+  r->Register({.name = "hscan", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read hash slow", .on_shard = CmdHScan,
+               .docs = {.group = "hash", .since = "2.8.0",
+                        .complexity = "O(1) for every call. O(N) for a complete iteration, "
+                                      "including enough command calls for the cursor to return "
+                                      "back to 0. N is the number of elements inside the "
+                                      "collection..",
+                        .summary = "Walks the fields and values of a hash a few at a time with a "
+                                   "cursor.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output"}});
 }
 
 }  // namespace shardis::server

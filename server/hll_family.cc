@@ -313,24 +313,32 @@ void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
 
 void RegisterHllFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("pfadd", -2, kW | kD | kF, "write hyperloglog fast", CmdPfAdd);
-  r->RegisterMultiKeyCommand("pfcount", -2, kR, "read hyperloglog slow", CmdPfCount);
-  r->Register({.name = "pfmerge",
-               .arity = -2,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = -1,
-               .key_step = 1,
-               .acl_categories = "write hyperloglog slow",
-               .on_conn = CmdPfMerge});
-  r->Register({.name = "pfdebug",
-               .arity = 3,
-               .flags = kW | kD | kAdmin,
-               .first_key = 2,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write hyperloglog admin slow dangerous",
-               .on_conn = CmdPfDebug});
+  r->Register({.name = "pfadd", .arity = -2, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write hyperloglog fast", .on_shard = CmdPfAdd,
+               .docs = {.group = "hyperloglog", .since = "2.8.9",
+                        .complexity = "O(1) to add every element.",
+                        .summary = "Adds elements to a HyperLogLog.", .key_flags = "RW insert"}});
+  r->Register({.name = "pfcount", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read hyperloglog slow", .on_conn = CmdPfCount,
+               .docs = {.group = "hyperloglog", .since = "2.8.9",
+                        .complexity = "O(1) with a very small average constant time when called "
+                                      "with a single key. O(N) with N being the number of keys, "
+                                      "and much bigger constant times, when called with multiple "
+                                      "keys.",
+                        .summary = "Returns the estimated number of distinct elements seen by one "
+                                   "or more HyperLogLogs.", .key_flags = "RW access"}});
+  r->Register({.name = "pfmerge", .arity = -2, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write hyperloglog slow", .on_conn = CmdPfMerge,
+               .docs = {.group = "hyperloglog", .since = "2.8.9",
+                        .complexity = "O(N) to merge N HyperLogLogs, but with high constant times.",
+                        .summary = "Merges HyperLogLogs into a destination key.",
+                        .key_flags = "RW access insert"}});
+  r->Register({.name = "pfdebug", .arity = 3, .flags = kW | kD | kAdmin,
+               .keys = {.first = 2, .last = 2, .step = 1},
+               .acl_categories = "write hyperloglog admin slow dangerous", .on_conn = CmdPfDebug,
+               .docs = {.group = "hyperloglog", .since = "2.8.9", .complexity = "N/A",
+                        .summary = "Shows or changes the internal representation of a HyperLogLog "
+                                   "(for tests).", .key_flags = "RW access"}});
 }
 
 }  // namespace shardis::server

@@ -424,9 +424,12 @@ void CmdInfo(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterInfoCommand(CommandRegistry* r) {
-  r->Register({"info", -1, kLoading | kStale, 0, 0, 0, "slow dangerous", nullptr, CmdInfo},
-              {"server", "1.0.0", "O(1)", "Returns information and statistics about the server.",
-               "", "nondeterministic_output request_policy:all_shards response_policy:special"});
+  r->Register({.name = "info", .arity = -1, .flags = kLoading | kStale, .keys = kNoKeys,
+               .acl_categories = "slow dangerous", .on_conn = CmdInfo,
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns information and statistics about the server.",
+                        .tips = "nondeterministic_output request_policy:all_shards "
+                                "response_policy:special"}});
 }
 
 }  // namespace shardis::server

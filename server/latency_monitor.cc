@@ -201,16 +201,30 @@ void LatencyHelp(ArgSlice, ConnContext& ctx) {
 constexpr std::string_view kAcl = "admin slow dangerous";
 
 constexpr SubCommand kLatencySubs[] = {
-    {"doctor", 2, kAdminSub, kAcl, "nondeterministic_output", "2.8.13",
-     "Returns a human-readable latency analysis report.", LatencyDoctor},
-    {"history", 3, kAdminSub, kAcl, "nondeterministic_output", "2.8.13",
-     "Returns timestamp-latency samples for an event.", LatencyHistory},
-    {"latest", 2, kAdminSub, kAcl, "nondeterministic_output", "2.8.13",
-     "Returns the latest latency samples for all events.", LatencyLatest},
-    {"reset", -2, kAdminSub, kAcl, "", "2.8.13",
-     "Resets the latency data for one or more events.", LatencyReset},
-    {"help", 2, kLoading | kStale, "slow", "", "2.8.13",
-     "Returns helpful text about the different subcommands.", LatencyHelp},
+    {.name = "doctor", .arity = 2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyDoctor,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns a human-readable latency analysis report.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "history", .arity = 3, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyHistory,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns timestamp-latency samples for an event.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "latest", .arity = 2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyLatest,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns the latest latency samples for all events.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "reset", .arity = -2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyReset,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Resets the latency data for one or more events.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = LatencyHelp,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 
 constexpr Container kLatency = {"latency", kLatencySubs};
@@ -247,8 +261,12 @@ void LatencyAddSample(const char* event, uint64_t latency_ms) {
 
 void RegisterLatencyFamily(CommandRegistry* r) {
   SetLatencyMonitorThreshold(FLAGS_latency_monitor_threshold);
-  r->Register({"latency", -2, 0, 0, 0, 0, "slow", nullptr, CmdLatency});
-  RegisterContainer(kLatency);
+  r->Register({.name = "latency", .arity = -2, .flags = 0, .keys = kNoKeys,
+               .acl_categories = "slow", .on_conn = CmdLatency,
+               .docs = {.group = "server", .since = "2.8.13",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the latency samples the server records."},
+               .container = &kLatency});
 }
 
 }  // namespace shardis::server

@@ -38,18 +38,11 @@ using shard::Db;
 
 constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 constexpr std::string_view kIndexOutOfRangeErr = "ERR index out of range";
-constexpr std::string_view kMustBePositiveErr = "ERR value is out of range, must be positive";
 constexpr std::string_view kRankZeroErr =
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
     "negative to start from the end of the list";
 
 List* ListOf(Db::Iterator it) { return static_cast<List*>(it.value().object()); }
-
-// Redis' getPositiveLongFromObjectOrReply with its default message: any failure (not a number,
-// negative) is "must be positive".
-bool ParseNonNegative(std::string_view arg, int64_t* out) {
-  return core::ParseInt64(arg, out) && *out >= 0;
-}
 
 // ---- Single-key commands (on the key's shard).
 
@@ -76,8 +69,9 @@ void CmdPop(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Error(WrongArgsError(kEnd == ListEnd::kHead ? "lpop" : "rpop"));
   }
   const bool has_count = args.size() == 3;
-  int64_t count = 1;
-  if (has_count && !ParseNonNegative(args[2], &count)) return ctx.rb.Error(kMustBePositiveErr);
+  ArgParser p(args, 2);
+  const int64_t count = has_count ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : 1;
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
   if (wrong_type) return;
@@ -388,46 +382,125 @@ void RegisterListFamily(CommandRegistry* r) {
   core::SetListMaxListpackSize(FLAGS_list_max_listpack_size);
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
   constexpr ListEnd kLeft = ListEnd::kHead, kRight = ListEnd::kTail;
-  r->RegisterKeyCommand("lpush", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, false>);
-  r->RegisterKeyCommand("rpush", -3, kW | kD | kF, "write list fast", CmdPush<kRight, false>);
-  r->RegisterKeyCommand("lpushx", -3, kW | kD | kF, "write list fast", CmdPush<kLeft, true>);
-  r->RegisterKeyCommand("rpushx", -3, kW | kD | kF, "write list fast", CmdPush<kRight, true>);
-  r->RegisterKeyCommand("lpop", -2, kW | kF, "write list fast", CmdPop<kLeft>);
-  r->RegisterKeyCommand("rpop", -2, kW | kF, "write list fast", CmdPop<kRight>);
-  r->RegisterKeyCommand("llen", 2, kR | kF, "read list fast", CmdLLen);
-  r->RegisterKeyCommand("lrange", 4, kR, "read list slow", CmdLRange);
-  r->RegisterKeyCommand("lindex", 3, kR, "read list slow", CmdLIndex);
-  r->RegisterKeyCommand("lset", 4, kW | kD, "write list slow", CmdLSet);
-  r->RegisterKeyCommand("linsert", 5, kW | kD, "write list slow", CmdLInsert);
-  r->RegisterKeyCommand("lrem", 4, kW, "write list slow", CmdLRem);
-  r->RegisterKeyCommand("ltrim", 4, kW, "write list slow", CmdLTrim);
-  r->RegisterKeyCommand("lpos", -3, kR, "read list slow", CmdLPos);
-  r->Register({.name = "lmove",
-               .arity = 5,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write list slow",
-               .on_conn = CmdLMove});
-  r->Register({.name = "rpoplpush",
-               .arity = 3,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write list slow",
-               .on_conn = CmdRPopLPush});
+  r->Register({.name = "lpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, false>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the head of a list, creating it when needed.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "rpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, false>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the tail of a list, creating it when needed.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "lpushx", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kLeft, true>,
+               .docs = {.group = "list", .since = "2.2.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the head of a list only when the list exists.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "rpushx", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPush<kRight, true>,
+               .docs = {.group = "list", .since = "2.2.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds elements to the tail of a list only when the list exists.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "lpop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPop<kLeft>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements returned",
+                        .summary = "Removes and returns elements from the head of a list.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "rpop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write list fast", .on_shard = CmdPop<kRight>,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements returned",
+                        .summary = "Removes and returns elements from the tail of a list.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "llen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read list fast", .on_shard = CmdLLen,
+               .docs = {.group = "list", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of elements of a list.",
+                        .key_flags = "RO"}});
+  r->Register({.name = "lrange", .arity = 4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read list slow", .on_shard = CmdLRange,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(S+N) where S is the distance of start offset from HEAD "
+                                      "for small lists, from nearest end (HEAD or TAIL) for large "
+                                      "lists; and N is the number of elements in the specified "
+                                      "range.",
+                        .summary = "Returns the elements of a list between two indexes.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "lindex", .arity = 3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read list slow", .on_shard = CmdLIndex,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements to traverse to get "
+                                      "to the element at index. This makes asking for the first or "
+                                      "the last element of the list O(1).",
+                        .summary = "Returns the element of a list at an index.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "lset", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLSet,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the length of the list. Setting either the "
+                                      "first or the last element of the list is O(1).",
+                        .summary = "Replaces the element of a list at an index.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "linsert", .arity = 5, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLInsert,
+               .docs = {.group = "list", .since = "2.2.0",
+                        .complexity = "O(N) where N is the number of elements to traverse before "
+                                      "seeing the value pivot. This means that inserting somewhere "
+                                      "on the left end on the list (head) can be considered O(1) "
+                                      "and inserting somewhere on the right end (tail) is O(N).",
+                        .summary = "Inserts an element into a list before or after a given "
+                                   "element.", .key_flags = "RW insert"}});
+  r->Register({.name = "lrem", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLRem,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N+M) where N is the length of the list and M is the "
+                                      "number of elements removed.",
+                        .summary = "Removes elements equal to a value from a list.",
+                        .key_flags = "RW delete"}});
+  r->Register({.name = "ltrim", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write list slow", .on_shard = CmdLTrim,
+               .docs = {.group = "list", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of elements to be removed by the "
+                                      "operation.",
+                        .summary = "Keeps only the elements of a list between two indexes.",
+                        .key_flags = "RW delete"}});
+  r->Register({.name = "lpos", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read list slow", .on_shard = CmdLPos,
+               .docs = {.group = "list", .since = "6.0.6",
+                        .complexity = "O(N) where N is the number of elements in the list, for the "
+                                      "average case. When searching for elements near the head or "
+                                      "the tail of the list, or when the MAXLEN option is "
+                                      "provided, the command may run in constant time.",
+                        .summary = "Returns the indexes of the elements of a list equal to a "
+                                   "value.", .key_flags = "RO access"}});
+  r->Register({.name = "lmove", .arity = 5, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write list slow", .on_conn = CmdLMove,
+               .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Moves an element from one end of a list to an end of another.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "rpoplpush", .arity = 3, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write list slow", .on_conn = CmdRPopLPush,
+               .docs = {.group = "list", .since = "1.2.0", .complexity = "O(1)",
+                        .summary = "Moves the last element of a list to the head of another (old "
+                                   "form of LMOVE).", .key_flags = "RW access delete"}});
   // Redis reports 0 0 0 and "movablekeys": the keys follow numkeys.
-  r->Register({.name = "lmpop",
-               .arity = -4,
-               .flags = kW,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "write list slow",
-               .on_conn = CmdLMPop,
-               .key_finder = NumKeysFirst});
+  r->Register({.name = "lmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write list slow", .on_conn = CmdLMPop, .key_finder = NumKeysFirst,
+               .docs = {.group = "list", .since = "7.0.0",
+                        .complexity = "O(N+M) where N is the number of provided keys and M is the "
+                                      "number of elements returned.",
+                        .summary = "Pops elements from the first non-empty list of several.",
+                        .key_flags = "RW access delete"}});
 }
 
 }  // namespace shardis::server

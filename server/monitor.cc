@@ -146,8 +146,11 @@ void CmdMonitor(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterMonitorCommand(CommandRegistry* r) {
-  r->Register({"monitor", 1, kAdmin | kNoScript | kLoading | kStale, 0, 0, 0,
-               "admin slow dangerous", nullptr, CmdMonitor});
+  r->Register({.name = "monitor", .arity = 1, .flags = kAdmin | kNoScript | kLoading | kStale,
+               .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdMonitor,
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "",
+                        .summary = "Streams every command the server receives to this "
+                                   "connection."}});
 }
 
 }  // namespace shardis::server

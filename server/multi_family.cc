@@ -202,15 +202,33 @@ bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
 
 void RegisterMultiFamily(CommandRegistry* r) {
   constexpr uint32_t kTx = kNoScript | kLoading | kStale;
-  r->Register({"multi", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
-               CmdMulti});
-  r->Register({"exec", 1, kTx | kSkipSlowlog, 0, 0, 0, "slow transaction", nullptr, CmdExec});
-  r->Register({"discard", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
-               CmdDiscard});
-  r->Register({"watch", -2, kTx | kFast | kAllowBusy, 1, -1, 1, "fast transaction", nullptr,
-               CmdWatch});
-  r->Register({"unwatch", 1, kTx | kFast | kAllowBusy, 0, 0, 0, "fast transaction", nullptr,
-               CmdUnwatch});
+  r->Register({.name = "multi", .arity = 1, .flags = kTx | kFast | kAllowBusy, .keys = kNoKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdMulti,
+               .docs = {.group = "transactions", .since = "1.2.0", .complexity = "O(1)",
+                        .summary = "Starts a transaction: the commands that follow are queued "
+                                   "until EXEC."}});
+  r->Register({.name = "exec", .arity = 1, .flags = kTx | kSkipSlowlog, .keys = kNoKeys,
+               .acl_categories = "slow transaction", .on_conn = CmdExec,
+               .docs = {.group = "transactions", .since = "1.2.0",
+                        .complexity = "Depends on commands in the transaction",
+                        .summary = "Runs the commands queued since MULTI as one atomic "
+                                   "transaction."}});
+  r->Register({.name = "discard", .arity = 1, .flags = kTx | kFast | kAllowBusy, .keys = kNoKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdDiscard,
+               .docs = {.group = "transactions", .since = "2.0.0",
+                        .complexity = "O(N), when N is the number of queued commands",
+                        .summary = "Drops the commands queued since MULTI and leaves the "
+                                   "transaction."}});
+  r->Register({.name = "watch", .arity = -2, .flags = kTx | kFast | kAllowBusy, .keys = kAllKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdWatch,
+               .docs = {.group = "transactions", .since = "2.2.0",
+                        .complexity = "O(1) for every key.",
+                        .summary = "Marks keys so that the next EXEC fails if any of them changes "
+                                   "first.", .key_flags = "RO"}});
+  r->Register({.name = "unwatch", .arity = 1, .flags = kTx | kFast | kAllowBusy, .keys = kNoKeys,
+               .acl_categories = "fast transaction", .on_conn = CmdUnwatch,
+               .docs = {.group = "transactions", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Forgets every key WATCH marked for this connection."}});
 }
 
 }  // namespace shardis::server

@@ -202,14 +202,25 @@ void PubSubHelp(ArgSlice, ConnContext& ctx) {
 
 constexpr uint32_t kPubSubFlags = kPubSub | kLoading | kStale;
 constexpr SubCommand kPubSubSubs[] = {
-    {"channels", -2, kPubSubFlags, "pubsub slow", "", "2.8.0", "Returns the active channels.",
-     PubSubChannels},
-    {"numsub", -2, kPubSubFlags, "pubsub slow", "", "2.8.0",
-     "Returns a count of subscribers to channels.", PubSubNumSub},
-    {"numpat", 2, kPubSubFlags, "pubsub slow", "", "2.8.0",
-     "Returns a count of unique pattern subscriptions.", PubSubNumPat},
-    {"help", 2, kLoading | kStale, "slow", "", "6.2.0", "Returns helpful text about the different subcommands.",
-     PubSubHelp},
+    {.name = "channels", .arity = -2, .flags = kPubSubFlags, .acl_categories = "pubsub slow",
+     .handler = PubSubChannels,
+     .docs = {.group = "pubsub", .since = "2.8.0",
+              .complexity = "O(N) where N is the number of active channels, and assuming constant "
+                            "time pattern matching (relatively short channels and patterns)",
+              .summary = "Returns the active channels."}},
+    {.name = "numsub", .arity = -2, .flags = kPubSubFlags, .acl_categories = "pubsub slow",
+     .handler = PubSubNumSub,
+     .docs = {.group = "pubsub", .since = "2.8.0",
+              .complexity = "O(N) for the NUMSUB subcommand, where N is the number of requested "
+                            "channels", .summary = "Returns a count of subscribers to channels."}},
+    {.name = "numpat", .arity = 2, .flags = kPubSubFlags, .acl_categories = "pubsub slow",
+     .handler = PubSubNumPat,
+     .docs = {.group = "pubsub", .since = "2.8.0", .complexity = "O(1)",
+              .summary = "Returns a count of unique pattern subscriptions."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = PubSubHelp,
+     .docs = {.group = "pubsub", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns helpful text about the different subcommands."}},
 };
 constexpr Container kPubSubContainer = {"pubsub", kPubSubSubs};
 
@@ -239,14 +250,46 @@ bool AllowedWhileSubscribed(std::string_view name) {
 
 void RegisterPubSubFamily(CommandRegistry* r) {
   constexpr uint32_t kF = kPubSub | kNoScript | kLoading | kStale;
-  r->Register({"subscribe", -2, kF, 0, 0, 0, "pubsub slow", nullptr, CmdSubscribe<false>});
-  r->Register({"psubscribe", -2, kF, 0, 0, 0, "pubsub slow", nullptr, CmdSubscribe<true>});
-  r->Register({"unsubscribe", -1, kF, 0, 0, 0, "pubsub slow", nullptr, CmdUnsubscribe<false>});
-  r->Register({"punsubscribe", -1, kF, 0, 0, 0, "pubsub slow", nullptr, CmdUnsubscribe<true>});
-  r->Register({"publish", 3, kPubSub | kLoading | kStale | kFast, 0, 0, 0, "pubsub fast", nullptr,
-               CmdPublish});
-  r->Register({"pubsub", -2, 0, 0, 0, 0, "slow", nullptr, CmdPubSub});
-  RegisterContainer(kPubSubContainer);
+  r->Register({.name = "subscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<false>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of channels to subscribe to.",
+                        .summary = "Subscribes the connection to channels."}});
+  r->Register({.name = "psubscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<true>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of patterns the client is "
+                                      "already subscribed to.",
+                        .summary = "Subscribes the connection to the channels matching glob-style "
+                                   "patterns."}});
+  r->Register({.name = "unsubscribe", .arity = -1, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<false>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N) where N is the number of clients already subscribed to "
+                                      "a channel.",
+                        .summary = "Drops the connection's channel subscriptions, or some of "
+                                   "them."}});
+  r->Register({.name = "punsubscribe", .arity = -1, .flags = kF, .keys = kNoKeys,
+               .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<true>,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N+M) where N is the number of patterns the client is "
+                                      "already subscribed and M is the number of total patterns "
+                                      "subscribed in the system (by any client).",
+                        .summary = "Drops the connection's pattern subscriptions, or some of "
+                                   "them."}});
+  r->Register({.name = "publish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
+               .keys = kNoKeys, .acl_categories = "pubsub fast", .on_conn = CmdPublish,
+               .docs = {.group = "pubsub", .since = "2.0.0",
+                        .complexity = "O(N+M) where N is the number of clients subscribed to the "
+                                      "receiving channel and M is the total number of subscribed "
+                                      "patterns (by any client).",
+                        .summary = "Sends a message to the subscribers of a channel."}});
+  r->Register({.name = "pubsub", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdPubSub,
+               .docs = {.group = "pubsub", .since = "2.8.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the channels and patterns clients subscribe "
+                                   "to."},
+               .container = &kPubSubContainer});
 }
 
 }  // namespace shardis::server

@@ -14,6 +14,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "shard/shard_set.h"
@@ -28,7 +29,6 @@ using shard::Db;
 
 constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 constexpr std::string_view kSameObjectErr = "ERR source and destination objects are the same";
-constexpr std::string_view kDbRangeErr = "ERR DB index is out of range";
 
 // What the destination needs of the source value, read on the source's shard.
 struct SourceValue {
@@ -161,34 +161,21 @@ void CmdRename(ArgSlice args, ConnContext& ctx) {
   }
 }
 
-// A database index argument: false (with the reply written) when it is not one.
-bool ParseDbIndex(std::string_view arg, ConnContext& ctx, int* db) {
-  int64_t v;
-  if (!core::ParseInt64(arg, &v) || v < INT32_MIN || v > INT32_MAX) {
-    ctx.rb.Error(kNotIntegerErr);
-    return false;
-  }
-  if (v < 0 || v >= shard::Shard::kNumDbs) {
-    ctx.rb.Error(kDbRangeErr);
-    return false;
-  }
-  *db = int(v);
-  return true;
-}
-
 // COPY source destination [DB destination-db] [REPLACE]
 void CmdCopy(ArgSlice args, ConnContext& ctx) {
   int dst_db = ctx.conn.db;
   bool replace = false;
-  for (size_t i = 3; i < args.size(); ++i) {
-    if (core::EqualsIgnoreCase(args[i], "replace")) {
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("replace")) {
       replace = true;
-    } else if (core::EqualsIgnoreCase(args[i], "db") && i + 1 < args.size()) {
-      if (!ParseDbIndex(args[++i], ctx, &dst_db)) return;
+    } else if (p.Check("db", 1)) {
+      dst_db = ReadDbIndex(p);
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if (dst_db == ctx.conn.db && args[1] == args[2]) return ctx.rb.Error(kSameObjectErr);
   const Outcome outcome =
       Transfer(ctx, ctx.conn.db, args[1], dst_db, args[2], replace, /*delete_source=*/false);
@@ -197,8 +184,9 @@ void CmdCopy(ArgSlice args, ConnContext& ctx) {
 
 // MOVE key db
 void CmdMove(ArgSlice args, ConnContext& ctx) {
-  int dst_db;
-  if (!ParseDbIndex(args[2], ctx, &dst_db)) return;
+  ArgParser p(args, 2);
+  const int dst_db = ReadDbIndex(p);
+  if (p.ReplyError(ctx.rb)) return;
   if (dst_db == ctx.conn.db) return ctx.rb.Error(kSameObjectErr);
   const Outcome outcome =
       Transfer(ctx, ctx.conn.db, args[1], dst_db, args[1], /*replace=*/false, /*delete_source=*/true);
@@ -208,11 +196,28 @@ void CmdMove(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterRenameFamily(CommandRegistry* r) {
-  r->Register({"rename", 3, kWrite, 1, 2, 1, "keyspace write slow", nullptr, CmdRename<false>});
-  r->Register({"renamenx", 3, kWrite | kFast, 1, 2, 1, "keyspace write fast", nullptr,
-               CmdRename<true>});
-  r->Register({"copy", -3, kWrite | kDenyOom, 1, 2, 1, "keyspace write slow", nullptr, CmdCopy});
-  r->Register({"move", 3, kWrite | kFast, 1, 1, 1, "keyspace write fast", nullptr, CmdMove});
+  r->Register({.name = "rename", .arity = 3, .flags = kWrite, .keys = kTwoKeys,
+               .acl_categories = "keyspace write slow", .on_conn = CmdRename<false>,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Gives a key a new name, replacing any key of that name.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "renamenx", .arity = 3, .flags = kWrite | kFast, .keys = kTwoKeys,
+               .acl_categories = "keyspace write fast", .on_conn = CmdRename<true>,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Gives a key a new name only when no key has that name.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "copy", .arity = -3, .flags = kWrite | kDenyOom, .keys = kTwoKeys,
+               .acl_categories = "keyspace write slow", .on_conn = CmdCopy,
+               .docs = {.group = "generic", .since = "6.2.0",
+                        .complexity = "O(N) worst case for collections, where N is the number of "
+                                      "nested items. O(1) for string values.",
+                        .summary = "Copies the value of a key to another key, possibly in another "
+                                   "database.", .key_flags = "RO access"}});
+  r->Register({.name = "move", .arity = 3, .flags = kWrite | kFast, .keys = kOneKey,
+               .acl_categories = "keyspace write fast", .on_conn = CmdMove,
+               .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Moves a key to another database.",
+                        .key_flags = "RW access update"}});
 }
 
 }  // namespace shardis::server

@@ -16,6 +16,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/subcommand.h"
@@ -103,22 +104,16 @@ void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
 // ------------------------------------------------------------------------------------------------
 // DEBUG POPULATE / SLEEP / HELP
 
-// Redis' getPositiveLongFromObjectOrReply as DEBUG POPULATE uses it.
-bool ParseNonNegative(std::string_view s, int64_t* out) {
-  return core::ParseInt64(s, out) && *out >= 0;
-}
-
 // DEBUG POPULATE count [prefix] [size]: creates "<prefix>:<i>" = "value:<i>" for i in [0, count),
 // skipping keys that exist. Every shard walks the whole range in its own fiber, in parallel, and
 // keeps the keys it owns; it yields now and then so that its clients are still served (no table
 // iterator is held across a yield).
 void DebugPopulate(ArgSlice args, ConnContext& ctx) {
-  int64_t count, size = 0;
-  if (!ParseNonNegative(args[2], &count) ||
-      (args.size() == 5 && !ParseNonNegative(args[4], &size))) {
-    return ctx.rb.Error("ERR value is out of range, must be positive");
-  }
-  const std::string prefix(args.size() >= 4 ? args[3] : std::string_view("key"));
+  ArgParser p(args, 2);
+  const int64_t count = p.NextInRange(0, INT64_MAX, kMustBePositiveErr);
+  const std::string prefix(p.HasNext() ? p.Next() : std::string_view("key"));
+  const int64_t size = p.HasNext() ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : 0;
+  if (p.ReplyError(ctx.rb)) return;
   const int db_index = ctx.conn.db;
   constexpr int64_t kYieldEvery = 4096;
   constexpr size_t kMaxKeyLen = 127;  // Redis formats into a 128-byte buffer
@@ -178,8 +173,7 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
-  ctx.rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
-                            sub.substr(0, 128), "'. Try DEBUG HELP."));
+  ctx.rb.Error(SubcommandSyntaxError(args));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -212,32 +206,44 @@ void CmdTime(ArgSlice, ConnContext& ctx) {
 }  // namespace
 
 void RegisterServerFamily(CommandRegistry* r) {
-  constexpr std::string_view kAllShardsOk =
-      "request_policy:all_shards response_policy:all_succeeded";
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kF = kFast;
-  r->RegisterKeylessCommand("dbsize", 1, kR | kF, "keyspace read fast", CmdDbSize,
-                            {"server", "1.0.0", "O(1)",
-                             "Returns the number of keys in the database.", "",
-                             "request_policy:all_shards response_policy:agg_sum"});
-  r->RegisterKeylessCommand("flushdb", -1, kW, "keyspace write slow dangerous", CmdFlush<false>,
-                            {"server", "1.0.0",
-                             "O(N) where N is the number of keys in the database.",
-                             "Removes all keys from the current database.", "", kAllShardsOk});
-  r->RegisterKeylessCommand("flushall", -1, kW, "keyspace write slow dangerous", CmdFlush<true>,
-                            {"server", "1.0.0", "O(N) where N is the total number of keys.",
-                             "Removes all keys from all databases.", "", kAllShardsOk});
-  r->RegisterKeylessCommand("swapdb", 3, kW | kF, "keyspace write fast dangerous", CmdSwapDb);
-  r->RegisterKeylessCommand("debug", -2, kAdmin | kNoScript | kLoading | kStale,
-                            "admin slow dangerous", CmdDebug,
-                            {"server", "1.0.0", "Depends on subcommand.",
-                             "Commands for debugging and testing."});
-  r->RegisterKeylessCommand("wait", 3, kNoScript, "slow connection", CmdWait,
-                            {"generic", "3.0.0", "O(1)",
-                             "Waits for writes to be acknowledged by replicas (there are none).",
-                             "", "request_policy:all_shards response_policy:agg_min"});
-  r->RegisterKeylessCommand("time", 1, kLoading | kStale | kF, "fast", CmdTime,
-                            {"server", "2.6.0", "O(1)", "Returns the server time.", "",
-                             "nondeterministic_output"});
+  r->Register({.name = "dbsize", .arity = 1, .flags = kR | kF, .keys = kNoKeys,
+               .acl_categories = "keyspace read fast", .on_conn = CmdDbSize,
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of keys in the database.",
+                        .tips = "request_policy:all_shards response_policy:agg_sum"}});
+  r->Register({.name = "flushdb", .arity = -1, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "keyspace write slow dangerous", .on_conn = CmdFlush<false>,
+               .docs = {.group = "server", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of keys in the selected database",
+                        .summary = "Removes all keys from the current database.",
+                        .tips = "request_policy:all_shards response_policy:all_succeeded"}});
+  r->Register({.name = "flushall", .arity = -1, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "keyspace write slow dangerous", .on_conn = CmdFlush<true>,
+               .docs = {.group = "server", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of keys in all databases",
+                        .summary = "Removes all keys from all databases.",
+                        .tips = "request_policy:all_shards response_policy:all_succeeded"}});
+  r->Register({.name = "swapdb", .arity = 3, .flags = kW | kF, .keys = kNoKeys,
+               .acl_categories = "keyspace write fast dangerous", .on_conn = CmdSwapDb,
+               .docs = {.group = "server", .since = "4.0.0",
+                        .complexity = "O(N) where N is the count of clients watching or blocking "
+                                      "on keys from both databases.",
+                        .summary = "Exchanges the contents of two databases."}});
+  r->Register({.name = "debug", .arity = -2, .flags = kAdmin | kNoScript | kLoading | kStale,
+               .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdDebug,
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands for debugging and testing."}});
+  r->Register({.name = "wait", .arity = 3, .flags = kNoScript, .keys = kNoKeys,
+               .acl_categories = "slow connection", .on_conn = CmdWait,
+               .docs = {.group = "generic", .since = "3.0.0", .complexity = "O(1)",
+                        .summary = "Waits for writes to be acknowledged by replicas (there are "
+                                   "none).",
+                        .tips = "request_policy:all_shards response_policy:agg_min"}});
+  r->Register({.name = "time", .arity = 1, .flags = kLoading | kStale | kF, .keys = kNoKeys,
+               .acl_categories = "fast", .on_conn = CmdTime,
+               .docs = {.group = "server", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Returns the server time.", .tips = "nondeterministic_output"}});
 }
 
 }  // namespace shardis::server

@@ -14,6 +14,7 @@
 #include "core/set_object.h"
 #include "core/string_util.h"
 #include "server/collection_args.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
@@ -28,7 +29,6 @@ using core::SetRef;
 using core::ValueType;
 using shard::Db;
 
-constexpr std::string_view kMustBePositiveErr = "ERR value is out of range, must be positive";
 
 // --- Single-key commands.
 
@@ -104,10 +104,10 @@ void CmdSMembers(ArgSlice args, ShardContext& ctx) {
 // SPOP key [count]
 void CmdSPop(ArgSlice args, ShardContext& ctx) {
   if (args.size() > 3) return ctx.rb.Error(kSyntaxErr);
-  int64_t count = -1;  // no count: one member as a bulk string
-  if (args.size() == 3 && (!core::ParseInt64(args[2], &count) || count < 0)) {
-    return ctx.rb.Error(kMustBePositiveErr);
-  }
+  ArgParser p(args, 2);
+  // No count: one member as a bulk string.
+  const int64_t count = args.size() == 3 ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : -1;
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kSet, kForWrite, &wrong_type);
   if (wrong_type) return;
@@ -427,43 +427,121 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
 
 void RegisterSetFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("sadd", -3, kW | kD | kF, "write set fast", CmdSAdd);
-  r->RegisterKeyCommand("srem", -3, kW | kF, "write set fast", CmdSRem);
-  r->RegisterKeyCommand("sismember", 3, kR | kF, "read set fast", CmdSIsMember);
-  r->RegisterKeyCommand("smismember", -3, kR | kF, "read set fast", CmdSMIsMember);
-  r->RegisterKeyCommand("scard", 2, kR | kF, "read set fast", CmdSCard);
-  r->RegisterKeyCommand("smembers", 2, kR, "read set slow", CmdSMembers);
-  r->RegisterKeyCommand("spop", -2, kW | kF, "write set fast", CmdSPop);
-  r->RegisterKeyCommand("srandmember", -2, kR, "read set slow", CmdSRandMember);
-  r->RegisterKeyCommand("sscan", -3, kR, "read set slow", CmdSScan);
+  r->Register({.name = "sadd", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write set fast", .on_shard = CmdSAdd,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(1) for each element added, so O(N) to add N elements when "
+                                      "the command is called with multiple arguments.",
+                        .summary = "Adds members to a set, creating it when needed.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "srem", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write set fast", .on_shard = CmdSRem,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of members to be removed.",
+                        .summary = "Removes members from a set.", .key_flags = "RW delete"}});
+  r->Register({.name = "sismember", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read set fast", .on_shard = CmdSIsMember,
+               .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Tells whether a value is a member of a set.",
+                        .key_flags = "RO"}});
+  r->Register({.name = "smismember", .arity = -3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read set fast", .on_shard = CmdSMIsMember,
+               .docs = {.group = "set", .since = "6.2.0",
+                        .complexity = "O(N) where N is the number of elements being checked for "
+                                      "membership",
+                        .summary = "Tells for each of several values whether it is a member of a "
+                                   "set.", .key_flags = "RO access"}});
+  r->Register({.name = "scard", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read set fast", .on_shard = CmdSCard,
+               .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of members of a set.", .key_flags = "RO"}});
+  r->Register({.name = "smembers", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read set slow", .on_shard = CmdSMembers,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the set cardinality.",
+                        .summary = "Returns every member of a set.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "spop", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write set fast", .on_shard = CmdSPop,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "Without the count argument O(1), otherwise O(N) where N is "
+                                      "the value of the passed count.",
+                        .summary = "Removes and returns random members of a set.",
+                        .key_flags = "RW access delete", .tips = "nondeterministic_output"}});
+  r->Register({.name = "srandmember", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read set slow", .on_shard = CmdSRandMember,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "Without the count argument O(1), otherwise O(N) where N is "
+                                      "the absolute value of the passed count.",
+                        .summary = "Returns random members of a set without removing them.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
+  r->Register({.name = "sscan", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read set slow", .on_shard = CmdSScan,
+               .docs = {.group = "set", .since = "2.8.0",
+                        .complexity = "O(1) for every call. O(N) for a complete iteration, "
+                                      "including enough command calls for the cursor to return "
+                                      "back to 0. N is the number of elements inside the "
+                                      "collection..",
+                        .summary = "Walks the members of a set a few at a time with a cursor.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
 
-  r->RegisterMultiKeyCommand("sinter", -2, kR, "read set slow", CmdSetOp<SetOp::kInter>);
-  r->RegisterMultiKeyCommand("sunion", -2, kR, "read set slow", CmdSetOp<SetOp::kUnion>);
-  r->RegisterMultiKeyCommand("sdiff", -2, kR, "read set slow", CmdSetOp<SetOp::kDiff>);
-  r->RegisterMultiKeyCommand("sinterstore", -3, kW | kD, "write set slow",
-                             CmdSetOpStore<SetOp::kInter>);
-  r->RegisterMultiKeyCommand("sunionstore", -3, kW | kD, "write set slow",
-                             CmdSetOpStore<SetOp::kUnion>);
-  r->RegisterMultiKeyCommand("sdiffstore", -3, kW | kD, "write set slow",
-                             CmdSetOpStore<SetOp::kDiff>);
+  r->Register({.name = "sinter", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kInter>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N*M) worst case where N is the cardinality of the "
+                                      "smallest set and M is the number of sets.",
+                        .summary = "Returns the members common to every given set.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "sunion", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kUnion>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Returns the members of any of the given sets.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "sdiff", .arity = -2, .flags = kR, .keys = kAllKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSetOp<SetOp::kDiff>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Returns the members of the first set that are in none of the "
+                                   "others.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output_order"}});
+  r->Register({.name = "sinterstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kInter>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N*M) worst case where N is the cardinality of the "
+                                      "smallest set and M is the number of sets.",
+                        .summary = "Stores the members common to every given set in a key.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "sunionstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kUnion>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Stores the members of any of the given sets in a key.",
+                        .key_flags = "OW update"}});
+  r->Register({.name = "sdiffstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
+               .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kDiff>,
+               .docs = {.group = "set", .since = "1.0.0",
+                        .complexity = "O(N) where N is the total number of elements in all given "
+                                      "sets.",
+                        .summary = "Stores the members of the first set that are in none of the "
+                                   "others in a key.", .key_flags = "OW update"}});
   // Keys after numkeys (movable keys): no legacy key range, as in Redis.
-  r->Register({.name = "sintercard",
-               .arity = -3,
-               .flags = kR,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "read set slow",
-               .on_conn = CmdSInterCard,
-               .key_finder = NumKeysFirst});
-  r->Register({.name = "smove",
-               .arity = 4,
-               .flags = kW | kF,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "write set fast",
-               .on_conn = CmdSMove});
+  r->Register({.name = "sintercard", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read set slow", .on_conn = CmdSInterCard,
+               .key_finder = NumKeysFirst,
+               .docs = {.group = "set", .since = "7.0.0",
+                        .complexity = "O(N*M) worst case where N is the cardinality of the "
+                                      "smallest set and M is the number of sets.",
+                        .summary = "Returns how many members are common to every given set, "
+                                   "optionally up to a limit.", .key_flags = "RO access"}});
+  r->Register({.name = "smove", .arity = 4, .flags = kW | kF, .keys = kTwoKeys,
+               .acl_categories = "write set fast", .on_conn = CmdSMove,
+               .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Moves a member from one set to another.",
+                        .key_flags = "RW access delete"}});
 }
 
 }  // namespace shardis::server

@@ -10,6 +10,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/arg_parser.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 
@@ -67,15 +68,13 @@ std::vector<Entry> MergedLog() {
 
 void SlowlogGet(ArgSlice args, ConnContext& ctx) {
   if (args.size() > 3) {  // Redis' slowlogCommand takes at most a count
-    return ctx.rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
-                                     args[1].substr(0, 128), "'. Try SLOWLOG HELP."));
+    return ctx.rb.Error(SubcommandSyntaxError(args));
   }
-  int64_t count = 10;
-  if (args.size() == 3) {
-    if (!core::ParseInt64(args[2], &count) || count < -1) {
-      return ctx.rb.Error("ERR count should be greater than or equal to -1");
-    }
-  }
+  ArgParser p(args, 2);
+  const int64_t count =
+      p.HasNext() ? p.NextInRange(-1, INT64_MAX, "ERR count should be greater than or equal to -1")
+                  : 10;
+  if (p.ReplyError(ctx.rb)) return;
   std::vector<Entry> log = MergedLog();
   if (count >= 0 && size_t(count) < log.size()) log.resize(size_t(count));
   ctx.rb.ArrayHeader(log.size());
@@ -112,17 +111,27 @@ void SlowlogHelp(ArgSlice, ConnContext& ctx) {
 constexpr uint32_t kSlowlogSub = kAdmin | kLoading | kStale;
 
 constexpr SubCommand kSlowlogSubs[] = {
-    {"get", -2, kSlowlogSub, "admin slow dangerous",
-     "request_policy:all_nodes nondeterministic_output",
-     "2.2.12", "Returns the slow log's entries.", SlowlogGet},
-    {"len", 2, kSlowlogSub, "admin slow dangerous",
-     "request_policy:all_nodes response_policy:agg_sum nondeterministic_output", "2.2.12",
-     "Returns the number of entries in the slow log.", SlowlogLen},
-    {"reset", 2, kSlowlogSub, "admin slow dangerous",
-     "request_policy:all_nodes response_policy:all_succeeded", "2.2.12",
-     "Clears all entries from the slow log.", SlowlogReset},
-    {"help", 2, kLoading | kStale, "slow", "", "6.2.0",
-     "Show helpful text about the different subcommands", SlowlogHelp},
+    {.name = "get", .arity = -2, .flags = kSlowlogSub, .acl_categories = "admin slow dangerous",
+     .handler = SlowlogGet,
+     .docs = {.group = "server", .since = "2.2.12",
+              .complexity = "O(N) where N is the number of entries returned",
+              .summary = "Returns the slow log's entries.",
+              .tips = "request_policy:all_nodes nondeterministic_output"}},
+    {.name = "len", .arity = 2, .flags = kSlowlogSub, .acl_categories = "admin slow dangerous",
+     .handler = SlowlogLen,
+     .docs = {.group = "server", .since = "2.2.12", .complexity = "O(1)",
+              .summary = "Returns the number of entries in the slow log.",
+              .tips = "request_policy:all_nodes response_policy:agg_sum nondeterministic_output"}},
+    {.name = "reset", .arity = 2, .flags = kSlowlogSub, .acl_categories = "admin slow dangerous",
+     .handler = SlowlogReset,
+     .docs = {.group = "server", .since = "2.2.12",
+              .complexity = "O(N) where N is the number of entries in the slowlog",
+              .summary = "Clears all entries from the slow log.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
+     .handler = SlowlogHelp,
+     .docs = {.group = "server", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Lists the subcommands and what they do."}},
 };
 
 constexpr Container kSlowlog = {"slowlog", kSlowlogSubs};
@@ -175,8 +184,12 @@ void RegisterSlowlogFamily(CommandRegistry* r) {
   // The flags are parsed by now: they are the settings' starting values.
   SetSlowlogLogSlowerThan(FLAGS_slowlog_log_slower_than);
   SetSlowlogMaxLen(FLAGS_slowlog_max_len);
-  r->Register({"slowlog", -2, 0, 0, 0, 0, "slow", nullptr, CmdSlowlog});
-  RegisterContainer(kSlowlog);
+  r->Register({.name = "slowlog", .arity = -2, .flags = 0, .keys = kNoKeys,
+               .acl_categories = "slow", .on_conn = CmdSlowlog,
+               .docs = {.group = "server", .since = "2.2.12",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the log of slow commands."},
+               .container = &kSlowlog});
 }
 
 }  // namespace shardis::server

@@ -412,17 +412,25 @@ void CmdSort(ArgSlice args, ConnContext& ctx) {
 void RegisterSortFamily(CommandRegistry* r) {
   // Redis lists the source as the key (1 1 1); the STORE destination and the pattern keys are
   // "movable" (found by parsing), which its legacy range does not show either.
-  r->Register({.name = "sort",
-               .arity = -2,
-               .flags = kWrite | kDenyOom,
-               .first_key = 1,
-               .last_key = 1,
-               .key_step = 1,
-               .acl_categories = "write set sortedset list slow dangerous",
-               .on_conn = CmdSort,
-               .key_finder = SortKeys});
-  r->Register({"sort_ro", -2, kReadOnly, 1, 1, 1, "read set sortedset list slow dangerous",
-               CmdSortRo, nullptr, FirstKeyOnly});
+  r->Register({.name = "sort", .arity = -2, .flags = kWrite | kDenyOom, .keys = kOneKey,
+               .acl_categories = "write set sortedset list slow dangerous", .on_conn = CmdSort,
+               .key_finder = SortKeys,
+               .docs = {.group = "generic", .since = "1.0.0",
+                        .complexity = "O(N+M*log(M)) where N is the number of elements in the list "
+                                      "or set to sort, and M the number of returned elements. When "
+                                      "the elements are not sorted, complexity is O(N).",
+                        .summary = "Sorts the elements of a list, set or sorted set, optionally by "
+                                   "external keys, and may store the result.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "sort_ro", .arity = -2, .flags = kReadOnly, .keys = kOneKey,
+               .acl_categories = "read set sortedset list slow dangerous", .on_shard = CmdSortRo,
+               .key_finder = FirstKeyOnly,
+               .docs = {.group = "generic", .since = "7.0.0",
+                        .complexity = "O(N+M*log(M)) where N is the number of elements in the list "
+                                      "or set to sort, and M the number of returned elements. When "
+                                      "the elements are not sorted, complexity is O(N).",
+                        .summary = "Sorts the elements of a list, set or sorted set (SORT without "
+                                   "STORE).", .key_flags = "RO access"}});
 }
 
 }  // namespace shardis::server

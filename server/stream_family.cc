@@ -68,14 +68,6 @@ size_t ReplyRange(core::ReplyBuilder& rb, const Stream& s, StreamID start, Strea
   return n;
 }
 
-// Redis' getLongLongFromObjectOrReply.
-bool ParseLL(core::ReplyBuilder& rb, std::string_view s, int64_t* v,
-             std::string_view err = kNotIntegerErr) {
-  if (core::ParseInt64(s, v)) return true;
-  rb.Error(err);
-  return false;
-}
-
 bool ParseStrictID(core::ReplyBuilder& rb, std::string_view s, StreamID* id,
                    uint64_t missing_seq = 0) {
   if (core::ParseStreamID(s, missing_seq, true, id)) return true;
@@ -149,7 +141,8 @@ int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* 
       a->approx = p.Remaining() >= 2 && p.Peek() == "~";
       if (p.Remaining() >= 2 && (a->approx || p.Peek() == "=")) p.Next();
       if (maxlen) {
-        if (!ParseLL(rb, p.Next(), &a->maxlen)) return -1;
+        a->maxlen = p.Next<int64_t>();
+        if (p.ReplyError(rb)) return -1;
         if (a->maxlen < 0) {
           rb.Error("ERR The MAXLEN argument must be >= 0.");
           return -1;
@@ -160,7 +153,8 @@ int ParseAddTrim(ArgSlice args, core::ReplyBuilder& rb, bool xadd, AddTrimArgs* 
         a->strategy = AddTrimArgs::kMinId;
       }
     } else if (p.Check("LIMIT", 1)) {
-      if (!ParseLL(rb, p.Next(), &a->limit)) return -1;
+      a->limit = p.Next<int64_t>();
+      if (p.ReplyError(rb)) return -1;
       if (a->limit < 0) {
         rb.Error("ERR The LIMIT argument must be >= 0.");
         return -1;
@@ -302,15 +296,15 @@ void CmdXRange(ArgSlice args, ShardContext& ctx) {
     return;
   }
   int64_t count = -1;
-  for (size_t j = 4; j < args.size(); ++j) {
-    if (core::EqualsIgnoreCase(args[j], "count") && j + 1 < args.size()) {
-      if (!ParseLL(ctx.rb, args[j + 1], &count)) return;
-      if (count < 0) count = 0;
-      ++j;
+  ArgParser p(args, 4);
+  while (p.HasNext()) {
+    if (p.Check("count", 1)) {
+      count = std::max<int64_t>(p.Next<int64_t>(), 0);
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
   if (wrong_type) return;
@@ -348,23 +342,22 @@ void CmdXSetId(ArgSlice args, ShardContext& ctx) {
   StreamID id, max_xdel;
   if (!ParseStrictID(ctx.rb, args[2], &id)) return;
   int64_t entries_added = -1;
-  for (size_t i = 3; i < args.size();) {
-    size_t moreargs = args.size() - 1 - i;
-    if (core::EqualsIgnoreCase(args[i], "entriesadded") && moreargs) {
-      if (!ParseLL(ctx.rb, args[i + 1], &entries_added)) return;
-      if (entries_added < 0) return ctx.rb.Error("ERR entries_added must be positive");
-      i += 2;
-    } else if (core::EqualsIgnoreCase(args[i], "maxdeletedid") && moreargs) {
-      if (!ParseStrictID(ctx.rb, args[i + 1], &max_xdel)) return;
-      if (id < max_xdel) {
-        return ctx.rb.Error(
-            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("entriesadded", 1)) {
+      entries_added = p.Next<int64_t>();
+      if (p.ok() && entries_added < 0) p.Fail("ERR entries_added must be positive");
+    } else if (p.Check("maxdeletedid", 1)) {
+      if (!core::ParseStreamID(p.Next(), 0, true, &max_xdel)) {
+        p.Fail(kInvalidIdErr);
+      } else if (id < max_xdel) {
+        p.Fail("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
       }
-      i += 2;
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      p.Fail(kSyntaxErr);
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
   if (wrong_type) return;
@@ -413,19 +406,20 @@ void CmdXPending(ArgSlice args, ShardContext& ctx) {
   std::string_view consumer_name;
   bool has_consumer = false;
   if (args.size() >= 6) {
-    size_t startidx = 3;
-    if (core::EqualsIgnoreCase(args[3], "idle")) {
-      if (!ParseLL(ctx.rb, args[4], &minidle)) return;
-      if (args.size() < 8) return ctx.rb.Error(kSyntaxErr);
-      startidx += 2;
+    // Redis parses these before it looks the key up, the count before the IDs; arguments after
+    // the consumer are ignored, as in Redis.
+    ArgParser p(args, 3);
+    if (p.Check("idle", 1)) {
+      minidle = p.Next<int64_t>();
+      if (p.ok() && args.size() < 8) p.Fail(kSyntaxErr);
     }
-    if (!ParseLL(ctx.rb, args[startidx + 2], &count)) return;
-    if (count < 0) count = 0;
-    if (!ParseStartEnd(ctx.rb, args[startidx], args[startidx + 1], &start, &end)) return;
-    if (startidx + 3 < args.size()) {
-      consumer_name = args[startidx + 3];
-      has_consumer = true;
-    }
+    const std::string_view start_arg = p.Next();
+    const std::string_view end_arg = p.Next();
+    count = std::max<int64_t>(p.Next<int64_t>(), 0);
+    if (p.ReplyError(ctx.rb)) return;
+    if (!ParseStartEnd(ctx.rb, start_arg, end_arg, &start, &end)) return;
+    has_consumer = p.HasNext();
+    consumer_name = p.Peek();
   }
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
@@ -500,9 +494,10 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
   Stream* s = Db::Found(it) ? StreamOf(it) : nullptr;
   StreamGroup* g = s ? s->FindGroup(args[2]) : nullptr;
   if (g == nullptr) return ctx.rb.Error(NoGroupKeyErr(args[1], args[2]));
-  int64_t minidle;
-  if (!ParseLL(ctx.rb, args[4], &minidle, "ERR Invalid min-idle-time argument for XCLAIM")) return;
-  if (minidle < 0) minidle = 0;
+  ArgParser head(args, 4);
+  const int64_t minidle =
+      std::max<int64_t>(head.NextInt64("ERR Invalid min-idle-time argument for XCLAIM"), 0);
+  if (head.ReplyError(ctx.rb)) return;
   std::vector<StreamID> ids;
   size_t j = 5;
   for (; j < args.size(); ++j) {
@@ -521,27 +516,18 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     } else if (p.Check("JUSTID")) {
       justid = true;
     } else if (p.Check("IDLE", 1)) {
-      if (!ParseLL(ctx.rb, p.Next(), &deliverytime,
-                   "ERR Invalid IDLE option argument for XCLAIM")) {
-        return;
-      }
-      deliverytime = now - deliverytime;
+      deliverytime = now - p.NextInt64("ERR Invalid IDLE option argument for XCLAIM");
     } else if (p.Check("TIME", 1)) {
-      if (!ParseLL(ctx.rb, p.Next(), &deliverytime,
-                   "ERR Invalid TIME option argument for XCLAIM")) {
-        return;
-      }
+      deliverytime = p.NextInt64("ERR Invalid TIME option argument for XCLAIM");
     } else if (p.Check("RETRYCOUNT", 1)) {
-      if (!ParseLL(ctx.rb, p.Next(), &retrycount,
-                   "ERR Invalid RETRYCOUNT option argument for XCLAIM")) {
-        return;
-      }
+      retrycount = p.NextInt64("ERR Invalid RETRYCOUNT option argument for XCLAIM");
     } else if (p.Check("LASTID", 1)) {
-      if (!ParseStrictID(ctx.rb, p.Next(), &last_id)) return;
+      if (!core::ParseStreamID(p.Next(), 0, true, &last_id)) p.Fail(kInvalidIdErr);
     } else {
-      return ctx.rb.Error(core::Concat("ERR Unrecognized XCLAIM option '", p.Peek(), "'"));
+      p.Fail(core::Concat("ERR Unrecognized XCLAIM option '", p.Peek(), "'"));
     }
   }
+  if (p.ReplyError(ctx.rb)) return;
   if (last_id > g->last_id) g->last_id = last_id;
   if (deliverytime != -1) {
     if (deliverytime < 0 || deliverytime > now) deliverytime = now;
@@ -592,11 +578,10 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
 // ---- XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 
 void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
-  int64_t minidle;
-  if (!ParseLL(ctx.rb, args[4], &minidle, "ERR Invalid min-idle-time argument for XAUTOCLAIM")) {
-    return;
-  }
-  if (minidle < 0) minidle = 0;
+  ArgParser head(args, 4);
+  const int64_t minidle =
+      std::max<int64_t>(head.NextInt64("ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0);
+  if (head.ReplyError(ctx.rb)) return;
   StreamID start;
   bool ex;
   if (!ParseIntervalID(ctx.rb, args[5], &start, &ex, 0)) return;
@@ -604,23 +589,19 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
   int64_t count = 100;
   bool justid = false;
   constexpr int64_t kAttemptsFactor = 10;
-  for (size_t j = 6; j < args.size(); ++j) {
-    size_t moreargs = args.size() - 1 - j;
-    if (core::EqualsIgnoreCase(args[j], "count") && moreargs) {
-      const int64_t max_count = std::numeric_limits<int64_t>::max() / 16;
-      int64_t v;
-      // Redis' getRangeLongFromObjectOrReply: one message for both failures.
-      if (!core::ParseInt64(args[j + 1], &v) || v < 1 || v > max_count) {
-        return ctx.rb.Error("ERR COUNT must be > 0");
-      }
-      count = v;
-      ++j;
-    } else if (core::EqualsIgnoreCase(args[j], "justid")) {
+  ArgParser opts(args, 6);
+  while (opts.HasNext()) {
+    if (opts.Check("count", 1)) {
+      // Redis bounds COUNT so that COUNT * attempts factor * sizeof(streamID) cannot overflow.
+      count =
+          opts.NextInRange(1, std::numeric_limits<int64_t>::max() / 16, "ERR COUNT must be > 0");
+    } else if (opts.Check("justid")) {
       justid = true;
     } else {
-      return ctx.rb.Error(kSyntaxErr);
+      opts.Fail(kSyntaxErr);
     }
   }
+  if (opts.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
   if (wrong_type) return;
@@ -694,11 +675,6 @@ void OnKeyShard(ConnContext& ctx, std::string_view key, bool write, Fn&& fn) {
   ctx.rb.output()->append(reply);
 }
 
-void SubcommandSyntaxError(core::ReplyBuilder& rb, std::string_view container,
-                           std::string_view sub) {
-  rb.Error(core::Concat("ERR unknown subcommand or wrong number of arguments for '",
-                        sub.substr(0, 128), "'. Try ", container, " HELP."));
-}
 
 // ---- XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER key group ...
 
@@ -709,20 +685,20 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
   bool mkstream = false;
   int64_t entries_read = StreamGroup::kInvalidEntriesRead;
   if (create || setid) {
-    for (size_t i = 5; i < args.size();) {
-      if (create && core::EqualsIgnoreCase(args[i], "mkstream")) {
+    ArgParser p(args, 5);
+    while (p.HasNext()) {
+      if (create && p.Check("mkstream")) {
         mkstream = true;
-        ++i;
-      } else if (core::EqualsIgnoreCase(args[i], "entriesread") && i + 1 < args.size()) {
-        if (!ParseLL(ctx.rb, args[i + 1], &entries_read)) return;
-        if (entries_read < 0 && entries_read != StreamGroup::kInvalidEntriesRead) {
-          return ctx.rb.Error("ERR value for ENTRIESREAD must be positive or -1");
+      } else if (p.Check("entriesread", 1)) {
+        entries_read = p.Next<int64_t>();
+        if (p.ok() && entries_read < 0 && entries_read != StreamGroup::kInvalidEntriesRead) {
+          p.Fail("ERR value for ENTRIESREAD must be positive or -1");
         }
-        i += 2;
       } else {
-        return SubcommandSyntaxError(ctx.rb, "XGROUP", opt);
+        p.Fail(SubcommandSyntaxError(args));
       }
     }
+    if (p.ReplyError(ctx.rb)) return;
   }
   OnKeyShard(ctx, args[2], true, [&](ShardContext& sc) {
     bool wrong_type;
@@ -793,7 +769,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       sc.db.NoteModified(args[2]);
       return sc.rb.Integer(pending);
     }
-    SubcommandSyntaxError(sc.rb, "XGROUP", opt);
+    sc.rb.Error(SubcommandSyntaxError(args));
   });
 }
 
@@ -818,18 +794,31 @@ void XGroupHelp(ArgSlice, ConnContext& ctx) {
 constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
 
 const SubCommand kXGroupSubs[] = {
-    {"create", -5, kW | kD, "write stream slow", "", "5.0.0", "Create a consumer group.",
-     XGroupKeyed, 2, 2, 1},
-    {"createconsumer", 5, kW | kD, "write stream slow", "", "6.2.0",
-     "Create a consumer in a consumer group.", XGroupKeyed, 2, 2, 1},
-    {"delconsumer", 5, kW, "write stream slow", "", "5.0.0",
-     "Delete a consumer from a consumer group.", XGroupKeyed, 2, 2, 1},
-    {"destroy", 4, kW, "write stream slow", "", "5.0.0", "Destroy a consumer group.",
-     XGroupKeyed, 2, 2, 1},
-    {"setid", -5, kW, "write stream slow", "", "5.0.0",
-     "Set the last delivered ID of a consumer group.", XGroupKeyed, 2, 2, 1},
-    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0", "Show helpful text about the "
-     "different subcommands", XGroupHelp},
+    {.name = "create", .arity = -5, .flags = kW | kD, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Adds a consumer group to a stream, optionally creating the stream."}},
+    {.name = "createconsumer", .arity = 5, .flags = kW | kD, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Adds a consumer to a consumer group."}},
+    {.name = "delconsumer", .arity = 5, .flags = kW, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Removes a consumer and its pending entries from a consumer group."}},
+    {.name = "destroy", .arity = 4, .flags = kW, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0",
+              .complexity = "O(N) where N is the number of entries in the group's pending entries "
+                            "list (PEL).", .summary = "Removes a consumer group from a stream."}},
+    {.name = "setid", .arity = -5, .flags = kW, .keys = kSubKey,
+     .acl_categories = "write stream slow", .handler = XGroupKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Sets the ID after which a consumer group delivers entries."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "stream slow",
+     .handler = XGroupHelp,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Lists the subcommands and what they do."}},
 };
 const Container kXGroupContainer{"xgroup", kXGroupSubs};
 
@@ -856,21 +845,19 @@ void ReplyEntriesRead(core::ReplyBuilder& rb, const StreamGroup& g) {
 }
 
 void XInfoStream(ArgSlice args, ShardContext& sc, const Stream& s) {
-  bool full = false;
+  // [FULL [COUNT count]], nothing else, in that order (Redis' xinfoReplyWithStreamInfo).
+  ArgParser p(args, 3);
+  const size_t optc = p.Remaining();
+  const bool full = optc != 0;
   int64_t count = 10;
-  size_t argc = args.size() - 3;
-  if (argc) {
-    if ((argc != 1 && argc != 3) || !core::EqualsIgnoreCase(args[3], "full")) {
-      return SubcommandSyntaxError(sc.rb, "XINFO", args[1]);
+  if (full) {
+    if ((optc != 1 && optc != 3) || !p.Check("full") || (optc == 3 && !p.Check("count", 1))) {
+      p.Fail(SubcommandSyntaxError(args));
+    } else if (optc == 3) {
+      count = p.Next<int64_t>();
     }
-    if (argc == 3) {
-      if (!core::EqualsIgnoreCase(args[4], "count")) {
-        return SubcommandSyntaxError(sc.rb, "XINFO", args[1]);
-      }
-      if (!ParseLL(sc.rb, args[5], &count)) return;
-      if (count < 0) count = 10;
-    }
-    full = true;
+    if (p.ReplyError(sc.rb)) return;
+    if (count < 0) count = 10;
   }
   core::ReplyBuilder& rb = sc.rb;
   rb.MapHeader(full ? 9 : 10);
@@ -998,7 +985,7 @@ void XInfoKeyed(ArgSlice args, ConnContext& ctx) {
     } else if (core::EqualsIgnoreCase(opt, "stream")) {
       XInfoStream(args, sc, s);
     } else {
-      SubcommandSyntaxError(sc.rb, "XINFO", opt);
+      sc.rb.Error(SubcommandSyntaxError(args));
     }
   });
 }
@@ -1011,14 +998,23 @@ void XInfoHelp(ArgSlice, ConnContext& ctx) {
 }
 
 const SubCommand kXInfoSubs[] = {
-    {"consumers", 4, kR, "read stream slow", "nondeterministic_output", "5.0.0",
-     "Get a list of the consumers in a consumer group.", XInfoKeyed, 2, 2, 1},
-    {"groups", 3, kR, "read stream slow", "", "5.0.0",
-     "Get a list of the consumer groups of a stream.", XInfoKeyed, 2, 2, 1},
-    {"stream", -3, kR, "read stream slow", "", "5.0.0", "Get information about a stream.",
-     XInfoKeyed, 2, 2, 1},
-    {"help", 2, kLoading | kStale, "stream slow", "", "5.0.0",
-     "Show helpful text about the different subcommands", XInfoHelp},
+    {.name = "consumers", .arity = 4, .flags = kR, .keys = kSubKey,
+     .acl_categories = "read stream slow", .handler = XInfoKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Describes the consumers of a consumer group.",
+              .tips = "nondeterministic_output"}},
+    {.name = "groups", .arity = 3, .flags = kR, .keys = kSubKey,
+     .acl_categories = "read stream slow", .handler = XInfoKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Describes the consumer groups of a stream."}},
+    {.name = "stream", .arity = -3, .flags = kR, .keys = kSubKey,
+     .acl_categories = "read stream slow", .handler = XInfoKeyed,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Describes a stream, optionally with its entries, groups and consumers."}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "stream slow",
+     .handler = XInfoHelp,
+     .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Lists the subcommands and what they do."}},
 };
 const Container kXInfoContainer{"xinfo", kXInfoSubs};
 
@@ -1356,41 +1352,125 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
 }
 
 void RegisterStreamFamily(CommandRegistry* r) {
-  r->RegisterKeyCommand("xadd", -5, kW | kD | kF, "write stream fast", CmdXAdd);
-  r->RegisterKeyCommand("xlen", 2, kR | kF, "read stream fast", CmdXLen);
-  r->RegisterKeyCommand("xrange", -4, kR, "read stream slow", CmdXRange<false>);
-  r->RegisterKeyCommand("xrevrange", -4, kR, "read stream slow", CmdXRange<true>);
-  r->RegisterKeyCommand("xdel", -3, kW | kF, "write stream fast", CmdXDel);
-  r->RegisterKeyCommand("xtrim", -4, kW, "write stream slow", CmdXTrim);
-  r->RegisterKeyCommand("xsetid", -3, kW | kD | kF, "write stream fast", CmdXSetId);
-  r->RegisterKeyCommand("xack", -4, kW | kF, "write stream fast", CmdXAck);
-  r->RegisterKeyCommand("xpending", -3, kR, "read stream slow", CmdXPending);
-  r->RegisterKeyCommand("xclaim", -6, kW | kF, "write stream fast", CmdXClaim);
-  r->RegisterKeyCommand("xautoclaim", -6, kW | kF, "write stream fast", CmdXAutoClaim);
+  r->Register({.name = "xadd", .arity = -5, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXAdd,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(1) when adding a new entry, O(N) when trimming where N "
+                                      "being the number of entries evicted.",
+                        .summary = "Appends an entry to a stream, optionally trimming the stream.",
+                        .key_flags = "RW update", .tips = "nondeterministic_output"}});
+  r->Register({.name = "xlen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read stream fast", .on_shard = CmdXLen,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+                        .summary = "Returns the number of entries of a stream.",
+                        .key_flags = "RO"}});
+  r->Register({.name = "xrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read stream slow", .on_shard = CmdXRange<false>,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N) with N being the number of elements being returned. If "
+                                      "N is constant (e.g. always asking for the first 10 elements "
+                                      "with COUNT), you can consider it O(1).",
+                        .summary = "Returns the entries of a stream between two IDs.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "xrevrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read stream slow", .on_shard = CmdXRange<true>,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N) with N being the number of elements returned. If N is "
+                                      "constant (e.g. always asking for the first 10 elements with "
+                                      "COUNT), you can consider it O(1).",
+                        .summary = "Returns the entries of a stream between two IDs, newest first.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "xdel", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXDel,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(1) for each single item to delete in the stream, "
+                                      "regardless of the stream size.",
+                        .summary = "Deletes entries from a stream.", .key_flags = "RW delete"}});
+  r->Register({.name = "xtrim", .arity = -4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write stream slow", .on_shard = CmdXTrim,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N), with N being the number of evicted entries. Constant "
+                                      "times are very small however, since entries are organized "
+                                      "in macro nodes containing multiple entries that can be "
+                                      "released with a single deallocation.",
+                        .summary = "Removes the oldest entries of a stream past a length or below "
+                                   "an ID.", .key_flags = "RW delete",
+                        .tips = "nondeterministic_output"}});
+  r->Register({.name = "xsetid", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXSetId,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "O(1)",
+                        .summary = "Sets the last ID (and counters) of a stream.",
+                        .key_flags = "RW update"}});
+  r->Register({.name = "xack", .arity = -4, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXAck,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(1) for each message ID processed.",
+                        .summary = "Acknowledges entries of a consumer group, removing them from "
+                                   "its pending list.", .key_flags = "RW update"}});
+  r->Register({.name = "xpending", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read stream slow", .on_shard = CmdXPending,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(N) with N being the number of elements returned, so "
+                                      "asking for a small fixed number of entries per call is "
+                                      "O(1). O(M), where M is the total number of entries scanned "
+                                      "when used with the IDLE filter. When the command returns "
+                                      "just the summary and the list of consumers is small, it "
+                                      "runs in O(1) time; otherwise, an additional O(N) time for "
+                                      "iterating every consumer.",
+                        .summary = "Returns a summary or a range of the entries delivered to a "
+                                   "consumer group and not acknowledged.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output"}});
+  r->Register({.name = "xclaim", .arity = -6, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXClaim,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "O(log N) with N being the number of messages in the PEL of "
+                                      "the consumer group.",
+                        .summary = "Transfers given pending entries idle for long enough to a "
+                                   "consumer.", .key_flags = "RW update",
+                        .tips = "nondeterministic_output"}});
+  r->Register({.name = "xautoclaim", .arity = -6, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write stream fast", .on_shard = CmdXAutoClaim,
+               .docs = {.group = "stream", .since = "6.2.0",
+                        .complexity = "O(1) if COUNT is small.",
+                        .summary = "Transfers the pending entries idle for long enough to a "
+                                   "consumer, scanning from an ID.", .key_flags = "RW delete",
+                        .tips = "nondeterministic_output"}});
   // Keys follow STREAMS (Redis' movablekeys: legacy range 0 0 0).
-  r->Register({.name = "xread",
-               .arity = -4,
-               .flags = kR,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "read stream slow blocking",
-               .on_conn = CmdXRead<false>,
-               .key_finder = StreamsKeys});
-  r->Register({.name = "xreadgroup",
-               .arity = -7,
-               .flags = kW,
-               .first_key = 0,
-               .last_key = 0,
-               .key_step = 0,
-               .acl_categories = "write stream slow blocking",
-               .on_conn = CmdXRead<true>,
-               .key_finder = StreamsKeys});
+  r->Register({.name = "xread", .arity = -4, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read stream slow blocking", .on_conn = CmdXRead<false>,
+               .key_finder = StreamsKeys,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "For each stream mentioned: O(N) with N being the number of "
+                                      "elements being returned, it means that XREAD-ing with a "
+                                      "fixed COUNT is O(1). Note that when the BLOCK option is "
+                                      "used, XADD will pay O(M) time in order to serve the M "
+                                      "clients blocked on the stream getting new data.",
+                        .summary = "Returns the entries of streams after given IDs, optionally "
+                                   "waiting for new ones.", .key_flags = "RO access"}});
+  r->Register({.name = "xreadgroup", .arity = -7, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write stream slow blocking", .on_conn = CmdXRead<true>,
+               .key_finder = StreamsKeys,
+               .docs = {.group = "stream", .since = "5.0.0",
+                        .complexity = "For each stream mentioned: O(M) with M being the number of "
+                                      "elements returned. If M is constant (e.g. always asking for "
+                                      "the first 10 elements with COUNT), you can consider it "
+                                      "O(1). On the other side when XREADGROUP blocks, XADD will "
+                                      "pay the O(N) time in order to serve the N clients blocked "
+                                      "on the stream getting new data.",
+                        .summary = "Delivers new or pending entries of streams to a consumer of a "
+                                   "group, optionally waiting.", .key_flags = "RO access"}});
   // Containers: each subcommand finds its key (args[2]) itself.
-  r->Register({"xgroup", -2, 0, 0, 0, 0, "slow", nullptr, CmdXGroup});
-  RegisterContainer(kXGroupContainer);
-  r->Register({"xinfo", -2, 0, 0, 0, 0, "slow", nullptr, CmdXInfo});
-  RegisterContainer(kXInfoContainer);
+  r->Register({.name = "xgroup", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdXGroup,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands about the consumer groups of a stream."},
+               .container = &kXGroupContainer});
+  r->Register({.name = "xinfo", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
+               .on_conn = CmdXInfo,
+               .docs = {.group = "stream", .since = "5.0.0", .complexity = "Depends on subcommand.",
+                        .summary = "Commands that describe a stream, its groups and their "
+                                   "consumers."},
+               .container = &kXInfoContainer});
 }
 
 }  // namespace shardis::server

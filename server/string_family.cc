@@ -626,94 +626,141 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
 
 void RegisterStringFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("get", 2, kR | kF, "read string fast", CmdGet,
-                        {"string", "1.0.0", "O(1)", "Returns the string value of a key.",
-                         "RO access"});
-  r->RegisterKeyCommand("set", -3, kW | kD, "write string slow", CmdSet,
-                        {"string", "1.0.0", "O(1)",
-                         "Sets the string value of a key, optionally with an expiry, a condition "
-                         "or the old value.", "RW access update variable_flags"});
-  r->RegisterKeyCommand("setnx", 3, kW | kD | kF, "write string fast", CmdSetNx,
-                        {"string", "1.0.0", "O(1)", "Sets a key only when it does not exist.",
-                         "OW insert"});
-  r->RegisterKeyCommand("setex", 4, kW | kD, "write string slow", CmdSetEx<false>,
-                        {"string", "2.0.0", "O(1)", "Sets a key with an expiry in seconds.",
-                         "OW update"});
-  r->RegisterKeyCommand("psetex", 4, kW | kD, "write string slow", CmdSetEx<true>,
-                        {"string", "2.6.0", "O(1)", "Sets a key with an expiry in milliseconds.",
-                         "OW update"});
-  r->RegisterKeyCommand("getset", 3, kW | kD | kF, "write string fast", CmdGetSet,
-                        {"string", "1.0.0", "O(1)", "Sets a key and returns its previous value.",
-                         "RW access update"});
-  r->RegisterKeyCommand("getdel", 2, kW | kF, "write string fast", CmdGetDel,
-                        {"string", "6.2.0", "O(1)", "Returns the value of a key and deletes it.",
-                         "RW access delete"});
-  r->RegisterKeyCommand("getex", -2, kW | kF, "write string fast", CmdGetEx,
-                        {"string", "6.2.0", "O(1)",
-                         "Returns the value of a key and changes its expiry.", "RW access update"});
-  r->RegisterKeyCommand("incr", 2, kW | kD | kF, "write string fast", CmdIncr,
-                        {"string", "1.0.0", "O(1)", "Adds one to the integer value of a key.",
-                         "RW access update"});
-  r->RegisterKeyCommand("decr", 2, kW | kD | kF, "write string fast", CmdDecr,
-                        {"string", "1.0.0", "O(1)",
-                         "Subtracts one from the integer value of a key.", "RW access update"});
-  r->RegisterKeyCommand("incrby", 3, kW | kD | kF, "write string fast", CmdIncrBy,
-                        {"string", "1.0.0", "O(1)",
-                         "Adds an integer to the integer value of a key.", "RW access update"});
-  r->RegisterKeyCommand("decrby", 3, kW | kD | kF, "write string fast", CmdDecrBy,
-                        {"string", "1.0.0", "O(1)",
-                         "Subtracts an integer from the integer value of a key.",
-                         "RW access update"});
-  r->RegisterKeyCommand("incrbyfloat", 3, kW | kD | kF, "write string fast", CmdIncrByFloat,
-                        {"string", "2.6.0", "O(1)", "Adds a float to the numeric value of a key.",
-                         "RW access update"});
-  r->RegisterKeyCommand("append", 3, kW | kD | kF, "write string fast", CmdAppend,
-                        {"string", "2.0.0", "O(1)", "Appends a string to the value of a key.",
-                         "RW insert"});
-  r->RegisterKeyCommand("strlen", 2, kR | kF, "read string fast", CmdStrLen,
-                        {"string", "2.2.0", "O(1)", "Returns the length of a string value.", "RO"});
-  r->RegisterKeyCommand("getrange", 4, kR, "read string slow", CmdGetRange,
-                        {"string", "2.4.0", "O(N) where N is the length of the returned string.",
-                         "Returns a substring of a string value.", "RO access"});
-  r->RegisterKeyCommand("substr", 4, kR, "read string slow", CmdGetRange,
-                        {"string", "1.0.0", "O(N) where N is the length of the returned string.",
-                         "Returns a substring of a string value (old name of GETRANGE).",
-                         "RO access"});
-  r->RegisterKeyCommand("setrange", 4, kW | kD, "write string slow", CmdSetRange,
-                        {"string", "2.2.0", "O(1), not counting the time to grow the string.",
-                         "Overwrites part of a string value from an offset.", "RW update"});
+  r->Register({.name = "get", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read string fast", .on_shard = CmdGet,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Returns the string value of a key.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "set", .arity = -3, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write string slow", .on_shard = CmdSet,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Sets the string value of a key, optionally with an expiry, a "
+                                   "condition or the old value.",
+                        .key_flags = "RW access update variable_flags"}});
+  r->Register({.name = "setnx", .arity = 3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdSetNx,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Sets a key only when it does not exist.",
+                        .key_flags = "OW insert"}});
+  r->Register({.name = "setex", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write string slow", .on_shard = CmdSetEx<false>,
+               .docs = {.group = "string", .since = "2.0.0", .complexity = "O(1)",
+                        .summary = "Sets a key with an expiry in seconds.",
+                        .key_flags = "OW update"}});
+  r->Register({.name = "psetex", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write string slow", .on_shard = CmdSetEx<true>,
+               .docs = {.group = "string", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Sets a key with an expiry in milliseconds.",
+                        .key_flags = "OW update"}});
+  r->Register({.name = "getset", .arity = 3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdGetSet,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Sets a key and returns its previous value.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "getdel", .arity = 2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdGetDel,
+               .docs = {.group = "string", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Returns the value of a key and deletes it.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "getex", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdGetEx,
+               .docs = {.group = "string", .since = "6.2.0", .complexity = "O(1)",
+                        .summary = "Returns the value of a key and changes its expiry.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "incr", .arity = 2, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdIncr,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Adds one to the integer value of a key.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "decr", .arity = 2, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdDecr,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Subtracts one from the integer value of a key.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "incrby", .arity = 3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdIncrBy,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Adds an integer to the integer value of a key.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "decrby", .arity = 3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdDecrBy,
+               .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Subtracts an integer from the integer value of a key.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "incrbyfloat", .arity = 3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdIncrByFloat,
+               .docs = {.group = "string", .since = "2.6.0", .complexity = "O(1)",
+                        .summary = "Adds a float to the numeric value of a key.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "append", .arity = 3, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write string fast", .on_shard = CmdAppend,
+               .docs = {.group = "string", .since = "2.0.0",
+                        .complexity = "O(1). The amortized time complexity is O(1) assuming the "
+                                      "appended value is small and the already present value is of "
+                                      "any size, since the dynamic string library used by Redis "
+                                      "will double the free space available on every reallocation.",
+                        .summary = "Appends a string to the value of a key.",
+                        .key_flags = "RW insert"}});
+  r->Register({.name = "strlen", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read string fast", .on_shard = CmdStrLen,
+               .docs = {.group = "string", .since = "2.2.0", .complexity = "O(1)",
+                        .summary = "Returns the length of a string value.", .key_flags = "RO"}});
+  r->Register({.name = "getrange", .arity = 4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read string slow", .on_shard = CmdGetRange,
+               .docs = {.group = "string", .since = "2.4.0",
+                        .complexity = "O(N) where N is the length of the returned string. The "
+                                      "complexity is ultimately determined by the returned length, "
+                                      "but because creating a substring from an existing string is "
+                                      "very cheap, it can be considered O(1) for small strings.",
+                        .summary = "Returns a substring of a string value.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "substr", .arity = 4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read string slow", .on_shard = CmdGetRange,
+               .docs = {.group = "string", .since = "1.0.0",
+                        .complexity = "O(N) where N is the length of the returned string. The "
+                                      "complexity is ultimately determined by the returned length, "
+                                      "but because creating a substring from an existing string is "
+                                      "very cheap, it can be considered O(1) for small strings.",
+                        .summary = "Returns a substring of a string value (old name of GETRANGE).",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "setrange", .arity = 4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write string slow", .on_shard = CmdSetRange,
+               .docs = {.group = "string", .since = "2.2.0",
+                        .complexity = "O(1), not counting the time taken to copy the new string in "
+                                      "place. Usually, this string is very small so the amortized "
+                                      "complexity is O(1). Otherwise, complexity is O(M) with M "
+                                      "being the length of the value argument.",
+                        .summary = "Overwrites part of a string value from an offset.",
+                        .key_flags = "RW update"}});
 
-  r->RegisterMultiKeyCommand("mget", -2, kR | kF, "read string fast", CmdMGet,
-                             {"string", "1.0.0", "O(N) where N is the number of keys to retrieve.",
-                              "Returns the values of several keys.", "RO access",
-                              "request_policy:multi_shard"});
-  r->Register({.name = "mset",
-               .arity = -3,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = -1,
-               .key_step = 2,
-               .acl_categories = "write string slow",
-               .on_conn = CmdMSet},
-              {"string", "1.0.1", "O(N) where N is the number of keys to set.",
-               "Sets several keys at once.", "OW update",
-               "request_policy:multi_shard response_policy:all_succeeded"});
-  r->Register({.name = "lcs",
-               .arity = -3,
-               .flags = kR,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
-               .acl_categories = "read string slow",
-               .on_conn = CmdLcs});
-  r->Register({.name = "msetnx",
-               .arity = -3,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = -1,
-               .key_step = 2,
-               .acl_categories = "write string slow",
-               .on_conn = CmdMSetNx});
+  r->Register({.name = "mget", .arity = -2, .flags = kR | kF, .keys = kAllKeys,
+               .acl_categories = "read string fast", .on_conn = CmdMGet,
+               .docs = {.group = "string", .since = "1.0.0",
+                        .complexity = "O(N) where N is the number of keys to retrieve.",
+                        .summary = "Returns the values of several keys.", .key_flags = "RO access",
+                        .tips = "request_policy:multi_shard"}});
+  r->Register({.name = "mset", .arity = -3, .flags = kW | kD,
+               .keys = {.first = 1, .last = -1, .step = 2}, .acl_categories = "write string slow",
+               .on_conn = CmdMSet,
+               .docs = {.group = "string", .since = "1.0.1",
+                        .complexity = "O(N) where N is the number of keys to set.",
+                        .summary = "Sets several keys at once.", .key_flags = "OW update",
+                        .tips = "request_policy:multi_shard response_policy:all_succeeded"}});
+  r->Register({.name = "lcs", .arity = -3, .flags = kR, .keys = kTwoKeys,
+               .acl_categories = "read string slow", .on_conn = CmdLcs,
+               .docs = {.group = "string", .since = "7.0.0",
+                        .complexity = "O(N*M) where N and M are the lengths of s1 and s2, "
+                                      "respectively",
+                        .summary = "Returns the longest common subsequence of two strings, or its "
+                                   "length or matches.", .key_flags = "RO access"}});
+  r->Register({.name = "msetnx", .arity = -3, .flags = kW | kD,
+               .keys = {.first = 1, .last = -1, .step = 2}, .acl_categories = "write string slow",
+               .on_conn = CmdMSetNx,
+               .docs = {.group = "string", .since = "1.0.1",
+                        .complexity = "O(N) where N is the number of keys to set.",
+                        .summary = "Sets several keys at once only when none of them exists.",
+                        .key_flags = "OW insert",
+                        .tips = "request_policy:multi_shard response_policy:agg_min"}});
 }
 
 }  // namespace shardis::server

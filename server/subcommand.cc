@@ -1,7 +1,5 @@
 #include "server/subcommand.h"
 
-#include <glog/logging.h>
-
 #include <vector>
 
 #include "core/string_util.h"
@@ -18,13 +16,7 @@ std::vector<Container>& MutableContainers() {
 
 }  // namespace
 
-void RegisterContainer(const Container& container) {
-  MutableContainers().push_back(container);
-  // The containers are constants with static storage: the command can point at them.
-  CommandSpec* spec = Registry().MutableFind(container.name);
-  CHECK(spec != nullptr) << "register the command before its container: " << container.name;
-  spec->container = &container;
-}
+void AddContainer(const Container& container) { MutableContainers().push_back(container); }
 
 std::span<const Container> Containers() { return MutableContainers(); }
 
@@ -59,6 +51,11 @@ const SubCommand* CheckSub(const Container& container, ArgSlice args, std::strin
     return nullptr;
   }
   return sub;
+}
+
+std::string SubcommandSyntaxError(ArgSlice args) {
+  return core::Concat("ERR unknown subcommand or wrong number of arguments for '",
+                      args[1].substr(0, 128), "'. Try ", core::ToUpper(args[0]), " HELP.");
 }
 
 void DispatchSub(const Container& container, ArgSlice args, ConnContext& ctx) {

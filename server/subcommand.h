@@ -1,8 +1,9 @@
 // Subcommands of the container commands (CONFIG, CLIENT, COMMAND): looked up by name, arity checked
 // like top-level commands, and reported by COMMAND INFO/DOCS/LIST as "container|sub".
 //
-// Each family file defines its container's table, registers it with RegisterContainer when it
-// registers its commands, and runs it with DispatchSub; COMMAND enumerates them with Containers().
+// Each family file defines its container's table, names it in its command's registration
+// (CommandSpec::container), and runs it with DispatchSub; COMMAND enumerates them with
+// Containers().
 #pragma once
 
 #include <cstddef>
@@ -17,20 +18,19 @@
 
 namespace shardis::server {
 
+// One subcommand's entry, with the same facts as a command's (command.h).
 struct SubCommand {
   std::string_view name;  // lower case
   int arity;              // Redis arity, counting the container name and the subcommand
   uint32_t flags;
+  KeyRange keys = kNoKeys;  // Redis' legacy key range of the subcommand (OBJECT ENCODING key)
   std::string_view acl_categories;
-  std::string_view tips;  // space separated
-  std::string_view since;
-  std::string_view summary;
   ConnHandler handler;
-  // Redis' legacy key range of the subcommand (OBJECT ENCODING key: 2 2 1); 0 = no keys.
-  int first_key = 0;
-  int last_key = 0;
-  int key_step = 0;
+  CommandDocs docs = {};  // key_flags unused: COMMAND reports no key specs for subcommands
 };
+
+// The key of the keyed subcommands (OBJECT ENCODING key, XGROUP CREATE key ...): args[2].
+inline constexpr KeyRange kSubKey = {2, 2, 1};
 
 struct Container {
   std::string_view name;  // lower case
@@ -40,10 +40,10 @@ struct Container {
 // The flags Redis gives its administrative subcommands (CONFIG GET, CLIENT LIST, ...).
 inline constexpr uint32_t kAdminSub = kAdmin | kNoScript | kLoading | kStale;
 
-// Adds a container to the ones COMMAND reports and links its command to it (`container` must
-// have static storage, and its command must be registered already). Called at start, by the Register*Family functions,
-// before any connection is served; the list is read-only afterwards.
-void RegisterContainer(const Container& container);
+// Adds a container to the ones COMMAND reports (`container` must have static storage). Called by
+// CommandRegistry::Register for a command with a container, at start, before any connection is
+// served; the list is read-only afterwards.
+void AddContainer(const Container& container);
 
 // Every registered container, in registration order.
 std::span<const Container> Containers();
@@ -58,6 +58,10 @@ bool ArityOk(int arity, size_t argc);
 // The subcommand args[1] names, or null with Redis' error (without "ERR ") in *error when it is
 // unknown or has the wrong arity. args.size() >= 2.
 const SubCommand* CheckSub(const Container& container, ArgSlice args, std::string* error);
+
+// Redis' addReplySubcommandSyntaxError for a subcommand whose arguments its handler rejects:
+// "ERR unknown subcommand or wrong number of arguments for '<args[1]>'. Try <ARGS[0]> HELP."
+std::string SubcommandSyntaxError(ArgSlice args);
 
 // Runs the subcommand of `container` named by args[1], with Redis' errors for unknown ones and
 // wrong arity.

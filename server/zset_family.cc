@@ -45,7 +45,6 @@ namespace {
 constexpr std::string_view kNanErr = "ERR resulting score is not a number (NaN)";
 constexpr std::string_view kScoreRangeErr = "ERR min or max is not a float";
 constexpr std::string_view kLexRangeErr = "ERR min or max not valid string range item";
-constexpr std::string_view kPositiveErr = "ERR value is out of range, must be positive";
 
 ZSet* AsZSet(Db::Iterator it) { return static_cast<ZSet*>(it.value().object()); }
 
@@ -448,10 +447,10 @@ void CmdZRemRange(ArgSlice args, ShardContext& ctx) {
 template <bool kMax>
 void CmdZPop(ArgSlice args, ShardContext& ctx) {
   if (args.size() > 3) return ctx.rb.Error(kSyntaxErr);
-  int64_t count = -1;
-  if (args.size() == 3 && (!core::ParseInt64(args[2], &count) || count < 0)) {
-    return ctx.rb.Error(kPositiveErr);
-  }
+  ArgParser p(args, 2);
+  // -1: no count given, one member is popped.
+  const int64_t count = args.size() == 3 ? p.NextInRange(0, INT64_MAX, kMustBePositiveErr) : -1;
+  if (p.ReplyError(ctx.rb)) return;
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForWrite, &wrong_type);
   if (wrong_type) return;
@@ -832,73 +831,267 @@ size_t ZPopAndReply(Db& db, Db::Iterator it, std::string_view key, uint64_t hash
 
 void RegisterZSetFamily(CommandRegistry* r) {
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
-  r->RegisterKeyCommand("zadd", -4, kW | kD | kF, "write sortedset fast", CmdZAdd);
-  r->RegisterKeyCommand("zincrby", 4, kW | kD | kF, "write sortedset fast", CmdZIncrBy);
-  r->RegisterKeyCommand("zcard", 2, kR | kF, "read sortedset fast", CmdZCard);
-  r->RegisterKeyCommand("zscore", 3, kR | kF, "read sortedset fast", CmdZScore);
-  r->RegisterKeyCommand("zmscore", -3, kR | kF, "read sortedset fast", CmdZMScore);
-  r->RegisterKeyCommand("zrank", 3, kR | kF, "read sortedset fast", CmdZRank<false>);
-  r->RegisterKeyCommand("zrevrank", 3, kR | kF, "read sortedset fast", CmdZRank<true>);
-  r->RegisterKeyCommand("zcount", 4, kR | kF, "read sortedset fast", CmdZCount);
-  r->RegisterKeyCommand("zlexcount", 4, kR | kF, "read sortedset fast", CmdZLexCount);
-  r->RegisterKeyCommand("zrange", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kAuto, Direction::kAuto>);
-  r->RegisterKeyCommand("zrevrange", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kRank, Direction::kReverse>);
-  r->RegisterKeyCommand("zrangebyscore", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kScore, Direction::kForward>);
-  r->RegisterKeyCommand("zrevrangebyscore", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kScore, Direction::kReverse>);
-  r->RegisterKeyCommand("zrangebylex", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kLex, Direction::kForward>);
-  r->RegisterKeyCommand("zrevrangebylex", -4, kR, "read sortedset slow",
-                        CmdZRange<RangeType::kLex, Direction::kReverse>);
-  r->RegisterKeyCommand("zrem", -3, kW | kF, "write sortedset fast", CmdZRem);
-  r->RegisterKeyCommand("zremrangebyrank", 4, kW, "write sortedset slow",
-                        CmdZRemRange<RangeType::kRank>);
-  r->RegisterKeyCommand("zremrangebyscore", 4, kW, "write sortedset slow",
-                        CmdZRemRange<RangeType::kScore>);
-  r->RegisterKeyCommand("zremrangebylex", 4, kW, "write sortedset slow",
-                        CmdZRemRange<RangeType::kLex>);
-  r->RegisterKeyCommand("zpopmin", -2, kW | kF, "write sortedset fast", CmdZPop<false>);
-  r->RegisterKeyCommand("zpopmax", -2, kW | kF, "write sortedset fast", CmdZPop<true>);
-  r->RegisterKeyCommand("zrandmember", -2, kR, "read sortedset slow", CmdZRandMember);
-  r->RegisterKeyCommand("zscan", -3, kR, "read sortedset slow", CmdZScan);
+  r->Register({.name = "zadd", .arity = -4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZAdd,
+               .docs = {.group = "sorted-set", .since = "1.2.0",
+                        .complexity = "O(log(N)) for each item added, where N is the number of "
+                                      "elements in the sorted set.",
+                        .summary = "Adds members with scores to a sorted set, or updates their "
+                                   "scores.", .key_flags = "RW update"}});
+  r->Register({.name = "zincrby", .arity = 4, .flags = kW | kD | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZIncrBy,
+               .docs = {.group = "sorted-set", .since = "1.2.0",
+                        .complexity = "O(log(N)) where N is the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Adds a number to the score of a member of a sorted set.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "zcard", .arity = 2, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZCard,
+               .docs = {.group = "sorted-set", .since = "1.2.0", .complexity = "O(1)",
+                        .summary = "Returns the number of members of a sorted set.",
+                        .key_flags = "RO"}});
+  r->Register({.name = "zscore", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZScore,
+               .docs = {.group = "sorted-set", .since = "1.2.0", .complexity = "O(1)",
+                        .summary = "Returns the score of a member of a sorted set.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "zmscore", .arity = -3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZMScore,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(N) where N is the number of members being requested.",
+                        .summary = "Returns the scores of several members of a sorted set.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "zrank", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZRank<false>,
+               .docs = {.group = "sorted-set", .since = "2.0.0", .complexity = "O(log(N))",
+                        .summary = "Returns the rank of a member of a sorted set, lowest score "
+                                   "first.", .key_flags = "RO access"}});
+  r->Register({.name = "zrevrank", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZRank<true>,
+               .docs = {.group = "sorted-set", .since = "2.0.0", .complexity = "O(log(N))",
+                        .summary = "Returns the rank of a member of a sorted set, highest score "
+                                   "first.", .key_flags = "RO access"}});
+  r->Register({.name = "zcount", .arity = 4, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZCount,
+               .docs = {.group = "sorted-set", .since = "2.0.0",
+                        .complexity = "O(log(N)) with N being the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Counts the members of a sorted set with scores in a range.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "zlexcount", .arity = 4, .flags = kR | kF, .keys = kOneKey,
+               .acl_categories = "read sortedset fast", .on_shard = CmdZLexCount,
+               .docs = {.group = "sorted-set", .since = "2.8.9",
+                        .complexity = "O(log(N)) with N being the number of elements in the sorted "
+                                      "set.",
+                        .summary = "Counts the members of a sorted set between two names (all "
+                                   "scores equal).", .key_flags = "RO access"}});
+  r->Register({.name = "zrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kAuto, Direction::kAuto>,
+               .docs = {.group = "sorted-set", .since = "1.2.0",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements returned.",
+                        .summary = "Returns the members of a sorted set in a range of ranks, "
+                                   "scores or names.", .key_flags = "RO access"}});
+  r->Register({.name = "zrevrange", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kRank, Direction::kReverse>,
+               .docs = {.group = "sorted-set", .since = "1.2.0",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements returned.",
+                        .summary = "Returns the members of a sorted set between two ranks, highest "
+                                   "score first.", .key_flags = "RO access"}});
+  r->Register({.name = "zrangebyscore", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kScore, Direction::kForward>,
+               .docs = {.group = "sorted-set", .since = "1.0.5",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements being returned. If "
+                                      "M is constant (e.g. always asking for the first 10 elements "
+                                      "with LIMIT), you can consider it O(log(N)).",
+                        .summary = "Returns the members of a sorted set with scores in a range "
+                                   "(old form of ZRANGE BYSCORE).", .key_flags = "RO access"}});
+  r->Register({.name = "zrevrangebyscore", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kScore, Direction::kReverse>,
+               .docs = {.group = "sorted-set", .since = "2.2.0",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements being returned. If "
+                                      "M is constant (e.g. always asking for the first 10 elements "
+                                      "with LIMIT), you can consider it O(log(N)).",
+                        .summary = "Returns the members of a sorted set with scores in a range, "
+                                   "highest first.", .key_flags = "RO access"}});
+  r->Register({.name = "zrangebylex", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kLex, Direction::kForward>,
+               .docs = {.group = "sorted-set", .since = "2.8.9",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements being returned. If "
+                                      "M is constant (e.g. always asking for the first 10 elements "
+                                      "with LIMIT), you can consider it O(log(N)).",
+                        .summary = "Returns the members of a sorted set between two names (old "
+                                   "form of ZRANGE BYLEX).", .key_flags = "RO access"}});
+  r->Register({.name = "zrevrangebylex", .arity = -4, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow",
+               .on_shard = CmdZRange<RangeType::kLex, Direction::kReverse>,
+               .docs = {.group = "sorted-set", .since = "2.8.9",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements being returned. If "
+                                      "M is constant (e.g. always asking for the first 10 elements "
+                                      "with LIMIT), you can consider it O(log(N)).",
+                        .summary = "Returns the members of a sorted set between two names, in "
+                                   "reverse order.", .key_flags = "RO access"}});
+  r->Register({.name = "zrem", .arity = -3, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZRem,
+               .docs = {.group = "sorted-set", .since = "1.2.0",
+                        .complexity = "O(M*log(N)) with N being the number of elements in the "
+                                      "sorted set and M the number of elements to be removed.",
+                        .summary = "Removes members from a sorted set.",
+                        .key_flags = "RW delete"}});
+  r->Register({.name = "zremrangebyrank", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write sortedset slow", .on_shard = CmdZRemRange<RangeType::kRank>,
+               .docs = {.group = "sorted-set", .since = "2.0.0",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements removed by the "
+                                      "operation.",
+                        .summary = "Removes the members of a sorted set between two ranks.",
+                        .key_flags = "RW delete"}});
+  r->Register({.name = "zremrangebyscore", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_shard = CmdZRemRange<RangeType::kScore>,
+               .docs = {.group = "sorted-set", .since = "1.2.0",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements removed by the "
+                                      "operation.",
+                        .summary = "Removes the members of a sorted set with scores in a range.",
+                        .key_flags = "RW delete"}});
+  r->Register({.name = "zremrangebylex", .arity = 4, .flags = kW, .keys = kOneKey,
+               .acl_categories = "write sortedset slow", .on_shard = CmdZRemRange<RangeType::kLex>,
+               .docs = {.group = "sorted-set", .since = "2.8.9",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements removed by the "
+                                      "operation.",
+                        .summary = "Removes the members of a sorted set between two names.",
+                        .key_flags = "RW delete"}});
+  r->Register({.name = "zpopmin", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZPop<false>,
+               .docs = {.group = "sorted-set", .since = "5.0.0",
+                        .complexity = "O(log(N)*M) with N being the number of elements in the "
+                                      "sorted set, and M being the number of elements popped.",
+                        .summary = "Removes and returns the lowest scored members of a sorted set.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "zpopmax", .arity = -2, .flags = kW | kF, .keys = kOneKey,
+               .acl_categories = "write sortedset fast", .on_shard = CmdZPop<true>,
+               .docs = {.group = "sorted-set", .since = "5.0.0",
+                        .complexity = "O(log(N)*M) with N being the number of elements in the "
+                                      "sorted set, and M being the number of elements popped.",
+                        .summary = "Removes and returns the highest scored members of a sorted "
+                                   "set.", .key_flags = "RW access delete"}});
+  r->Register({.name = "zrandmember", .arity = -2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow", .on_shard = CmdZRandMember,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(N) where N is the number of elements returned",
+                        .summary = "Returns random members of a sorted set, optionally with their "
+                                   "scores.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output"}});
+  r->Register({.name = "zscan", .arity = -3, .flags = kR, .keys = kOneKey,
+               .acl_categories = "read sortedset slow", .on_shard = CmdZScan,
+               .docs = {.group = "sorted-set", .since = "2.8.0",
+                        .complexity = "O(1) for every call. O(N) for a complete iteration, "
+                                      "including enough command calls for the cursor to return "
+                                      "back to 0. N is the number of elements inside the "
+                                      "collection..",
+                        .summary = "Walks the members and scores of a sorted set a few at a time "
+                                   "with a cursor.", .key_flags = "RO access",
+                        .tips = "nondeterministic_output"}});
 
+  r->Register({.name = "zrangestore", .arity = -5, .flags = kW | kD, .keys = kTwoKeys,
+               .acl_categories = "write sortedset slow", .on_conn = CmdZRangeStore,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(log(N)+M) with N being the number of elements in the "
+                                      "sorted set and M the number of elements stored into the "
+                                      "destination key.",
+                        .summary = "Stores the members of a sorted set in a range of ranks, scores "
+                                   "or names in a key.", .key_flags = "OW update"}});
   // Commands whose keys follow a numkeys argument (Redis' movablekeys: legacy range 0 0 0, or the
   // destination only for the STORE forms).
-  auto multi = [r](std::string_view name, int arity, uint32_t flags, int first_key,
-                   std::string_view acl, ConnHandler handler) {
-    r->Register({.name = name,
-                 .arity = arity,
-                 .flags = flags,
-                 .first_key = first_key,
-                 .last_key = first_key,
-                 .key_step = first_key > 0 ? 1 : 0,
-                 .acl_categories = acl,
-                 .on_conn = handler,
-                 // the keys follow numkeys, after the destination of the STORE forms
-                 .key_finder = first_key > 0 ? DestinationThenNumKeys : NumKeysFirst});
-  };
-  r->Register({.name = "zrangestore",
-               .arity = -5,
-               .flags = kW | kD,
-               .first_key = 1,
-               .last_key = 2,
-               .key_step = 1,
+  r->Register({.name = "zmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
+               .acl_categories = "write sortedset slow", .on_conn = CmdZMPop,
+               .key_finder = NumKeysFirst,
+               .docs = {.group = "sorted-set", .since = "7.0.0",
+                        .complexity = "O(K) + O(M*log(N)) where K is the number of provided keys, "
+                                      "N being the number of elements in the sorted set, and M "
+                                      "being the number of elements popped.",
+                        .summary = "Pops the lowest or highest scored members of the first "
+                                   "non-empty sorted set of several.",
+                        .key_flags = "RW access delete"}});
+  r->Register({.name = "zunion", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kUnion, false, false>, .key_finder = NumKeysFirst,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(N)+O(M*log(M)) with N being the sum of the sizes of the "
+                                      "input sorted sets, and M being the number of elements in "
+                                      "the resulting sorted set.",
+                        .summary = "Returns the members of any of the given sorted sets, with "
+                                   "combined scores.", .key_flags = "RO access"}});
+  r->Register({.name = "zinter", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kInter, false, false>, .key_finder = NumKeysFirst,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(N*K)+O(M*log(M)) worst case with N being the smallest "
+                                      "input sorted set, K being the number of input sorted sets "
+                                      "and M being the number of elements in the resulting sorted "
+                                      "set.",
+                        .summary = "Returns the members common to every given sorted set, with "
+                                   "combined scores.", .key_flags = "RO access"}});
+  r->Register({.name = "zdiff", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kDiff, false, false>, .key_finder = NumKeysFirst,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(L + (N-K)log(N)) worst case where L is the total number "
+                                      "of elements in all the sets, N is the size of the first "
+                                      "set, and K is the size of the result set.",
+                        .summary = "Returns the members of the first sorted set that are in none "
+                                   "of the others.", .key_flags = "RO access"}});
+  r->Register({.name = "zintercard", .arity = -3, .flags = kR, .keys = kNoKeys,
+               .acl_categories = "read sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kInter, false, true>, .key_finder = NumKeysFirst,
+               .docs = {.group = "sorted-set", .since = "7.0.0",
+                        .complexity = "O(N*K) worst case with N being the smallest input sorted "
+                                      "set, K being the number of input sorted sets.",
+                        .summary = "Returns how many members are common to every given sorted set, "
+                                   "optionally up to a limit.", .key_flags = "RO access"}});
+  r->Register({.name = "zunionstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write sortedset slow",
-               .on_conn = CmdZRangeStore});
-  multi("zmpop", -4, kW, 0, "write sortedset slow", CmdZMPop);
-  multi("zunion", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kUnion, false, false>);
-  multi("zinter", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kInter, false, false>);
-  multi("zdiff", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kDiff, false, false>);
-  multi("zintercard", -3, kR, 0, "read sortedset slow", CmdZSetOp<SetOp::kInter, false, true>);
-  multi("zunionstore", -4, kW | kD, 1, "write sortedset slow",
-        CmdZSetOp<SetOp::kUnion, true, false>);
-  multi("zinterstore", -4, kW | kD, 1, "write sortedset slow",
-        CmdZSetOp<SetOp::kInter, true, false>);
-  multi("zdiffstore", -4, kW | kD, 1, "write sortedset slow",
-        CmdZSetOp<SetOp::kDiff, true, false>);
+               .on_conn = CmdZSetOp<SetOp::kUnion, true, false>,
+               .key_finder = DestinationThenNumKeys,
+               .docs = {.group = "sorted-set", .since = "2.0.0",
+                        .complexity = "O(N)+O(M log(M)) with N being the sum of the sizes of the "
+                                      "input sorted sets, and M being the number of elements in "
+                                      "the resulting sorted set.",
+                        .summary = "Stores the members of any of the given sorted sets, with "
+                                   "combined scores, in a key.", .key_flags = "OW update"}});
+  r->Register({.name = "zinterstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kInter, true, false>,
+               .key_finder = DestinationThenNumKeys,
+               .docs = {.group = "sorted-set", .since = "2.0.0",
+                        .complexity = "O(N*K)+O(M*log(M)) worst case with N being the smallest "
+                                      "input sorted set, K being the number of input sorted sets "
+                                      "and M being the number of elements in the resulting sorted "
+                                      "set.",
+                        .summary = "Stores the members common to every given sorted set, with "
+                                   "combined scores, in a key.", .key_flags = "OW update"}});
+  r->Register({.name = "zdiffstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
+               .acl_categories = "write sortedset slow",
+               .on_conn = CmdZSetOp<SetOp::kDiff, true, false>,
+               .key_finder = DestinationThenNumKeys,
+               .docs = {.group = "sorted-set", .since = "6.2.0",
+                        .complexity = "O(L + (N-K)log(N)) worst case where L is the total number "
+                                      "of elements in all the sets, N is the size of the first "
+                                      "set, and K is the size of the result set.",
+                        .summary = "Stores the members of the first sorted set that are in none of "
+                                   "the others in a key.", .key_flags = "OW update"}});
 }
 
 }  // namespace shardis::server

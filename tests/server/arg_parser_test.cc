@@ -108,5 +108,37 @@ TEST(ArgParserTest, ReplyErrorWritesTheErrorOnce) {
   EXPECT_EQ(out, "-ERR syntax error\r\n");
 }
 
+TEST(ArgParserTest, NextInt64KeepsItsMessage) {
+  std::vector<std::string_view> args = {"x", "-9223372036854775808", "1.5"};
+  ArgParser p(args);
+  EXPECT_EQ(p.NextInt64("ERR Invalid client ID"), INT64_MIN);
+  EXPECT_TRUE(p.ok());
+  p.NextInt64("ERR Invalid client ID");
+  EXPECT_EQ(p.error(), "ERR Invalid client ID");
+}
+
+TEST(ArgParserTest, NextInt32IsRedisGetIntFromObject) {
+  std::vector<std::string_view> args = {"x", "-2147483648", "2147483648", "y"};
+  ArgParser p(args);
+  EXPECT_EQ(p.NextInt32(), INT32_MIN);
+  p.NextInt32();
+  EXPECT_EQ(p.error(), "ERR value is out of range, value must between -2147483648 and 2147483647");
+  ArgParser q(args, 3);
+  q.NextInt32();
+  EXPECT_EQ(q.error(), kNotIntegerErr);
+}
+
+TEST(ArgParserTest, ReadDbIndexChecksTheRange) {
+  std::vector<std::string_view> args = {"x", "15", "16", "-1"};
+  ArgParser p(args);
+  EXPECT_EQ(ReadDbIndex(p), 15);
+  EXPECT_TRUE(p.ok());
+  ReadDbIndex(p);
+  EXPECT_EQ(p.error(), "ERR DB index is out of range");
+  ArgParser q(args, 3);
+  ReadDbIndex(q);
+  EXPECT_EQ(q.error(), "ERR DB index is out of range");
+}
+
 }  // namespace
 }  // namespace shardis::server

@@ -1,0 +1,89 @@
+"""The command table against the Debian redis-server 7.0: for every command and container
+subcommand both servers know, COMMAND INFO's arity, flags, first/last key and step, ACL categories
+and tips, and COMMAND DOCS' group, since and complexity must be the same. Summaries are ours (in our
+own words), so they are not compared, only required.
+
+Deliberate exceptions:
+  - CLIENT NO-TOUCH and CLIENT SETINFO are Redis 7.2 subcommands (clients send SETINFO on
+    connect); Redis 7.0 does not know them, so they are only checked to be documented.
+"""
+
+import pytest
+
+from conftest import RespConn
+
+NEWER_THAN_REDIS_7_0 = {"client|no-touch", "client|setinfo"}
+
+
+def _text(x):
+    if isinstance(x, bytes):
+        return x.decode()
+    if isinstance(x, list):
+        return [_text(i) for i in x]
+    if isinstance(x, dict):
+        return {_text(k): _text(v) for k, v in x.items()}
+    return x
+
+
+def _as_map(x):
+    """A RESP2 flat key/value array (or a RESP3 map) as a dict."""
+    if isinstance(x, dict):
+        return x
+    return {x[i]: x[i + 1] for i in range(0, len(x), 2)}
+
+
+def command_facts(port: int):
+    """{name: facts} for every command and subcommand, from COMMAND INFO and COMMAND DOCS."""
+    conn = RespConn(port)
+    try:
+        info = _text(conn.call("COMMAND", "INFO"))
+        docs = _as_map(_text(conn.call("COMMAND", "DOCS")))
+    finally:
+        conn.close()
+    facts = {}
+
+    def add_info(entry):
+        name, arity, flags, first, last, step, acl, tips = entry[:8]
+        facts[name] = {"arity": arity, "flags": flags, "first": first, "last": last,
+                       "step": step, "acl": acl, "tips": tips}
+        for sub in entry[9]:
+            add_info(sub)
+
+    for entry in info:
+        add_info(entry)
+
+    def add_docs(name, doc):
+        doc = _as_map(doc)
+        facts[name].update(group=doc["group"], since=doc["since"], summary=doc["summary"],
+                           complexity=doc.get("complexity"))
+        for sub_name, sub_doc in _as_map(doc.get("subcommands", [])).items():
+            add_docs(sub_name, sub_doc)
+
+    for name, doc in docs.items():
+        add_docs(name, doc)
+    return facts
+
+
+FIELDS = ["group", "since", "complexity", "arity", "flags", "first", "last", "step", "acl",
+          "tips"]
+
+
+@pytest.mark.shardis_only
+def test_command_table_matches_redis(server, redis_server):
+    ours, theirs = command_facts(server.port), command_facts(redis_server.port)
+    unknown = sorted(set(ours) - set(theirs) - NEWER_THAN_REDIS_7_0)
+    assert not unknown, f"commands Redis 7.0 does not know: {unknown}"
+    mismatches = []
+    for name in sorted(set(ours) & set(theirs)):
+        for field in FIELDS:
+            if ours[name][field] != theirs[name][field]:
+                mismatches.append(f"  {name} {field}: ours {ours[name][field]!r}, "
+                                  f"redis {theirs[name][field]!r}")
+    assert not mismatches, "command table differs from redis-server:\n" + "\n".join(mismatches)
+
+
+def test_every_command_is_documented(server):
+    facts = command_facts(server.port)
+    undocumented = sorted(n for n, f in facts.items()
+                          if not f.get("summary") or not f.get("group") or not f.get("since"))
+    assert not undocumented, f"commands without docs: {undocumented}"
