@@ -177,6 +177,7 @@ absl::Status RdbInput::ReadExact(char* dst, size_t n, std::string_view what) {
     if (!Fill()) return Eof(at, what);
     const size_t k = std::min(n, end_ - pos_);
     std::memcpy(dst, buf_.data() + pos_, k);
+    if (capture_ != nullptr) capture_->append(buf_.data() + pos_, k);
     pos_ += k;
     dst += k;
     n -= k;
@@ -187,6 +188,7 @@ absl::Status RdbInput::ReadExact(char* dst, size_t n, std::string_view what) {
 absl::Status RdbInput::ReadByte(uint8_t* b, std::string_view what) {
   if (!Fill()) return Eof(offset(), what);
   *b = static_cast<uint8_t>(buf_[pos_++]);
+  if (capture_ != nullptr) capture_->push_back(static_cast<char>(*b));
   return absl::OkStatus();
 }
 
@@ -195,6 +197,7 @@ absl::Status RdbInput::ReadLengthOrEncoding(uint64_t* len, bool* encoded, std::s
   uint8_t b;
   if (!Fill()) return Eof(at, what);
   b = static_cast<uint8_t>(buf_[pos_++]);
+  if (capture_ != nullptr) capture_->push_back(static_cast<char>(b));
   *encoded = false;
   const uint8_t type = b >> 6;
   if (type == rdb::kEncVal) {
@@ -307,6 +310,52 @@ absl::Status RdbInput::ReadString(std::string* out, std::string_view what) {
     left -= k;
   }
   return absl::OkStatus();
+}
+
+absl::Status RdbInput::Skip(uint64_t n, std::string_view what) {
+  const uint64_t at = offset();
+  while (n > 0) {
+    if (!Fill()) return Eof(at, what);
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(n, end_ - pos_));
+    if (capture_ != nullptr) capture_->append(buf_.data() + pos_, k);
+    pos_ += k;
+    n -= k;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RdbInput::SkipString(std::string_view what) {
+  const uint64_t at = offset();
+  uint64_t len;
+  bool encoded;
+  if (absl::Status s = ReadLengthOrEncoding(&len, &encoded, what); !s.ok()) return s;
+  if (!encoded) {
+    if (len > kMaxStringSize) {
+      return Corrupt(at, rdb::Cat({"string length ", std::to_string(len), " is too large"}));
+    }
+    return Skip(len, what);
+  }
+  switch (len) {
+    case rdb::kEncInt8:
+      return Skip(1, what);
+    case rdb::kEncInt16:
+      return Skip(2, what);
+    case rdb::kEncInt32:
+      return Skip(4, what);
+    case rdb::kEncLzf: {
+      uint64_t clen, ulen;
+      if (absl::Status s = ReadLength(&clen, "the compressed length of an LZF string"); !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = ReadLength(&ulen, "the length of an LZF string"); !s.ok()) return s;
+      if (clen > kMaxStringSize) {
+        return Corrupt(at, rdb::Cat({"LZF string of ", std::to_string(clen), " bytes"}));
+      }
+      return Skip(clen, "LZF compressed bytes");
+    }
+    default:
+      return Corrupt(at, rdb::Cat({"unknown string encoding ", std::to_string(len)}));
+  }
 }
 
 absl::Status RdbInput::ReadBinaryDouble(double* d, std::string_view what) {

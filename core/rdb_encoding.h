@@ -116,6 +116,13 @@ class RdbInput {
   absl::Status ReadStringDouble(double* d, std::string_view what = "a double");
   absl::Status ReadMillis(int64_t* ms, std::string_view what = "a time in milliseconds");
   absl::Status ReadRawStreamId(uint64_t* ms, uint64_t* seq, std::string_view what = "a stream ID");
+  // Passes over n bytes / one string in any encoding without decoding it.
+  absl::Status Skip(uint64_t n, std::string_view what);
+  absl::Status SkipString(std::string_view what = "a string");
+
+  // While a capture string is set, every byte consumed is also appended to it (the reader uses
+  // it to hand a value's bytes to the shard that will decode them). Null stops capturing.
+  void set_capture(std::string* capture) { capture_ = capture; }
 
  private:
   // Makes at least one unread byte available; false at the end of the data (or an I/O error,
@@ -131,6 +138,7 @@ class RdbInput {
   uint64_t crc_ = 0;
   size_t crc_pos_ = 0;         // buf_[0, crc_pos_) is in crc_
   absl::Status io_error_;
+  std::string* capture_ = nullptr;
 };
 
 }  // namespace shardis::core

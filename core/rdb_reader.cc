@@ -618,6 +618,118 @@ absl::Status ReadRdbValue(RdbInput& in, uint8_t type, int version, CompactValue*
   return Corrupt(in.offset(), Cat({"unknown value type ", Num(type)}));
 }
 
+absl::Status DecodeRdbValue(uint8_t type, int version, std::string_view payload,
+                            CompactValue* out, bool* empty) {
+  StringSource src(payload);
+  RdbInput in(&src);
+  if (absl::Status s = ReadRdbValue(in, type, version, out, empty); !s.ok()) return s;
+  if (in.offset() != payload.size()) {
+    return Corrupt(in.offset(), "bytes left after the value");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SkipRdbValue(RdbInput& in, uint8_t type) {
+  uint64_t n;
+  auto len = [&](std::string_view what) { return in.ReadLength(&n, what); };
+  auto strings = [&](uint64_t count, std::string_view what) {
+    for (uint64_t i = 0; i < count; ++i) {
+      if (absl::Status s = in.SkipString(what); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  };
+  switch (type) {
+    case rdb::kTypeString:
+    case rdb::kTypeListZiplist:
+    case rdb::kTypeSetIntset:
+    case rdb::kTypeSetListpack:
+    case rdb::kTypeHashZipmap:
+    case rdb::kTypeHashZiplist:
+    case rdb::kTypeHashListpack:
+    case rdb::kTypeZSetZiplist:
+    case rdb::kTypeZSetListpack:
+      return in.SkipString("a value");
+    case rdb::kTypeList:
+    case rdb::kTypeSet:
+    case rdb::kTypeListQuicklist:
+      if (absl::Status s = len("the size of a value"); !s.ok()) return s;
+      return strings(n, "an element");
+    case rdb::kTypeHash:
+      if (absl::Status s = len("the size of a hash"); !s.ok()) return s;
+      if (n > UINT64_MAX / 2) return Corrupt(in.offset(), "hash size too large");
+      return strings(2 * n, "a hash field or value");
+    case rdb::kTypeListQuicklist2: {
+      if (absl::Status s = len("the length of a list"); !s.ok()) return s;
+      const uint64_t nodes = n;
+      for (uint64_t i = 0; i < nodes; ++i) {
+        if (absl::Status s = len("a quicklist node container"); !s.ok()) return s;
+        if (absl::Status s = in.SkipString("a quicklist node"); !s.ok()) return s;
+      }
+      return absl::OkStatus();
+    }
+    case rdb::kTypeZSet:
+    case rdb::kTypeZSet2: {
+      if (absl::Status s = len("the size of a sorted set"); !s.ok()) return s;
+      const uint64_t members = n;
+      for (uint64_t i = 0; i < members; ++i) {
+        if (absl::Status s = in.SkipString("a sorted set member"); !s.ok()) return s;
+        if (type == rdb::kTypeZSet2) {
+          if (absl::Status s = in.Skip(8, "a score"); !s.ok()) return s;
+        } else {
+          uint8_t l;
+          if (absl::Status s = in.ReadByte(&l, "a score"); !s.ok()) return s;
+          if (l < 253) {
+            if (absl::Status s = in.Skip(l, "a score"); !s.ok()) return s;
+          }
+        }
+      }
+      return absl::OkStatus();
+    }
+    case rdb::kTypeStreamListpacks:
+    case rdb::kTypeStreamListpacks2:
+    case rdb::kTypeStreamListpacks3: {
+      const bool v2 = type != rdb::kTypeStreamListpacks;
+      if (absl::Status s = len("the number of stream nodes"); !s.ok()) return s;
+      if (n > UINT64_MAX / 2) return Corrupt(in.offset(), "too many stream nodes");
+      if (absl::Status s = strings(2 * n, "a stream node"); !s.ok()) return s;
+      for (int i = 0; i < (v2 ? 8 : 3); ++i) {
+        if (absl::Status s = len("stream metadata"); !s.ok()) return s;
+      }
+      if (absl::Status s = len("the number of consumer groups"); !s.ok()) return s;
+      const uint64_t groups = n;
+      for (uint64_t g = 0; g < groups; ++g) {
+        if (absl::Status s = in.SkipString("a consumer group name"); !s.ok()) return s;
+        for (int i = 0; i < (v2 ? 3 : 2); ++i) {
+          if (absl::Status s = len("a group's IDs"); !s.ok()) return s;
+        }
+        if (absl::Status s = len("the size of a group PEL"); !s.ok()) return s;
+        const uint64_t pel = n;
+        for (uint64_t k = 0; k < pel; ++k) {
+          if (absl::Status s = in.Skip(24, "a PEL entry"); !s.ok()) return s;
+          if (absl::Status s = len("a delivery count"); !s.ok()) return s;
+        }
+        if (absl::Status s = len("the number of consumers"); !s.ok()) return s;
+        const uint64_t consumers = n;
+        for (uint64_t c = 0; c < consumers; ++c) {
+          if (absl::Status s = in.SkipString("a consumer name"); !s.ok()) return s;
+          const int times = type == rdb::kTypeStreamListpacks3 ? 16 : 8;
+          if (absl::Status s = in.Skip(times, "a consumer's times"); !s.ok()) return s;
+          if (absl::Status s = len("the size of a consumer PEL"); !s.ok()) return s;
+          if (n > UINT64_MAX / 16) return Corrupt(in.offset(), "consumer PEL too large");
+          if (absl::Status s = in.Skip(16 * n, "a consumer PEL"); !s.ok()) return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    default: {
+      // Module values (refused) and unknown types: the decoder says why.
+      bool empty;
+      CompactValue ignored;
+      return ReadRdbValue(in, type, 0, &ignored, &empty);
+    }
+  }
+}
+
 // ---- The file.
 
 RdbReader::RdbReader(RdbSource* source, uint32_t databases)
@@ -683,7 +795,8 @@ absl::Status RdbReader::SkipModuleAux(uint64_t at) {
   }
 }
 
-absl::StatusOr<bool> RdbReader::Next(RdbEntry* entry) {
+absl::StatusOr<bool> RdbReader::NextKey(uint8_t* type_out, std::string* key,
+                                        int64_t* expire_out, int64_t* idle_out, int* freq_out) {
   if (done_) return false;
   if (version_ == 0) return absl::FailedPreconditionError("ReadHeader first");
   int64_t expire = -1, idle = -1;
@@ -792,26 +905,46 @@ absl::StatusOr<bool> RdbReader::Next(RdbEntry* entry) {
     if (!IsRdbValueType(type)) {
       return Corrupt(at, Cat({"unknown type or opcode ", Num(type)}));
     }
-    std::string key;
-    if (absl::Status s = in_.ReadString(&key, "a key"); !s.ok()) return s;
+    if (absl::Status s = in_.ReadString(key, "a key"); !s.ok()) return s;
+    *type_out = type;
+    *expire_out = expire;
+    *idle_out = idle;
+    *freq_out = freq;
+    return true;
+  }
+}
+
+absl::StatusOr<bool> RdbReader::Next(RdbEntry* entry) {
+  while (true) {
+    uint8_t type;
+    absl::StatusOr<bool> more =
+        NextKey(&type, &entry->key, &entry->expire_ms, &entry->idle_seconds, &entry->freq);
+    if (!more.ok() || !*more) return more;
     bool empty = false;
     CompactValue value;
     if (absl::Status s = ReadRdbValue(in_, type, version_, &value, &empty); !s.ok()) return s;
     if (empty) {
       // Redis skips empty collections (old versions could write them) instead of failing.
       ++empty_keys_skipped_;
-      expire = idle = -1;
-      freq = -1;
       continue;
     }
     entry->db = db_;
-    entry->key = std::move(key);
     entry->value = std::move(value);
-    entry->expire_ms = expire;
-    entry->idle_seconds = idle;
-    entry->freq = freq;
     return true;
   }
+}
+
+absl::StatusOr<bool> RdbReader::NextRaw(RdbRawEntry* entry) {
+  absl::StatusOr<bool> more =
+      NextKey(&entry->type, &entry->key, &entry->expire_ms, &entry->idle_seconds, &entry->freq);
+  if (!more.ok() || !*more) return more;
+  entry->db = db_;
+  entry->payload.clear();
+  in_.set_capture(&entry->payload);
+  absl::Status s = SkipRdbValue(in_, entry->type);
+  in_.set_capture(nullptr);
+  if (!s.ok()) return s;
+  return true;
 }
 
 }  // namespace shardis::core

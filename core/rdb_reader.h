@@ -32,6 +32,14 @@ namespace shardis::core {
 absl::Status ReadRdbValue(RdbInput& in, uint8_t type, int version, CompactValue* out,
                           bool* empty);
 
+// Passes over one value of RDB type `type`, checking only its framing (lengths, strings), so a
+// loader can cut a file into per-key payloads quickly and let each key's shard decode its own.
+absl::Status SkipRdbValue(RdbInput& in, uint8_t type);
+
+// ReadRdbValue over a payload that NextRaw captured; the payload must be exactly one value.
+absl::Status DecodeRdbValue(uint8_t type, int version, std::string_view payload,
+                            CompactValue* out, bool* empty);
+
 // True for the type bytes ReadRdbValue knows (the others are opcodes or unsupported).
 bool IsRdbValueType(uint8_t type);
 
@@ -43,6 +51,18 @@ struct RdbEntry {
   int64_t expire_ms = -1;     // absolute Unix ms; -1: none. Already-expired keys are returned too.
   int64_t idle_seconds = -1;  // RDB_OPCODE_IDLE, -1: none
   int freq = -1;              // RDB_OPCODE_FREQ, -1: none
+};
+
+// One key of the file with its value still encoded (for a loader that decodes on the key's
+// shard: DecodeRdbValue(type, version(), payload, ...)).
+struct RdbRawEntry {
+  uint32_t db = 0;
+  std::string key;
+  uint8_t type = 0;
+  std::string payload;  // the value's bytes, after the type byte
+  int64_t expire_ms = -1;
+  int64_t idle_seconds = -1;
+  int freq = -1;
 };
 
 class RdbReader {
@@ -58,6 +78,9 @@ class RdbReader {
   // (a file written with rdbchecksum off has 0 there and is not checked). Opcodes on the way
   // (aux fields, SELECTDB, RESIZEDB, functions, module aux data) are recorded below.
   absl::StatusOr<bool> Next(RdbEntry* entry);
+  // The same, leaving the value encoded: only its framing is checked here, the rest when it is
+  // decoded (where an empty collection shows up too: the caller skips it as Next does).
+  absl::StatusOr<bool> NextRaw(RdbRawEntry* entry);
 
   const RdbAuxFields& aux() const { return aux_; }
   // RESIZEDB hints: db -> {keys, keys with an expiry}.
@@ -76,6 +99,9 @@ class RdbReader {
 
  private:
   absl::Status SkipModuleAux(uint64_t at);
+  // Reads opcodes up to the next key record: its type byte and key (true), or the end (false).
+  absl::StatusOr<bool> NextKey(uint8_t* type, std::string* key, int64_t* expire, int64_t* idle,
+                               int* freq);
 
   RdbInput in_;
   uint32_t databases_;

@@ -92,6 +92,25 @@ absl::Status ReadAll(std::string_view data, size_t* keys) {
   }
 }
 
+// The same through NextRaw and DecodeRdbValue (the parallel loader's path).
+absl::Status ReadAllRaw(std::string_view data) {
+  StringSource src(data);
+  RdbReader r(&src);
+  if (absl::Status s = r.ReadHeader(); !s.ok()) return s;
+  while (true) {
+    RdbRawEntry raw;
+    absl::StatusOr<bool> more = r.NextRaw(&raw);
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    CompactValue v;
+    bool empty;
+    if (absl::Status s = DecodeRdbValue(raw.type, r.version(), raw.payload, &v, &empty); !s.ok()) {
+      return s;
+    }
+    tools::ValueJson(v);
+  }
+}
+
 void FixChecksum(std::string* f) {
   const uint64_t crc = Crc64(0, std::string_view(*f).substr(0, f->size() - 8));
   for (int i = 0; i < 8; ++i) (*f)[f->size() - 8 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
@@ -116,6 +135,7 @@ TEST(RdbCorruption, EveryTruncationIsAnError) {
     size_t keys;
     absl::Status s = ReadAll(std::string_view(f).substr(0, n), &keys);
     ExpectCleanError(s);
+    ExpectCleanError(ReadAllRaw(std::string_view(f).substr(0, n)));
     if (n > 9 && n < f.size() - 9) {
       // A cut inside the body ends the file early: the message says so.
       EXPECT_NE(s.message().find("end of file"), std::string::npos) << n << ": " << s.message();
@@ -141,6 +161,8 @@ TEST(RdbCorruption, BitFlipsAndOverwrites) {
     if (round % 4 != 0) FixChecksum(&bad);  // mostly reach the decoders
     size_t keys;
     absl::Status s = ReadAll(bad, &keys);
+    absl::Status raw = ReadAllRaw(bad);
+    if (!raw.ok()) ExpectCleanError(raw);
     if (s.ok()) {
       ++ok;
     } else {

@@ -170,6 +170,39 @@ TEST(Rdb, EveryTypeRoundTrips) {
   EXPECT_EQ(r.resize_hints().at(5).first, 1u);
 }
 
+TEST(Rdb, RawEntriesDecodeOnTheirShard) {
+  // NextRaw cuts the file into per-key payloads (framing only); DecodeRdbValue builds each.
+  StringSink sink;
+  RdbWriter w(&sink);
+  ASSERT_TRUE(w.WriteHeader({}).ok());
+  auto values = AllTypes();
+  for (const auto& [k, v] : values) ASSERT_TRUE(w.WriteKey(k, v).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  StringSource src(sink.data());
+  RdbReader r(&src);
+  ASSERT_TRUE(r.ReadHeader().ok());
+  for (const auto& [k, v] : values) {
+    RdbRawEntry raw;
+    absl::StatusOr<bool> more = r.NextRaw(&raw);
+    ASSERT_TRUE(more.ok() && *more) << more.status();
+    EXPECT_EQ(raw.key, k);
+    EXPECT_EQ(raw.type, RdbValueType(v));
+    CompactValue decoded;
+    bool empty;
+    ASSERT_TRUE(DecodeRdbValue(raw.type, r.version(), raw.payload, &decoded, &empty).ok()) << k;
+    EXPECT_EQ(ValueJson(decoded), ValueJson(v)) << k;
+    // The payload is what a DUMP of the value carries after its type byte.
+    std::string value_bytes;
+    AppendRdbValue(&value_bytes, v, true);
+    EXPECT_EQ(raw.payload, value_bytes) << k;
+  }
+  RdbRawEntry raw;
+  absl::StatusOr<bool> more = r.NextRaw(&raw);
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_FALSE(*more);
+  EXPECT_TRUE(r.checksum_checked());
+}
+
 TEST(Rdb, EncodingsAndTypes) {
   // The RDB type follows the value's encoding as Redis 7.0 chooses it.
   auto values = AllTypes();

@@ -7,7 +7,9 @@ core reader and prints every key as JSON, and rewrites a file with the core writ
   - the file rdb_tool rewrites passes redis-check-rdb and loads in a fresh redis-server with the
     same contents (and the same encodings);
   - an RDB 9 file (Redis 6.2, ziplists) assembled here loads the same in redis-server and
-    rdb_tool.
+    rdb_tool;
+  - DUMP payloads both ways: redis-server's decode in the core to the same values, and the
+    core's RESTORE in redis-server to the same values and encodings.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ RDB_TOOL = pathlib.Path(SHARDIS_BIN).parent / "tests" / "tools" / "rdb_tool"
 CHECK_RDB = "redis-check-rdb"
 
 
-def rdb_tool(*args) -> str:
+def rdb_tool(*args, stdin: bytes | None = None) -> str:
     if not os.access(RDB_TOOL, os.X_OK):
         pytest.fail(f"rdb_tool not found at {RDB_TOOL}: build it with `bash scripts/build.sh "
                     f"release rdb_tool`", pytrace=False)
-    res = subprocess.run([str(RDB_TOOL), *map(str, args)], capture_output=True, timeout=120)
+    res = subprocess.run([str(RDB_TOOL), *map(str, args)], capture_output=True, timeout=120,
+                         input=stdin)
     assert res.returncode == 0, f"rdb_tool {args}: {res.stderr.decode(errors='replace')}"
     return res.stdout.decode()
 
@@ -223,6 +226,18 @@ def compare_tool_with_redis(tool: dict, snap: dict, saved_at_ms: int) -> None:
 REDIS_LIKE_SHARDIS = ["--hash-max-listpack-entries", "128"]
 
 
+def assert_same_contents(loaded: dict, snap: dict) -> None:
+    """Two redis-server snapshots hold the same keys, types, values and (Redis re-derives them
+    at load) encodings."""
+    assert set(loaded) == set(snap)
+    for k, want in snap.items():
+        got = loaded[k]
+        assert got["type"] == want["type"], k
+        if want["type"] != "string":
+            assert got["encoding"] == want["encoding"], (k, got["encoding"], want["encoding"])
+        assert got["value"] == want["value"], k
+
+
 @pytest.fixture
 def filled(tmp_path):
     srv = Server("redis", tmp_path / "source", args=REDIS_LIKE_SHARDIS).start()
@@ -270,14 +285,9 @@ def test_rewritten_file_loads_in_redis(filled, tmp_path, options):
         loaded = redis_snapshot(fresh)
     finally:
         fresh.stop_and_check()
-    assert set(loaded) == set(snap)
+    assert_same_contents(loaded, snap)
     for k, want in snap.items():
         got = loaded[k]
-        assert got["type"] == want["type"], k
-        # Redis re-derives the encoding at load: the same as the original's.
-        if want["type"] != "string":
-            assert got["encoding"] == want["encoding"], (k, got["encoding"], want["encoding"])
-        assert got["value"] == want["value"], k
         assert (got["pttl"] < 0) == (want["pttl"] < 0), k
         if want["pttl"] >= 0:
             assert abs(got["pttl"] - want["pttl"]) < 10000, k
@@ -370,3 +380,35 @@ def test_corrupt_files_are_refused_cleanly(filled, tmp_path):
     res = subprocess.run([str(RDB_TOOL), "check", str(p)], capture_output=True, timeout=120)
     assert res.returncode == 1
     assert "RDB version 12 is not supported" in res.stderr.decode()
+
+
+def test_dump_payloads_both_ways(filled, tmp_path):
+    srv, path, snap, _ = filled
+    keys = sorted(snap)
+    # redis-server's DUMP payloads decode in the core to what redis-server holds.
+    payloads = []
+    for db, key in keys:
+        payloads.append(srv.client(db=db, decode_responses=False).dump(key).hex())
+    lines = rdb_tool("decode-payloads", stdin="\n".join(payloads).encode() + b"\n").splitlines()
+    assert len(lines) == len(keys)
+    for (db, key), line in zip(keys, lines):
+        got = json.loads(line)
+        assert "error" not in got, (key, got)
+        assert got["type"] == snap[(db, key)]["type"], key
+        assert tool_value(got) == snap[(db, key)]["value"], key
+    # A damaged payload is refused with Redis' message.
+    bad = bytearray(bytes.fromhex(payloads[0]))
+    bad[1] ^= 1
+    err = json.loads(rdb_tool("decode-payloads", stdin=bad.hex().encode() + b"\n"))
+    assert err == {"error": "DUMP payload version or checksum are wrong"}
+    # The core's payloads RESTORE in a fresh redis-server to the same values and encodings.
+    fresh = Server("redis", tmp_path / "restore", args=REDIS_LIKE_SHARDIS).start()
+    try:
+        for line in rdb_tool("payloads", path).splitlines():
+            e = json.loads(line)
+            c = fresh.client(db=e["db"], decode_responses=False)
+            assert c.restore(b(e["key"]), 0, bytes.fromhex(e["payload"]))
+        restored = redis_snapshot(fresh)
+    finally:
+        fresh.stop_and_check()
+    assert_same_contents(restored, snap)

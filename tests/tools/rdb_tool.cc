@@ -5,6 +5,10 @@
 //   rdb_tool rewrite IN OUT [--no-compression] [--no-checksum]
 //                                   reads IN and writes its keys to OUT with the core writer
 //   rdb_tool check FILE             reads FILE, prints "ok <keys>" or the error
+//   rdb_tool payloads FILE          every key's DUMP payload (the core's) as a JSON line:
+//                                   db, key, payload in hex
+//   rdb_tool decode-payloads        reads DUMP payloads in hex, one a line, from stdin, prints
+//                                   each value's JSON (or {"error": ...}) on its own line
 // Exit status 0 on success, 1 with the reader's error on stderr.
 #include <cstdio>
 #include <cstring>
@@ -16,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rdb_dump.h"
 #include "core/rdb_reader.h"
 #include "core/rdb_writer.h"
 #include "tests/tools/value_json.h"
@@ -70,6 +75,49 @@ int Dump(const char* path) {
   return 0;
 }
 
+std::string HexOf(std::string_view s) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string BytesOf(std::string_view hex) {
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
+  return out;
+}
+
+int Payloads(const char* path) {
+  std::vector<core::RdbEntry> entries;
+  if (int rc = ReadAll(path, &entries, nullptr); rc != 0) return rc;
+  for (const core::RdbEntry& e : entries) {
+    std::cout << "{\"db\":" << e.db << ",\"key\":" << tools::JsonString(e.key)
+              << ",\"payload\":\"" << HexOf(core::CreateDumpPayload(e.value)) << "\"}\n";
+  }
+  return 0;
+}
+
+int DecodePayloads() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    core::CompactValue v;
+    absl::Status s = core::DecodeDumpPayload(BytesOf(line), &v);
+    if (s.ok()) {
+      std::cout << tools::ValueJson(v) << "\n";
+    } else {
+      std::cout << "{\"error\":" << tools::JsonString(std::string(s.message())) << "}\n";
+    }
+  }
+  return 0;
+}
+
 int Rewrite(const char* in, const char* out, core::RdbSaveOptions options) {
   std::vector<core::RdbEntry> entries;
   if (int rc = ReadAll(in, &entries, nullptr); rc != 0) return rc;
@@ -105,6 +153,8 @@ int main(int argc, char** argv) {
     std::cout << "ok " << entries.size() << "\n";
     return 0;
   }
+  if (argc >= 3 && std::strcmp(argv[1], "payloads") == 0) return Payloads(argv[2]);
+  if (argc >= 2 && std::strcmp(argv[1], "decode-payloads") == 0) return DecodePayloads();
   if (argc >= 4 && std::strcmp(argv[1], "rewrite") == 0) {
     core::RdbSaveOptions options;
     for (int i = 4; i < argc; ++i) {
@@ -114,6 +164,6 @@ int main(int argc, char** argv) {
     return Rewrite(argv[2], argv[3], options);
   }
   std::cerr << "usage: rdb_tool dump FILE | check FILE | rewrite IN OUT [--no-compression] "
-               "[--no-checksum]\n";
+               "[--no-checksum] | payloads FILE | decode-payloads\n";
   return 2;
 }
