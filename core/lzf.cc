@@ -2,7 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
-#include <vector>
+#include <array>
 
 namespace shardis::core {
 
@@ -26,9 +26,11 @@ size_t LzfCompress(std::string_view input, char* output, size_t out_cap) {
   auto* out = reinterpret_cast<unsigned char*>(output);
   const size_t n = input.size();
   if (n == 0 || out_cap == 0) return 0;
-  // Positions + 1 of the last occurrence of each 3-byte hash (0: none). A greedy single-probe
-  // matcher, as liblzf's: quick, and compression within a few percent of it.
-  std::vector<uint32_t> table(size_t{1} << kHashBits, 0);
+  // Positions + 1 of the last occurrence of each 3-byte hash. A greedy single-probe matcher, as
+  // liblzf's. Like liblzf, the table is not cleared between calls (64 KiB per string would cost
+  // more than compressing a short one): a stale slot can only point at or after ip, which the
+  // distance check refuses, or at earlier bytes of this input, which memcmp checks.
+  thread_local std::array<uint32_t, size_t{1} << kHashBits> table;
 
   size_t ip = 0, op = 0;
   size_t lit = 0;        // literals in the current run
@@ -47,7 +49,7 @@ size_t LzfCompress(std::string_view input, char* output, size_t out_cap) {
       const uint32_t h = Hash3(in + ip);
       const uint32_t ref1 = table[h];
       table[h] = static_cast<uint32_t>(ip + 1);
-      if (ref1 != 0) {
+      if (ref1 != 0 && ref1 <= ip) {  // ref1 - 1 < ip: an earlier byte of this input
         const size_t ref = ref1 - 1;
         const size_t off = ip - ref - 1;
         if (off < kMaxOffset && std::memcmp(in + ref, in + ip, kMinMatch) == 0) {

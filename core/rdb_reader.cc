@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "core/hash_object.h"
@@ -55,23 +56,12 @@ class PackedBlob {
   bool Next(PackedEntry* e) { return kind_ == Blob::kListpack ? lp_->Next(e) : zl_->Next(e); }
 
  private:
-  // A tiny optional: the readers have no default constructor.
-  template <typename T>
-  struct Opt {
-    alignas(T) unsigned char raw[sizeof(T)];
-    bool set = false;
-    void emplace(std::string_view b) {
-      new (raw) T(b);
-      set = true;
-    }
-    T* operator->() { return reinterpret_cast<T*>(raw); }
-  };
   std::string bytes_;
   Blob kind_ = Blob::kListpack;
   uint32_t count_ = 0;
   uint64_t at_ = 0;
-  Opt<ListpackReader> lp_;
-  Opt<ZiplistReader> zl_;
+  std::optional<ListpackReader> lp_;
+  std::optional<ZiplistReader> zl_;
 };
 
 // ---- Builders that take elements one by one, as the commands would add them.
@@ -155,7 +145,6 @@ absl::Status ReadList(RdbInput& in, uint8_t type, CompactValue* out, bool* empty
     PackedEntry e;
     while (blob.Next(&e)) list->Push(ListEnd::kTail, e.Str(scratch));
   };
-  const uint64_t at = in.offset();
   if (type == rdb::kTypeListZiplist) {
     PackedBlob blob;
     if (absl::Status s = blob.Load(in, Blob::kZiplist, "a list ziplist"); !s.ok()) return s;
@@ -191,7 +180,6 @@ absl::Status ReadList(RdbInput& in, uint8_t type, CompactValue* out, bool* empty
       push_blob(blob);  // an empty node is skipped, as Redis does
     }
   }
-  (void)at;
   if (list->empty()) {
     *empty = true;
     return absl::OkStatus();

@@ -7,6 +7,7 @@
 
 #include "core/crc64.h"
 #include "core/hash_object.h"
+#include "core/intset.h"
 #include "core/list.h"
 #include "core/listpack.h"
 #include "core/number.h"
@@ -71,19 +72,15 @@ void AppendList(std::string* out, const List& list, bool compression) {
 // ---- Sets.
 
 void AppendSet(std::string* out, const CompactValue& value, bool compression) {
-  SetRef set(const_cast<CompactValue&>(value));  // read only: ForEach and encoding()
-  if (set.encoding() == kSetIntset) {
-    std::vector<int64_t> ints;
-    ints.reserve(set.Size());
-    set.ForEach([&](std::string_view m) {
-      int64_t v = 0;
-      ParseInt64(m, &v);
-      ints.push_back(v);
-    });
-    std::sort(ints.begin(), ints.end());
+  if (value.object_encoding() == kSetIntset) {
+    // Our IntSet is sorted too: the values go over in order, re-encoded at Redis' width.
+    const char* buf = static_cast<const char*>(value.object());
+    std::vector<int64_t> ints(IntSet::Count(buf));
+    for (uint32_t i = 0; i < ints.size(); ++i) ints[i] = IntSet::Get(buf, i);
     AppendString(out, EncodeRedisIntset(ints), compression);
     return;
   }
+  SetRef set(const_cast<CompactValue&>(value));  // read only (SetRef takes a mutable cell)
   // A packed set of strings has no RDB 10 form (Redis 7.0 keeps those in a hash table).
   AppendLength(out, set.Size());
   set.ForEach([&](std::string_view m) { AppendString(out, m, compression); });
@@ -92,7 +89,7 @@ void AppendSet(std::string* out, const CompactValue& value, bool compression) {
 // ---- Hashes.
 
 void AppendHash(std::string* out, const CompactValue& value, bool compression) {
-  HashRef hash(const_cast<CompactValue&>(value));
+  HashRef hash(const_cast<CompactValue&>(value));  // read only
   if (hash.packed()) {
     ListpackBuilder lp;
     hash.ForEach([&](std::string_view f, std::string_view v) {
