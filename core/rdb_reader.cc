@@ -170,7 +170,9 @@ absl::Status ReadList(RdbInput& in, uint8_t type, CompactValue* out, bool* empty
         }
       }
       if (container == rdb::kQuicklistNodePlain) {
+        const uint64_t pat = in.offset();
         if (absl::Status s = in.ReadString(&elem, "a plain quicklist node"); !s.ok()) return s;
+        if (elem.empty()) return Corrupt(pat, "empty plain quicklist node");  // as Redis refuses
         list->Push(ListEnd::kTail, elem);
         continue;
       }
