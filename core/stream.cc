@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/listpack.h"
 #include "core/number.h"
 #include "core/varint.h"
 
@@ -147,27 +148,9 @@ void PutString(ShardString* b, std::string_view s) {
 
 // ---- The size Redis' listpack would have (its node-size limit counts those bytes)
 
-size_t LpBacklen(size_t l) {
-  return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
-}
-
-size_t LpIntSize(int64_t v) {
-  size_t enc = (v >= 0 && v <= 127)             ? 1
-               : (v >= -4096 && v <= 4095)       ? 2
-               : (v >= -32768 && v <= 32767)     ? 3
-               : (v >= -8388608 && v <= 8388607) ? 4
-               : (v >= INT32_MIN && v <= INT32_MAX) ? 5
-                                                  : 9;
-  return enc + LpBacklen(enc);
-}
-
+size_t LpIntSize(int64_t v) { return ListpackBuilder::IntEntrySize(v); }
 // A string that reads as an integer (string2ll) is stored as one.
-size_t LpStringSize(std::string_view s) {
-  int64_t v;
-  if (s.size() <= 20 && ParseInt64(s, &v)) return LpIntSize(v);
-  size_t enc = s.size() < 64 ? 1 + s.size() : s.size() < 4096 ? 2 + s.size() : 5 + s.size();
-  return enc + LpBacklen(enc);
-}
+size_t LpStringSize(std::string_view s) { return ListpackBuilder::EntrySize(s); }
 
 }  // namespace
 

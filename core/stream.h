@@ -129,6 +129,11 @@ class Stream {
   // The last live entry's ID, 0-0 when empty (Redis' streamLastValidID).
   StreamID last_valid_id() const;
   size_t node_count() const { return nodes_.size(); }
+  // The master ID of every node, in order (the RDB writer keeps the node boundaries: a node's
+  // entries are those from its master ID up to the next node's).
+  void ForEachNodeMaster(absl::FunctionRef<void(StreamID master)> fn) const {
+    for (const auto& [id, node] : nodes_) fn(id);
+  }
 
   void set_last_id(StreamID id) { last_id_ = id; }
   void set_max_deleted_entry_id(StreamID id) { max_deleted_ = id; }

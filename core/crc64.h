@@ -1,0 +1,14 @@
+// CRC64 as Redis computes it for RDB files and DUMP payloads ("Jones" polynomial
+// 0xad93d23594c935a9, reflected input and output, initial value 0, no final xor; the check value
+// of "123456789" is 0xe9c6d914c4b8d9ca). Table driven, eight bytes per step.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace shardis::core {
+
+// The CRC of `data` continued from `crc` (0 to start): Crc64(Crc64(0, a), b) == Crc64(0, a + b).
+uint64_t Crc64(uint64_t crc, std::string_view data);
+
+}  // namespace shardis::core

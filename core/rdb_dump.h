@@ -1,0 +1,28 @@
+// DUMP payloads as Redis makes them: the RDB value (type byte and value), the RDB version in
+// 2 bytes and the CRC64 of everything before it in 8 bytes, both little-endian. RESTORE takes
+// payloads of RDB versions up to 11 (Redis 7.2) whose checksum matches.
+#pragma once
+
+#include <absl/status/status.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/compact_value.h"
+
+namespace shardis::core {
+
+// DUMP of a value (rdbcompression decides LZF, as in Redis).
+std::string CreateDumpPayload(const CompactValue& value, bool compression = true);
+
+// Redis' verifyDumpPayload: long enough, a version this reader takes, and the checksum (skipped
+// when !check_crc, Redis' rdbchecksum no). The error says "DUMP payload version or checksum are
+// wrong", Redis' text.
+absl::Status VerifyDumpPayload(std::string_view payload, bool check_crc = true);
+
+// Verifies and decodes a payload into *out on the calling thread's heap. A malformed value is an
+// error starting with "Bad data format" (Redis' reply), then what was wrong.
+absl::Status DecodeDumpPayload(std::string_view payload, CompactValue* out,
+                               bool check_crc = true);
+
+}  // namespace shardis::core
