@@ -1,9 +1,11 @@
 // Keyspace commands: DEL, UNLINK, EXISTS, TOUCH, the EXPIRE family, TTL, PERSIST, TYPE, KEYS,
-// SCAN, RANDOMKEY, OBJECT.
+// SCAN, RANDOMKEY, OBJECT, DUMP, RESTORE.
 //
 // Commands over many keys run as one transaction (shard/transaction.h): every shard involved
 // counts its part in parallel, atomically with respect to other commands; the connection sums.
 #include <absl/random/random.h>
+#include <absl/strings/match.h>
+#include <glog/logging.h>
 
 #include <limits>
 #include <optional>
@@ -13,6 +15,7 @@
 
 #include "core/glob.h"
 #include "core/number.h"
+#include "core/rdb_dump.h"
 #include "core/string_util.h"
 #include "server/arg_parser.h"
 #include "server/collection_args.h"
@@ -260,6 +263,68 @@ void CmdRandomKey(ArgSlice, ConnContext& ctx) {
   ctx.rb.Null();
 }
 
+// --- DUMP key, and RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
+// [FREQ frequency]: Redis' payload (core/rdb_dump.h). Both run on the key's shard, so RESTORE
+// builds the value on the heap of the shard that keeps it.
+
+void CmdDump(ArgSlice args, ShardContext& ctx) {
+  Db::Iterator it = LookupRead(ctx, args[1]);
+  if (!Db::Found(it)) return ctx.rb.Null();
+  // shardis has no rdbcompression setting: LZF on, Redis' default.
+  ctx.rb.Bulk(core::CreateDumpPayload(it.value(), /*compression=*/true));
+}
+
+// Redis 7.0's restoreCommand, checks in its order: options, BUSYKEY, TTL, payload.
+void CmdRestore(ArgSlice args, ShardContext& ctx) {
+  bool replace = false, absttl = false, idletime = false, freq = false;
+  ArgParser p(args, 4);
+  while (p.HasNext()) {
+    if (p.Check("REPLACE")) {
+      replace = true;
+    } else if (p.Check("ABSTTL")) {
+      absttl = true;
+    } else if (!freq && p.Check("IDLETIME", 1)) {  // IDLETIME and FREQ exclude each other
+      idletime = true;
+      if (p.Next<int64_t>() < 0) p.Fail("ERR Invalid IDLETIME value, must be >= 0");
+    } else if (!idletime && p.Check("FREQ", 1)) {
+      freq = true;
+      const int64_t f = p.Next<int64_t>();
+      if (f < 0 || f > 255) p.Fail("ERR Invalid FREQ value, must be >= 0 and <= 255");
+    } else {
+      p.Fail(kSyntaxErr);
+    }
+  }
+  if (p.ReplyError(ctx.rb)) return;
+  // IDLETIME and FREQ are checked and dropped: shardis tracks neither access times nor LFU
+  // counters (OBJECT IDLETIME is 0, OBJECT FREQ refused without an LFU policy).
+
+  Db::Iterator it = ctx.db.Find(args[1], ctx.hash, ctx.now_ms);
+  if (!replace && Db::Found(it)) return ctx.rb.Error("BUSYKEY Target key name already exists.");
+  int64_t ttl;
+  if (!core::ParseInt64(args[2], &ttl)) return ctx.rb.Error(kNotIntegerErr);
+  if (ttl < 0) return ctx.rb.Error("ERR Invalid TTL value, must be >= 0");
+
+  core::CompactValue value;
+  if (absl::Status s = core::DecodeDumpPayload(args[3], &value); !s.ok()) {
+    VLOG(1) << "RESTORE refused a payload: " << s.message();
+    return ctx.rb.Error(absl::StartsWith(s.message(), "Bad data format")
+                            ? "ERR Bad data format"
+                            : "ERR DUMP payload version or checksum are wrong");
+  }
+
+  // A relative TTL that overflows wraps negative in Redis (long long arithmetic), so the key is
+  // taken as expired; the same here without the undefined behaviour.
+  if (ttl != 0 && !absttl && __builtin_add_overflow(ttl, ctx.now_ms, &ttl)) ttl = -1;
+  if (ttl != 0 && ttl <= ctx.now_ms) {
+    // A deadline already passed: the key is not created, but REPLACE still deletes the old one
+    // (RunWatchedWrite sees it gone and signals its watchers).
+    if (Db::Found(it)) ctx.db.Erase(it, args[1], ctx.hash);
+    return ctx.rb.Ok();
+  }
+  ctx.db.Store(args[1], ctx.hash, std::move(value), ttl, ctx.now_ms);
+  ctx.rb.Ok();
+}
+
 // --- OBJECT ENCODING | REFCOUNT | IDLETIME | FREQ | HELP <key>.
 
 enum class ObjectQuery { kEncoding, kRefCount, kIdleTime, kFreq };
@@ -464,6 +529,28 @@ void RegisterGenericFamily(CommandRegistry* r) {
                .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Returns a key of the database chosen at random.",
                         .tips = "request_policy:all_shards nondeterministic_output"}});
+  r->Register({.name = "dump", .arity = 2, .flags = kR, .keys = kOneKey,
+               .acl_categories = "keyspace read slow", .on_shard = CmdDump,
+               .docs = {.group = "generic", .since = "2.6.0",
+                        .complexity = "O(1) to access the key and additional O(N*M) to serialize "
+                                      "it, where N is the number of Redis objects composing the "
+                                      "value and M their average size. For small string values "
+                                      "the time complexity is thus O(1)+O(1*M) where M is small, "
+                                      "so simply O(1).",
+                        .summary = "Returns the value of a key in Redis' serialized form.",
+                        .key_flags = "RO access", .tips = "nondeterministic_output"}});
+  r->Register({.name = "restore", .arity = -4, .flags = kW | kDenyOom, .keys = kOneKey,
+               .acl_categories = "keyspace write slow dangerous", .on_shard = CmdRestore,
+               .docs = {.group = "generic", .since = "2.6.0",
+                        .complexity = "O(1) to create the new key and additional O(N*M) to "
+                                      "reconstruct the serialized value, where N is the number of "
+                                      "Redis objects composing the value and M their average "
+                                      "size. For small string values the time complexity is thus "
+                                      "O(1)+O(1*M) where M is small, so simply O(1). However for "
+                                      "sorted set values the complexity is O(N*M*log(N)) because "
+                                      "inserting values into sorted sets is O(log(N)).",
+                        .summary = "Creates a key from a value serialized by DUMP.",
+                        .key_flags = "OW update"}});
   r->Register({.name = "object", .arity = -2, .flags = 0, .keys = kNoKeys, .acl_categories = "slow",
                .on_conn = CmdObject,
                .docs = {.group = "generic", .since = "2.2.3",
