@@ -57,7 +57,8 @@ absl::Status DecodeDumpPayload(std::string_view payload, CompactValue* out, bool
     return bad(std::string(s.message()));
   }
   if (empty) return bad("empty collection");
-  if (in.offset() != body.size()) return bad("bytes left after the value");
+  // Bytes after the value are ignored, as Redis' restoreCommand does (it reads one object from
+  // the payload and does not look further): the checksum covers them.
   *out = std::move(value);
   return absl::OkStatus();
 }

@@ -21,7 +21,8 @@ std::string CreateDumpPayload(const CompactValue& value, bool compression = true
 absl::Status VerifyDumpPayload(std::string_view payload, bool check_crc = true);
 
 // Verifies and decodes a payload into *out on the calling thread's heap. A malformed value is an
-// error starting with "Bad data format" (Redis' reply), then what was wrong.
+// error starting with "Bad data format" (Redis' reply), then what was wrong. Bytes between the
+// value and the footer are ignored, as in Redis.
 absl::Status DecodeDumpPayload(std::string_view payload, CompactValue* out,
                                bool check_crc = true);
 
