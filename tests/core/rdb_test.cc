@@ -324,6 +324,14 @@ TEST(Rdb, DumpPayloadErrors) {
   for (int i = 0; i < 8; ++i) body.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
   absl::Status s = DecodeDumpPayload(body, &v);
   EXPECT_EQ(s.message().substr(0, 15), "Bad data format");
+  // Bytes between the value and the footer are ignored, as Redis' RESTORE ignores them.
+  std::string trailing = p.substr(0, p.size() - 10) + "xx" + p.substr(p.size() - 10, 2);
+  const uint64_t crc2 = Crc64(0, trailing);
+  for (int i = 0; i < 8; ++i) trailing.push_back(static_cast<char>((crc2 >> (8 * i)) & 0xff));
+  CompactValue plain, padded;
+  ASSERT_TRUE(DecodeDumpPayload(p, &plain).ok());
+  ASSERT_TRUE(DecodeDumpPayload(trailing, &padded).ok());
+  EXPECT_EQ(ValueJson(padded), ValueJson(plain));
 }
 
 // ---- An RDB 9 file (Redis 6.2) with the encodings of that time, assembled by hand.
