@@ -1,0 +1,31 @@
+// What INFO's persistence section, LASTSAVE and MISCONF read about snapshots and loading. Written
+// by the snapshot and load code (server/snapshot*.cc), read from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace shardis::server {
+
+struct PersistenceStatus {
+  // Loading dataset at start (or DEBUG RELOAD): commands get -LOADING meanwhile.
+  std::atomic<bool> loading{false};
+  std::atomic<int64_t> loading_start_ms{0};
+  std::atomic<uint64_t> loading_total_bytes{0};
+  std::atomic<uint64_t> loading_loaded_bytes{0};
+  std::atomic<uint64_t> loading_loaded_keys{0};
+
+  std::atomic<bool> bgsave_in_progress{false};
+  std::atomic<int64_t> bgsave_start_ms{0};
+  std::atomic<int64_t> last_save_time{0};       // Unix seconds of the last successful save
+  std::atomic<bool> last_bgsave_ok{true};
+  std::atomic<int64_t> last_bgsave_time_sec{-1};
+  std::atomic<uint64_t> saves{0};               // successful saves (INFO rdb_saves)
+  // The sum of every shard's dirty counter at the cut of the last successful save: INFO's
+  // rdb_changes_since_last_save is the current sum minus this.
+  std::atomic<uint64_t> dirty_at_last_save{0};
+};
+
+PersistenceStatus& Persistence();
+
+}  // namespace shardis::server
