@@ -1,0 +1,10 @@
+#include "server/persistence_status.h"
+
+namespace shardis::server {
+
+PersistenceStatus& Persistence() {
+  static PersistenceStatus status;
+  return status;
+}
+
+}  // namespace shardis::server
