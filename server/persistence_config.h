@@ -25,5 +25,8 @@ std::vector<SaveRule> SaveRules();
 bool RdbCompression();
 bool RdbChecksum();
 bool StopWritesOnBgsaveError();
+// rdb-key-save-delay: microseconds a save waits per key written (Redis' tests use it to make a
+// save last); 0 normally.
+int64_t RdbKeySaveDelayUs();
 
 }  // namespace shardis::server

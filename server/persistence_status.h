@@ -14,6 +14,8 @@ struct PersistenceStatus {
   std::atomic<uint64_t> loading_total_bytes{0};
   std::atomic<uint64_t> loading_loaded_bytes{0};
   std::atomic<uint64_t> loading_loaded_keys{0};
+  std::atomic<uint64_t> last_load_keys_loaded{0};
+  std::atomic<uint64_t> last_load_keys_expired{0};
 
   std::atomic<bool> bgsave_in_progress{false};
   std::atomic<int64_t> bgsave_start_ms{0};
@@ -26,6 +28,15 @@ struct PersistenceStatus {
   std::atomic<uint64_t> dirty_at_last_save{0};
 };
 
-PersistenceStatus& Persistence();
+extern PersistenceStatus g_persistence_status;
+inline PersistenceStatus& Persistence() { return g_persistence_status; }
+
+// True while the dataset loads or after a failed save: the command path then looks closer
+// (LOADING, MISCONF). Two relaxed loads of flags that rarely change.
+inline bool PersistenceGateClosed() {
+  const PersistenceStatus& ps = Persistence();
+  return ps.loading.load(std::memory_order_relaxed) ||
+         !ps.last_bgsave_ok.load(std::memory_order_relaxed);
+}
 
 }  // namespace shardis::server
