@@ -491,7 +491,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // Persistence: -MISCONF for writes (and PING, as Redis) after a failed background save, and
   // -LOADING while the dataset loads. One test of two rarely-written flags otherwise.
   if (PersistenceGateClosed()) [[unlikely]] {
-    const bool is_write = (spec->flags & kWrite) || spec->name == "ping" ||
+    const bool is_write = ((sub != nullptr ? sub->flags : spec->flags) & kWrite) ||
+                          spec->name == "ping" ||
                           (spec->name == "exec" && MultiHasWrites(state_));
     if (is_write && WritesDeniedByDiskError()) return Reject(spec, kMisconfError, "MISCONF");
   }
@@ -503,8 +504,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
                                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
                                      "RESET are allowed in this context"));
   }
-  if (Persistence().loading.load(std::memory_order_relaxed) && !(spec->flags & kLoading))
-      [[unlikely]] {
+  if (Persistence().loading.load(std::memory_order_relaxed) &&
+      !((sub != nullptr ? sub->flags : spec->flags) & kLoading)) [[unlikely]] {
     return Reject(spec, "Redis is loading the dataset in memory", "LOADING");
   }
   if (PauseMaybeActive()) [[unlikely]] {

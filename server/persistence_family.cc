@@ -27,6 +27,7 @@ constexpr int64_t kShutdownPauseMs = 24 * 3600 * 1000;
 
 void CmdSave(ArgSlice, ConnContext& ctx) {
   if (SaveInProgress()) return ctx.rb.Error("ERR Background save already in progress");
+  Persistence().saves.fetch_add(1, std::memory_order_relaxed);
   const absl::Status status = SaveSnapshot(RdbFilename());
   if (status.ok()) return ctx.rb.Ok();
   // Redis answers a bare "-ERR" (shared.err); the reason is in the log.

@@ -22,7 +22,7 @@ struct PersistenceStatus {
   std::atomic<int64_t> last_save_time{0};       // Unix seconds of the last successful save
   std::atomic<bool> last_bgsave_ok{true};
   std::atomic<int64_t> last_bgsave_time_sec{-1};
-  std::atomic<uint64_t> saves{0};               // successful saves (INFO rdb_saves)
+  std::atomic<uint64_t> saves{0};  // INFO rdb_saves: SAVE commands and BGSAVEs started
   // The sum of every shard's dirty counter at the cut of the last successful save: INFO's
   // rdb_changes_since_last_save is the current sum minus this.
   std::atomic<uint64_t> dirty_at_last_save{0};

@@ -71,8 +71,14 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
     // Redis' FLUSHALL saves the (now empty) dataset when a save schedule is set, so the file on
     // disk does not bring the flushed keys back at the next start.
     if (!SaveRules().empty()) {
-      WaitWhileSaving();
-      (void)SaveSnapshot(RdbFilename());
+      if (shard::Transaction::CurrentExec() != nullptr) {
+        // Inside EXEC a save could wait for a background save whose cut waits for this EXEC:
+        // the save follows the EXEC instead.
+        ScheduleBackgroundSave();
+      } else {
+        WaitWhileSaving();
+        (void)SaveSnapshot(RdbFilename());
+      }
     }
   }
   ctx.rb.Ok();

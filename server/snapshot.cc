@@ -253,7 +253,6 @@ absl::Status SaveSnapshot(const std::string& path) {
     ps.dirty_at_last_save.store(dirty_at_cut, std::memory_order_relaxed);
     ps.last_save_time.store(time(nullptr), std::memory_order_relaxed);
     ps.last_bgsave_ok.store(true, std::memory_order_relaxed);
-    ps.saves.fetch_add(1, std::memory_order_relaxed);
     LOG(INFO) << "DB saved on disk: " << keys << " keys in " << seconds << " s, " << path;
   } else {
     LOG(WARNING) << "saving the DB failed: " << status.message();
@@ -268,6 +267,7 @@ bool StartBackgroundSave() {
   if (g_saving.load()) return false;
   PersistenceStatus& ps = Persistence();
   g_last_bgsave_try_ms.store(shard::NowMs(), std::memory_order_relaxed);
+  ps.saves.fetch_add(1, std::memory_order_relaxed);
   ps.bgsave_in_progress.store(true);
   ps.bgsave_start_ms.store(shard::NowMs());
   LOG(INFO) << "Background saving started";
