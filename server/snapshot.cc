@@ -213,11 +213,17 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
 
 }  // namespace
 
-absl::Status SaveSnapshot(const std::string& path) {
+absl::Status SaveSnapshot(const std::string& relative_path) {
   if (g_saving.exchange(true)) {
     return absl::FailedPreconditionError("Background save already in progress");
   }
   const auto start = std::chrono::steady_clock::now();
+  // Absolute from here on: a CONFIG SET dir during the save changes the process' working
+  // directory, and the temp file must be renamed where it was made.
+  char cwd_buf[4096];
+  const std::string path = relative_path.starts_with('/') || getcwd(cwd_buf, sizeof(cwd_buf)) == nullptr
+                               ? relative_path
+                               : core::Concat(cwd_buf, "/", relative_path);
   // As Redis: temp-<pid>.rdb next to the file, renamed over it only once complete and on disk.
   const size_t slash = path.rfind('/');
   const std::string temp = core::Concat(slash == std::string::npos ? "" : path.substr(0, slash + 1),
@@ -230,10 +236,7 @@ absl::Status SaveSnapshot(const std::string& path) {
   uint64_t keys = 0, dirty_at_cut = 0;
   job.fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (job.fd < 0) {
-    char cwd[4096];
-    status = ErrnoStatus(core::Concat("Failed opening the temp RDB file ", temp, " (in server root dir ",
-                                      getcwd(cwd, sizeof(cwd)) ? cwd : "?", ") for saving"),
-                         errno);
+    status = ErrnoStatus(core::Concat("Failed opening the temp RDB file ", temp, " for saving"), errno);
   } else {
     status = WriteSnapshotFile(job, &keys, &dirty_at_cut);
     if (close(job.fd) != 0 && status.ok()) status = ErrnoStatus("close of the RDB file failed", errno);
