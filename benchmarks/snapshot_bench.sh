@@ -59,14 +59,10 @@ KEEP=${KEEP:-0}
 NICE=${NICE:-}
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 
-for tool in redis-cli taskset "$PYTHON" "$REDIS_SERVER"; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
-done
+source benchmarks/lib.sh
+require redis-cli taskset "$PYTHON" "$REDIS_SERVER"
 "$PYTHON" -c 'import redis' 2>/dev/null || { echo "missing redis-py: bash scripts/install-deps.sh test" >&2; exit 1; }
-read -r -a cpus <<<"$("$PYTHON" -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
-SERVER_CPU=${SERVER_CPU:-${cpus[0]}}
-CLIENT_CPU=${CLIENT_CPU:-${cpus[1]:-${cpus[0]}}}
-[ "$SERVER_CPU" != "$CLIENT_CPU" ] || echo "warning: one CPU only; server and client share it" >&2
+pick_cpus
 
 if [ -z "${SHARDIS_BIN:-}" ]; then
   bash scripts/build.sh release shardis loadgen >&2
@@ -92,16 +88,9 @@ cleanup() {
   [ "$KEEP" = 1 ] || rm -f "$workdir"/*/dump.rdb "$workdir"/*/temp-*.rdb "$workdir/shardis.bin" "$workdir/loadgen.bin"
 }
 trap cleanup EXIT
-if [ -n "$NICE" ]; then
-  [ -w /proc/self/autogroup ] || { echo "NICE needs a writable /proc/self/autogroup (root)" >&2; exit 1; }
-  old_nice=$(sed -n 's/.* nice //p' /proc/self/autogroup)
-  echo "$NICE" >/proc/self/autogroup
-  trap 'cleanup; echo "$old_nice" >/proc/self/autogroup' EXIT
-fi
+apply_nice cleanup
 
 started=$SECONDS
-note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
-field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 results=$workdir/results.txt
 : >"$results"
 record() { echo "server=$kind step=$1 $2" >>"$results"; }
@@ -317,6 +306,9 @@ row("SET P1 max latency during BGSAVEs (ms)", (get(R, "set_p1_bgsave", "max_us")
 table.append("| BGSAVEs in the SET P1 window (share of it covered) | %s | %s | |" % tuple(
     "%s (%s)" % (rows[(x, "bgsave_loop")]["bgsaves"], rows[(x, "bgsave_loop")]["covered"]) if (x, "bgsave_loop") in rows else ""
     for x in (R, S)))
+table.append("| other processes' share of the server CPU: fill / writer / SET P1 without / during | %s | %s | |" % tuple(
+    " / ".join(fmt(get(x, step, "server_cpu_others_util"), ".2f") for step in ("fill", "writer", "set_p1", "set_p1_bgsave"))
+    for x in (R, S)))
 
 def target(name, need, ok, measured):
     return "| %s | %s | %s | %s |" % (name, need, measured, "" if ok is None else ("met" if ok else "MISSED"))
@@ -343,6 +335,14 @@ print()
 print("| figure | redis-server | shardis | shardis/redis |")
 print("| --- | ---: | ---: | ---: |")
 print("\n".join(table))
+print()
+print("Peak RSS is the highest sum of VmRSS of the server and of the processes forked from it, sampled"
+      " every 10 ms: pages that redis-server's child shares with its parent count twice, as the"
+      " memory the machine must be able to give both if every page gets written. redis-server notices"
+      " that its child ended in its cron (10 times a second), so its BGSAVE times include up to 0.1 s of"
+      " that. The load times read a file that is in the page cache. The last row is the share of"
+      " SERVER_CPU that other processes took (load generator's figure): above ~0.1 the row says more"
+      " about the machine than about the server.")
 if (R, "cross_load") in rows:
     print()
     print("redis-server loaded shardis' dump.rdb (DBSIZE and a value checked) in %s s." % rows[(R, "cross_load")]["load_s"])
