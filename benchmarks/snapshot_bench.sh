@@ -288,6 +288,7 @@ row("RSS after the fill (MiB)", mib(get(R, "memory", "rss_kb")), mib(get(S, "mem
 row("SAVE (s)", get(R, "save", "save_s"), get(S, "save", "save_s"), ".3f")
 row("dump.rdb (MB)", (get(R, "file", "rdb_bytes") or 0) / 1e6 or None, (get(S, "file", "rdb_bytes") or 0) / 1e6 or None, ",.1f")
 row("BGSAVE, idle server (s)", get(R, "bgsave", "bgsave_s"), get(S, "bgsave", "bgsave_s"), ".3f")
+row("start without a dump.rdb, to the first PONG (s)", get(R, "start", "load_s"), get(S, "start", "load_s"), ".3f")
 row("load at start, to the first PONG (s)", get(R, "load", "load_s"), get(S, "load", "load_s"), ".3f")
 row("load at start, the server's log (s)", get(R, "load", "log_load_s"), get(S, "load", "log_load_s"), ".3f")
 row("BGSAVE under the writer (s)", get(R, "bgsave_writer", "bgsave_s"), get(S, "bgsave_writer", "bgsave_s"), ".3f")
