@@ -273,7 +273,6 @@ def fmt(v, spec):
     return "" if v is None else format(v, spec)
 def ratio(s, r):
     return "" if s is None or r in (None, 0) else "%.2fx" % (s / r)
-mib = lambda kb: None if kb is None else kb / 1024
 table = []
 def row(name, r, s, spec, with_ratio=True):
     table.append("| %s | %s | %s | %s |" % (name, fmt(r, spec), fmt(s, spec), ratio(s, r) if with_ratio else ""))
@@ -284,26 +283,28 @@ def rel(server, key):
     a, b = get(server, "set_p1_bgsave", key), get(server, "set_p1", key)
     return None if a is None or not b else a / b
 
-row("RSS after the fill (MiB)", mib(get(R, "memory", "rss_kb")), mib(get(S, "memory", "rss_kb")), ",.1f")
-row("SAVE (s)", get(R, "save", "save_s"), get(S, "save", "save_s"), ".3f")
-row("dump.rdb (MB)", (get(R, "file", "rdb_bytes") or 0) / 1e6 or None, (get(S, "file", "rdb_bytes") or 0) / 1e6 or None, ",.1f")
-row("BGSAVE, idle server (s)", get(R, "bgsave", "bgsave_s"), get(S, "bgsave", "bgsave_s"), ".3f")
-row("start without a dump.rdb, to the first PONG (s)", get(R, "start", "load_s"), get(S, "start", "load_s"), ".3f")
-row("load at start, to the first PONG (s)", get(R, "load", "load_s"), get(S, "load", "load_s"), ".3f")
-row("load at start, the server's log (s)", get(R, "load", "log_load_s"), get(S, "load", "log_load_s"), ".3f")
-row("BGSAVE under the writer (s)", get(R, "bgsave_writer", "bgsave_s"), get(S, "bgsave_writer", "bgsave_s"), ".3f")
-row("writer SET throughput (ops/s)", get(R, "writer", "ops_per_s"), get(S, "writer", "ops_per_s"), ",.0f")
-row("RSS before the BGSAVE, writer running (MiB)", mib(get(R, "bgsave_writer", "rss_before_kb")), mib(get(S, "bgsave_writer", "rss_before_kb")), ",.1f")
-row("peak RSS during the BGSAVE, with the child's (MiB)", mib(get(R, "bgsave_writer", "rss_peak_kb")), mib(get(S, "bgsave_writer", "rss_peak_kb")), ",.1f")
-row("peak RSS of the child alone (MiB)", mib(get(R, "bgsave_writer", "child_rss_peak_kb")), mib(get(S, "bgsave_writer", "child_rss_peak_kb")), ",.1f", False)
+def both(step, key, scale=1.0):  # the figure of each server, divided by scale
+    return tuple(None if v is None else v / scale for v in (get(R, step, key), get(S, step, key)))
+row("RSS after the fill (MiB)", *both("memory", "rss_kb", 1024), ",.1f")
+row("SAVE (s)", *both("save", "save_s"), ".3f")
+row("dump.rdb (MB)", *both("file", "rdb_bytes", 1e6), ",.1f")
+row("BGSAVE, idle server (s)", *both("bgsave", "bgsave_s"), ".3f")
+row("start without a dump.rdb, to the first PONG (s)", *both("start", "load_s"), ".3f")
+row("load at start, to the first PONG (s)", *both("load", "load_s"), ".3f")
+row("load at start, the server's log (s)", *both("load", "log_load_s"), ".3f")
+row("BGSAVE under the writer (s)", *both("bgsave_writer", "bgsave_s"), ".3f")
+row("writer SET throughput (ops/s)", *both("writer", "ops_per_s"), ",.0f")
+row("RSS before the BGSAVE, writer running (MiB)", *both("bgsave_writer", "rss_before_kb", 1024), ",.1f")
+row("peak RSS during the BGSAVE, with the child's (MiB)", *both("bgsave_writer", "rss_peak_kb", 1024), ",.1f")
+row("peak RSS of the child alone (MiB)", *both("bgsave_writer", "child_rss_peak_kb", 1024), ",.1f", False)
 row("peak over before (%)", pct(R, "bgsave_writer"), pct(S, "bgsave_writer"), "+.1f", False)
-row("SET P1 without a save (ops/s)", get(R, "set_p1", "ops_per_s"), get(S, "set_p1", "ops_per_s"), ",.0f")
-row("SET P1 during BGSAVEs (ops/s)", get(R, "set_p1_bgsave", "ops_per_s"), get(S, "set_p1_bgsave", "ops_per_s"), ",.0f")
+row("SET P1 without a save (ops/s)", *both("set_p1", "ops_per_s"), ",.0f")
+row("SET P1 during BGSAVEs (ops/s)", *both("set_p1_bgsave", "ops_per_s"), ",.0f")
 row("SET P1 throughput, during / without", rel(R, "ops_per_s"), rel(S, "ops_per_s"), ".2f", False)
-row("SET P1 p99 without a save (µs)", get(R, "set_p1", "p99_us"), get(S, "set_p1", "p99_us"), ",.1f")
-row("SET P1 p99 during BGSAVEs (µs)", get(R, "set_p1_bgsave", "p99_us"), get(S, "set_p1_bgsave", "p99_us"), ",.1f")
+row("SET P1 p99 without a save (µs)", *both("set_p1", "p99_us"), ",.1f")
+row("SET P1 p99 during BGSAVEs (µs)", *both("set_p1_bgsave", "p99_us"), ",.1f")
 row("SET P1 p99, during / without", rel(R, "p99_us"), rel(S, "p99_us"), ".2f", False)
-row("SET P1 max latency during BGSAVEs (ms)", (get(R, "set_p1_bgsave", "max_us") or 0) / 1e3 or None, (get(S, "set_p1_bgsave", "max_us") or 0) / 1e3 or None, ",.1f")
+row("SET P1 max latency during BGSAVEs (ms)", *both("set_p1_bgsave", "max_us", 1e3), ",.1f")
 table.append("| BGSAVEs in the SET P1 window (share of it covered) | %s | %s | |" % tuple(
     "%s (%s)" % (rows[(x, "bgsave_loop")]["bgsaves"], rows[(x, "bgsave_loop")]["covered"]) if (x, "bgsave_loop") in rows else ""
     for x in (R, S)))
