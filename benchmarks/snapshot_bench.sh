@@ -77,6 +77,7 @@ workdir=$(mktemp -d /tmp/shardis-snapshot.XXXXXX)
 cp "$SHARDIS_BIN" "$workdir/shardis.bin"
 cp "$LOADGEN" "$workdir/loadgen.bin"
 SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown) (binary sha256 $(sha256sum "$SHARDIS_BIN" | cut -c1-12)...)"
+SHARDIS_SRC=$SHARDIS_BIN
 SHARDIS_BIN=$workdir/shardis.bin
 export STUB_SAVE=0  # see above; harmless once the stub is gone
 source benchmarks/servers.sh
@@ -156,13 +157,14 @@ restart() {
 
 note "work directory $workdir; server CPU $SERVER_CPU, client CPU $CLIENT_CPU; N=$N"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-declare -A LOADS
+declare -A LOADS SHOWN_CMD
 for kind in $SERVERS; do
   dir=$workdir/$kind
   mkdir -p "$dir"
   # 1. fill
   launch_server "$kind" "$dir"
   probe start wait-loaded "$port" "$(date +%s.%N)"
+  SHOWN_CMD[$kind]=$(sed "s|$SHARDIS_BIN|$SHARDIS_SRC|g; s|$dir|<dir>|g" <<<"${CMD[$kind]}")
   no_save_schedule
   rss0=$(awk '/^VmRSS:/ {print $2}' "/proc/$server_pid/status")
   note "$kind: filling $N keys"
@@ -240,8 +242,8 @@ report=$workdir/report.md
   echo
   echo '```'
   echo "N=$N VALUE_SIZE=$VALUE_SIZE RANDOM_VALUE=$RANDOM_VALUE SHARDIS_THREADS=$SHARDIS_THREADS CONNECTIONS=$CONNECTIONS WRITER_PIPELINE=$WRITER_PIPELINE${NICE:+ NICE=$NICE} bash benchmarks/snapshot_bench.sh"
-  echo "# each server in an empty directory of its own (<dir>), on a free port; STUB_SAVE=0 in the environment"
-  for k in $SERVERS; do echo "${CMD[$k]}"; done
+  echo "# each server in an empty directory of its own (<dir>), on a free port, from a copy of its binary; STUB_SAVE=0 in the environment"
+  for k in $SERVERS; do echo "${SHOWN_CMD[$k]}"; done
   echo "redis-cli -p <port> config set save ''"
   echo "$lg $(loadgen_cmd --fill --pipeline 16)"
   echo "$probe_cmd save <port>                      # SAVE"
