@@ -31,6 +31,16 @@ apply_nice() {
 }
 restore_nice() { [ -z "${old_nice:-}" ] || echo "$old_nice" >/proc/self/autogroup; }
 
+# No save schedule on the servers (a BGSAVE in the middle of a measurement would change it, and a
+# save at SIGTERM leaves a dump.rdb that the next server started in that directory loads):
+# redis-server runs with --save ''; shardis takes CONFIG SET save "" once the parameter is
+# writable (see no_save_schedule), and until then reads STUB_SAVE=0 in the stub of
+# server/persistence_config.cc (harmless once the stub is gone).
+export STUB_SAVE=0
+no_save_schedule() {  # PORT
+  redis-cli -p "$1" config set save "" >/dev/null 2>&1 || true
+}
+
 # note TEXT: a progress line on stderr, with the seconds since $started.
 note() { printf '[%4ds] %s\n' $((SECONDS - ${started:-0})) "$*" >&2; }
 # field NAME LINE: the value of NAME in a line of key=value pairs (the load generator's).

@@ -160,6 +160,7 @@ start_server() {
       "$PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" \
         2>/dev/null && return 0
     elif [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+      no_save_schedule "$port"  # lib.sh
       [ -z "$mc_port" ] || PORT[$name]=$mc_port
       return 0
     fi

@@ -1,7 +1,7 @@
 # Sourced by the benchmark scripts that start one server at a time (types_memory.sh,
 # redis_benchmark_suite.sh, snapshot_bench.sh): free ports, and redis-server or shardis pinned to
-# SERVER_CPU, started the same way for both. Needs PYTHON, SERVER_CPU, REDIS_SERVER, SHARDIS_BIN
-# and workdir; SHARDIS_THREADS (1) sets shardis' --threads.
+# SERVER_CPU, started the same way for both, with no save schedule. Needs lib.sh, PYTHON,
+# SERVER_CPU, REDIS_SERVER, SHARDIS_BIN and workdir; SHARDIS_THREADS (1) sets shardis' --threads.
 #
 # Each server runs in a directory of its own (redis-server: --dir; shardis: its working
 # directory, where it reads and writes dump.rdb), so that a snapshot one of them writes (shardis
@@ -37,7 +37,10 @@ launch_server() {
 start_server() {
   launch_server "$1" "$(mktemp -d "$workdir/$1.XXXXXX")"
   for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
+    if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+      no_save_schedule "$port"
+      return 0
+    fi
     sleep 0.1
   done
   return 1

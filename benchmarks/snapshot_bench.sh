@@ -79,7 +79,6 @@ cp "$LOADGEN" "$workdir/loadgen.bin"
 SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown) (binary sha256 $(sha256sum "$SHARDIS_BIN" | cut -c1-12)...)"
 SHARDIS_SRC=$SHARDIS_BIN
 SHARDIS_BIN=$workdir/shardis.bin
-export STUB_SAVE=0  # see above; harmless once the stub is gone
 source benchmarks/servers.sh
 
 writer_pid=
@@ -132,9 +131,6 @@ probe() {  # snapshot_probe.py ARGS: records its line as step $1's
   LAST=$out
 }
 info_field() { redis-cli -p "$port" info persistence | tr -d '\r' | sed -n "s/^$1://p"; }
-no_save_schedule() {
-  redis-cli -p "$port" config set save "" >/dev/null 2>&1 || true
-}
 check_data() {  # after a fill or a load: DBSIZE and the length of the last key's value
   local n len
   n=$(redis-cli -p "$port" dbsize)
@@ -164,8 +160,8 @@ for kind in $SERVERS; do
   # 1. fill
   launch_server "$kind" "$dir"
   probe start wait-loaded "$port" "$(date +%s.%N)"
+  no_save_schedule "$port"
   SHOWN_CMD[$kind]=$(sed "s|$SHARDIS_BIN|$SHARDIS_SRC|g; s|$dir|<dir>|g" <<<"${CMD[$kind]}")
-  no_save_schedule
   rss0=$(awk '/^VmRSS:/ {print $2}' "/proc/$server_pid/status")
   note "$kind: filling $N keys"
   loadgen fill --fill --pipeline 16
@@ -185,7 +181,7 @@ for kind in $SERVERS; do
   restart "$kind" "$dir" load
   note "$kind: loaded in $(field load_s "$LAST") s (its log: $(field log_load_s "$LAST") s)"
   check_data "the load"
-  no_save_schedule
+  no_save_schedule "$port"
 
   # 5. memory during BGSAVE under a writer
   taskset -c "$CLIENT_CPU" "$workdir/loadgen.bin" --port "$port" --server-pid "$server_pid" \
