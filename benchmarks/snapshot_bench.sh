@@ -3,7 +3,7 @@
 # the latency of writes during BGSAVE: shardis --threads 2 against the Debian redis-server holding
 # the same data, one server at a time, in one run.
 #
-#   bash benchmarks/snapshot_bench.sh              # 10,000,000 keys: ~15-20 min, up to ~6 GB of
+#   bash benchmarks/snapshot_bench.sh              # 10,000,000 keys: ~20-30 min, up to ~6 GB of
 #                                                  # RAM and ~3 GB of disk under /tmp
 #   N=1000000 bash benchmarks/snapshot_bench.sh    # a quick run: ~3 min
 #
