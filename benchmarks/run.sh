@@ -73,13 +73,9 @@ BASELINE_BIN=${BASELINE_BIN:-}
 
 tools=(redis-cli taskset "$PYTHON" "$REDIS_SERVER")
 [ "$SKIP_MEMCACHED" = 1 ] || tools+=("$MEMCACHED")
-for tool in "${tools[@]}"; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
-done
-read -r -a cpus <<<"$("$PYTHON" -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
-SERVER_CPU=${SERVER_CPU:-${cpus[0]}}
-CLIENT_CPU=${CLIENT_CPU:-${cpus[1]:-${cpus[0]}}}
-[ "$SERVER_CPU" != "$CLIENT_CPU" ] || echo "warning: one CPU only; server and load generator share it" >&2
+source benchmarks/lib.sh
+require "${tools[@]}"
+pick_cpus
 
 if [ -z "${SHARDIS_BIN:-}" ]; then
   bash scripts/build.sh release shardis loadgen >&2
@@ -122,15 +118,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -n "$NICE" ]; then
-  [ -w /proc/self/autogroup ] || { echo "NICE needs a writable /proc/self/autogroup (root)" >&2; exit 1; }
-  old_nice=$(sed -n 's/.* nice //p' /proc/self/autogroup)
-  echo "$NICE" >/proc/self/autogroup
-  trap 'cleanup; echo "$old_nice" >/proc/self/autogroup' EXIT
-fi
+apply_nice cleanup
 
 started=$SECONDS
-note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 
 free_port() {
   "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -159,7 +149,9 @@ start_server() {
       mc_port=$(printf '%s\n' "$@" | sed -n 's/^--memcached_port=//p') ;;
   esac
   LOG[$name]=$workdir/$name.log
-  "${cmd[@]}" >>"${LOG[$name]}" 2>&1 &
+  # Each in an empty directory: shardis loads dump.rdb from its working directory at start, and
+  # writes one there when stopped while a `save` schedule is set.
+  (cd "$(mktemp -d "$workdir/$name.XXXXXX")" && exec "${cmd[@]}") >>"${LOG[$name]}" 2>&1 &
   PID[$name]=$!
   PORT[$name]=$port
   CMD[$name]=$(quote "${cmd[@]}")
@@ -168,6 +160,7 @@ start_server() {
       "$PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" \
         2>/dev/null && return 0
     elif [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+      no_save_schedule "$port"  # lib.sh
       [ -z "$mc_port" ] || PORT[$name]=$mc_port
       return 0
     fi
@@ -206,7 +199,7 @@ fail() {
   } >&2
   trap - EXIT
   cleanup
-  [ -z "$NICE" ] || echo "$old_nice" >/proc/self/autogroup
+  restore_nice
   echo "work directory kept: $workdir" >&2
   exit 1
 }
@@ -225,7 +218,6 @@ loadgen() {
   echo "$tags server=$name $out" >>"$results"
   LAST=$out
 }
-field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
 # fill TAGS NAME KEYS VALUE_SIZE [loadgen args]: SET key 0..KEYS-1 once, then check DBSIZE (over
 # RESP; a memcached fill is checked by the GETs after it, which fail on a miss).
