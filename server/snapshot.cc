@@ -134,7 +134,11 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
     if (!more) break;
     const uint64_t work = ClientWork(p);
     boost::this_fiber::yield();
-    if (ClientWork(p) != work) p->SleepFor(spent * kBusyShare);
+    // Writes to buckets not yet serialized fill the output meanwhile: a full piece goes to the
+    // file at once, whatever the load, to keep what waits in memory small.
+    if (ClientWork(p) != work && snap->output_size() < kPieceBytes) {
+      p->SleepFor(spent * kBusyShare);
+    }
   }
   mine.aborted = snap->aborted();
   mine.keys = snap->keys();
