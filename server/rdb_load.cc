@@ -193,19 +193,16 @@ absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* resul
   struct stat st {};
   fstat(fd, &st);
   PersistenceStatus& ps = Persistence();
-  ps.loading_start_ms.store(shard::NowMs());
+  if (!ps.loading.load()) BeginLoading(uint64_t(st.st_size));
   ps.loading_total_bytes.store(uint64_t(st.st_size));
-  ps.loading_loaded_bytes.store(0);
-  ps.loading_loaded_keys.store(0);
-  ps.loading.store(true);
   LOG(INFO) << "Loading RDB " << path << " (" << st.st_size << " bytes)";
   const auto start = std::chrono::steady_clock::now();
   *result = LoadResult();
   absl::Status status = ReadAndRoute(fd, uint64_t(st.st_size), merge, result);
   close(fd);
   result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ps.loading.store(false);
   if (status.ok()) {
+    EndLoading();
     ps.last_load_keys_loaded.store(result->keys);
     ps.last_load_keys_expired.store(result->expired);
     LOG(INFO) << "Done loading RDB, keys loaded: " << result->keys
@@ -214,5 +211,16 @@ absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* resul
   }
   return status;
 }
+
+void BeginLoading(uint64_t total_bytes) {
+  PersistenceStatus& ps = Persistence();
+  ps.loading_start_ms.store(shard::NowMs());
+  ps.loading_total_bytes.store(total_bytes);
+  ps.loading_loaded_bytes.store(0);
+  ps.loading_loaded_keys.store(0);
+  ps.loading.store(true);  // last: INFO never shows loading:1 with the fields of another load
+}
+
+void EndLoading() { Persistence().loading.store(false); }
 
 }  // namespace shardis::server

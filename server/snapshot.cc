@@ -311,10 +311,11 @@ absl::Status SaveSnapshot(const std::string& relative_path) {
   return status;
 }
 
-bool SaveInProgress() { return g_saving.load(); }
+// A BGSAVE counts from its reply on, before its fiber has started the save.
+bool SaveInProgress() { return g_saving.load() || Persistence().bgsave_in_progress.load(); }
 
 bool StartBackgroundSave() {
-  if (g_saving.load()) return false;
+  if (SaveInProgress()) return false;
   PersistenceStatus& ps = Persistence();
   g_last_bgsave_try_ms.store(shard::NowMs(), std::memory_order_relaxed);
   ps.saves.fetch_add(1, std::memory_order_relaxed);
@@ -343,7 +344,7 @@ void AbortShardSnapshot(Shard& shard) {
 }
 
 void AbortSave() {
-  if (!g_saving.load()) return;
+  if (!SaveInProgress()) return;
   LOG(WARNING) << "There is a save in progress. Stopping it!";
   g_abort.store(true);
   WaitWhileSaving();
@@ -351,7 +352,7 @@ void AbortSave() {
 }
 
 void WaitWhileSaving() {
-  while (g_saving.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
+  while (SaveInProgress()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
 }
 
 bool WritesDeniedByDiskError() {
@@ -368,7 +369,7 @@ uint64_t SumShardDirty() {
 }
 
 void SaveCron() {
-  if (g_saving.load() || Persistence().loading.load()) return;
+  if (SaveInProgress() || Persistence().loading.load()) return;
   if (g_bgsave_scheduled.exchange(false)) {
     StartBackgroundSave();
     return;
