@@ -1,0 +1,239 @@
+"""SAVE, BGSAVE [SCHEDULE], LASTSAVE, SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] and DEBUG RELOAD
+[MERGE] [NOFLUSH] [NOSAVE], differentially: the same commands go to shardis and to the Debian
+redis-server 7.0, each on a data directory of its own, and the raw replies must be the same.
+
+A background save that lasts: shardis gets a couple of million keys (DEBUG POPULATE);
+redis-server a thousand and rdb-key-save-delay (shardis does not take that parameter yet).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from persistence_util import (info, launch, shutdown, wait_bgsave_done)  # noqa: F401
+
+SLOW_SAVE_KEYS = 2_000_000
+
+
+@pytest.fixture
+def pair(launch, tmp_path):
+    """[shardis, redis-server], each started on a fresh directory; conns: a RespConn to each."""
+    servers = [launch(tmp_path / "shardis", threads=2), launch(tmp_path / "redis", redis=True)]
+    conns = [s.raw(timeout=60) for s in servers]
+    yield servers, conns
+    for c in conns:
+        c.close()
+
+
+def same(conns, *cmd) -> bytes:
+    """Sends cmd to both; asserts the raw replies are the same; returns shardis' reply."""
+    got = [c.call_raw(*cmd) for c in conns]
+    assert got[0] == got[1], (cmd, got)
+    return got[0]
+
+
+def pipelined(conns, *cmds) -> list[bytes]:
+    """Sends all cmds to each server in one write, then reads the replies; asserts they are the
+    same on both and returns shardis'."""
+    replies = []
+    for c in conns:
+        c.send(b"".join(c.encode(*cmd) for cmd in cmds))
+        replies.append([c.read_reply()[0] for _ in cmds])
+    assert replies[0] == replies[1], list(zip(cmds, *replies))
+    return replies[0]
+
+
+def make_saves_slow(servers, conns) -> None:
+    ours, ref = conns
+    ours.send_command("DEBUG", "POPULATE", SLOW_SAVE_KEYS)
+    assert ours.read_reply()[1] == b"OK"
+    assert ref.call("DEBUG", "POPULATE", 1000) == b"OK"
+    assert ref.call("CONFIG", "SET", "rdb-key-save-delay", 1000) == b"OK"  # ~1 s a save
+
+
+def test_save_and_lastsave(pair):
+    servers, conns = pair
+    before = [int(info(c)["rdb_saves"]) for c in conns]
+    t0 = same_lastsave(conns)
+    assert abs(t0 - time.time()) < 10
+    time.sleep(1.1)
+    same(conns, "SET", "k", "v")
+    assert [info(c)["rdb_changes_since_last_save"] for c in conns] == ["1", "1"]
+    assert same(conns, "SAVE") == b"+OK\r\n"
+    t1 = same_lastsave(conns)
+    assert t1 > t0
+    for srv, c, n in zip(servers, conns, before):
+        assert (srv.log_dir / "dump.rdb").exists()
+        fields = info(c)
+        assert fields["rdb_changes_since_last_save"] == "0"
+        assert int(fields["rdb_last_save_time"]) == t1
+        assert int(fields["rdb_saves"]) == n + 1
+        assert not list(srv.log_dir.glob("temp-*.rdb"))
+    same(conns, "LASTSAVE", "extra")
+
+
+def same_lastsave(conns) -> int:
+    values = [c.call("LASTSAVE") for c in conns]
+    assert abs(values[0] - values[1]) <= 1, values
+    return values[0]
+
+
+def test_bgsave_replies(pair):
+    servers, conns = pair
+    make_saves_slow(servers, conns)
+    replies = pipelined(conns, ("BGSAVE",), ("BGSAVE",), ("BGSAVE", "SCHEDULE"), ("SAVE",))
+    assert replies == [b"+Background saving started\r\n",
+                       b"-ERR Background save already in progress\r\n",
+                       b"-ERR Background save already in progress\r\n",
+                       b"-ERR Background save already in progress\r\n"]
+    for c in conns:
+        assert info(c)["rdb_bgsave_in_progress"] == "1"
+    for srv, c in zip(servers, conns):
+        fields = wait_bgsave_done(c)
+        assert fields["rdb_last_bgsave_status"] == "ok"
+        assert (srv.log_dir / "dump.rdb").exists()
+        assert not list(srv.log_dir.glob("temp-*.rdb"))
+    # BGSAVE SCHEDULE with nothing running starts one at once.
+    assert same(conns, "BGSAVE", "SCHEDULE") == b"+Background saving started\r\n"
+    for c in conns:
+        assert wait_bgsave_done(c)["rdb_last_bgsave_status"] == "ok"
+
+
+@pytest.mark.parametrize("args", [("foo",), ("SCHEDULE", "extra"), ("schedule", "schedule")])
+def test_bgsave_syntax(pair, args):
+    _, conns = pair
+    assert same(conns, "BGSAVE", *args) == b"-ERR syntax error\r\n"
+    assert [info(c)["rdb_bgsave_in_progress"] for c in conns] == ["0", "0"]
+
+
+def test_bgsave_in_multi_is_scheduled(pair):
+    servers, conns = pair
+    same(conns, "SET", "k", "v")
+    before = [int(info(c)["rdb_saves"]) for c in conns]
+    replies = pipelined(conns, ("MULTI",), ("BGSAVE",), ("SET", "k2", "v2"), ("EXEC",))
+    assert replies[-1] == b"*2\r\n+Background saving scheduled\r\n+OK\r\n"
+    # The scheduled save runs soon after the EXEC.
+    for srv, c, n in zip(servers, conns, before):
+        deadline = time.monotonic() + 10
+        while int(info(c)["rdb_saves"]) <= n:
+            assert time.monotonic() < deadline, f"{srv.name}: the scheduled save did not run"
+            time.sleep(0.05)
+        wait_bgsave_done(c)
+        assert (srv.log_dir / "dump.rdb").exists()
+
+
+@pytest.mark.parametrize("cmd", [("SAVE",), ("SHUTDOWN",), ("SHUTDOWN", "NOSAVE"),
+                                 ("SHUTDOWN", "SAVE", "NOW", "FORCE"), ("SHUTDOWN", "ABORT")])
+def test_save_and_shutdown_refused_in_multi(pair, cmd):
+    servers, conns = pair
+    replies = pipelined(conns, ("MULTI",), ("SET", "k", "v"), cmd, ("EXEC",), ("EXISTS", "k"))
+    assert replies == [b"+OK\r\n", b"+QUEUED\r\n",
+                       b"-ERR Command not allowed inside a transaction\r\n",
+                       b"-EXECABORT Transaction discarded because of previous errors.\r\n",
+                       b":0\r\n"]
+    for srv in servers:
+        assert srv.alive()
+        assert not (srv.log_dir / "dump.rdb").exists()
+
+
+@pytest.mark.parametrize("args", [("ABORT",), ("abort",), ("SAVE", "NOSAVE"), ("NOSAVE", "SAVE"),
+                                  ("BOGUS",), ("ABORT", "NOW"), ("NOSAVE", "ABORT"),
+                                  ("FORCE", "ABORT"), ("SAVE", "BOGUS")])
+def test_shutdown_refusals(pair, args):
+    servers, conns = pair
+    reply = same(conns, "SHUTDOWN", *args)
+    assert reply.startswith(b"-ERR"), reply
+    assert all(srv.alive() for srv in servers)
+    assert same(conns, "PING") == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("kind", ["shardis", "redis"])
+def test_shutdown_save_writes_the_file(launch, tmp_path, kind):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, redis=kind == "redis")
+    c = srv.client()
+    c.set("k", "v")
+    c.rpush("l", *range(100))
+    c.set("t", "x", ex=1000)
+    assert not (d / "dump.rdb").exists()
+    assert shutdown(srv, "SAVE", "NOW") == 0
+    assert (d / "dump.rdb").exists()
+    again = launch(d, threads=4, redis=kind == "redis")
+    c = again.client()
+    assert c.get("k") == b"v" and c.llen("l") == 100
+    assert 990_000 < c.pttl("t") <= 1_000_000
+
+
+@pytest.mark.parametrize("kind", ["shardis", "redis"])
+def test_shutdown_nosave_does_not_write(launch, tmp_path, kind):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, redis=kind == "redis")
+    c = srv.client()
+    c.set("saved", "1")
+    assert c.save() is True
+    saved = (d / "dump.rdb").read_bytes()
+    c.set("not-saved", "2")
+    assert shutdown(srv, "NOSAVE") == 0
+    assert (d / "dump.rdb").read_bytes() == saved
+    again = launch(d, threads=1, redis=kind == "redis")
+    c = again.client()
+    assert c.get("saved") == b"1" and c.exists("not-saved") == 0
+
+
+def test_debug_reload_options(pair):
+    servers, conns = pair
+    same(conns, "SET", "a", "1")
+    assert same(conns, "DEBUG", "RELOAD") == b"+OK\r\n"
+    assert same(conns, "GET", "a") == b"$1\r\n1\r\n"
+    # NOSAVE: the file on disk comes back, what changed since is gone.
+    same(conns, "SET", "a", "2")
+    same(conns, "SET", "b", "x")
+    assert same(conns, "DEBUG", "RELOAD", "NOSAVE") == b"+OK\r\n"
+    assert same(conns, "MGET", "a", "b") == b"*2\r\n$1\r\n1\r\n$-1\r\n"
+    # MERGE NOFLUSH NOSAVE: the file's keys win, the others stay.
+    same(conns, "SET", "a", "3")
+    same(conns, "SET", "c", "y")
+    assert same(conns, "DEBUG", "RELOAD", "MERGE", "NOFLUSH", "NOSAVE") == b"+OK\r\n"
+    assert same(conns, "MGET", "a", "c") == b"*2\r\n$1\r\n1\r\n$1\r\ny\r\n"
+    # MERGE alone: saved, flushed, loaded.
+    assert same(conns, "debug", "reload", "merge") == b"+OK\r\n"
+    assert same(conns, "MGET", "a", "c") == b"*2\r\n$1\r\n1\r\n$1\r\ny\r\n"
+    assert same(conns, "DBSIZE") == b":2\r\n"
+    same(conns, "DEBUG", "RELOAD", "BOGUS")
+    same(conns, "DEBUG", "RELOAD", "NOSAVE", "EXTRA")
+    assert same(conns, "DBSIZE") == b":2\r\n"
+
+
+def test_debug_reload_nosave_without_a_file(pair):
+    servers, conns = pair
+    same(conns, "SET", "a", "1")
+    reply = same(conns, "DEBUG", "RELOAD", "NOSAVE")
+    assert reply.startswith(b"-ERR Error trying to load the RDB dump"), reply
+    assert all(srv.alive() for srv in servers)
+    same(conns, "PING")
+
+
+def test_flushall_during_bgsave(pair, launch):
+    servers, conns = pair
+    make_saves_slow(servers, conns)
+    replies = pipelined(conns, ("BGSAVE",), ("FLUSHALL",), ("DBSIZE",))
+    assert replies == [b"+Background saving started\r\n", b"+OK\r\n", b":0\r\n"]
+    for srv, c in zip(servers, conns):
+        fields = wait_bgsave_done(c)
+        # As Redis' killed child: the aborted save is not an error, writes go on.
+        assert fields["rdb_last_bgsave_status"] == "ok", srv.name
+        assert not list(srv.log_dir.glob("temp-*.rdb")), srv.name
+    assert same(conns, "SET", "after", "1") == b"+OK\r\n"
+    # A new save works, and what it wrote is only what came after the FLUSHALL.
+    assert same(conns, "BGSAVE") == b"+Background saving started\r\n"
+    for c in conns:
+        assert wait_bgsave_done(c)["rdb_last_bgsave_status"] == "ok"
+    for c in conns:
+        c.close()
+    for srv in servers:
+        assert shutdown(srv, "NOSAVE") == 0
+        again = launch(srv.log_dir, threads=2, redis=srv.kind == "redis")
+        c = again.client()
+        assert c.dbsize() == 1 and c.get("after") == b"1", srv.name
