@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -172,7 +173,12 @@ def test_clients_get_loading_while_the_file_loads(big_file, tmp_path):
     srv = spawn(Server("shardis", d, threads=2))
     try:
         conn = connect(srv)
-        # The load takes seconds: the first replies come while it runs.
+        # The load takes seconds: the first replies come while it runs. Whenever INFO says
+        # loading:1, the loading_* fields describe the load (first thing after the connect).
+        fields = info(conn)
+        assert fields["loading"] == "1", fields
+        assert int(fields["loading_total_bytes"]) == size, fields
+        assert abs(int(fields["loading_start_time"]) - time.time()) < 30, fields
         for cmd in (("GET", "key:1"), ("SET", "k", "v"), ("DBSIZE",), ("PING",)):
             raw = conn.call_raw(*cmd)
             assert raw == b"-LOADING Redis is loading the dataset in memory\r\n", (cmd, raw)
@@ -208,3 +214,33 @@ def test_clients_get_loading_while_the_file_loads(big_file, tmp_path):
     finally:
         if srv.alive():
             srv.stop()
+
+
+@pytest.mark.parametrize("how", ["SHUTDOWN", "SIGTERM"])
+@pytest.mark.parametrize("kind", ["shardis", "redis"])
+def test_shutdown_while_loading(big_file, tmp_path, kind, how):
+    """SHUTDOWN (allowed while loading) and SIGTERM stop a server that is loading at once,
+    without saving the half-loaded dataset over the file."""
+    d = tmp_path / "data"
+    d.mkdir()
+    shutil.copy(big_file, d / "dump.rdb")
+    srv = spawn(Server(kind, d, threads=2 if kind == "shardis" else None))
+    try:
+        conn = connect(srv)
+        assert conn.call_raw("GET", "key:1").startswith(b"-LOADING"), "loaded too fast to test"
+        if how == "SHUTDOWN":
+            conn.send_command("SHUTDOWN")
+            data, closed = conn.read_all_until_closed(30)
+            assert closed and data == b"", data
+        else:
+            srv.proc.send_signal(signal.SIGTERM)
+        conn.close()
+        assert srv.proc.wait(30) == 0
+    finally:
+        if srv.alive():
+            srv.stop()
+    log = srv.log_path.read_text(errors="replace")
+    assert "Done loading RDB" not in log and "DB loaded from disk" not in log, \
+        "the server finished the load before it stopped"
+    assert (d / "dump.rdb").stat().st_size == big_file.stat().st_size
+    assert (d / "dump.rdb").read_bytes() == big_file.read_bytes()

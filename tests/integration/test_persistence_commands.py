@@ -262,3 +262,88 @@ def test_flushall_during_bgsave(pair, launch):
         again = launch(srv.log_dir, threads=2, redis=srv.kind == "redis")
         c = again.client()
         assert c.dbsize() == 1 and c.get("after") == b"1", srv.name
+
+
+def test_failed_saves(pair):
+    """A save that cannot create its temp file (a directory stands at temp-<pid>.rdb): SAVE,
+    DEBUG RELOAD and SHUTDOWN SAVE fail with Redis' replies and change nothing; SHUTDOWN SAVE
+    FORCE exits anyway."""
+    servers, conns = pair
+    same(conns, "SET", "k", "v")
+    blockers = []
+    for srv in servers:
+        blocker = srv.log_dir / f"temp-{srv.proc.pid}.rdb"
+        blocker.mkdir()
+        blockers.append(blocker)
+    try:
+        t0 = same_lastsave(conns)
+        time.sleep(1.1)
+        assert same(conns, "SAVE") == b"-ERR\r\n"
+        assert same(conns, "DEBUG", "RELOAD") == b"-ERR\r\n"
+        assert same(conns, "GET", "k") == b"$1\r\nv\r\n"
+        assert same(conns, "SHUTDOWN", "SAVE") == \
+            b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert all(srv.alive() for srv in servers)
+        assert same(conns, "SET", "k2", "v2") == b"+OK\r\n"  # a failed SHUTDOWN unpauses writes
+        assert same_lastsave(conns) == t0
+        for srv in servers:
+            assert not (srv.log_dir / "dump.rdb").exists()
+        # Once the directory is gone, saves work again.
+        for blocker in blockers:
+            blocker.rmdir()
+        assert same(conns, "SAVE") == b"+OK\r\n"
+        assert same_lastsave(conns) > t0
+        for blocker in blockers:
+            blocker.mkdir()
+        for srv in servers:
+            assert shutdown(srv, "SAVE", "FORCE") == 0
+    finally:
+        for blocker in blockers:
+            if blocker.exists():
+                blocker.rmdir()
+
+
+@pytest.mark.parametrize("kind", ["shardis", "redis"])
+def test_bgsave_is_a_point_in_time_snapshot(launch, tmp_path, kind):
+    """Writes that come after BGSAVE's reply, to keys the save has or has not written yet, are
+    not in the file: it holds the dataset as it was when BGSAVE answered."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, redis=kind == "redis")
+    c = srv.client(socket_timeout=120)
+    n = 400_000
+    c.hset("big:hash", mapping={f"f{i}": i for i in range(5000)})
+    c.rpush("big:list", *range(5000))
+    c.zadd("big:zset", {f"m{i}": i for i in range(5000)})
+    assert c.execute_command("DEBUG", "POPULATE", n) == b"OK"
+    assert c.bgsave() is True
+    # Right behind the reply: overwrite, delete, grow, rename, expire and add keys all over the
+    # keyspace (the save is still writing: ~1 s for this many keys).
+    pipe = c.pipeline(transaction=False)
+    for i in range(0, n, 97):
+        pipe.set(f"key:{i}", "changed")
+        pipe.delete(f"key:{i + 1}")
+        pipe.append(f"key:{i + 2}", "-appended")
+        pipe.pexpire(f"key:{i + 3}", 1)
+        pipe.set(f"new:{i}", "new")
+    pipe.hset("big:hash", "f1", "changed")
+    pipe.hdel("big:hash", "f2")
+    pipe.rpush("big:list", "pushed")
+    pipe.zadd("big:zset", {"m1": -1})
+    pipe.rename("key:5", "renamed:5")
+    pipe.flushdb()
+    pipe.execute()
+    raw = srv.raw()
+    wait_bgsave_done(raw, timeout=60)
+    raw.close()
+    assert shutdown(srv, "NOSAVE") == 0
+    again = launch(d, threads=4, redis=kind == "redis")
+    c = again.client(socket_timeout=120)
+    assert c.dbsize() == n + 3
+    for start in range(0, n, 20_000):
+        keys = [f"key:{i}" for i in range(start, min(n, start + 20_000))]
+        values = c.mget(keys)
+        bad = [(k, v) for k, v in zip(keys, values) if v != f"value:{k[4:]}".encode()]
+        assert not bad, bad[:10]
+    assert c.ttl("key:3") == -1
+    assert c.hlen("big:hash") == 5000 and c.hget("big:hash", "f1") == b"1"
+    assert c.llen("big:list") == 5000 and c.zscore("big:zset", "m1") == 1.0
