@@ -347,3 +347,54 @@ def test_bgsave_is_a_point_in_time_snapshot(launch, tmp_path, kind):
     assert c.ttl("key:3") == -1
     assert c.hlen("big:hash") == 5000 and c.hget("big:hash", "f1") == b"1"
     assert c.llen("big:list") == 5000 and c.zscore("big:zset", "m1") == 1.0
+
+
+def test_info_persistence_fields(pair):
+    _, conns = pair
+    fresh = [info(c) for c in conns]
+    for name in ("loading", "async_loading", "rdb_changes_since_last_save",
+                 "rdb_bgsave_in_progress", "rdb_last_bgsave_status", "rdb_last_bgsave_time_sec",
+                 "rdb_current_bgsave_time_sec", "rdb_saves", "rdb_last_load_keys_expired",
+                 "rdb_last_load_keys_loaded", "aof_enabled"):
+        assert fresh[0][name] == fresh[1][name], (name, fresh[0][name], fresh[1][name])
+    assert same(conns, "BGSAVE") == b"+Background saving started\r\n"
+    done = [wait_bgsave_done(c) for c in conns]
+    for name in ("rdb_bgsave_in_progress", "rdb_last_bgsave_status", "rdb_last_bgsave_time_sec",
+                 "rdb_current_bgsave_time_sec", "rdb_saves", "rdb_changes_since_last_save"):
+        assert done[0][name] == done[1][name], (name, done[0][name], done[1][name])
+    # Every field Redis has (exporters look for them by name).
+    assert sorted(set(fresh[1]) - set(fresh[0])) == []
+
+
+def test_debug_reload_during_bgsave(pair):
+    servers, conns = pair
+    make_saves_slow(servers, conns)
+    same(conns, "SET", "marker", "1")
+    assert same(conns, "BGSAVE") == b"+Background saving started\r\n"
+    assert same(conns, "DEBUG", "RELOAD") == b"+OK\r\n"
+    assert same(conns, "GET", "marker") == b"$1\r\n1\r\n"
+    for c in conns:
+        wait_bgsave_done(c)
+    assert same(conns, "EXISTS", "marker", "key:0") == b":2\r\n"
+
+
+@pytest.mark.parametrize("kind", ["shardis", "redis"])
+def test_shutdown_during_bgsave(launch, tmp_path, kind):
+    """SHUTDOWN SAVE while a background save runs: that one is dropped, the final save is
+    complete."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, redis=kind == "redis")
+    c = srv.client(socket_timeout=60)
+    keys = SLOW_SAVE_KEYS if kind == "shardis" else 1000
+    assert c.execute_command("DEBUG", "POPULATE", keys) == b"OK"
+    if kind == "redis":
+        c.config_set("rdb-key-save-delay", 1000)
+    assert c.bgsave() is True
+    c.set("late", "1")
+    if kind == "redis":
+        c.config_set("rdb-key-save-delay", 0)  # for the final save
+    assert shutdown(srv, "SAVE") == 0
+    assert not list(d.glob("temp-*.rdb"))
+    again = launch(d, threads=4, redis=kind == "redis")
+    c = again.client()
+    assert c.dbsize() == keys + 1 and c.get("late") == b"1"
