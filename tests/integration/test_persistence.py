@@ -244,3 +244,31 @@ def test_shutdown_while_loading(big_file, tmp_path, kind, how):
         "the server finished the load before it stopped"
     assert (d / "dump.rdb").stat().st_size == big_file.stat().st_size
     assert (d / "dump.rdb").read_bytes() == big_file.read_bytes()
+
+
+def test_no_client_is_served_after_a_failed_load(big_file, tmp_path):
+    """A file that turns out damaged at its end: clients get -LOADING until the process exits
+    (status 1), never a reply from the half-loaded dataset."""
+    d = tmp_path / "data"
+    d.mkdir()
+    data = big_file.read_bytes()
+    (d / "dump.rdb").write_bytes(data[:-20])
+    for attempt in range(2):  # the window is short: look twice
+        srv = spawn(Server("shardis", d, threads=2))
+        replies = set()
+        try:
+            conn = connect(srv)
+            batch = conn.encode("GET", "key:1") * 20
+            try:
+                while True:
+                    conn.send(batch)
+                    for _ in range(20):
+                        replies.add(conn.read_reply()[0])
+            except (ConnectionError, OSError):
+                pass
+            assert srv.proc.wait(30) == 1
+        finally:
+            if srv.alive():
+                srv.stop()
+        assert replies == {b"-LOADING Redis is loading the dataset in memory\r\n"}, replies
+        assert "Fatal error loading" in srv.log_path.read_text(errors="replace")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
+import redis
 
 from conftest import Server
 from persistence_util import (error_offset, fill_everything, launch, shutdown,  # noqa: F401
@@ -163,7 +164,13 @@ def test_damaged_files_never_crash(tmp_path, valid_file):
             outcomes["loaded"] += 1
             # What loaded is served and saves again.
             c = srv.client()
-            c.ping()
+            try:
+                c.ping()
+            except redis.ConnectionError:
+                srv.proc.wait(10)
+                pytest.fail(f"{name}: shardis answered PING, then exited with status "
+                            f"{srv.proc.returncode}: it served clients after its load failed; "
+                            f"log:\n{srv.tail(5)}", pytrace=False)
             assert c.save() is True, name
             assert shutdown(srv, "NOSAVE") == 0, name
             continue
