@@ -305,13 +305,7 @@ class Server:
             pytest.fail(f"shardis binary not found at {self.binary}: build it with "
                         f"`bash scripts/build.sh release` or set SHARDIS_BIN", pytrace=False)
         for _attempt in range(3):
-            self.port = free_port()
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.log_path, "ab") as log:
-                log.write(f"\n==== starting: {' '.join(self.argv())}\n".encode())
-                log.flush()
-                self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log,
-                                             stderr=subprocess.STDOUT, cwd=self.log_dir)
+            self.spawn()
             _live_servers.append(self)
             if self._wait_ready():
                 return self
@@ -321,6 +315,18 @@ class Server:
                 break
         raise RuntimeError(f"{self.name} did not start ({' '.join(self.argv())}); "
                            f"log tail:\n{self.tail()}")
+
+    def spawn(self) -> "Server":
+        """Starts the process on a free port and returns at once (start() then waits for a
+        PONG, which a server still loading its dataset does not give)."""
+        self.port = free_port()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n==== starting: {' '.join(self.argv())}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, cwd=self.log_dir)
+        return self
 
     def _wait_ready(self) -> bool:
         deadline = time.monotonic() + START_TIMEOUT

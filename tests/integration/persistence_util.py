@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import pathlib
 import re
-import subprocess
 import time
 
 import pytest
 
-from conftest import Server, RespConn, free_port, start_target, wait_for
+from conftest import Server, RespConn, start_target, wait_for
 from test_dump_restore import assert_snapshots_match
 from test_rdb_format import REDIS_LIKE_SHARDIS, fill, redis_snapshot
 
@@ -72,19 +71,6 @@ def assert_same_dataset(got: dict, want: dict, *, got_is_shardis: bool = True) -
     assert_snapshots_match(got, want, ours_is_shardis=got_is_shardis)
     for k, w in want.items():
         assert got[k]["at"] == w["at"], (k, got[k]["at"], w["at"])
-
-
-def spawn(srv: Server) -> Server:
-    """Starts srv's process and returns at once (Server.start waits for a PONG, which a server
-    still loading its file does not give)."""
-    srv.port = free_port()
-    srv.log_dir.mkdir(parents=True, exist_ok=True)
-    with open(srv.log_path, "ab") as log:
-        log.write(f"\n==== starting: {' '.join(srv.argv())}\n".encode())
-        log.flush()
-        srv.proc = subprocess.Popen(srv.argv(), stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, cwd=srv.log_dir)
-    return srv
 
 
 def connect(srv: Server, timeout: float = 10.0) -> RespConn:
@@ -180,4 +166,4 @@ def launch():
 
 __all__ = ["REDIS_LIKE_SHARDIS", "assert_no_crash", "assert_same_dataset", "connect",
            "error_offset", "fill_everything", "full_snapshot", "info", "launch", "shutdown",
-           "spawn", "start_on_file", "wait_bgsave_done"]
+           "start_on_file", "wait_bgsave_done"]

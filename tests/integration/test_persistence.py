@@ -20,7 +20,7 @@ import pytest
 
 from conftest import Error, Server
 from persistence_util import (REDIS_LIKE_SHARDIS, assert_same_dataset, connect,  # noqa: F401
-                              fill_everything, full_snapshot, info, launch, shutdown, spawn)
+                              fill_everything, full_snapshot, info, launch, shutdown)
 from test_rdb_format import CHECK_RDB
 
 
@@ -170,7 +170,7 @@ def test_clients_get_loading_while_the_file_loads(big_file, tmp_path):
     d.mkdir()
     shutil.copy(big_file, d / "dump.rdb")
     size = big_file.stat().st_size
-    srv = spawn(Server("shardis", d, threads=2))
+    srv = Server("shardis", d, threads=2).spawn()
     try:
         conn = connect(srv)
         # The load takes seconds: the first replies come while it runs. Whenever INFO says
@@ -224,7 +224,7 @@ def test_shutdown_while_loading(big_file, tmp_path, kind, how):
     d = tmp_path / "data"
     d.mkdir()
     shutil.copy(big_file, d / "dump.rdb")
-    srv = spawn(Server(kind, d, threads=2 if kind == "shardis" else None))
+    srv = Server(kind, d, threads=2 if kind == "shardis" else None).spawn()
     try:
         conn = connect(srv)
         assert conn.call_raw("GET", "key:1").startswith(b"-LOADING"), "loaded too fast to test"
@@ -254,7 +254,7 @@ def test_no_client_is_served_after_a_failed_load(big_file, tmp_path):
     data = big_file.read_bytes()
     (d / "dump.rdb").write_bytes(data[:-20])
     for attempt in range(2):  # the window is short: look twice
-        srv = spawn(Server("shardis", d, threads=2))
+        srv = Server("shardis", d, threads=2).spawn()
         replies = set()
         try:
             conn = connect(srv)
