@@ -371,10 +371,11 @@ def test_debug_reload_during_bgsave(pair):
     assert same(conns, "EXISTS", "marker", "key:0") == b":2\r\n"
 
 
+@pytest.mark.parametrize("option", ["SAVE", "NOSAVE"])
 @pytest.mark.parametrize("kind", ["shardis", "redis"])
-def test_shutdown_during_bgsave(launch, tmp_path, kind):
-    """SHUTDOWN SAVE while a background save runs: that one is dropped, the final save is
-    complete."""
+def test_shutdown_during_bgsave(launch, tmp_path, kind, option):
+    """SHUTDOWN while a background save runs: that one is dropped (no temp file stays); with
+    SAVE the final save is complete, with NOSAVE no file is written."""
     d = tmp_path / "data"
     srv = launch(d, threads=2, redis=kind == "redis")
     c = srv.client(socket_timeout=60)
@@ -386,11 +387,15 @@ def test_shutdown_during_bgsave(launch, tmp_path, kind):
     c.set("late", "1")
     if kind == "redis":
         c.config_set("rdb-key-save-delay", 0)  # for the final save
-    assert shutdown(srv, "SAVE") == 0
+    assert shutdown(srv, option) == 0
     assert not list(d.glob("temp-*.rdb"))
+    assert (d / "dump.rdb").exists() == (option == "SAVE")
     again = launch(d, threads=4, redis=kind == "redis")
     c = again.client()
-    assert c.dbsize() == keys + 1 and c.get("late") == b"1"
+    if option == "SAVE":
+        assert c.dbsize() == keys + 1 and c.get("late") == b"1"
+    else:
+        assert c.dbsize() == 0
 
 
 @pytest.mark.parametrize("kind", ["shardis", "redis"])
