@@ -111,12 +111,6 @@ def wait_bgsave_done(conn: RespConn, timeout: float = 30.0) -> dict:
     return fields
 
 
-def assert_no_crash(srv: Server) -> None:
-    log = srv.log_path.read_text(errors="replace")
-    for marker in CRASH_MARKERS:
-        assert marker not in log, f"{marker!r} in {srv.log_path}:\n{srv.tail()}"
-
-
 def start_on_file(d: pathlib.Path, data: bytes | None, threads: int = 2):
     """Writes data (None: no file) as d/dump.rdb and starts shardis on it. Returns (server, log
     text of this start): the server is running when it loaded the file, else it exited and its
@@ -164,6 +158,6 @@ def launch():
             srv.stop_and_check()
 
 
-__all__ = ["REDIS_LIKE_SHARDIS", "assert_no_crash", "assert_same_dataset", "connect",
+__all__ = ["REDIS_LIKE_SHARDIS", "assert_same_dataset", "connect",
            "error_offset", "fill_everything", "full_snapshot", "info", "launch", "shutdown",
            "start_on_file", "wait_bgsave_done"]
