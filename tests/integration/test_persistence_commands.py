@@ -8,11 +8,11 @@ redis-server a thousand and rdb-key-save-delay (shardis does not take that param
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
+from conftest import busy_writers
 from persistence_util import (info, launch, shutdown, wait_bgsave_done)  # noqa: F401
 
 SLOW_SAVE_KEYS = 2_000_000
@@ -403,33 +403,11 @@ def test_shutdown_save_with_busy_writers(launch, tmp_path, kind):
     """SHUTDOWN SAVE while other clients keep writing: the process saves and exits promptly."""
     d = tmp_path / "data"
     srv = launch(d, threads=2, redis=kind == "redis")
-    stop = threading.Event()
-    acked = [0] * 4
-
-    def hammer(i):
-        try:
-            c = srv.client(socket_timeout=20)
-            while not stop.is_set():
-                with c.pipeline(transaction=False) as p:
-                    for j in range(100):
-                        p.set(f"c{i}:{j}", "x")
-                    p.execute()
-                acked[i] += 100
-        except Exception:  # the server going away mid-request is expected here
-            pass
-
-    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    try:
+    with busy_writers(srv, 4) as acked:
         time.sleep(0.5)
         started = time.monotonic()
         assert shutdown(srv, "SAVE") == 0
         assert time.monotonic() - started < 5, "SHUTDOWN SAVE took too long"
-    finally:
-        stop.set()
-        for t in threads:
-            t.join(30)
     assert min(acked) > 0
     assert (d / "dump.rdb").exists()
     again = launch(d, threads=2, redis=kind == "redis")
