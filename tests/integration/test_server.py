@@ -4,7 +4,6 @@ import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 
 import pytest
