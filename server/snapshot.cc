@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <time.h>
 #include <vector>
 
 #include "core/crc64.h"
@@ -48,6 +49,7 @@ constexpr size_t kPieceBytes = 1 << 20;
 constexpr auto kSliceTime = std::chrono::microseconds(100);
 constexpr size_t kSliceBuckets = 8;
 constexpr int kBusyShare = 4;
+constexpr auto kBusySleep = std::chrono::microseconds(200);
 // After a failed background save the schedule waits this long before trying again (Redis'
 // CONFIG_BGSAVE_RETRY_DELAY).
 constexpr int64_t kRetryDelayMs = 5000;
@@ -91,23 +93,36 @@ uint64_t ClientWork(io::Proactor* p) {
   return ServerThreadState::current().stats().commands_processed + p->stats().tasks_run;
 }
 
+// CPU time of the calling thread, in ns.
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 // Slices of SerializeSome on this shard until its part of the cut is written. A slice serializes
-// for about kSliceTime, then the fiber yields to the loop. When clients were served meanwhile,
-// it also sleeps kBusyShare times the slice's length, so that under load the save takes about a
-// fifth of the thread and the thread can still park and be woken at once by a hop (a fiber that
-// only yields keeps its thread busy for the kernel); on an idle thread it goes on at once.
+// for about kSliceTime, then the fiber yields to the loop. While clients are served on this
+// thread, the save keeps its share of the thread's CPU time at most 1 / (1 + kBusyShare): it
+// sleeps until the clients' CPU time since the load began is kBusyShare times its own. Counting
+// CPU time, not wall time, keeps the share right when threads share a CPU. Sleeping, not
+// yielding, lets the thread park and be woken at once by a hop (a fiber that only yields keeps
+// its thread busy for the kernel). On an idle thread the save goes on at full speed.
 void WriteShardPart(Shard& shard, SaveJob& job) {
   ShardSnapshot* snap = shard.snapshot();
   io::Proactor* p = io::Proactor::current();
   SaveJob::PerShard& mine = job.shards[shard.id()];
   using Clock = std::chrono::steady_clock;
+  // The CPU accounting of the current busy stretch: the thread's CPU time when it began and the
+  // save's part of what was spent since.
+  int64_t stretch_start_ns = ThreadCpuNs();
+  int64_t save_ns = 0;
   bool more = true;
   while (more && !snap->aborted() && !job.failed.load(std::memory_order_relaxed)) {
     if (g_abort.load(std::memory_order_relaxed)) {
       snap->Abort();
       break;
     }
-    const Clock::time_point start = Clock::now();
+    const int64_t cpu_before = ThreadCpuNs();
     if (job.key_delay_us > 0) {
       // rdb-key-save-delay (tests make a save last): one bucket, then the delay per key.
       const uint64_t keys_before = snap->keys();
@@ -115,17 +130,22 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
       const uint64_t keys = snap->keys() - keys_before;
       if (keys > 0) p->SleepFor(std::chrono::microseconds(job.key_delay_us * int64_t(keys)));
     } else {
+      const Clock::time_point start = Clock::now();
       do {
         more = snap->SerializeSome(kSliceBuckets, kPieceBytes);
       } while (more && snap->output_size() < kPieceBytes && Clock::now() - start < kSliceTime);
     }
-    const Clock::duration spent = Clock::now() - start;
+    std::string piece;
     if (snap->output_size() >= kPieceBytes || (!more && snap->output_size() > 0)) {
+      piece = snap->TakeOutput();
+      mine.pieces.push_back({job.next_offset.fetch_add(piece.size(), std::memory_order_relaxed),
+                             piece.size(), job.checksum ? core::Crc64(0, piece) : 0});
+    }
+    save_ns += ThreadCpuNs() - cpu_before;
+    if (!piece.empty()) {
       // Writes into buckets not yet serialized go on filling a new output meanwhile.
-      const std::string piece = snap->TakeOutput();
-      const uint64_t offset = job.next_offset.fetch_add(piece.size(), std::memory_order_relaxed);
-      mine.pieces.push_back({offset, piece.size(), job.checksum ? core::Crc64(0, piece) : 0});
-      if (const int rc = p->WriteAllAt(job.fd, piece.data(), piece.size(), offset); rc < 0) {
+      if (const int rc = p->WriteAllAt(job.fd, piece.data(), piece.size(), mine.pieces.back().offset);
+          rc < 0) {
         mine.error = -rc;
         job.failed.store(true, std::memory_order_relaxed);
         break;
@@ -134,10 +154,17 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
     if (!more) break;
     const uint64_t work = ClientWork(p);
     boost::this_fiber::yield();
-    // Writes to buckets not yet serialized fill the output meanwhile: a full piece goes to the
-    // file at once, whatever the load, to keep what waits in memory small.
-    if (ClientWork(p) != work && snap->output_size() < kPieceBytes) {
-      p->SleepFor(spent * kBusyShare);
+    if (ClientWork(p) == work) {  // idle: a new stretch begins
+      stretch_start_ns = ThreadCpuNs();
+      save_ns = 0;
+      continue;
+    }
+    // Busy. A full piece goes to the file at once whatever the share, to keep memory small.
+    while (snap->output_size() < kPieceBytes &&
+           (ThreadCpuNs() - stretch_start_ns - save_ns) < save_ns * kBusyShare) {
+      const uint64_t before = ClientWork(p);
+      p->SleepFor(kBusySleep);
+      if (ClientWork(p) == before) break;  // the clients went quiet meanwhile
     }
   }
   mine.aborted = snap->aborted();
