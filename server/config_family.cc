@@ -33,6 +33,7 @@ void ConfigGet(ArgSlice args, ConnContext& ctx) {
     const bool exact = args[i].find_first_of("*?[\\") == std::string_view::npos;
     for (size_t j = 0; j < params.size(); ++j) {
       if (!shown[j].empty()) continue;
+      if (params[j].hidden && !exact) continue;  // as Redis: only by its exact name
       if (exact ? core::EqualsIgnoreCase(args[i], params[j].name)
                 : core::GlobMatch(args[i], params[j].name, /*nocase=*/true)) {
         shown[j] = exact ? args[i] : params[j].name;
@@ -72,6 +73,9 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
       if (c.param == p) return failed(args[i], "duplicate parameter");
     }
     if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
+    if (p->is_protected && !ProtectedConfigAllowed(ctx.conn.addr)) {
+      return failed(args[i], "can't set protected config");
+    }
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, args[i + 1]);
     if (!v.ok()) return failed(args[i], std::string(v.status().message()));
     if (p->check) {
