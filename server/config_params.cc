@@ -103,9 +103,13 @@ void RegisterPersistenceParams(ConfigRegistry& r) {
   protected_configs.choices = kProtectedConfigChoices;
   r.Add(std::move(protected_configs));
 
-  // The append-only file's names (immutable in Redis too); shardis has no AOF yet.
+  // The append-only file's parameters, fixed until shardis has an AOF (Redis can change
+  // aof-use-rdb-preamble; the names are immutable there too).
   r.Add(ReadOnly("appendfilename", "appendonly.aof"));
   r.Add(ReadOnly("appenddirname", "appendonlydir"));
+  r.Add(ReadOnly("aof-use-rdb-preamble", "yes"));
+  // No fork, so no child to pin (Redis: immutable, empty unless set at start).
+  r.Add(ReadOnly("bgsave_cpulist", ""));
 }
 
 }  // namespace
