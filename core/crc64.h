@@ -11,4 +11,9 @@ namespace shardis::core {
 // The CRC of `data` continued from `crc` (0 to start): Crc64(Crc64(0, a), b) == Crc64(0, a + b).
 uint64_t Crc64(uint64_t crc, std::string_view data);
 
+// The CRC of a + b from crc_a = Crc64(0, a), crc_b = Crc64(0, b) and b's length, without the
+// bytes: shards write their parts of one RDB file in parallel, each with the CRC of its own
+// chunks, and the file's checksum is combined from those. O(log len_b).
+uint64_t Crc64Combine(uint64_t crc_a, uint64_t crc_b, uint64_t len_b);
+
 }  // namespace shardis::core

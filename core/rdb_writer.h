@@ -68,6 +68,9 @@ class RdbWriter {
   absl::Status WriteRecords(std::string_view records);
   // EOF and the checksum (0 without rdbchecksum), then everything left to the sink.
   absl::Status Finish();
+  // Hands everything buffered to the sink now (a snapshot takes the header this way and writes
+  // the rest of the file itself, in pieces from every shard).
+  absl::Status Flush();
 
   // Bytes produced so far (handed to the sink or waiting in the buffer).
   uint64_t bytes() const { return flushed_ + buf_.size(); }
@@ -75,7 +78,6 @@ class RdbWriter {
 
  private:
   absl::Status MaybeFlush() { return buf_.size() >= kFlushBytes ? Flush() : absl::OkStatus(); }
-  absl::Status Flush();
 
   RdbSink* sink_;
   RdbSaveOptions options_;

@@ -235,6 +235,29 @@ int Proactor::Send(int fd, const void* buf, size_t len) {
   });
 }
 
+int Proactor::WriteAllAt(int fd, const char* buf, size_t len, uint64_t offset) {
+  while (len > 0) {
+    // One write moves at most ~2 GiB (the kernel's MAX_RW_COUNT): ask for no more than that.
+    const unsigned chunk = unsigned(std::min<size_t>(len, size_t{1} << 30));
+    const int n = Await([&](io_uring_sqe* sqe) { io_uring_prep_write(sqe, fd, buf, chunk, offset); });
+    if (n < 0) return n;
+    if (n == 0) return -EIO;
+    buf += n;
+    len -= size_t(n);
+    offset += uint64_t(n);
+  }
+  return 0;
+}
+
+int Proactor::ReadAt(int fd, void* buf, size_t len, uint64_t offset) {
+  const unsigned chunk = unsigned(std::min<size_t>(len, size_t{1} << 30));
+  return Await([&](io_uring_sqe* sqe) { io_uring_prep_read(sqe, fd, buf, chunk, offset); });
+}
+
+int Proactor::Fsync(int fd) {
+  return Await([&](io_uring_sqe* sqe) { io_uring_prep_fsync(sqe, fd, 0); });
+}
+
 int Proactor::SendAll(int fd, const char* buf, size_t len) {
   while (len > 0) {
     int n = Send(fd, buf, len);

@@ -134,6 +134,12 @@ class Proactor {
   bool StartRecvStream(int fd, RecvStream* stream);
   // Ends a stream early; its last OnRecv (armed == false, usually -ECANCELED) still follows.
   void StopRecvStream(RecvStream* stream);
+  // Writes len bytes of buf to a file at offset (short writes are continued). Returns 0 or -errno.
+  int WriteAllAt(int fd, const char* buf, size_t len, uint64_t offset);
+  // Reads up to len bytes of a file at offset. Returns the count (0 at end of file) or -errno.
+  int ReadAt(int fd, void* buf, size_t len, uint64_t offset);
+  // fsync(2) of a file or directory, without blocking the thread. Returns 0 or -errno.
+  int Fsync(int fd);
   // Sleeps the calling fiber.
   void SleepFor(std::chrono::nanoseconds duration);
   // Cancels every pending operation on fd (they complete with -ECANCELED).

@@ -76,7 +76,7 @@ else skip "integration tests (asan)" "asan build failed"; fi
 
 # ThreadSanitizer: only the io/ and shard/ tests, where the threads meet.
 TSAN_TESTS=(io_spsc_ring_test io_proactor_test io_stream_test shard_db_test shard_shard_set_test shard_tx_queue_test
-  shard_transaction_test)
+  shard_transaction_test shard_snapshot_test)
 tsan_run() {
   bash scripts/build.sh tsan "${TSAN_TESTS[@]}" || return 1
   local t

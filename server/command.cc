@@ -74,6 +74,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterGeoFamily(r);
   RegisterStreamFamily(r);
   RegisterServerFamily(r);
+  RegisterPersistenceFamily(r);
   RegisterInfoCommand(r);
   RegisterConfigFamily(r);
   RegisterCommandFamily(r);

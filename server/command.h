@@ -180,6 +180,9 @@ void RegisterZSetFamily(CommandRegistry* registry);
 void RegisterGeoFamily(CommandRegistry* registry);
 void RegisterStreamFamily(CommandRegistry* registry);
 void RegisterServerFamily(CommandRegistry* registry);
+void RegisterPersistenceFamily(CommandRegistry* registry);
+// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] (persistence_family.cc), for DEBUG's dispatcher.
+void DebugReload(ArgSlice args, ConnContext& ctx);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterConfigFamily(CommandRegistry* registry);
 void RegisterCommandFamily(CommandRegistry* registry);

@@ -17,8 +17,10 @@
 #include "server/http_connection.h"
 #include "server/monitor.h"
 #include "server/multi_family.h"
+#include "server/persistence_status.h"
 #include "server/pubsub.h"
 #include "server/server_state.h"
+#include "server/snapshot.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
@@ -396,6 +398,14 @@ bool NeedsMemoryAdmission(const CommandSpec& spec, bool in_multi) {
   return (spec.flags & kDenyOom) && spec.on_conn != nullptr;
 }
 
+// Whether EXEC would run a write: Redis counts it as a write command then (MISCONF).
+bool MultiHasWrites(const ConnectionState& state) {
+  for (const MultiState::Queued& q : state.multi.queue) {
+    if (q.spec->flags & kWrite) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void Connection::PlanBatch() {
@@ -478,6 +488,14 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
     }
   }
+  // Persistence: -MISCONF for writes (and PING, as Redis) after a failed background save, and
+  // -LOADING while the dataset loads. One test of two rarely-written flags otherwise.
+  if (PersistenceGateClosed()) [[unlikely]] {
+    const bool is_write = ((sub != nullptr ? sub->flags : spec->flags) & kWrite) ||
+                          spec->name == "ping" ||
+                          (spec->name == "exec" && MultiHasWrites(state_));
+    if (is_write && WritesDeniedByDiskError()) return Reject(spec, kMisconfError, "MISCONF");
+  }
   if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
       [[unlikely]] {
     std::string name(spec->name);
@@ -485,6 +503,10 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     return Reject(spec, core::Concat("Can't execute '", name,
                                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
                                      "RESET are allowed in this context"));
+  }
+  if (Persistence().loading.load(std::memory_order_relaxed) &&
+      !((sub != nullptr ? sub->flags : spec->flags) & kLoading)) [[unlikely]] {
+    return Reject(spec, "Redis is loading the dataset in memory", "LOADING");
   }
   if (PauseMaybeActive()) [[unlikely]] {
     // CLIENT PAUSE: what came before runs first; this one waits (or dies with the client).

@@ -12,6 +12,7 @@
 #include "server/monitor.h"
 #include "server/multi_family.h"
 #include "server/pubsub.h"
+#include "server/server_state.h"
 #include "shard/shard.h"
 
 namespace shardis::server {
@@ -95,7 +96,7 @@ void Hello(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Bulk("server");
   ctx.rb.Bulk("redis");
   ctx.rb.Bulk("version");
-  ctx.rb.Bulk("7.0.15");
+  ctx.rb.Bulk(kRedisVersion);
   ctx.rb.Bulk("proto");
   ctx.rb.Integer(version);
   ctx.rb.Bulk("id");

@@ -20,7 +20,9 @@
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/metrics.h"
+#include "server/persistence_status.h"
 #include "server/server_state.h"
+#include "server/snapshot.h"
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
@@ -31,7 +33,6 @@ namespace {
 using shard::Shard;
 
 constexpr std::string_view kShardisVersion = "0.1.0";
-constexpr std::string_view kRedisVersion = "7.0.15";  // what clients see: a Redis 7.0 server
 
 // Redis' bytesToHuman: "123B", "1.21K", "3.50M", ...
 std::string BytesToHuman(uint64_t n) {
@@ -224,14 +225,29 @@ std::string BuildInfo(unsigned sections) {
   }
   if (sections & kSecPersistence) {
     header("Persistence");
-    field("loading", 0);
+    const PersistenceStatus& ps = Persistence();
+    const bool loading = ps.loading.load();
+    field("loading", int(loading));
     field("async_loading", 0);
-    field("rdb_changes_since_last_save", 0);
-    field("rdb_bgsave_in_progress", 0);
-    field("rdb_last_save_time", info.start_ms / 1000);
-    field("rdb_last_bgsave_status", "ok");
-    field("rdb_last_bgsave_time_sec", -1);
-    field("rdb_current_bgsave_time_sec", -1);
+    // No fork, so no copy-on-write: the snapshot's own memory is its pieces in flight.
+    field("current_cow_peak", 0);
+    field("current_cow_size", 0);
+    field("current_cow_size_age", 0);
+    field("current_fork_perc", "0.00");
+    field("current_save_keys_processed", 0);
+    field("current_save_keys_total", 0);
+    field("rdb_changes_since_last_save", SumShardDirty() - ps.dirty_at_last_save.load());
+    const bool bgsave = ps.bgsave_in_progress.load();
+    field("rdb_bgsave_in_progress", int(bgsave));
+    field("rdb_last_save_time", ps.last_save_time.load());
+    field("rdb_last_bgsave_status", ps.last_bgsave_ok.load() ? "ok" : "err");
+    field("rdb_last_bgsave_time_sec", ps.last_bgsave_time_sec.load());
+    field("rdb_current_bgsave_time_sec",
+          bgsave ? (shard::NowMs() - ps.bgsave_start_ms.load()) / 1000 : int64_t{-1});
+    field("rdb_saves", ps.saves.load());
+    field("rdb_last_cow_size", 0);
+    field("rdb_last_load_keys_expired", ps.last_load_keys_expired.load());
+    field("rdb_last_load_keys_loaded", ps.last_load_keys_loaded.load());
     field("aof_enabled", 0);
     field("aof_rewrite_in_progress", 0);
     field("aof_rewrite_scheduled", 0);
@@ -239,6 +255,24 @@ std::string BuildInfo(unsigned sections) {
     field("aof_current_rewrite_time_sec", -1);
     field("aof_last_bgrewrite_status", "ok");
     field("aof_last_write_status", "ok");
+    if (loading) {
+      const int64_t start_s = ps.loading_start_ms.load() / 1000;
+      const uint64_t total_bytes = ps.loading_total_bytes.load();
+      const uint64_t loaded_bytes = ps.loading_loaded_bytes.load();
+      const int64_t elapsed = shard::NowMs() / 1000 - start_s;
+      char perc[32];
+      snprintf(perc, sizeof(perc), "%.2f",
+               total_bytes ? double(loaded_bytes) * 100 / double(total_bytes) : 0.0);
+      field("loading_start_time", start_s);
+      field("loading_total_bytes", total_bytes);
+      field("loading_rdb_used_mem", 0);
+      field("loading_loaded_bytes", loaded_bytes);
+      field("loading_loaded_perc", perc);
+      field("loading_eta_seconds",
+            elapsed == 0 ? int64_t{1}
+                         : int64_t(double(elapsed) * double(total_bytes - loaded_bytes) /
+                                   double(loaded_bytes + 1)));
+    }
   }
   if (sections & kSecStats) {
     header("Stats");

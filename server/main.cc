@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
+#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -24,7 +26,12 @@
 #include "server/config_registry.h"
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
+#include "server/persistence_config.h"
+#include "server/persistence_status.h"
+#include "server/rdb_load.h"
 #include "server/server_state.h"
+#include "server/shutdown.h"
+#include "server/snapshot.h"
 #include "server/startup_config.h"
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
@@ -45,6 +52,18 @@ DEFINE_int32(shutdown_timeout_ms, 10000,
 
 namespace shardis::server {
 namespace {
+
+// Runs fn in a fiber on thread 0 (it may hop and do fiber-blocking I/O) and waits for it from
+// this (non-proactor) thread.
+absl::Status RunInFiber(io::ProactorPool& pool, const std::function<absl::Status()>& fn) {
+  std::promise<absl::Status> done;
+  pool.AwaitOn(0, [&](io::Proactor* p) {
+    if (!p->Launch([&] { done.set_value(fn()); })) {
+      done.set_value(absl::ResourceExhaustedError("no memory for a fiber"));
+    }
+  });
+  return done.get_future().get();
+}
 
 std::string RandomHex(size_t n) {
   std::random_device rd;
@@ -192,11 +211,18 @@ int Main(int argc, char** argv) {
   shard::ShardSet shards(&pool);
   shard::shard_set = &shards;
   shards.set_periodic_hook([] {
+    if (shard::Shard::current()->id() == 0) SaveCron();
     SampleInstantaneousMetrics();
     CloseIdleClients();
     SampleClientBufferPeaks();
   });
   shards.Start();
+  // The dataset on disk, if any, loads before commands are served; clients that connect meanwhile
+  // get -LOADING.
+  const std::string rdb_path = RdbFilename();
+  const bool rdb_exists = access(rdb_path.c_str(), F_OK) == 0;
+  if (rdb_exists) Persistence().loading.store(true);
+  Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
   pool.AwaitOnAll([&](io::Proactor* p) {
     int fd = listen_fds[p->index()];
     p->Launch([p, fd] { AcceptLoop(p, fd); });
@@ -217,9 +243,29 @@ int Main(int argc, char** argv) {
     LOG(INFO) << "HTTP (/metrics, /healthz) on " << FLAGS_bind << ":" << FLAGS_admin_port;
   }
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  LOG(INFO) << "received " << strsignal(sig) << ", shutting down";
+  if (rdb_exists) {
+    const absl::Status loaded = RunInFiber(pool, [&] {
+      LoadResult result;
+      return LoadSnapshot(rdb_path, /*merge=*/false, &result);
+    });
+    if (!loaded.ok() && !absl::IsNotFound(loaded)) {
+      LOG(ERROR) << "Fatal error loading the DB " << rdb_path << ": " << loaded.message()
+                 << ". Exiting.";
+      std::_Exit(1);
+    }
+  }
+
+  // SIGTERM/SIGINT: save first when a schedule is set (as Redis); a failed save keeps the server
+  // running, as Redis does. A SHUTDOWN command has done this already.
+  for (;;) {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LOG(INFO) << "received " << strsignal(sig) << ", shutting down";
+    if (ShutdownPrepared()) break;
+    if (RunInFiber(pool, [] { return PrepareShutdown({}); }).ok()) break;
+    LOG(WARNING) << "SIGTERM received but errors trying to shut down the server, check the logs "
+                    "for more information";
+  }
 
   // Stop accepting, let every connection finish what it has read, then stop the threads.
   pool.AwaitOnAll([](io::Proactor*) { StopServing(); });

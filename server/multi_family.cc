@@ -195,6 +195,11 @@ bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
       name == "quit" || name == "reset") {
     return false;
   }
+  if (name == "save" || name == "shutdown") {  // Redis' NO_MULTI commands
+    ctx.conn.multi.aborted = true;
+    ctx.rb.Error("ERR Command not allowed inside a transaction");
+    return true;
+  }
   ctx.conn.multi.queue.push_back({spec, std::vector<std::string>(args.begin(), args.end())});
   ctx.rb.SimpleString("QUEUED");
   return true;

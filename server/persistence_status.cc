@@ -2,9 +2,6 @@
 
 namespace shardis::server {
 
-PersistenceStatus& Persistence() {
-  static PersistenceStatus status;
-  return status;
-}
+PersistenceStatus g_persistence_status;
 
 }  // namespace shardis::server

@@ -14,18 +14,29 @@ struct PersistenceStatus {
   std::atomic<uint64_t> loading_total_bytes{0};
   std::atomic<uint64_t> loading_loaded_bytes{0};
   std::atomic<uint64_t> loading_loaded_keys{0};
+  std::atomic<uint64_t> last_load_keys_loaded{0};
+  std::atomic<uint64_t> last_load_keys_expired{0};
 
   std::atomic<bool> bgsave_in_progress{false};
   std::atomic<int64_t> bgsave_start_ms{0};
   std::atomic<int64_t> last_save_time{0};       // Unix seconds of the last successful save
   std::atomic<bool> last_bgsave_ok{true};
   std::atomic<int64_t> last_bgsave_time_sec{-1};
-  std::atomic<uint64_t> saves{0};               // successful saves (INFO rdb_saves)
+  std::atomic<uint64_t> saves{0};  // INFO rdb_saves: SAVE commands and BGSAVEs started
   // The sum of every shard's dirty counter at the cut of the last successful save: INFO's
   // rdb_changes_since_last_save is the current sum minus this.
   std::atomic<uint64_t> dirty_at_last_save{0};
 };
 
-PersistenceStatus& Persistence();
+extern PersistenceStatus g_persistence_status;
+inline PersistenceStatus& Persistence() { return g_persistence_status; }
+
+// True while the dataset loads or after a failed save: the command path then looks closer
+// (LOADING, MISCONF). Two relaxed loads of flags that rarely change.
+inline bool PersistenceGateClosed() {
+  const PersistenceStatus& ps = Persistence();
+  return ps.loading.load(std::memory_order_relaxed) ||
+         !ps.last_bgsave_ok.load(std::memory_order_relaxed);
+}
 
 }  // namespace shardis::server

@@ -19,6 +19,8 @@
 #include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/persistence_config.h"
+#include "server/snapshot.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
@@ -54,6 +56,8 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
   tx.Run(
       [&](shard::TxShard& t) {
         if (kAll) {
+          // As Redis kills its saving child: a snapshot of what is being flushed is not needed.
+          AbortShardSnapshot(t.shard);
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.db(i).Clear();
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.blocking().NoteDbReady(i);
         } else {
@@ -63,6 +67,20 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
         // Blocked clients get a look: an XREADGROUP waiter fails once its stream is gone.
       },
       /*conclude=*/true);
+  if (kAll) {
+    // Redis' FLUSHALL saves the (now empty) dataset when a save schedule is set, so the file on
+    // disk does not bring the flushed keys back at the next start.
+    if (!SaveRules().empty()) {
+      if (shard::Transaction::CurrentExec() != nullptr) {
+        // Inside EXEC a save could wait for a background save whose cut waits for this EXEC:
+        // the save follows the EXEC instead.
+        ScheduleBackgroundSave();
+      } else {
+        WaitWhileSaving();
+        (void)SaveSnapshot(RdbFilename());
+      }
+    }
+  }
   ctx.rb.Ok();
 }
 
@@ -172,6 +190,7 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
     return DebugPopulate(args, ctx);
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "reload")) return DebugReload(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
   ctx.rb.Error(SubcommandSyntaxError(args));
 }

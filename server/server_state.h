@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <absl/container/flat_hash_set.h>
@@ -13,6 +14,9 @@
 #include "server/connection_state.h"
 
 namespace shardis::server {
+
+// The Redis version clients see (INFO, HELLO, the RDB files' redis-ver): a Redis 7.0 server.
+inline constexpr std::string_view kRedisVersion = "7.0.15";
 
 struct ServerInfo {
   int64_t start_ms = 0;         // Unix ms at start

@@ -1,5 +1,7 @@
 #include "shard/db.h"
 
+#include "shard/snapshot.h"
+
 #include <algorithm>
 #include <climits>
 
@@ -12,6 +14,8 @@ bool IsEnd(ExpireTable::Iterator e) { return e == ExpireTable::Iterator(); }
 }  // namespace
 
 Db::Iterator Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+  // A snapshot cannot tell reads from writes here: the caller may change the value it finds.
+  BeforeChange(hash);
   Iterator it = prime_.Find(hash, key);
   if (!Found(it) || !it.value().HasFlag(kHasExpireFlag)) return it;
   ExpireTable::Iterator e = expire_.Find(hash, key);
@@ -22,6 +26,7 @@ Db::Iterator Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
 }
 
 Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_ms, bool* inserted) {
+  BeforeChange(hash);
   auto [it, fresh] = prime_.FindOrInsert(hash, key, [&] { return CompactValue::FromKey(key); });
   if (!fresh && it.value().HasFlag(kHasExpireFlag)) {
     ExpireTable::Iterator e = expire_.Find(hash, key);
@@ -40,6 +45,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
 }
 
 bool Db::Erase(std::string_view key, uint64_t hash, int64_t now_ms) {
+  BeforeChange(hash);
   Iterator it = prime_.Find(hash, key);
   if (!Found(it)) return false;
   if (it.value().HasFlag(kHasExpireFlag)) {
@@ -59,6 +65,7 @@ void Db::DropMcMetaSlow(std::string_view key, uint64_t hash) {
 }
 
 void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
+  BeforeChange(it);
   DropMcMeta(key, hash);
   if (it.value().HasFlag(kHasExpireFlag)) {
     ExpireTable::Iterator e = expire_.Find(hash, key);
@@ -82,6 +89,7 @@ int64_t Db::ExpireAt(Iterator it, std::string_view key, uint64_t hash) {
 }
 
 void Db::SetExpire(Iterator it, std::string_view key, uint64_t hash, int64_t at_ms) {
+  BeforeChange(it);
   CompactValue& value = it.value();
   if (value.HasFlag(kHasExpireFlag)) {
     ExpireTable::Iterator e = expire_.Find(hash, key);
@@ -103,6 +111,7 @@ void Db::SetExpire(Iterator it, std::string_view key, uint64_t hash, int64_t at_
 }
 
 CompactValue Db::Take(Iterator it, std::string_view key, uint64_t hash, int64_t* expire_at_ms) {
+  BeforeChange(it);
   *expire_at_ms = ExpireAt(it, key, hash);
   DropMcMeta(key, hash);
   SetExpire(it, key, hash, 0);
@@ -164,6 +173,8 @@ bool Db::SampleVolatileKey(uint64_t random_bits, std::string* key, int64_t* dead
 }
 
 void Db::SwapContents(Db& other) {
+  BeforeChangeAll();
+  other.BeforeChangeAll();
   std::swap(prime_, other.prime_);
   std::swap(expire_, other.expire_);
   std::swap(expire_cursor_, other.expire_cursor_);
@@ -181,6 +192,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       if (e.value() > now_ms) return;
       std::string_view key = e.key().GetString(scratch);
       const uint64_t hash = core::HashBytes(key);
+      BeforeChange(hash);
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
       NoteModified(key);
@@ -211,11 +223,23 @@ void Db::TouchExistingWatched() {
 
 void Db::Clear() {
   TouchExistingWatched();  // as Redis' FLUSHDB: the watched keys that exist are modified
+  BeforeChangeAll();
   prime_.Clear();
   expire_.Clear();
   mc_meta_.Clear();
   expire_cursor_ = 0;
   deadline_sum_ = 0;
+}
+
+void Db::AttachSnapshot(ShardSnapshot* snapshot) {
+  snapshot_ = snapshot;
+  prime_.set_new_bucket_version(snapshot->version());
+}
+
+void Db::SnapshotBucket(PrimeTable::Bucket bucket) { snapshot_->SerializeBucket(*this, bucket); }
+
+void Db::BeforeChangeAll() {
+  if (snapshot_ != nullptr) [[unlikely]] snapshot_->SerializeRest(*this);
 }
 
 }  // namespace shardis::shard

@@ -19,6 +19,8 @@
 
 namespace shardis::shard {
 
+class ShardSnapshot;
+
 struct KeyPolicy {
   static uint64_t Hash(const core::CompactValue& key) { return key.Hash(); }
   static bool Equal(const core::CompactValue& key, std::string_view probe) {
@@ -148,6 +150,21 @@ class Db {
     index_ = index;
     blocking_ = blocking;
   }
+  int index() const { return index_; }
+
+  // --- Point-in-time snapshots (shard/snapshot.h). While one is attached, every change to the
+  // table first hands the bucket it touches to the snapshot (BeforeChange), which serializes the
+  // bucket's contents as of the cut unless it already has. Segments created from now on take the
+  // snapshot's version: they hold only keys inserted after the cut.
+  void AttachSnapshot(ShardSnapshot* snapshot);
+  void DetachSnapshot(ShardSnapshot* snapshot) {
+    if (snapshot_ == snapshot) snapshot_ = nullptr;
+  }
+  // The table's buckets in SCAN order, one per call: fn(PrimeTable::Bucket). For the snapshot.
+  template <typename Fn>
+  uint64_t TraverseBuckets(uint64_t cursor, Fn&& fn) {
+    return prime_.TraverseBuckets(cursor, fn);
+  }
 
   // --- memcached metadata (see McMeta). The caller has found the key live in this Db.
   // The entry of key, or nullptr.
@@ -193,6 +210,17 @@ class Db {
 
  private:
   void DropMcMetaSlow(std::string_view key, uint64_t hash);
+  // Called before the entries of the bucket of `hash` (or of `it`) change, are erased, or a key
+  // is inserted there. Free when no snapshot runs.
+  void BeforeChange(uint64_t hash) {
+    if (snapshot_ != nullptr) [[unlikely]] SnapshotBucket(prime_.BucketOf(hash));
+  }
+  void BeforeChange(Iterator it) {
+    if (snapshot_ != nullptr) [[unlikely]] SnapshotBucket(prime_.BucketOf(it));
+  }
+  // Before the whole table changes (Clear, SwapContents).
+  void BeforeChangeAll();
+  void SnapshotBucket(PrimeTable::Bucket bucket);
   // Removes an entry and its TTL entry, and counts it as expired.
   void EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash);
 
@@ -203,6 +231,7 @@ class Db {
   uint64_t expired_keys_ = 0;
   McMetaTable mc_meta_;
   uint64_t cas_counter_ = 0;
+  ShardSnapshot* snapshot_ = nullptr;
   WatchTable watches_;
   int index_ = 0;
   BlockingRegistry* blocking_ = &no_blocking_;

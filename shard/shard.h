@@ -19,6 +19,7 @@ struct ShardStats {
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t evicted_keys = 0;
+  uint64_t dirty = 0;  // changes made (Redis' server.dirty), summed over the shards for saves
 };
 
 class Shard {
@@ -50,6 +51,12 @@ class Shard {
   // (Expired-key counts live in each Db.)
   size_t ExpireStep(int64_t now_ms, size_t budget, size_t* examined);
 
+  // A version above every bucket version of this shard's tables, for a new snapshot.
+  uint64_t NextSnapshotVersion() { return ++snapshot_version_; }
+  // The snapshot running on this shard, or nullptr (set by the snapshot code).
+  ShardSnapshot* snapshot() const { return snapshot_; }
+  void set_snapshot(ShardSnapshot* snapshot) { snapshot_ = snapshot; }
+
   // Bytes in use by this shard: its values (exact, from its heap), its tables and itself.
   size_t used_memory() const;
 
@@ -64,6 +71,8 @@ class Shard {
   ShardStats stats_;
   TxQueue tx_queue_;
   BlockingRegistry blocking_;
+  uint64_t snapshot_version_ = 0;
+  ShardSnapshot* snapshot_ = nullptr;
 };
 
 }  // namespace shardis::shard

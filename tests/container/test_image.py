@@ -4,7 +4,8 @@ section says.
 The commands come from that section's shell block (one command a line, `# ...` comments
 dropped), so the README cannot drift from what is tested. Two things are changed before running
 them: the host port (6379 -> a free port) and the container name (shardis-demo -> a name of its
-own), so that the test neither collides with a server on the host nor with a user's container.
+own, and the volume shardis-data with one of its own), so that the test neither collides with a
+server on the host nor with a user's container or data.
 
 Needs a working docker (scripts/test.sh runs this file only when ../shared/tools/docker-local
 is there, and passes the docker binary it prints as SHARDIS_DOCKER). Run by hand:
@@ -30,6 +31,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 DOCKER = os.environ.get("SHARDIS_DOCKER", "docker")
 SECCOMP_PROFILE = REPO / "deploy" / "kubernetes" / "seccomp" / "shardis-io-uring.json"
 NAME = f"shardis-test-{os.getpid()}"
+VOLUME = f"{NAME}-data"
 BUILD_TIMEOUT = 1800  # a cold build compiles the whole server on a shared 2-core machine
 GRACE_S = 10          # docker stop -t 10 in the README
 MEMORY_LIMIT = 512 << 20
@@ -61,7 +63,7 @@ def command(prefix: str) -> list[str]:
     """The README command starting with `prefix`, localised, as argv (docker -> SHARDIS_DOCKER)."""
     matches = [c for c in readme_commands() if c.startswith(prefix)]
     assert len(matches) == 1, f"README's Docker block has {len(matches)} commands '{prefix}...'"
-    line = matches[0].replace("shardis-demo", NAME)
+    line = matches[0].replace("shardis-demo", NAME).replace("shardis-data:", f"{VOLUME}:")
     line = line.replace("-p 6379:6379", f"-p {PORT}:6379").replace("-p 6379 ", f"-p {PORT} ")
     line = line.replace("127.0.0.1:6379", f"127.0.0.1:{PORT}")
     argv = shlex.split(line)
@@ -112,6 +114,7 @@ def container(image):
     assert out.returncode == 0, out.stderr
     yield NAME
     docker("rm", "-f", NAME, check=False)
+    docker("volume", "rm", "-f", VOLUME, check=False)
 
 
 def test_readme_commands_cover_the_contract():
@@ -185,6 +188,37 @@ def test_stop_drains_connections_and_exits_0(container):
     text = logs()
     assert "received Terminated, shutting down" in text and "bye" in text, text
     run(command("docker rm"))
+
+
+def test_data_survives_a_restart_on_the_same_volume(image):
+    """The README's run command with its volume: keys written, `docker stop` (SIGTERM: the default
+    save schedule makes shardis save /data/dump.rdb first), a new container on the same volume
+    loads them back, TTLs included."""
+    name, volume = f"{NAME}-restart", f"{NAME}-restart-data"
+    port = free_port()
+    argv = [a.replace(NAME, name).replace(f"{VOLUME}:", f"{volume}:").replace(f"{PORT}:", f"{port}:")
+            for a in command("docker run")]
+    try:
+        for round_ in range(2):
+            docker("rm", "-f", name, check=False)
+            assert run(argv, check=False).returncode == 0
+            assert wait_until(lambda: _ping(port), timeout=15), docker("logs", name).stderr
+            r = redis.Redis(port=port, socket_timeout=10)
+            if round_ == 0:
+                r.mset({f"k{i}": f"v{i}" for i in range(1000)})
+                r.rpush("list", *range(100))
+                r.set("ttl", "x", ex=3600)
+                docker("stop", "-t", str(GRACE_S), name)
+                assert docker("inspect", "-f", "{{.State.ExitCode}}", name).stdout.strip() == "0"
+                assert "DB saved on disk" in docker("logs", name).stderr
+            else:
+                assert r.dbsize() == 1002
+                assert r.get("k999") == b"v999" and r.llen("list") == 100
+                assert 3500 < r.ttl("ttl") <= 3600
+                assert "Done loading RDB, keys loaded: 1002" in docker("logs", name).stderr
+    finally:
+        docker("rm", "-f", name, check=False)
+        docker("volume", "rm", "-f", volume, check=False)
 
 
 def test_runs_like_the_kubernetes_pod(image, tmp_path):

@@ -37,5 +37,21 @@ TEST(Crc64, IncrementalEqualsWhole) {
   }
 }
 
+TEST(Crc64, CombineEqualsWhole) {
+  std::string s;
+  for (int i = 0; i < 70000; ++i) s.push_back(static_cast<char>((i * 131) ^ (i >> 5)));
+  const std::string_view v(s);
+  const uint64_t whole = Crc64(0, v);
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{8}, size_t{1000}, size_t{65536}, s.size() - 1,
+                     s.size()}) {
+    EXPECT_EQ(Crc64Combine(Crc64(0, v.substr(0, cut)), Crc64(0, v.substr(cut)), s.size() - cut),
+              whole)
+        << cut;
+  }
+  // Three parts, combined left to right, as the snapshot's chunks are.
+  const uint64_t ab = Crc64Combine(Crc64(0, v.substr(0, 100)), Crc64(0, v.substr(100, 900)), 900);
+  EXPECT_EQ(Crc64Combine(ab, Crc64(0, v.substr(1000)), s.size() - 1000), whole);
+}
+
 }  // namespace
 }  // namespace shardis::core

@@ -1,0 +1,209 @@
+#include "server/rdb_load.h"
+
+#include <fcntl.h>
+#include <glog/logging.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/fiber/operations.hpp>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/rdb_reader.h"
+#include "core/string_util.h"
+#include "io/proactor.h"
+#include "server/persistence_status.h"
+#include "shard/shard_set.h"
+
+namespace shardis::server {
+
+namespace {
+
+using shard::Shard;
+
+// Keys travel to their shard in batches of about this many bytes, with at most kBatchesInFlight
+// batches per shard on their way: the reader runs ahead of the shards by a bounded amount.
+constexpr size_t kBatchBytes = 256 * 1024;
+constexpr size_t kBatchKeys = 1024;
+constexpr int kBatchesInFlight = 4;
+constexpr auto kProgressPeriod = std::chrono::seconds(2);
+
+// The file through the proactor: reads do not block the thread (the RdbInput above buffers).
+class FileSource : public core::RdbSource {
+ public:
+  explicit FileSource(int fd) : fd_(fd) {}
+  absl::StatusOr<size_t> Read(char* dst, size_t n) override {
+    const int got = io::Proactor::current()->ReadAt(fd_, dst, n, offset_);
+    if (got < 0) return absl::InternalError(core::Concat("read error: ", strerror(-got)));
+    offset_ += uint64_t(got);
+    return size_t(got);
+  }
+
+ private:
+  int fd_;
+  uint64_t offset_ = 0;
+};
+
+struct KeyRecord {
+  core::RdbRawEntry entry;
+  uint64_t offset = 0;  // where its record starts in the file, for errors
+};
+using Batch = std::vector<KeyRecord>;
+
+// What one shard did with its batches; written on that shard's thread only.
+struct ShardLoad {
+  uint64_t keys = 0;
+  uint64_t empty = 0;
+  absl::Status error;
+};
+
+// On the owner shard: decodes and inserts a batch.
+void InsertBatch(Shard& shard, const Batch& batch, int version, bool merge, ShardLoad* out) {
+  if (!out->error.ok()) return;
+  const int64_t now_ms = shard::NowMs();
+  for (const KeyRecord& rec : batch) {
+    const core::RdbRawEntry& e = rec.entry;
+    core::CompactValue value;
+    bool empty = false;
+    if (absl::Status s = core::DecodeRdbValue(e.type, version, e.payload, &value, &empty); !s.ok()) {
+      out->error = absl::DataLossError(
+          core::Concat("in the value of key '", e.key, "' (record at byte ", rec.offset, "): ", s.message()));
+      return;
+    }
+    if (empty) {
+      ++out->empty;
+      continue;
+    }
+    shard::Db& db = shard.db(int(e.db));
+    const uint64_t hash = core::HashBytes(e.key);
+    if (!merge && shard::Db::Found(db.Find(e.key, hash, now_ms))) {
+      out->error = absl::DataLossError(
+          core::Concat("RDB has duplicated key '", e.key, "' in DB ", e.db));
+      return;
+    }
+    db.Store(e.key, hash, std::move(value), e.expire_ms >= 0 ? e.expire_ms : 0, now_ms);
+    ++out->keys;
+  }
+}
+
+absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result) {
+  io::Proactor* self = io::Proactor::current();
+  const unsigned n = shard::shard_set->size();
+  FileSource source(fd);
+  core::RdbReader reader(&source, Shard::kNumDbs);
+  if (absl::Status s = reader.ReadHeader(); !s.ok()) return s;
+  const int version = reader.version();
+
+  std::vector<ShardLoad> loads(n);
+  std::vector<Batch> batches(n);
+  std::vector<size_t> batch_bytes(n, 0);
+  std::vector<int> in_flight(n, 0);  // touched by fibers of this thread only
+  auto send = [&](unsigned sid) {
+    auto batch = std::make_shared<Batch>(std::move(batches[sid]));
+    batches[sid].clear();
+    batch_bytes[sid] = 0;
+    if (sid == self->index()) return InsertBatch(*Shard::current(), *batch, version, merge, &loads[sid]);
+    while (in_flight[sid] >= kBatchesInFlight) boost::this_fiber::yield();
+    ++in_flight[sid];
+    const bool launched = self->Launch([&, sid, batch] {
+      shard::shard_set->Await(sid, [&](Shard& s) { InsertBatch(s, *batch, version, merge, &loads[sid]); });
+      --in_flight[sid];
+    });
+    if (!launched) {  // no fiber: carry it over in this one
+      shard::shard_set->Await(sid, [&](Shard& s) { InsertBatch(s, *batch, version, merge, &loads[sid]); });
+      --in_flight[sid];
+    }
+  };
+
+  PersistenceStatus& ps = Persistence();
+  const int64_t now_ms = shard::NowMs();
+  auto next_progress = std::chrono::steady_clock::now() + kProgressPeriod;
+  absl::Status status;
+  uint64_t routed = 0;
+  for (;;) {
+    KeyRecord rec;
+    rec.offset = reader.offset();
+    absl::StatusOr<bool> more = reader.NextRaw(&rec.entry);
+    if (!more.ok()) {
+      status = more.status();
+      break;
+    }
+    if (!*more) break;
+    // A key whose deadline has passed is not loaded (Redis, as a master, drops it).
+    if (rec.entry.expire_ms >= 0 && rec.entry.expire_ms <= now_ms) {
+      ++result->expired;
+      continue;
+    }
+    const unsigned sid = shard::shard_set->ShardOf(rec.entry.key);
+    batch_bytes[sid] += rec.entry.key.size() + rec.entry.payload.size() + 64;
+    batches[sid].push_back(std::move(rec));
+    ++routed;
+    if (batch_bytes[sid] >= kBatchBytes || batches[sid].size() >= kBatchKeys) send(sid);
+    if ((routed & 1023) == 0) {
+      ps.loading_loaded_bytes.store(reader.offset(), std::memory_order_relaxed);
+      ps.loading_loaded_keys.store(routed, std::memory_order_relaxed);
+      if (std::chrono::steady_clock::now() >= next_progress) {
+        next_progress += kProgressPeriod;
+        LOG(INFO) << "Loading RDB: " << routed << " keys, " << (size ? reader.offset() * 100 / size : 100)
+                  << "% of " << size << " bytes";
+      }
+    }
+  }
+  for (unsigned sid = 0; sid < n; ++sid) {
+    if (!batches[sid].empty()) send(sid);
+  }
+  for (unsigned sid = 0; sid < n; ++sid) {
+    while (in_flight[sid] > 0) boost::this_fiber::yield();
+  }
+  if (!status.ok()) return status;
+  for (const ShardLoad& l : loads) {
+    if (!l.error.ok()) return l.error;
+    result->keys += l.keys;
+    result->empty += l.empty;
+  }
+  result->empty += reader.empty_keys_skipped();
+  ps.loading_loaded_bytes.store(size, std::memory_order_relaxed);
+  if (!reader.functions().empty()) {
+    LOG(WARNING) << "the RDB file holds " << reader.functions().size()
+                 << " function libraries; shardis has no FUNCTION support and skipped them";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* result) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(core::Concat(path, ": no such file"));
+    return absl::InternalError(core::Concat("Fatal error loading the DB: ", strerror(err), ". Exiting."));
+  }
+  struct stat st {};
+  fstat(fd, &st);
+  PersistenceStatus& ps = Persistence();
+  ps.loading_start_ms.store(shard::NowMs());
+  ps.loading_total_bytes.store(uint64_t(st.st_size));
+  ps.loading_loaded_bytes.store(0);
+  ps.loading_loaded_keys.store(0);
+  ps.loading.store(true);
+  LOG(INFO) << "Loading RDB " << path << " (" << st.st_size << " bytes)";
+  const auto start = std::chrono::steady_clock::now();
+  *result = LoadResult();
+  absl::Status status = ReadAndRoute(fd, uint64_t(st.st_size), merge, result);
+  close(fd);
+  result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ps.loading.store(false);
+  if (status.ok()) {
+    ps.last_load_keys_loaded.store(result->keys);
+    ps.last_load_keys_expired.store(result->expired);
+    LOG(INFO) << "Done loading RDB, keys loaded: " << result->keys
+              << ", keys expired: " << result->expired << ", empty keys skipped: " << result->empty
+              << ", in " << result->seconds << " seconds";
+  }
+  return status;
+}
+
+}  // namespace shardis::server

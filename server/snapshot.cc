@@ -1,0 +1,346 @@
+#include "server/snapshot.h"
+
+#include <fcntl.h>
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/fiber/operations.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "core/crc64.h"
+#include "core/rdb_format.h"
+#include "core/rdb_writer.h"
+#include "core/string_util.h"
+#include "io/proactor.h"
+#include "server/persistence_config.h"
+#include "server/persistence_status.h"
+#include "server/server_state.h"
+#include "shard/shard_set.h"
+#include "shard/snapshot.h"
+#include "shard/transaction.h"
+
+namespace shardis::server {
+
+const char kMisconfError[] =
+    "Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+    "Commands that may modify the data set are disabled, because this instance is configured to "
+    "report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
+    "Please check the Redis logs for details about the RDB error.";
+
+namespace {
+
+using shard::Shard;
+using shard::ShardSnapshot;
+
+// A shard hands its records to the file in pieces of about this size: with one piece being
+// written and the next being filled, a shard holds about twice this in flight (plus what writes
+// to not yet serialized buckets add meanwhile).
+constexpr size_t kPieceBytes = 1 << 20;
+// Buckets serialized between two yields to the loop (a bucket holds ~1-16 keys).
+constexpr size_t kSliceBuckets = 64;
+// After a failed background save the schedule waits this long before trying again (Redis'
+// CONFIG_BGSAVE_RETRY_DELAY).
+constexpr int64_t kRetryDelayMs = 5000;
+
+std::atomic<bool> g_saving{false};
+std::atomic<bool> g_abort{false};  // AbortSave asked the running save to stop
+std::atomic<bool> g_bgsave_scheduled{false};
+std::atomic<int64_t> g_last_bgsave_try_ms{0};
+
+// One save in progress: the file and what every shard wrote into it.
+struct SaveJob {
+  struct Piece {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    uint64_t crc = 0;
+  };
+  // Written only by its own shard's thread; read by the coordinator after all of them ended.
+  struct PerShard {
+    std::vector<Piece> pieces;
+    uint64_t keys = 0;
+    uint64_t dirty_at_cut = 0;
+    size_t used_memory = 0;
+    bool aborted = false;
+    int error = 0;  // errno of a failed write
+  };
+
+  int fd = -1;
+  bool compression = true;
+  bool checksum = true;
+  int64_t key_delay_us = 0;
+  std::atomic<uint64_t> next_offset{0};
+  std::atomic<bool> failed{false};  // a shard failed: the others stop early
+  std::vector<PerShard> shards;
+};
+
+// Rounds of SerializeSome on this shard until its part of the cut is written.
+void WriteShardPart(Shard& shard, SaveJob& job) {
+  ShardSnapshot* snap = shard.snapshot();
+  io::Proactor* p = io::Proactor::current();
+  SaveJob::PerShard& mine = job.shards[shard.id()];
+  // rdb-key-save-delay (tests make a save last): one bucket per slice, then the delay per key.
+  const size_t slice = job.key_delay_us > 0 ? 1 : kSliceBuckets;
+  bool more = true;
+  while (more && !snap->aborted() && !job.failed.load(std::memory_order_relaxed)) {
+    if (g_abort.load(std::memory_order_relaxed)) {
+      snap->Abort();
+      break;
+    }
+    const uint64_t keys_before = snap->keys();
+    more = snap->SerializeSome(slice, kPieceBytes);
+    if (job.key_delay_us > 0 && snap->keys() > keys_before) {
+      p->SleepFor(std::chrono::microseconds(job.key_delay_us * int64_t(snap->keys() - keys_before)));
+    }
+    if (snap->output_size() >= kPieceBytes || (!more && snap->output_size() > 0)) {
+      // Writes into buckets not yet serialized go on filling a new output meanwhile.
+      const std::string piece = snap->TakeOutput();
+      const uint64_t offset = job.next_offset.fetch_add(piece.size(), std::memory_order_relaxed);
+      mine.pieces.push_back({offset, piece.size(), job.checksum ? core::Crc64(0, piece) : 0});
+      if (const int rc = p->WriteAllAt(job.fd, piece.data(), piece.size(), offset); rc < 0) {
+        mine.error = -rc;
+        job.failed.store(true, std::memory_order_relaxed);
+        break;
+      }
+    } else {
+      boost::this_fiber::yield();
+    }
+  }
+  mine.aborted = snap->aborted();
+  mine.keys = snap->keys();
+  shard.set_snapshot(nullptr);
+  delete snap;
+}
+
+absl::Status ErrnoStatus(std::string_view what, int err) {
+  return absl::InternalError(core::Concat(what, ": ", strerror(err)));
+}
+
+// The directory of path ("." for a bare name), fsynced so that a rename in it is durable.
+int FsyncDirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  const int rc = io::Proactor::current()->Fsync(fd);
+  close(fd);
+  return rc;
+}
+
+// The file's checksum from the header's and every piece's, in file order; false when the pieces
+// do not tile the file from `start` to `end`.
+bool CombineChecksums(const SaveJob& job, uint64_t header_crc, uint64_t start, uint64_t end,
+                      uint64_t* crc) {
+  std::vector<SaveJob::Piece> pieces;
+  for (const SaveJob::PerShard& s : job.shards) pieces.insert(pieces.end(), s.pieces.begin(), s.pieces.end());
+  std::sort(pieces.begin(), pieces.end(),
+            [](const SaveJob::Piece& a, const SaveJob::Piece& b) { return a.offset < b.offset; });
+  *crc = header_crc;
+  uint64_t at = start;
+  for (const SaveJob::Piece& piece : pieces) {
+    if (piece.offset != at) return false;
+    *crc = core::Crc64Combine(*crc, piece.crc, piece.length);
+    at += piece.length;
+  }
+  return at == end;
+}
+
+// The body of SaveSnapshot once the temp file is open.
+absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_cut) {
+  io::Proactor* p = io::Proactor::current();
+  const unsigned n = shard::shard_set->size();
+  job.shards.resize(n);
+
+  // The cut: one step on every shard, holding every key.
+  {
+    shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+    tx.Run(
+        [&](shard::TxShard& t) {
+          SaveJob::PerShard& mine = job.shards[t.shard.id()];
+          mine.dirty_at_cut = t.shard.stats().dirty;
+          mine.used_memory = t.shard.used_memory();
+          t.shard.set_snapshot(new ShardSnapshot(&t.shard, job.compression));
+        },
+        /*conclude=*/true);
+  }
+  // The header is written while the shards serialize: its size is known, its contents are not
+  // needed by them.
+  size_t used_memory = 0;
+  for (const SaveJob::PerShard& s : job.shards) used_memory += s.used_memory;
+  core::StringSink header_sink;
+  core::RdbWriter header(&header_sink, {.compression = job.compression, .checksum = job.checksum});
+  if (absl::Status s = header.WriteHeader(core::StandardRdbAux(kRedisVersion, time(nullptr), used_memory));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = header.Flush(); !s.ok()) return s;
+  const std::string& head = header_sink.data();
+  job.next_offset.store(head.size(), std::memory_order_relaxed);
+
+  shard::shard_set->AwaitAllInFibers([&](Shard& shard) { WriteShardPart(shard, job); });
+
+  *keys = 0;
+  *dirty_at_cut = 0;
+  for (const SaveJob::PerShard& s : job.shards) {
+    if (s.error != 0) return ErrnoStatus("Write error saving DB on disk", s.error);
+    if (s.aborted) return absl::AbortedError("the save was aborted (FLUSHALL or SHUTDOWN)");
+    *keys += s.keys;
+    *dirty_at_cut += s.dirty_at_cut;
+  }
+  if (int rc = p->WriteAllAt(job.fd, head.data(), head.size(), 0); rc < 0) {
+    return ErrnoStatus("Write error saving DB on disk", -rc);
+  }
+  const uint64_t end = job.next_offset.load(std::memory_order_relaxed);
+  uint64_t crc = 0;
+  if (!CombineChecksums(job, job.checksum ? core::Crc64(0, head) : 0, head.size(), end, &crc)) {
+    return absl::InternalError("the pieces of the snapshot do not tile the file");
+  }
+  // EOF, then the checksum of everything before it and the EOF byte (0 without rdbchecksum).
+  std::string footer(1, char(core::rdb::kOpEof));
+  if (job.checksum) crc = core::Crc64(crc, footer);
+  for (int i = 0; i < 8; ++i) footer.push_back(char(job.checksum ? (crc >> (8 * i)) & 0xff : 0));
+  if (int rc = p->WriteAllAt(job.fd, footer.data(), footer.size(), end); rc < 0) {
+    return ErrnoStatus("Write error saving DB on disk", -rc);
+  }
+  if (int rc = p->Fsync(job.fd); rc < 0) return ErrnoStatus("fsync of the RDB file failed", -rc);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SaveSnapshot(const std::string& relative_path) {
+  if (g_saving.exchange(true)) {
+    return absl::FailedPreconditionError("Background save already in progress");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  // Absolute from here on: a CONFIG SET dir during the save changes the process' working
+  // directory, and the temp file must be renamed where it was made.
+  char cwd_buf[4096];
+  const std::string path = relative_path.starts_with('/') || getcwd(cwd_buf, sizeof(cwd_buf)) == nullptr
+                               ? relative_path
+                               : core::Concat(cwd_buf, "/", relative_path);
+  // As Redis: temp-<pid>.rdb next to the file, renamed over it only once complete and on disk.
+  const size_t slash = path.rfind('/');
+  const std::string temp = core::Concat(slash == std::string::npos ? "" : path.substr(0, slash + 1),
+                                        "temp-", getpid(), ".rdb");
+  SaveJob job;
+  job.compression = RdbCompression();
+  job.checksum = RdbChecksum();
+  job.key_delay_us = RdbKeySaveDelayUs();
+  absl::Status status;
+  uint64_t keys = 0, dirty_at_cut = 0;
+  job.fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (job.fd < 0) {
+    status = ErrnoStatus(core::Concat("Failed opening the temp RDB file ", temp, " for saving"), errno);
+  } else {
+    status = WriteSnapshotFile(job, &keys, &dirty_at_cut);
+    if (close(job.fd) != 0 && status.ok()) status = ErrnoStatus("close of the RDB file failed", errno);
+    if (status.ok() && rename(temp.c_str(), path.c_str()) != 0) {
+      status = ErrnoStatus(core::Concat("Error moving temp DB file ", temp, " on the final destination ", path), errno);
+    }
+    if (status.ok()) {
+      if (int rc = FsyncDirOf(path); rc < 0) status = ErrnoStatus("fsync of the directory failed", -rc);
+    } else {
+      unlink(temp.c_str());
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (status.ok()) {
+    PersistenceStatus& ps = Persistence();
+    ps.dirty_at_last_save.store(dirty_at_cut, std::memory_order_relaxed);
+    ps.last_save_time.store(time(nullptr), std::memory_order_relaxed);
+    ps.last_bgsave_ok.store(true, std::memory_order_relaxed);
+    LOG(INFO) << "DB saved on disk: " << keys << " keys in " << seconds << " s, " << path;
+  } else {
+    LOG(WARNING) << "saving the DB failed: " << status.message();
+  }
+  g_saving.store(false);
+  return status;
+}
+
+bool SaveInProgress() { return g_saving.load(); }
+
+bool StartBackgroundSave() {
+  if (g_saving.load()) return false;
+  PersistenceStatus& ps = Persistence();
+  g_last_bgsave_try_ms.store(shard::NowMs(), std::memory_order_relaxed);
+  ps.saves.fetch_add(1, std::memory_order_relaxed);
+  ps.bgsave_in_progress.store(true);
+  ps.bgsave_start_ms.store(shard::NowMs());
+  LOG(INFO) << "Background saving started";
+  const bool launched = io::Proactor::current()->Launch([] {
+    PersistenceStatus& ps = Persistence();
+    const absl::Status status = SaveSnapshot(RdbFilename());
+    // A save that found another one running did not happen: it changes nothing here.
+    if (!absl::IsFailedPrecondition(status)) {
+      ps.last_bgsave_ok.store(status.ok());
+      ps.last_bgsave_time_sec.store((shard::NowMs() - ps.bgsave_start_ms.load()) / 1000);
+    }
+    ps.bgsave_in_progress.store(false);
+    if (status.ok()) LOG(INFO) << "Background saving terminated with success";
+  });
+  if (!launched) ps.bgsave_in_progress.store(false);
+  return launched;
+}
+
+void ScheduleBackgroundSave() { g_bgsave_scheduled.store(true); }
+
+void AbortShardSnapshot(Shard& shard) {
+  if (ShardSnapshot* snap = shard.snapshot(); snap != nullptr) snap->Abort();
+}
+
+void AbortSave() {
+  if (!g_saving.load()) return;
+  LOG(WARNING) << "There is a save in progress. Stopping it!";
+  g_abort.store(true);
+  WaitWhileSaving();
+  g_abort.store(false);
+}
+
+void WaitWhileSaving() {
+  while (g_saving.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
+}
+
+bool WritesDeniedByDiskError() {
+  return !Persistence().last_bgsave_ok.load(std::memory_order_relaxed) &&
+         StopWritesOnBgsaveError() && !SaveRules().empty();
+}
+
+uint64_t SumShardDirty() {
+  std::vector<uint64_t> dirty(shard::shard_set->size(), 0);
+  shard::shard_set->AwaitAll([&](Shard& s) { dirty[s.id()] = s.stats().dirty; });
+  uint64_t sum = 0;
+  for (uint64_t d : dirty) sum += d;
+  return sum;
+}
+
+void SaveCron() {
+  if (g_saving.load() || Persistence().loading.load()) return;
+  if (g_bgsave_scheduled.exchange(false)) {
+    StartBackgroundSave();
+    return;
+  }
+  const std::vector<SaveRule> rules = SaveRules();
+  if (rules.empty()) return;
+  const PersistenceStatus& ps = Persistence();
+  const int64_t now_ms = shard::NowMs();
+  // After a failure, Redis waits before it tries again.
+  if (!ps.last_bgsave_ok.load() && now_ms - g_last_bgsave_try_ms.load() < kRetryDelayMs) return;
+  const uint64_t changes = SumShardDirty() - ps.dirty_at_last_save.load();
+  const int64_t since_s = now_ms / 1000 - ps.last_save_time.load();
+  for (const SaveRule& rule : rules) {
+    if (changes >= uint64_t(rule.changes) && since_s > rule.seconds) {
+      LOG(INFO) << rule.changes << " changes in " << rule.seconds << " seconds. Saving...";
+      StartBackgroundSave();
+      return;
+    }
+  }
+}
+
+}  // namespace shardis::server

@@ -1,0 +1,54 @@
+// SAVE, BGSAVE, the `save` schedule and the save at shutdown: a point-in-time RDB file of every
+// database, written by every shard in parallel without fork (docs/persistence.md).
+//
+// The cut is one step of a transaction over every shard (so every multi-shard transaction is
+// wholly before or after it), where each shard attaches a ShardSnapshot (shard/snapshot.h) to its
+// databases. Then a fiber per shard serializes its keys in slices, yielding to its loop between
+// them, and writes its pieces of the file at offsets it reserves, each piece with its own CRC64;
+// the file's checksum is combined from those. The file is written under a temporary name,
+// fsynced, renamed over the real one, and the directory is fsynced.
+#pragma once
+
+#include <absl/status/status.h>
+
+#include <string>
+
+namespace shardis::shard {
+class Shard;
+}
+
+namespace shardis::server {
+
+// Writes a snapshot of every database to `path`. Call from a fiber on a proactor thread; returns
+// when the file is in place (or the save failed: the previous file is untouched). Fails with
+// FailedPrecondition when another save runs. Updates LASTSAVE and the dirty counter's base on
+// success.
+absl::Status SaveSnapshot(const std::string& path);
+
+// BGSAVE: SaveSnapshot of dbfilename in a new fiber of this thread, updating INFO's bgsave
+// fields. False when a save runs already.
+bool StartBackgroundSave();
+bool SaveInProgress();
+// Asks for a BGSAVE as soon as none runs (BGSAVE inside MULTI, BGSAVE SCHEDULE).
+void ScheduleBackgroundSave();
+
+// Stops the snapshot running on this shard, if any (FLUSHALL, as Redis kills its saving child):
+// call on every shard, in one transaction step. The save then fails and leaves no file.
+void AbortShardSnapshot(shard::Shard& shard);
+// Waits (the calling fiber) until no save runs.
+void WaitWhileSaving();
+// Stops a running save, if any, and waits until it has ended (SHUTDOWN, SIGTERM).
+void AbortSave();
+
+// The sum of every shard's dirty counter (hops to every shard).
+uint64_t SumShardDirty();
+
+// The `save` schedule and scheduled BGSAVEs: call every 100 ms from one fiber (it may hop).
+void SaveCron();
+
+// Redis' MISCONF: writes are refused after a failed background save while a schedule is set and
+// stop-writes-on-bgsave-error is yes.
+bool WritesDeniedByDiskError();
+extern const char kMisconfError[];  // the text after "-MISCONF "
+
+}  // namespace shardis::server

@@ -1,0 +1,69 @@
+#include "shard/snapshot.h"
+
+#include "core/rdb_encoding.h"
+#include "core/rdb_format.h"
+#include "core/rdb_writer.h"
+#include "shard/shard.h"
+
+namespace shardis::shard {
+
+ShardSnapshot::ShardSnapshot(Shard* shard, bool compression)
+    : shard_(shard), compression_(compression), version_(shard->NextSnapshotVersion()) {
+  for (int i = 0; i < Shard::kNumDbs; ++i) shard_->db(i).AttachSnapshot(this);
+}
+
+ShardSnapshot::~ShardSnapshot() { Detach(); }
+
+void ShardSnapshot::Detach() {
+  for (int i = 0; i < Shard::kNumDbs; ++i) shard_->db(i).DetachSnapshot(this);
+}
+
+void ShardSnapshot::Abort() {
+  aborted_ = true;
+  Detach();
+  out_.clear();
+}
+
+void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket) {
+  bucket.set_version(version_);
+  if (out_db_ != db.index()) {
+    // A new run: SELECTDB, so the records that follow load into their database wherever this
+    // piece lands in the file.
+    out_.push_back(char(core::rdb::kOpSelectDb));
+    core::rdb::AppendLength(&out_, uint64_t(db.index()));
+    out_db_ = db.index();
+  }
+  char scratch[core::CompactValue::kScratchSize];
+  bucket.ForEach([&](Db::Iterator it) {
+    const std::string_view key = it.key().GetString(scratch);
+    core::RdbKeyMeta meta;
+    if (it.value().HasFlag(kHasExpireFlag)) meta.expire_ms = db.ExpireAt(it, key, core::HashBytes(key));
+    core::AppendRdbKey(&out_, key, it.value(), meta, compression_);
+    ++keys_;
+  });
+}
+
+void ShardSnapshot::SerializeRest(Db& db) {
+  uint64_t cursor = 0;
+  do {
+    cursor = db.TraverseBuckets(cursor, [&](PrimeTable::Bucket b) { SerializeBucket(db, b); });
+  } while (cursor != 0);
+}
+
+bool ShardSnapshot::SerializeSome(size_t max_buckets, size_t max_bytes) {
+  while (walk_db_ < Shard::kNumDbs && max_buckets > 0 && out_.size() < max_bytes) {
+    Db& db = shard_->db(walk_db_);
+    walk_cursor_ =
+        db.TraverseBuckets(walk_cursor_, [&](PrimeTable::Bucket b) { SerializeBucket(db, b); });
+    --max_buckets;
+    if (walk_cursor_ == 0) ++walk_db_;
+  }
+  return walk_db_ < Shard::kNumDbs;
+}
+
+std::string ShardSnapshot::TakeOutput() {
+  out_db_ = -1;
+  return std::exchange(out_, std::string());
+}
+
+}  // namespace shardis::shard
