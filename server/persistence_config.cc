@@ -67,11 +67,6 @@ std::string RdbFilename() {
   return rdb_filename;
 }
 
-std::string RdbPath() {
-  const std::string dir = Dir();
-  return core::Concat(dir, dir.ends_with('/') ? "" : "/", RdbFilename());  // "/" stays "/"
-}
-
 std::vector<SaveRule> SaveRules() {
   std::lock_guard lock(mu);
   return save_rules;

@@ -26,10 +26,6 @@ struct SaveRule {
 // The file snapshots go to and load from: dbfilename, relative to the process' working directory,
 // which `dir` sets (Redis chdirs, so `CONFIG GET dir` is the cwd).
 std::string RdbFilename();
-// Dir() + "/" + RdbFilename(): take it once when a save starts and use it throughout. Redis' fork
-// child keeps its own working directory, but shardis saves in-process, so a CONFIG SET dir during
-// a save would otherwise move its relative paths (the temp file and the rename's target).
-std::string RdbPath();
 // The `save` schedule; empty when snapshots are off (`save ""`).
 std::vector<SaveRule> SaveRules();
 bool RdbCompression();

@@ -402,3 +402,22 @@ def test_env_and_command_line_replace_the_files_save(started, tmp_path):
     assert t.get("save") == "400 4"
     u = started("shardis", "c", env={"SHARDIS_SAVE": "1"})
     assert not u.up and "Invalid save parameters" in u.output()
+
+
+# ---- the snapshot code reads them ---------------------------------------------------------------
+
+
+def test_saves_go_where_dir_and_dbfilename_say(started):
+    s = started("shardis", "s", ["--enable_protected_configs=yes", "--save="])
+    c = s.client()
+    c.mset({f"k{i}": "v" for i in range(20)})
+    assert c.config_set("dir", "sub", "dbfilename", "x.rdb")
+    assert c.save()
+    assert (s.base / "sub" / "x.rdb").stat().st_size > 0
+    assert not (s.base / "dump.rdb").exists()
+    # rdb-key-save-delay makes a BGSAVE last (20 keys x 25 ms).
+    assert c.config_set("rdb-key-save-delay", "25000")
+    c.bgsave()
+    assert c.info("persistence")["rdb_bgsave_in_progress"] == 1
+    assert wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0, 10)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"

@@ -72,12 +72,6 @@ TEST(ValidateDir, ChdirsErrorTexts) {
   std::filesystem::remove(file);
 }
 
-TEST(RdbPath, AbsoluteInTheWorkingDirectory) {
-  SetRdbFilename("x.rdb");
-  EXPECT_EQ(RdbPath(), std::filesystem::current_path() / "x.rdb");
-  SetRdbFilename("dump.rdb");
-}
-
 TEST(ProtectedConfigAllowed, AsRedisEnableProtectedConfigs) {
   const std::string saved = FLAGS_enable_protected_configs;
   FLAGS_enable_protected_configs = "no";
