@@ -156,6 +156,9 @@ start_server() {
       [ "$kind" != baseline ] || bin=$workdir/baseline
       cmd=(taskset -c "$SERVER_CPU" "$bin" --port "$port" --bind 127.0.0.1
            --threads "$threads" --logtostderr "$@")
+      # No snapshots, as redis-server runs: otherwise a restarted shardis loads the dump.rdb its
+      # last stop saved. (A baseline may predate --save; it does not get it.)
+      [ "$kind" = baseline ] || cmd+=(--save '')
       mc_port=$(printf '%s\n' "$@" | sed -n 's/^--memcached_port=//p') ;;
   esac
   LOG[$name]=$workdir/$name.log
@@ -420,8 +423,8 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   echo "# servers (each on a free port; <port>/<pid> below are theirs); the binaries ran from copies"
   echo "# taken at the start: shardis sha256 $SHARDIS_SHA..."
   echo "taskset -c $SERVER_CPU $(quote "$REDIS_SERVER") --port <port> --bind 127.0.0.1 --save '' --appendonly no --dir <tmp>"
-  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr"
-  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 2 --logtostderr"
+  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --save ''"
+  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 2 --logtostderr --save ''"
   echo "# fill, then memory: redis-cli -p <port> info memory (used_memory), VmRSS of /proc/<pid>/status"
   echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --pipeline 16 --connections $CONNECTIONS"
   for workload in "${MAIN_WORKLOADS[@]}"; do
@@ -432,7 +435,7 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   echo "$lg ${WORKLOAD[get16k_p1]} --connections $CONNECTIONS --keyspace $BIG_KEYSPACE --value-size $BIG_VALUE_SIZE --duration $DURATION --seed <round>"
   if [ "$SKIP_ORDER" != 1 ]; then
     echo "# pipeline order: shardis --threads 2 and 4, default (strict) and relaxed order"
-    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr [--pipeline_order=relaxed]"
+    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr --save '' [--pipeline_order=relaxed]"
     [ -z "$BASELINE_BIN" ] || echo "taskset -c $SERVER_CPU $BASELINE_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr   # baseline, sha256 $BASELINE_SHA..."
     echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --pipeline 16 --connections $CONNECTIONS"
     for workload in "${ORDER_WORKLOADS[@]}"; do
@@ -442,7 +445,7 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   if [ "$SKIP_MEMCACHED" != 1 ]; then
     echo "# memcached text protocol"
     echo "taskset -c $SERVER_CPU $MEMCACHED -p <port> -U 0 -l 127.0.0.1 -t 1 -m 4096 [-u root]"
-    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --memcached_port=<port>"
+    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --memcached_port=<port> --save ''"
     echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --protocol memcache --pipeline 16 --connections $CONNECTIONS"
     for workload in "${MC_WORKLOADS[@]}"; do
       echo "$lg ${WORKLOAD[$workload]} --connections $CONNECTIONS --keyspace $KEYSPACE --value-size $VALUE_SIZE --duration $DURATION --seed <round>"

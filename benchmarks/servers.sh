@@ -20,7 +20,7 @@ start_server() {
          --save '' --appendonly no --dir "$workdir")
   else
     cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$port" --bind 127.0.0.1
-         --threads 1 --logtostderr)
+         --threads 1 --logtostderr --save '')
   fi
   CMD[$kind]=$(printf '%q ' "${cmd[@]}")
   "${cmd[@]}" >>"$workdir/$kind.log" 2>&1 &
