@@ -13,6 +13,7 @@
 #include "server/command_stats.h"
 #include "server/config_registry.h"
 #include "server/config_rewrite.h"
+#include "server/persistence_status.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
@@ -75,6 +76,9 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
     if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
     if (p->is_protected && !ProtectedConfigAllowed(ctx.conn.addr)) {
       return failed(args[i], "can't set protected config");
+    }
+    if (p->deny_loading && Persistence().loading.load(std::memory_order_relaxed)) {
+      return ctx.rb.Error("LOADING Redis is loading the dataset in memory");
     }
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, args[i + 1]);
     if (!v.ok()) return failed(args[i], std::string(v.status().message()));

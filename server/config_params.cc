@@ -68,6 +68,7 @@ ConfigParam ValidatedString(std::string_view name, std::string_view flag,
 void RegisterPersistenceParams(ConfigRegistry& r) {
   ConfigParam dir = ValidatedString("dir", "dir", ValidateDir, Dir, SetDir);
   dir.is_protected = true;
+  dir.deny_loading = true;
   r.Add(std::move(dir));
   ConfigParam dbfilename = ValidatedString("dbfilename", "dbfilename", ValidateDbFilename,
                                            RdbFilename, SetRdbFilename);

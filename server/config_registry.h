@@ -38,6 +38,8 @@ struct ConfigParam {
   // Redis' PROTECTED_CONFIG (dir, dbfilename: together they let a client write a file anywhere):
   // CONFIG SET changes it only as enable-protected-configs allows ("can't set protected config").
   bool is_protected = false;
+  // Redis' DENY_LOADING_CONFIG (dir): CONFIG SET answers -LOADING while a snapshot loads.
+  bool deny_loading = false;
   // Redis' HIDDEN_CONFIG (test knobs): CONFIG GET shows it only when asked by its exact name.
   bool hidden = false;
   // Redis' `save`: a list. In a config file each line adds to the lines before it (the file's

@@ -36,7 +36,8 @@ class Started:
     """shardis or redis-server started with a given argv in `base`; .client() if it came up,
     else .output() says why it stopped."""
 
-    def __init__(self, kind: str, base: pathlib.Path, args=(), config=None, env=None):
+    def __init__(self, kind: str, base: pathlib.Path, args=(), config=None, env=None,
+                 loading=False):
         base.mkdir(parents=True, exist_ok=True)
         (base / "sub").mkdir(exist_ok=True)
         (base / "afile").touch()
@@ -55,7 +56,17 @@ class Started:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=full_env, cwd=base)
-        self.up = wait_for(self._ping, 10) is True
+        # A server loading a dump answers -LOADING to PING: with `loading`, an open port will do.
+        self.up = wait_for(self._listening if loading else self._ping, 10) is True
+
+    def _listening(self):
+        if self.proc.poll() is not None:
+            return "exited"
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
 
     def _ping(self):
         if self.proc.poll() is not None:
@@ -132,8 +143,8 @@ def both(pair):
 def started(tmp_path):
     servers: list[Started] = []
 
-    def start(kind, base, args=(), config=None, env=None):
-        s = Started(kind, tmp_path / base, args, config, env)
+    def start(kind, base, args=(), config=None, env=None, loading=False):
+        s = Started(kind, tmp_path / base, args, config, env, loading)
         servers.append(s)
         return s
 
@@ -421,3 +432,41 @@ def test_saves_go_where_dir_and_dbfilename_say(started):
     assert c.info("persistence")["rdb_bgsave_in_progress"] == 1
     assert wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0, 10)
     assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+
+
+def test_dir_refused_while_loading(tmp_path, started):
+    # A dump of 40 keys, loaded at 50 ms a key (key-load-delay): 2 s of -LOADING, during which
+    # CONFIG SET dir answers -LOADING (Redis 7.0's DENY_LOADING_CONFIG, config.c) and other
+    # parameters still set. (Not differential: the Debian redis-server's load of a small dump
+    # ends before a client can be sure to catch it.)
+    maker = started("redis", "maker", ["--dbfilename", "seed.rdb"])
+    c = maker.client()
+    c.mset({f"k{i}": "v" * 2000 for i in range(40)})
+    assert c.save()
+    seed = (maker.base / "seed.rdb").read_bytes()
+    maker.stop()
+    base = tmp_path / "load"
+    base.mkdir()
+    (base / "dump.rdb").write_bytes(seed)
+    s = started("shardis", "load", ["--enable_protected_configs=yes", "--save=",
+                                    "--key_load_delay=50000"], loading=True)
+    with socket.create_connection(("127.0.0.1", s.port), timeout=10) as sock:
+        def call(*args):
+            sock.sendall(b"".join([b"*%d\r\n" % len(args)] +
+                                  [b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args]))
+            return sock.recv(4096)
+        assert wait_for(lambda: call("GET", "k1").startswith(b"-LOADING"), 5)
+        assert call("CONFIG", "SET", "dir", "sub") == \
+            b"-LOADING Redis is loading the dataset in memory\r\n"
+        assert call("CONFIG", "SET", "rdb-key-save-delay", "7") == b"+OK\r\n"
+    assert wait_for(lambda: _loaded(s), 15)
+    assert s.client().dbsize() == 40
+    assert s.get("dir") == str(s.base.resolve())
+    assert s.client().config_set("dir", "sub")
+
+
+def _loaded(s) -> bool:
+    try:
+        return s.client().ping()
+    except redis.BusyLoadingError:
+        return False
