@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -51,6 +53,8 @@ constexpr const char* kUsage = R"(usage: loadgen [options]
   --ratio S:G        SET:GET mix, e.g. 1:10, 1:0 (only SET), 0:1 (only GET) (default 1:10)
   --keyspace N       keys are "key:%012d", uniform random in [0, N) (default 1000000)
   --value-size N     bytes per SET value (default 128)
+  --random-value     the value is a fixed string of pseudo-random letters and digits (which
+                     LZF, and so RDB compression, cannot shrink) instead of 'x' repeated
   --requests N       stop after N requests in all (default 100000 unless --duration)
   --duration S       stop sending after S seconds (fractions allowed)
   --fill             SET every key 0..keyspace-1 once, in order (ignores ratio/requests/duration)
@@ -59,6 +63,8 @@ constexpr const char* kUsage = R"(usage: loadgen [options]
   --seed N           random seed (default 1)
   --timeout S        fail when no reply arrives for S seconds (default 30)
   --progress         print progress to stderr every 10 s
+SIGINT or SIGTERM stops sending: the replies in flight are read and the line below is printed, as
+at the end of --duration (a script can run a load for as long as something else lasts).
   --protocol P       resp (default) or memcache (the memcached text protocol: set/get)
   --keys-per-get N   memcache only: each GET request is one `get` of N keys (default 1)
 )";
@@ -85,6 +91,9 @@ constexpr const char* kOutputHelp = R"(output (one line, key=value):
   va_end(args);
   std::exit(2);
 }
+
+// Set by SIGINT/SIGTERM: send no more pipelines (see kUsage).
+volatile std::sig_atomic_t g_stop = 0;
 
 uint64_t NowNs() {
   timespec ts;
@@ -220,6 +229,7 @@ struct Options {
   uint32_t get_weight = 10;
   uint64_t keyspace = 1000000;
   size_t value_size = 128;
+  bool random_value = false;
   uint64_t requests = 0;
   double duration_s = 0;
   bool fill = false;
@@ -278,6 +288,8 @@ Options ParseOptions(int argc, char** argv) {
       o.keyspace = ParseUint(a, next());
     } else if (arg == "--value-size") {
       o.value_size = ParseUint(a, next());
+    } else if (arg == "--random-value") {
+      o.random_value = true;
     } else if (arg == "--requests" || arg == "-n") {
       o.requests = ParseUint(a, next());
     } else if (arg == "--duration") {
@@ -355,13 +367,15 @@ constexpr size_t kInBuffer = 256 * 1024;
 class LoadGen {
  public:
   explicit LoadGen(const Options& o) : o_(o) {
-    if (o.memcache) {
-      value_tail_ = " 0 0 " + std::to_string(o.value_size) + "\r\n" +
-                    std::string(o.value_size, 'x') + "\r\n";
-    } else {
-      value_tail_ =
-          "$" + std::to_string(o.value_size) + "\r\n" + std::string(o.value_size, 'x') + "\r\n";
+    std::string value(o.value_size, 'x');
+    if (o.random_value) {
+      static constexpr char kChars[] =
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+      Rng rng{0x5eed};
+      for (char& ch : value) ch = kChars[rng.Below(sizeof(kChars) - 1)];
     }
+    value_tail_ = std::string(o.memcache ? " 0 0 " : "$") + std::to_string(o.value_size) + "\r\n" +
+                  value + "\r\n";
   }
 
   void Connect();
@@ -468,7 +482,7 @@ void LoadGen::StartPipeline(Conn& c, uint64_t now) {
   } else if (o_.requests > 0) {
     n = int(std::min<uint64_t>(uint64_t(n), o_.requests - issued_));
   }
-  if (deadline_ns_ != 0 && now >= deadline_ns_) n = 0;
+  if ((deadline_ns_ != 0 && now >= deadline_ns_) || g_stop) n = 0;
   if (n <= 0) {
     c.done = true;
     --active_;
@@ -714,6 +728,10 @@ void LoadGen::Print() const {
 int main(int argc, char** argv) {
   using namespace shardis::bench;
   Options o = ParseOptions(argc, argv);
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_stop = 1; };  // no SA_RESTART: epoll_wait returns EINTR
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   LoadGen gen(o);
   gen.Connect();
   gen.Run();

@@ -30,13 +30,9 @@ PIPELINE=${PIPELINE:-16}
 TESTS=${TESTS:-set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600,mset,xadd}
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 
-for tool in redis-benchmark redis-cli taskset "$PYTHON" "$REDIS_SERVER"; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
-done
-read -r -a cpus <<<"$("$PYTHON" -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
-SERVER_CPU=${SERVER_CPU:-${cpus[0]}}
-CLIENT_CPU=${CLIENT_CPU:-${cpus[1]:-${cpus[0]}}}
-[ "$SERVER_CPU" != "$CLIENT_CPU" ] || echo "warning: one CPU only; server and client share it" >&2
+source benchmarks/lib.sh
+require redis-benchmark redis-cli taskset "$PYTHON" "$REDIS_SERVER"
+pick_cpus
 if [ -z "${SHARDIS_BIN:-}" ]; then
   bash scripts/build.sh release shardis >&2
   SHARDIS_BIN=build/release/shardis
@@ -46,7 +42,6 @@ workdir=$(mktemp -d /tmp/shardis-suite.XXXXXX)
 source benchmarks/servers.sh
 trap stop_server EXIT
 started=$SECONDS
-note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 fail() {
   echo "FAIL ($1): $2" >&2
   echo "server: ${CMD[$1]}" >&2

@@ -73,13 +73,9 @@ BASELINE_BIN=${BASELINE_BIN:-}
 
 tools=(redis-cli taskset "$PYTHON" "$REDIS_SERVER")
 [ "$SKIP_MEMCACHED" = 1 ] || tools+=("$MEMCACHED")
-for tool in "${tools[@]}"; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
-done
-read -r -a cpus <<<"$("$PYTHON" -c 'import os; print(*sorted(os.sched_getaffinity(0)))')"
-SERVER_CPU=${SERVER_CPU:-${cpus[0]}}
-CLIENT_CPU=${CLIENT_CPU:-${cpus[1]:-${cpus[0]}}}
-[ "$SERVER_CPU" != "$CLIENT_CPU" ] || echo "warning: one CPU only; server and load generator share it" >&2
+source benchmarks/lib.sh
+require "${tools[@]}"
+pick_cpus
 
 if [ -z "${SHARDIS_BIN:-}" ]; then
   bash scripts/build.sh release shardis loadgen >&2
@@ -122,15 +118,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -n "$NICE" ]; then
-  [ -w /proc/self/autogroup ] || { echo "NICE needs a writable /proc/self/autogroup (root)" >&2; exit 1; }
-  old_nice=$(sed -n 's/.* nice //p' /proc/self/autogroup)
-  echo "$NICE" >/proc/self/autogroup
-  trap 'cleanup; echo "$old_nice" >/proc/self/autogroup' EXIT
-fi
+apply_nice cleanup
 
 started=$SECONDS
-note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 
 free_port() {
   "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -156,13 +146,12 @@ start_server() {
       [ "$kind" != baseline ] || bin=$workdir/baseline
       cmd=(taskset -c "$SERVER_CPU" "$bin" --port "$port" --bind 127.0.0.1
            --threads "$threads" --logtostderr "$@")
-      # No snapshots, as redis-server runs: otherwise a restarted shardis loads the dump.rdb its
-      # last stop saved. (A baseline may predate --save; it does not get it.)
-      [ "$kind" = baseline ] || cmd+=(--save '')
       mc_port=$(printf '%s\n' "$@" | sed -n 's/^--memcached_port=//p') ;;
   esac
   LOG[$name]=$workdir/$name.log
-  "${cmd[@]}" >>"${LOG[$name]}" 2>&1 &
+  # Each in an empty directory: shardis loads dump.rdb from its working directory at start, and
+  # writes one there when stopped while a `save` schedule is set.
+  (cd "$(mktemp -d "$workdir/$name.XXXXXX")" && exec "${cmd[@]}") >>"${LOG[$name]}" 2>&1 &
   PID[$name]=$!
   PORT[$name]=$port
   CMD[$name]=$(quote "${cmd[@]}")
@@ -171,6 +160,7 @@ start_server() {
       "$PYTHON" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" \
         2>/dev/null && return 0
     elif [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+      no_save_schedule "$port"  # lib.sh
       [ -z "$mc_port" ] || PORT[$name]=$mc_port
       return 0
     fi
@@ -209,7 +199,7 @@ fail() {
   } >&2
   trap - EXIT
   cleanup
-  [ -z "$NICE" ] || echo "$old_nice" >/proc/self/autogroup
+  restore_nice
   echo "work directory kept: $workdir" >&2
   exit 1
 }
@@ -228,7 +218,6 @@ loadgen() {
   echo "$tags server=$name $out" >>"$results"
   LAST=$out
 }
-field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
 # fill TAGS NAME KEYS VALUE_SIZE [loadgen args]: SET key 0..KEYS-1 once, then check DBSIZE (over
 # RESP; a memcached fill is checked by the GETs after it, which fail on a miss).
@@ -423,8 +412,8 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   echo "# servers (each on a free port; <port>/<pid> below are theirs); the binaries ran from copies"
   echo "# taken at the start: shardis sha256 $SHARDIS_SHA..."
   echo "taskset -c $SERVER_CPU $(quote "$REDIS_SERVER") --port <port> --bind 127.0.0.1 --save '' --appendonly no --dir <tmp>"
-  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --save ''"
-  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 2 --logtostderr --save ''"
+  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr"
+  echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 2 --logtostderr"
   echo "# fill, then memory: redis-cli -p <port> info memory (used_memory), VmRSS of /proc/<pid>/status"
   echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --pipeline 16 --connections $CONNECTIONS"
   for workload in "${MAIN_WORKLOADS[@]}"; do
@@ -435,7 +424,7 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   echo "$lg ${WORKLOAD[get16k_p1]} --connections $CONNECTIONS --keyspace $BIG_KEYSPACE --value-size $BIG_VALUE_SIZE --duration $DURATION --seed <round>"
   if [ "$SKIP_ORDER" != 1 ]; then
     echo "# pipeline order: shardis --threads 2 and 4, default (strict) and relaxed order"
-    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr --save '' [--pipeline_order=relaxed]"
+    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr [--pipeline_order=relaxed]"
     [ -z "$BASELINE_BIN" ] || echo "taskset -c $SERVER_CPU $BASELINE_BIN --port <port> --bind 127.0.0.1 --threads <2|4> --logtostderr   # baseline, sha256 $BASELINE_SHA..."
     echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --pipeline 16 --connections $CONNECTIONS"
     for workload in "${ORDER_WORKLOADS[@]}"; do
@@ -445,7 +434,7 @@ lg="taskset -c $CLIENT_CPU $LOADGEN --port <port> --server-pid <pid>"
   if [ "$SKIP_MEMCACHED" != 1 ]; then
     echo "# memcached text protocol"
     echo "taskset -c $SERVER_CPU $MEMCACHED -p <port> -U 0 -l 127.0.0.1 -t 1 -m 4096 [-u root]"
-    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --memcached_port=<port> --save ''"
+    echo "taskset -c $SERVER_CPU $SHARDIS_BIN --port <port> --bind 127.0.0.1 --threads 1 --logtostderr --memcached_port=<port>"
     echo "$lg --fill --keyspace $KEYSPACE --value-size $VALUE_SIZE --protocol memcache --pipeline 16 --connections $CONNECTIONS"
     for workload in "${MC_WORKLOADS[@]}"; do
       echo "$lg ${WORKLOAD[$workload]} --connections $CONNECTIONS --keyspace $KEYSPACE --value-size $VALUE_SIZE --duration $DURATION --seed <round>"

@@ -1,6 +1,11 @@
 # Sourced by the benchmark scripts that start one server at a time (types_memory.sh,
-# redis_benchmark_suite.sh): free ports, and redis-server or shardis pinned to SERVER_CPU, started
-# the same way for both. Needs PYTHON, SERVER_CPU, REDIS_SERVER, SHARDIS_BIN and workdir.
+# redis_benchmark_suite.sh, snapshot_bench.sh): free ports, and redis-server or shardis pinned to
+# SERVER_CPU, started the same way for both, with no save schedule. Needs lib.sh, PYTHON,
+# SERVER_CPU, REDIS_SERVER, SHARDIS_BIN and workdir; SHARDIS_THREADS (1) sets shardis' --threads.
+#
+# Each server runs in a directory of its own (redis-server: --dir; shardis: its working
+# directory, where it reads and writes dump.rdb), so that a snapshot one of them writes (shardis
+# saves at SIGTERM when a `save` schedule is set) is never loaded by the next one.
 
 declare -A CMD  # kind -> the exact server command line, for the report
 port=
@@ -10,30 +15,53 @@ free_port() {
   "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_server redis|shardis: on a free port ($port), pid in $server_pid, output appended to
-# $workdir/<kind>.log; returns non-zero if it does not answer PING within 10 s.
-start_server() {
-  local kind=$1 cmd
+# launch_server redis|shardis DIR: starts it in DIR on a free port ($port), pid in $server_pid,
+# output appended to $workdir/<kind>.log, and returns at once.
+launch_server() {
+  local kind=$1 dir=$2 cmd
   port=$(free_port)
   if [ "$kind" = redis ]; then
     cmd=(taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1
-         --save '' --appendonly no --dir "$workdir")
+         --save '' --appendonly no --dir "$dir")
   else
-    cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$port" --bind 127.0.0.1
-         --threads 1 --logtostderr --save '')
+    cmd=(taskset -c "$SERVER_CPU" "$(realpath "$SHARDIS_BIN")" --port "$port" --bind 127.0.0.1
+         --threads "${SHARDIS_THREADS:-1}" --logtostderr)
   fi
   CMD[$kind]=$(printf '%q ' "${cmd[@]}")
-  "${cmd[@]}" >>"$workdir/$kind.log" 2>&1 &
+  (cd "$dir" && exec "${cmd[@]}") >>"$workdir/$kind.log" 2>&1 &
   server_pid=$!
+}
+
+# start_server redis|shardis: launch_server in a new directory under $workdir; returns non-zero
+# if it does not answer PING within 10 s.
+start_server() {
+  launch_server "$1" "$(mktemp -d "$workdir/$1.XXXXXX")"
   for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
+    if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+      no_save_schedule "$port"
+      return 0
+    fi
     sleep 0.1
   done
   return 1
 }
 
+# alive PID: true while the process runs (a zombie not yet waited for does not count).
+alive() {
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# stop_server: SHUTDOWN NOSAVE (no save at exit, whatever the schedule), SIGTERM if it is still
+# there, and wait for it.
 stop_server() {
   [ -n "$server_pid" ] || return 0
+  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  for _ in $(seq 1 50); do
+    alive "$server_pid" || break
+    sleep 0.1
+  done
   kill -TERM "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
   server_pid=

@@ -35,9 +35,8 @@ LIST_ITEMS=${LIST_ITEMS:-10000}
 TYPES=${TYPES:-"hash set zset list"}
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 
-for tool in redis-cli taskset "$PYTHON" "$REDIS_SERVER"; do
-  command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/install-deps.sh test" >&2; exit 1; }
-done
+source benchmarks/lib.sh
+require redis-cli taskset "$PYTHON" "$REDIS_SERVER"
 SERVER_CPU=${SERVER_CPU:-$("$PYTHON" -c 'import os; print(min(os.sched_getaffinity(0)))')}
 if [ -z "${SHARDIS_BIN:-}" ]; then
   bash scripts/build.sh release shardis >&2
@@ -52,7 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT
 started=$SECONDS
-note() { printf '[%4ds] %s\n' $((SECONDS - started)) "$*" >&2; }
 used_memory() { redis-cli -p "$port" info memory | tr -d '\r' | sed -n 's/^used_memory://p'; }
 rss_bytes() { echo $(( $(awk '/^VmRSS:/ {print $2}' "/proc/$server_pid/status") * 1024 )); }
 fail() {

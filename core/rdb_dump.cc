@@ -1,5 +1,7 @@
 #include "core/rdb_dump.h"
 
+#include <algorithm>
+
 #include "core/crc64.h"
 #include "core/rdb_encoding.h"
 #include "core/rdb_format.h"
@@ -44,7 +46,7 @@ absl::Status DecodeDumpPayload(std::string_view payload, CompactValue* out, bool
   const int version = static_cast<unsigned char>(payload[payload.size() - kFooter]) |
                       static_cast<unsigned char>(payload[payload.size() - kFooter + 1]) << 8;
   StringSource src(body);
-  RdbInput in(&src);
+  RdbInput in(&src, std::min(body.size(), RdbInput::kDefaultBufferSize));
   auto bad = [](std::string_view why) {
     return absl::InvalidArgumentError(rdb::Cat({"Bad data format: ", why}));
   };

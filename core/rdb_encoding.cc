@@ -125,7 +125,6 @@ void AppendRawStreamId(std::string* out, uint64_t ms, uint64_t seq) {
 // ---- RdbInput
 
 namespace {
-constexpr size_t kBufferSize = 64 * 1024;
 constexpr size_t kChunk = 1 << 20;  // long strings are read (and grown) a MiB at a time
 }  // namespace
 
@@ -158,7 +157,7 @@ uint64_t RdbInput::crc() {
 bool RdbInput::Fill() {
   if (pos_ < end_) return true;
   if (!io_error_.ok()) return false;
-  if (buf_.empty()) buf_.resize(kBufferSize);
+  if (buf_.empty()) buf_.resize(buffer_size_);
   CrcUpTo(pos_);
   base_offset_ += pos_;
   pos_ = end_ = crc_pos_ = 0;

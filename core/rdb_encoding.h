@@ -92,7 +92,13 @@ class RdbInput {
   // 512 MiB by default; a corrupt length must not allocate terabytes).
   static constexpr uint64_t kMaxStringSize = uint64_t{1} << 34;
 
-  explicit RdbInput(RdbSource* source) : source_(source) {}
+  // The buffer holds up to this much of the source at a time.
+  static constexpr size_t kDefaultBufferSize = 64 * 1024;
+
+  // buffer_size: a source known to be small (one value's payload) gets a buffer of its size,
+  // not the default's 64 KiB for each value a loader decodes.
+  explicit RdbInput(RdbSource* source, size_t buffer_size = kDefaultBufferSize)
+      : source_(source), buffer_size_(buffer_size == 0 ? 1 : buffer_size) {}
 
   // Bytes consumed so far.
   uint64_t offset() const { return base_offset_ + pos_; }
@@ -132,6 +138,7 @@ class RdbInput {
   void CrcUpTo(size_t pos);
 
   RdbSource* source_;
+  size_t buffer_size_;
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0;   // unread bytes are buf_[pos_, end_)
   uint64_t base_offset_ = 0;   // file offset of buf_[0]

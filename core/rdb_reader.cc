@@ -1,5 +1,6 @@
 #include "core/rdb_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -611,7 +612,7 @@ absl::Status ReadRdbValue(RdbInput& in, uint8_t type, int version, CompactValue*
 absl::Status DecodeRdbValue(uint8_t type, int version, std::string_view payload,
                             CompactValue* out, bool* empty) {
   StringSource src(payload);
-  RdbInput in(&src);
+  RdbInput in(&src, std::min(payload.size(), RdbInput::kDefaultBufferSize));
   if (absl::Status s = ReadRdbValue(in, type, version, out, empty); !s.ok()) return s;
   if (in.offset() != payload.size()) {
     return Corrupt(in.offset(), "bytes left after the value");

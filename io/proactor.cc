@@ -1,5 +1,7 @@
 #include "io/proactor.h"
 
+#include <fcntl.h>
+
 #include <absl/strings/str_cat.h>
 #include <glog/logging.h>
 #include <sys/eventfd.h>
@@ -256,6 +258,14 @@ int Proactor::ReadAt(int fd, void* buf, size_t len, uint64_t offset) {
 
 int Proactor::Fsync(int fd) {
   return Await([&](io_uring_sqe* sqe) { io_uring_prep_fsync(sqe, fd, 0); });
+}
+
+int Proactor::Rename(const char* from, const char* to) {
+  return Await([&](io_uring_sqe* sqe) { io_uring_prep_renameat(sqe, AT_FDCWD, from, AT_FDCWD, to, 0); });
+}
+
+int Proactor::Unlink(const char* path) {
+  return Await([&](io_uring_sqe* sqe) { io_uring_prep_unlinkat(sqe, AT_FDCWD, path, 0); });
 }
 
 int Proactor::SendAll(int fd, const char* buf, size_t len) {

@@ -140,6 +140,10 @@ class Proactor {
   int ReadAt(int fd, void* buf, size_t len, uint64_t offset);
   // fsync(2) of a file or directory, without blocking the thread. Returns 0 or -errno.
   int Fsync(int fd);
+  // rename(2) and unlink(2) in the kernel's workers: replacing or removing a large file frees its
+  // blocks, which can take a while. Return 0 or -errno.
+  int Rename(const char* from, const char* to);
+  int Unlink(const char* path);
   // Sleeps the calling fiber.
   void SleepFor(std::chrono::nanoseconds duration);
   // Cancels every pending operation on fd (they complete with -ECANCELED).

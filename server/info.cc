@@ -254,7 +254,12 @@ std::string BuildInfo(unsigned sections) {
     field("aof_last_rewrite_time_sec", -1);
     field("aof_current_rewrite_time_sec", -1);
     field("aof_last_bgrewrite_status", "ok");
+    field("aof_rewrites", 0);
+    field("aof_rewrites_consecutive_failures", 0);
     field("aof_last_write_status", "ok");
+    field("aof_last_cow_size", 0);
+    field("module_fork_in_progress", 0);
+    field("module_fork_last_cow_size", 0);
     if (loading) {
       const int64_t start_s = ps.loading_start_ms.load() / 1000;
       const uint64_t total_bytes = ps.loading_total_bytes.load();

@@ -13,6 +13,7 @@
 #include <glog/logging.h>
 
 #include "server/admission.h"
+#include "server/client_pause.h"
 #include "server/connection.h"
 #include "server/http_connection.h"
 #include "server/memcache_connection.h"
@@ -185,9 +186,13 @@ void StopServing() {
     if (fd >= 0) io::Proactor::current()->CancelFd(fd);
   }
   StopMemcacheConnections();
+  // Commands held by a pause (the one taken for the final save, or a client's CLIENT PAUSE) would
+  // only run after the save, or never: their clients are dropped instead, as Redis exits.
+  const bool drop = PauseMaybeActive();
   for (ConnectionState* c : ServerThreadState::current().connections()) {
     // The reader sees end-of-file after the requests it already has; replies still go out.
     shutdown(c->fd, SHUT_RD);
+    if (drop) c->killed = true;
   }
 }
 

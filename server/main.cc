@@ -1,6 +1,7 @@
 // shardis: the process. Parses flags, starts one pinned io_uring thread per shard, listens on
 // every thread, and on SIGTERM/SIGINT drains the connections and exits 0.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -53,16 +54,21 @@ DEFINE_int32(shutdown_timeout_ms, 10000,
 namespace shardis::server {
 namespace {
 
-// Runs fn in a fiber on thread 0 (it may hop and do fiber-blocking I/O) and waits for it from
-// this (non-proactor) thread.
-absl::Status RunInFiber(io::ProactorPool& pool, const std::function<absl::Status()>& fn) {
-  std::promise<absl::Status> done;
+// Starts fn in a fiber on thread 0 (it may hop and do fiber-blocking I/O); this (non-proactor)
+// thread gets its result through the future.
+std::future<absl::Status> StartInFiber(io::ProactorPool& pool, std::function<absl::Status()> fn) {
+  auto done = std::make_shared<std::promise<absl::Status>>();
+  std::future<absl::Status> result = done->get_future();
   pool.AwaitOn(0, [&](io::Proactor* p) {
-    if (!p->Launch([&] { done.set_value(fn()); })) {
-      done.set_value(absl::ResourceExhaustedError("no memory for a fiber"));
+    if (!p->Launch([done, fn] { done->set_value(fn()); })) {
+      done->set_value(absl::ResourceExhaustedError("no memory for a fiber"));
     }
   });
-  return done.get_future().get();
+  return result;
+}
+
+absl::Status RunInFiber(io::ProactorPool& pool, std::function<absl::Status()> fn) {
+  return StartInFiber(pool, std::move(fn)).get();
 }
 
 std::string RandomHex(size_t n) {
@@ -220,8 +226,9 @@ int Main(int argc, char** argv) {
   // The dataset on disk, if any, loads before commands are served; clients that connect meanwhile
   // get -LOADING.
   const std::string rdb_path = RdbFilename();
-  const bool rdb_exists = access(rdb_path.c_str(), F_OK) == 0;
-  if (rdb_exists) Persistence().loading.store(true);
+  struct stat rdb_stat {};
+  const bool rdb_exists = stat(rdb_path.c_str(), &rdb_stat) == 0;
+  if (rdb_exists) BeginLoading(uint64_t(rdb_stat.st_size));
   Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
   pool.AwaitOnAll([&](io::Proactor* p) {
     int fd = listen_fds[p->index()];
@@ -244,10 +251,21 @@ int Main(int argc, char** argv) {
   }
 
   if (rdb_exists) {
-    const absl::Status loaded = RunInFiber(pool, [&] {
+    std::future<absl::Status> load = StartInFiber(pool, [rdb_path] {
       LoadResult result;
       return LoadSnapshot(rdb_path, /*merge=*/false, &result);
     });
+    // SIGTERM or SHUTDOWN while loading: exit at once, saving nothing (the file on disk is the
+    // dataset), as Redis does.
+    while (load.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
+      const timespec tick{0, 20'000'000};
+      if (const int sig = sigtimedwait(&signals, nullptr, &tick); sig > 0) {
+        LOG(WARNING) << "received " << strsignal(sig) << " while loading; exiting without saving";
+        std::_Exit(0);
+      }
+    }
+    const absl::Status loaded = load.get();
+    if (absl::IsNotFound(loaded)) EndLoading();  // gone since the stat: nothing to load
     if (!loaded.ok() && !absl::IsNotFound(loaded)) {
       LOG(ERROR) << "Fatal error loading the DB " << rdb_path << ": " << loaded.message()
                  << ". Exiting.";

@@ -103,9 +103,14 @@ void DebugReload(ArgSlice args, ConnContext& ctx) {
       return ctx.rb.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
     }
   }
-  if (save && !SaveSnapshot(RdbFilename()).ok()) return ctx.rb.Error("ERR");
+  if (save) {
+    // Redis saves in the foreground even while its child saves; here one save waits for the
+    // other (a save run by this EXEC's own transaction could not finish meanwhile: none waits).
+    if (shard::Transaction::CurrentExec() == nullptr) WaitWhileSaving();
+    if (!SaveSnapshot(RdbFilename()).ok()) return ctx.rb.Error("ERR");
+  }
   // From here until the load ends, other clients get -LOADING: nobody sees the empty dataset.
-  Persistence().loading.store(true);
+  BeginLoading(0);
   if (flush) {
     shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
     tx.Run(
@@ -116,8 +121,8 @@ void DebugReload(ArgSlice args, ConnContext& ctx) {
   }
   LoadResult result;
   const absl::Status status = LoadSnapshot(RdbFilename(), merge, &result);
-  Persistence().loading.store(false);
   if (!status.ok()) {
+    EndLoading();  // Redis too serves what was loaded until the error
     LOG(WARNING) << "DEBUG RELOAD: " << status.message();
     return ctx.rb.Error("ERR Error trying to load the RDB dump");
   }

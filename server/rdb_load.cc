@@ -60,31 +60,40 @@ struct ShardLoad {
   absl::Status error;
 };
 
-// On the owner shard: decodes and inserts a batch.
+// On the owner shard: decodes and inserts a batch. The table slots of a few keys ahead are
+// prefetched, so their cache misses overlap (as a pipeline's do).
 void InsertBatch(Shard& shard, const Batch& batch, int version, bool merge, ShardLoad* out) {
   if (!out->error.ok()) return;
+  constexpr size_t kAhead = 8;
   const int64_t now_ms = shard::NowMs();
-  for (const KeyRecord& rec : batch) {
+  std::vector<uint64_t> hashes(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) hashes[i] = core::HashBytes(batch[i].entry.key);
+  for (size_t i = 0; i < batch.size() && i < kAhead; ++i) {
+    shard.db(int(batch[i].entry.db)).Prefetch(hashes[i]);
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (i + kAhead < batch.size()) shard.db(int(batch[i + kAhead].entry.db)).Prefetch(hashes[i + kAhead]);
+    const KeyRecord& rec = batch[i];
     const core::RdbRawEntry& e = rec.entry;
     core::CompactValue value;
     bool empty = false;
     if (absl::Status s = core::DecodeRdbValue(e.type, version, e.payload, &value, &empty); !s.ok()) {
-      out->error = absl::DataLossError(
-          core::Concat("in the value of key '", e.key, "' (record at byte ", rec.offset, "): ", s.message()));
+      out->error = absl::DataLossError(core::Concat(
+          "in the value of key '", e.key, "' (record at byte ", rec.offset, "): ", s.message()));
       return;
     }
     if (empty) {
       ++out->empty;
       continue;
     }
-    shard::Db& db = shard.db(int(e.db));
-    const uint64_t hash = core::HashBytes(e.key);
-    if (!merge && shard::Db::Found(db.Find(e.key, hash, now_ms))) {
-      out->error = absl::DataLossError(
-          core::Concat("RDB has duplicated key '", e.key, "' in DB ", e.db));
+    bool replaced = false;
+    shard.db(int(e.db)).Store(e.key, hashes[i], std::move(value), e.expire_ms >= 0 ? e.expire_ms : 0,
+                              now_ms, &replaced);
+    if (replaced && !merge) {
+      // Redis refuses such a file; the load stops here.
+      out->error = absl::DataLossError(core::Concat("RDB has duplicated key '", e.key, "' in DB ", e.db));
       return;
     }
-    db.Store(e.key, hash, std::move(value), e.expire_ms >= 0 ? e.expire_ms : 0, now_ms);
     ++out->keys;
   }
 }
@@ -187,19 +196,16 @@ absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* resul
   struct stat st {};
   fstat(fd, &st);
   PersistenceStatus& ps = Persistence();
-  ps.loading_start_ms.store(shard::NowMs());
+  if (!ps.loading.load()) BeginLoading(uint64_t(st.st_size));
   ps.loading_total_bytes.store(uint64_t(st.st_size));
-  ps.loading_loaded_bytes.store(0);
-  ps.loading_loaded_keys.store(0);
-  ps.loading.store(true);
   LOG(INFO) << "Loading RDB " << path << " (" << st.st_size << " bytes)";
   const auto start = std::chrono::steady_clock::now();
   *result = LoadResult();
   absl::Status status = ReadAndRoute(fd, uint64_t(st.st_size), merge, result);
   close(fd);
   result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ps.loading.store(false);
   if (status.ok()) {
+    EndLoading();
     ps.last_load_keys_loaded.store(result->keys);
     ps.last_load_keys_expired.store(result->expired);
     LOG(INFO) << "Done loading RDB, keys loaded: " << result->keys
@@ -208,5 +214,16 @@ absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* resul
   }
   return status;
 }
+
+void BeginLoading(uint64_t total_bytes) {
+  PersistenceStatus& ps = Persistence();
+  ps.loading_start_ms.store(shard::NowMs());
+  ps.loading_total_bytes.store(total_bytes);
+  ps.loading_loaded_bytes.store(0);
+  ps.loading_loaded_keys.store(0);
+  ps.loading.store(true);  // last: INFO never shows loading:1 with the fields of another load
+}
+
+void EndLoading() { Persistence().loading.store(false); }
 
 }  // namespace shardis::server

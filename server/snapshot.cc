@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/fiber/operations.hpp>
 #include <cerrno>
@@ -42,8 +43,11 @@ using shard::ShardSnapshot;
 // written and the next being filled, a shard holds about twice this in flight (plus what writes
 // to not yet serialized buckets add meanwhile).
 constexpr size_t kPieceBytes = 1 << 20;
-// Buckets serialized between two yields to the loop (a bucket holds ~1-16 keys).
-constexpr size_t kSliceBuckets = 64;
+// A slice of serialization between two yields to the loop, checked every kSliceBuckets buckets
+// (a bucket holds ~1-16 keys), and the share of the thread it leaves to clients under load.
+constexpr auto kSliceTime = std::chrono::microseconds(100);
+constexpr size_t kSliceBuckets = 8;
+constexpr int kBusyShare = 4;
 // After a failed background save the schedule waits this long before trying again (Redis'
 // CONFIG_BGSAVE_RETRY_DELAY).
 constexpr int64_t kRetryDelayMs = 5000;
@@ -66,6 +70,8 @@ struct SaveJob {
     uint64_t keys = 0;
     uint64_t dirty_at_cut = 0;
     size_t used_memory = 0;
+    std::array<uint64_t, Shard::kNumDbs> db_keys{};     // at the cut, for RESIZEDB
+    std::array<uint64_t, Shard::kNumDbs> db_expires{};
     bool aborted = false;
     int error = 0;  // errno of a failed write
   };
@@ -79,24 +85,41 @@ struct SaveJob {
   std::vector<PerShard> shards;
 };
 
-// Rounds of SerializeSome on this shard until its part of the cut is written.
+// What this thread did for clients so far: commands it ran and hops it took from other threads.
+// A change across a yield means clients are being served here.
+uint64_t ClientWork(io::Proactor* p) {
+  return ServerThreadState::current().stats().commands_processed + p->stats().tasks_run;
+}
+
+// Slices of SerializeSome on this shard until its part of the cut is written. A slice serializes
+// for about kSliceTime, then the fiber yields to the loop. When clients were served meanwhile,
+// it also sleeps kBusyShare times the slice's length, so that under load the save takes about a
+// fifth of the thread and the thread can still park and be woken at once by a hop (a fiber that
+// only yields keeps its thread busy for the kernel); on an idle thread it goes on at once.
 void WriteShardPart(Shard& shard, SaveJob& job) {
   ShardSnapshot* snap = shard.snapshot();
   io::Proactor* p = io::Proactor::current();
   SaveJob::PerShard& mine = job.shards[shard.id()];
-  // rdb-key-save-delay (tests make a save last): one bucket per slice, then the delay per key.
-  const size_t slice = job.key_delay_us > 0 ? 1 : kSliceBuckets;
+  using Clock = std::chrono::steady_clock;
   bool more = true;
   while (more && !snap->aborted() && !job.failed.load(std::memory_order_relaxed)) {
     if (g_abort.load(std::memory_order_relaxed)) {
       snap->Abort();
       break;
     }
-    const uint64_t keys_before = snap->keys();
-    more = snap->SerializeSome(slice, kPieceBytes);
-    if (job.key_delay_us > 0 && snap->keys() > keys_before) {
-      p->SleepFor(std::chrono::microseconds(job.key_delay_us * int64_t(snap->keys() - keys_before)));
+    const Clock::time_point start = Clock::now();
+    if (job.key_delay_us > 0) {
+      // rdb-key-save-delay (tests make a save last): one bucket, then the delay per key.
+      const uint64_t keys_before = snap->keys();
+      more = snap->SerializeSome(1, kPieceBytes);
+      const uint64_t keys = snap->keys() - keys_before;
+      if (keys > 0) p->SleepFor(std::chrono::microseconds(job.key_delay_us * int64_t(keys)));
+    } else {
+      do {
+        more = snap->SerializeSome(kSliceBuckets, kPieceBytes);
+      } while (more && snap->output_size() < kPieceBytes && Clock::now() - start < kSliceTime);
     }
+    const Clock::duration spent = Clock::now() - start;
     if (snap->output_size() >= kPieceBytes || (!more && snap->output_size() > 0)) {
       // Writes into buckets not yet serialized go on filling a new output meanwhile.
       const std::string piece = snap->TakeOutput();
@@ -107,8 +130,14 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
         job.failed.store(true, std::memory_order_relaxed);
         break;
       }
-    } else {
-      boost::this_fiber::yield();
+    }
+    if (!more) break;
+    const uint64_t work = ClientWork(p);
+    boost::this_fiber::yield();
+    // Writes to buckets not yet serialized fill the output meanwhile: a full piece goes to the
+    // file at once, whatever the load, to keep what waits in memory small.
+    if (ClientWork(p) != work && snap->output_size() < kPieceBytes) {
+      p->SleepFor(spent * kBusyShare);
     }
   }
   mine.aborted = snap->aborted();
@@ -164,6 +193,10 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
           SaveJob::PerShard& mine = job.shards[t.shard.id()];
           mine.dirty_at_cut = t.shard.stats().dirty;
           mine.used_memory = t.shard.used_memory();
+          for (int db = 0; db < Shard::kNumDbs; ++db) {
+            mine.db_keys[db] = t.shard.db(db).size();
+            mine.db_expires[db] = t.shard.db(db).expires_count();
+          }
           t.shard.set_snapshot(new ShardSnapshot(&t.shard, job.compression));
         },
         /*conclude=*/true);
@@ -177,6 +210,17 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
   if (absl::Status s = header.WriteHeader(core::StandardRdbAux(kRedisVersion, time(nullptr), used_memory));
       !s.ok()) {
     return s;
+  }
+  // RESIZEDB hints up front, per database with keys (each piece then has its own SELECTDB):
+  // a loader sizes its tables once instead of growing them.
+  for (int db = 0; db < Shard::kNumDbs; ++db) {
+    uint64_t keys = 0, expires = 0;
+    for (const SaveJob::PerShard& s : job.shards) {
+      keys += s.db_keys[db];
+      expires += s.db_expires[db];
+    }
+    if (keys == 0) continue;
+    if (absl::Status s = header.SelectDb(uint32_t(db), keys, expires); !s.ok()) return s;
   }
   if (absl::Status s = header.Flush(); !s.ok()) return s;
   const std::string& head = header_sink.data();
@@ -240,13 +284,16 @@ absl::Status SaveSnapshot(const std::string& relative_path) {
   } else {
     status = WriteSnapshotFile(job, &keys, &dirty_at_cut);
     if (close(job.fd) != 0 && status.ok()) status = ErrnoStatus("close of the RDB file failed", errno);
-    if (status.ok() && rename(temp.c_str(), path.c_str()) != 0) {
-      status = ErrnoStatus(core::Concat("Error moving temp DB file ", temp, " on the final destination ", path), errno);
+    if (status.ok()) {
+      if (int rc = io::Proactor::current()->Rename(temp.c_str(), path.c_str()); rc < 0) {
+        status = ErrnoStatus(
+            core::Concat("Error moving temp DB file ", temp, " on the final destination ", path), -rc);
+      }
     }
     if (status.ok()) {
       if (int rc = FsyncDirOf(path); rc < 0) status = ErrnoStatus("fsync of the directory failed", -rc);
     } else {
-      unlink(temp.c_str());
+      io::Proactor::current()->Unlink(temp.c_str());
     }
   }
   const double seconds =
@@ -264,10 +311,11 @@ absl::Status SaveSnapshot(const std::string& relative_path) {
   return status;
 }
 
-bool SaveInProgress() { return g_saving.load(); }
+// A BGSAVE counts from its reply on, before its fiber has started the save.
+bool SaveInProgress() { return g_saving.load() || Persistence().bgsave_in_progress.load(); }
 
 bool StartBackgroundSave() {
-  if (g_saving.load()) return false;
+  if (SaveInProgress()) return false;
   PersistenceStatus& ps = Persistence();
   g_last_bgsave_try_ms.store(shard::NowMs(), std::memory_order_relaxed);
   ps.saves.fetch_add(1, std::memory_order_relaxed);
@@ -296,7 +344,7 @@ void AbortShardSnapshot(Shard& shard) {
 }
 
 void AbortSave() {
-  if (!g_saving.load()) return;
+  if (!SaveInProgress()) return;
   LOG(WARNING) << "There is a save in progress. Stopping it!";
   g_abort.store(true);
   WaitWhileSaving();
@@ -304,7 +352,7 @@ void AbortSave() {
 }
 
 void WaitWhileSaving() {
-  while (g_saving.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
+  while (SaveInProgress()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
 }
 
 bool WritesDeniedByDiskError() {
@@ -321,7 +369,7 @@ uint64_t SumShardDirty() {
 }
 
 void SaveCron() {
-  if (g_saving.load() || Persistence().loading.load()) return;
+  if (SaveInProgress() || Persistence().loading.load()) return;
   if (g_bgsave_scheduled.exchange(false)) {
     StartBackgroundSave();
     return;

@@ -121,9 +121,10 @@ CompactValue Db::Take(Iterator it, std::string_view key, uint64_t hash, int64_t*
 }
 
 Db::Iterator Db::Store(std::string_view key, uint64_t hash, CompactValue value,
-                       int64_t expire_at_ms, int64_t now_ms) {
+                       int64_t expire_at_ms, int64_t now_ms, bool* replaced) {
   bool inserted;
   Iterator it = FindOrInsert(key, hash, now_ms, &inserted);
+  if (replaced != nullptr) *replaced = !inserted;
   DropMcMeta(key, hash);
   SetExpire(it, key, hash, 0);  // before the move: the expire flag must match the expire table
   value.set_flags(0);

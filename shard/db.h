@@ -82,9 +82,10 @@ class Db {
   // RENAME and MOVE. The value keeps no flags.
   core::CompactValue Take(Iterator it, std::string_view key, uint64_t hash, int64_t* expire_at_ms);
   // Sets key to value with the deadline expire_at_ms (0: none), replacing any live or expired
-  // entry (RENAME, COPY, *STORE). Returns the entry.
+  // entry (RENAME, COPY, *STORE, loading). Returns the entry; *replaced, when given, tells
+  // whether a live key was there.
   Iterator Store(std::string_view key, uint64_t hash, core::CompactValue value,
-                 int64_t expire_at_ms, int64_t now_ms);
+                 int64_t expire_at_ms, int64_t now_ms, bool* replaced = nullptr);
   // A live key picked at random (RANDOMKEY), starting the search at the bucket `random_bits`
   // names; empty when the Db has no live key. Expired keys met on the way are removed.
   std::optional<std::string> RandomKey(uint64_t random_bits, int64_t now_ms);

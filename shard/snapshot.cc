@@ -24,7 +24,7 @@ void ShardSnapshot::Abort() {
   out_.clear();
 }
 
-void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket) {
+void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool before_change) {
   bucket.set_version(version_);
   if (out_db_ != db.index()) {
     // A new run: SELECTDB, so the records that follow load into their database wherever this
@@ -33,12 +33,13 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket) {
     core::rdb::AppendLength(&out_, uint64_t(db.index()));
     out_db_ = db.index();
   }
+  const bool compress = compression_ && !before_change;
   char scratch[core::CompactValue::kScratchSize];
   bucket.ForEach([&](Db::Iterator it) {
     const std::string_view key = it.key().GetString(scratch);
     core::RdbKeyMeta meta;
     if (it.value().HasFlag(kHasExpireFlag)) meta.expire_ms = db.ExpireAt(it, key, core::HashBytes(key));
-    core::AppendRdbKey(&out_, key, it.value(), meta, compression_);
+    core::AppendRdbKey(&out_, key, it.value(), meta, compress);
     ++keys_;
   });
 }
@@ -53,8 +54,8 @@ void ShardSnapshot::SerializeRest(Db& db) {
 bool ShardSnapshot::SerializeSome(size_t max_buckets, size_t max_bytes) {
   while (walk_db_ < Shard::kNumDbs && max_buckets > 0 && out_.size() < max_bytes) {
     Db& db = shard_->db(walk_db_);
-    walk_cursor_ =
-        db.TraverseBuckets(walk_cursor_, [&](PrimeTable::Bucket b) { SerializeBucket(db, b); });
+    walk_cursor_ = db.TraverseBuckets(
+        walk_cursor_, [&](PrimeTable::Bucket b) { SerializeBucket(db, b, /*before_change=*/false); });
     --max_buckets;
     if (walk_cursor_ == 0) ++walk_db_;
   }

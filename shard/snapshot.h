@@ -30,9 +30,12 @@ class ShardSnapshot {
   ShardSnapshot(const ShardSnapshot&) = delete;
   ShardSnapshot& operator=(const ShardSnapshot&) = delete;
 
-  // Serializes the bucket unless it already was (its version is V).
-  void SerializeBucket(Db& db, PrimeTable::Bucket bucket) {
-    if (bucket.valid() && bucket.version() < version_) SerializeBucketSlow(db, bucket);
+  // Serializes the bucket unless it already was (its version is V). Buckets serialized before a
+  // change (`before_change`) are not compressed even with rdbcompression on: that work sits in
+  // a client's command, so it is kept to copying bytes (the file mixes compressed and plain
+  // strings, which RDB allows).
+  void SerializeBucket(Db& db, PrimeTable::Bucket bucket, bool before_change = true) {
+    if (bucket.valid() && bucket.version() < version_) SerializeBucketSlow(db, bucket, before_change);
   }
   // Serializes every bucket of db not serialized yet (before FLUSHDB or SWAPDB empties or moves
   // its table).
@@ -53,7 +56,7 @@ class ShardSnapshot {
   uint64_t version() const { return version_; }
 
  private:
-  void SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket);
+  void SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool before_change);
   void Detach();
 
   Shard* shard_;

@@ -24,12 +24,14 @@ server still running is attached to the failure report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -306,13 +308,7 @@ class Server:
             pytest.fail(f"shardis binary not found at {self.binary}: build it with "
                         f"`bash scripts/build.sh release` or set SHARDIS_BIN", pytrace=False)
         for _attempt in range(3):
-            self.port = free_port()
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.log_path, "ab") as log:
-                log.write(f"\n==== starting: {' '.join(self.argv())}\n".encode())
-                log.flush()
-                self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log,
-                                             stderr=subprocess.STDOUT, cwd=self.log_dir)
+            self.spawn()
             _live_servers.append(self)
             if self._wait_ready():
                 return self
@@ -322,6 +318,18 @@ class Server:
                 break
         raise RuntimeError(f"{self.name} did not start ({' '.join(self.argv())}); "
                            f"log tail:\n{self.tail()}")
+
+    def spawn(self) -> "Server":
+        """Starts the process on a free port and returns at once (start() then waits for a
+        PONG, which a server still loading its dataset does not give)."""
+        self.port = free_port()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n==== starting: {' '.join(self.argv())}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, cwd=self.log_dir)
+        return self
 
     def _wait_ready(self) -> bool:
         deadline = time.monotonic() + START_TIMEOUT
@@ -391,6 +399,36 @@ class Server:
 
     def raw(self, timeout: float = 10.0) -> RespConn:
         return RespConn(self.port, timeout=timeout)
+
+
+@contextlib.contextmanager
+def busy_writers(srv: "Server", clients: int = 8):
+    """Threads that write to srv (pipelines of 100 SETs) until the block ends, and go away
+    quietly when the server does; yields the count of writes each had acknowledged."""
+    stop = threading.Event()
+    acked = [0] * clients
+
+    def hammer(i):
+        try:
+            c = srv.client(socket_timeout=20)
+            while not stop.is_set():
+                with c.pipeline(transaction=False) as p:
+                    for j in range(100):
+                        p.set(f"c{i}:{j}".encode(), b"x")
+                    p.execute()
+                acked[i] += 100
+        except Exception:  # the server going away mid-request is expected here
+            pass
+
+    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    try:
+        yield acked
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
 
 
 def start_target(log_dir, threads=None, shardis_args=(), redis_args=()) -> Server:

@@ -4,12 +4,11 @@ import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 
 import pytest
 
-from conftest import SHARDIS_BIN, free_port, wait_for
+from conftest import SHARDIS_BIN, busy_writers, free_port, wait_for
 
 
 def info_fields(raw, section=None) -> dict:
@@ -234,27 +233,9 @@ def test_signal_shutdown_exits_zero(server_factory, sig):
 
 def test_shutdown_with_busy_clients(server_factory):
     srv = server_factory(threads=2)
-    stop = threading.Event()
-
-    def hammer(i):
-        try:
-            c = srv.client(socket_timeout=10)
-            while not stop.is_set():
-                with c.pipeline(transaction=False) as p:
-                    for j in range(100):
-                        p.set(f"c{i}:{j}".encode(), b"x")
-                    p.execute()
-        except Exception:  # the server going away mid-request is expected here
-            pass
-
-    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    time.sleep(0.5)
-    srv.stop_and_check(signal.SIGTERM)
-    stop.set()
-    for t in threads:
-        t.join(15)
+    with busy_writers(srv, 8):
+        time.sleep(0.5)
+        srv.stop_and_check(signal.SIGTERM)
 
 
 @pytest.mark.shardis_only
