@@ -67,7 +67,7 @@ wait_ready "$redis_port" redis-server "$workdir/redis.log"
 
 shardis_port=$(free_port)
 shardis_cmd=(taskset -c "$SERVER_CPU" "$SHARDIS_BIN" --port "$shardis_port" --bind 127.0.0.1
-             --threads 1 --logtostderr)
+             --threads 1 --logtostderr --save '')
 "${shardis_cmd[@]}" >"$workdir/shardis.log" 2>&1 &
 pids+=($!)
 wait_ready "$shardis_port" shardis "$workdir/shardis.log"
@@ -124,7 +124,7 @@ echo "Commands:"
 echo
 echo '```'
 echo "${redis_cmd[*]}" | sed "s/--save  /--save '' /"
-echo "${shardis_cmd[*]}"
+echo "${shardis_cmd[*]}" | sed "s/--save \$/--save ''/"
 echo "# fill, on each server:"
 fill_cmd '<port>'
 for p in $PIPELINES; do bench_cmd '<port>' "$p"; done

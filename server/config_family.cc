@@ -13,6 +13,7 @@
 #include "server/command_stats.h"
 #include "server/config_registry.h"
 #include "server/config_rewrite.h"
+#include "server/persistence_status.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
@@ -33,6 +34,7 @@ void ConfigGet(ArgSlice args, ConnContext& ctx) {
     const bool exact = args[i].find_first_of("*?[\\") == std::string_view::npos;
     for (size_t j = 0; j < params.size(); ++j) {
       if (!shown[j].empty()) continue;
+      if (params[j].hidden && !exact) continue;  // as Redis: only by its exact name
       if (exact ? core::EqualsIgnoreCase(args[i], params[j].name)
                 : core::GlobMatch(args[i], params[j].name, /*nocase=*/true)) {
         shown[j] = exact ? args[i] : params[j].name;
@@ -72,6 +74,12 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
       if (c.param == p) return failed(args[i], "duplicate parameter");
     }
     if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
+    if (p->is_protected && !ProtectedConfigAllowed(ctx.conn.addr)) {
+      return failed(args[i], "can't set protected config");
+    }
+    if (p->deny_loading && Persistence().loading.load(std::memory_order_relaxed)) {
+      return ctx.rb.Error("LOADING Redis is loading the dataset in memory");
+    }
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, args[i + 1]);
     if (!v.ok()) return failed(args[i], std::string(v.status().message()));
     if (p->check) {

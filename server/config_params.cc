@@ -1,7 +1,6 @@
 // Every CONFIG parameter, one line each (see config_registry.h). Mutable ones read and write
 // runtime state that is safe across threads; read-only ones show a fixed value or a start-up flag.
 #include <gflags/gflags.h>
-#include <unistd.h>
 
 #include <string>
 
@@ -13,6 +12,7 @@
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
 #include "server/latency_monitor.h"
+#include "server/persistence_config.h"
 #include "server/slowlog.h"
 #include "server/tcp_keepalive.h"
 #include "shard/memory_limit.h"
@@ -21,19 +21,96 @@
 DEFINE_string(maxmemory, "",
               "memory limit for data, in bytes or with Redis units (100mb, 1gb); 0 = none; "
               "unset = 80% of the cgroup memory limit, if any");
+DEFINE_string(enable_protected_configs, "no",
+              "whether CONFIG SET may change dir and dbfilename: no, yes, or local (only from a "
+              "loopback client), as Redis' enable-protected-configs");
 DEFINE_string(maxmemory_policy, "noeviction",
               "what a write does over maxmemory: noeviction, allkeys-random, volatile-random, "
               "volatile-ttl, allkeys-lru/lfu, volatile-lru/lfu (see README)");
 
+namespace {
+
+bool ValidProtectedConfigs(const char*, const std::string& value) {
+  return value == "no" || value == "yes" || value == "local";
+}
+
+}  // namespace
+
+DEFINE_validator(enable_protected_configs, ValidProtectedConfigs);
+
 namespace shardis::server {
+
+bool ProtectedConfigAllowed(std::string_view peer_addr) {
+  if (FLAGS_enable_protected_configs == "yes") return true;
+  if (FLAGS_enable_protected_configs != "local") return false;
+  // Redis' islocalClient: the peer's address is exactly 127.0.0.1 or ::1 (addr is "ip:port").
+  const std::string_view ip = peer_addr.substr(0, peer_addr.rfind(':'));
+  return ip == "127.0.0.1" || ip == "::1";
+}
 
 namespace {
 
 using shard::MemoryLimit;
 
-std::string Cwd() {
-  char cwd[4096];
-  return getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "";
+constexpr std::string_view kProtectedConfigChoices[] = {"no", "yes", "local"};
+
+// A string parameter whose values `validate` checks.
+ConfigParam ValidatedString(std::string_view name, std::string_view flag,
+                            std::function<absl::Status(std::string_view)> validate,
+                            std::function<std::string()> get,
+                            std::function<void(std::string_view)> set) {
+  ConfigParam p = MutableString(name, flag, std::move(get), std::move(set));
+  p.validate = std::move(validate);
+  return p;
+}
+
+// The snapshot parameters (persistence_config.h), with Redis 7.0's names, defaults and checks.
+void RegisterPersistenceParams(ConfigRegistry& r) {
+  ConfigParam dir = ValidatedString("dir", "dir", ValidateDir, Dir, SetDir);
+  dir.is_protected = true;
+  dir.deny_loading = true;
+  r.Add(std::move(dir));
+  ConfigParam dbfilename = ValidatedString("dbfilename", "dbfilename", ValidateDbFilename,
+                                           RdbFilename, SetRdbFilename);
+  dbfilename.is_protected = true;
+  r.Add(std::move(dbfilename));
+  ConfigParam save = ValidatedString(
+      "save", "save", [](std::string_view v) { return ParseSaveRules(v).status(); },
+      [] { return FormatSaveRules(SaveRules()); },
+      [](std::string_view v) { SetSaveRules(*ParseSaveRules(v)); });
+  save.accumulates = true;
+  r.Add(std::move(save));
+
+  r.Add(MutableBool("rdbcompression", "rdbcompression", RdbCompression, SetRdbCompression));
+  r.Add(ReadOnlyFlag("rdbchecksum", "rdbchecksum", ConfigType::kBool));
+  r.Add(MutableBool("stop-writes-on-bgsave-error", "stop_writes_on_bgsave_error",
+                    StopWritesOnBgsaveError, SetStopWritesOnBgsaveError));
+  r.Add(MutableBool("rdb-save-incremental-fsync", "rdb_save_incremental_fsync",
+                    RdbSaveIncrementalFsync, SetRdbSaveIncrementalFsync));
+  r.Add(MutableBool("rdb-del-sync-files", "rdb_del_sync_files", RdbDelSyncFiles,
+                    SetRdbDelSyncFiles));
+  // Redis' hidden test knobs, with its bounds (an int).
+  for (ConfigParam knob :
+       {MutableInt("rdb-key-save-delay", "rdb_key_save_delay", INT32_MIN, INT32_MAX,
+                   RdbKeySaveDelayUs, SetRdbKeySaveDelayUs),
+        MutableInt("key-load-delay", "key_load_delay", INT32_MIN, INT32_MAX, KeyLoadDelayUs,
+                   SetKeyLoadDelayUs)}) {
+    knob.hidden = true;
+    r.Add(std::move(knob));
+  }
+
+  ConfigParam protected_configs =
+      ReadOnlyFlag("enable-protected-configs", "enable_protected_configs", ConfigType::kEnum);
+  protected_configs.choices = kProtectedConfigChoices;
+  r.Add(std::move(protected_configs));
+
+  // The append-only file's parameters, fixed until shardis has an AOF (Redis can change
+  // aof-use-rdb-preamble; the names are immutable there too).
+  r.Add(ReadOnly("appendfilename", "appendonly.aof"));
+  r.Add(ReadOnly("appenddirname", "appendonlydir"));
+  r.Add(ReadOnly("aof-use-rdb-preamble", "yes"));
+  // No fork, so no child to pin (Redis: immutable, empty unless set at start).
+  r.Add(ReadOnly("bgsave_cpulist", ""));
 }
 
 }  // namespace
@@ -94,6 +171,8 @@ void RegisterConfigParams(ConfigRegistry& r) {
     r.Add(std::move(p));
   }
 
+  RegisterPersistenceParams(r);
+
   // --- Start-up flags, read-only at runtime.
   r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
   r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
@@ -104,8 +183,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("cluster-enabled", "no"));
   r.Add(ReadOnly("daemonize", "no"));
   r.Add(ReadOnly("databases", core::Concat(shard::Shard::kNumDbs)));
-  r.Add(ReadOnly("dbfilename", "dump.rdb"));
-  r.Add(ReadOnlyFn("dir", Cwd));
   r.Add(ReadOnly("enable-debug-command", "yes"));
   r.Add(ReadOnly("hz", "10"));
   r.Add(ReadOnly("io-threads", "1"));
@@ -113,7 +190,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("maxmemory-eviction-tenacity", "10"));
   r.Add(ReadOnly("notify-keyspace-events", ""));
   r.Add(ReadOnly("replica-read-only", "yes"));
-  r.Add(ReadOnly("save", ""));
 }
 
 }  // namespace shardis::server

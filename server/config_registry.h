@@ -35,6 +35,18 @@ struct ConfigParam {
   std::string_view flag;  // the gflag it maps to, e.g. "maxmemory_policy"; empty for none
   ConfigType type = ConfigType::kString;
   bool is_mutable = false;  // CONFIG SET may change it
+  // Redis' PROTECTED_CONFIG (dir, dbfilename: together they let a client write a file anywhere):
+  // CONFIG SET changes it only as enable-protected-configs allows ("can't set protected config").
+  bool is_protected = false;
+  // Redis' DENY_LOADING_CONFIG (dir): CONFIG SET answers -LOADING while a snapshot loads.
+  bool deny_loading = false;
+  // Redis' HIDDEN_CONFIG (test knobs): CONFIG GET shows it only when asked by its exact name.
+  bool hidden = false;
+  // Redis' `save`: a list. In a config file each line adds to the lines before it (the file's
+  // first line replaces the default, an empty value clears), and a value from a file, a flag or a
+  // SHARDIS_ variable is split as Redis splits a config line (runs of blanks, quotes), while
+  // CONFIG SET splits at single spaces.
+  bool accumulates = false;
   int64_t min = std::numeric_limits<int64_t>::min();  // kInt and kMemory bounds
   int64_t max = std::numeric_limits<int64_t>::max();
   std::span<const std::string_view> choices;  // kEnum, in the order Redis' error text lists them
@@ -84,6 +96,10 @@ class ConfigRegistry {
 // The process' registry, filled once at start (RegisterConfigParams) and read-only afterwards.
 ConfigRegistry& Config();
 void RegisterConfigParams(ConfigRegistry& r);
+
+// Whether enable-protected-configs lets a client at `peer_addr` ("ip:port") CONFIG SET a
+// protected parameter.
+bool ProtectedConfigAllowed(std::string_view peer_addr);
 
 // One-line registrations. get/set for int, memory and bool take and give int64_t.
 ConfigParam MutableInt(std::string_view name, std::string_view flag, int64_t min, int64_t max,

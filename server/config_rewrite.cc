@@ -63,6 +63,9 @@ std::string ConfigFileValue(const ConfigParam& p, const std::string& value) {
   if (p.type == ConfigType::kMemory && core::ParseInt64(value, &bytes)) {
     return FormatMemoryUnits(bytes);
   }
+  // A list (save) as its words, which Redis also reads back from one line: `save 300 3 400 4`.
+  // Empty stays `save ""`: a missing line would bring the default back.
+  if (p.accumulates && !value.empty()) return value;
   return Quote(value);
 }
 

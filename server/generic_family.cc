@@ -23,6 +23,7 @@
 #include "server/connection_state.h"
 #include "core/value_object.h"
 #include "server/key_lookup.h"
+#include "server/persistence_config.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
@@ -270,8 +271,8 @@ void CmdRandomKey(ArgSlice, ConnContext& ctx) {
 void CmdDump(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = LookupRead(ctx, args[1]);
   if (!Db::Found(it)) return ctx.rb.Null();
-  // shardis has no rdbcompression setting: LZF on, Redis' default.
-  ctx.rb.Bulk(core::CreateDumpPayload(it.value(), /*compression=*/true));
+  // As Redis: rdbcompression decides whether long strings in the payload are LZF-compressed.
+  ctx.rb.Bulk(core::CreateDumpPayload(it.value(), RdbCompression()));
 }
 
 // Redis 7.0's restoreCommand, checks in its order: options, BUSYKEY, TTL, payload.

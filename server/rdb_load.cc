@@ -14,6 +14,7 @@
 #include "core/rdb_reader.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/persistence_config.h"
 #include "server/persistence_status.h"
 #include "shard/shard_set.h"
 
@@ -131,6 +132,7 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
   auto next_progress = std::chrono::steady_clock::now() + kProgressPeriod;
   absl::Status status;
   uint64_t routed = 0;
+  const int64_t key_delay_us = KeyLoadDelayUs();  // Redis' key-load-delay: tests make a load last
   for (;;) {
     KeyRecord rec;
     rec.offset = reader.offset();
@@ -149,6 +151,7 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
     batch_bytes[sid] += rec.entry.key.size() + rec.entry.payload.size() + 64;
     batches[sid].push_back(std::move(rec));
     ++routed;
+    if (key_delay_us > 0) self->SleepFor(std::chrono::microseconds(key_delay_us));
     if (batch_bytes[sid] >= kBatchBytes || batches[sid].size() >= kBatchKeys) send(sid);
     if ((routed & 1023) == 0) {
       ps.loading_loaded_bytes.store(reader.offset(), std::memory_order_relaxed);

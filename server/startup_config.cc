@@ -35,6 +35,18 @@ absl::Status SplitLine(const std::string& line, std::vector<std::string>* out) {
   return absl::OkStatus();
 }
 
+// The value of a list parameter (ConfigParam::accumulates) from a file, flag or variable: its
+// words, split as Redis splits a config line, joined by single spaces as CONFIG SET takes them.
+std::string ListValue(const ConfigParam* p, const std::string& value) {
+  if (p == nullptr || !p->accumulates) return value;
+  if (value.find_first_not_of(" \t") == std::string::npos) return "";  // blanks: no words
+  std::vector<std::string> words;
+  if (!SplitLine(value, &words).ok()) return value;  // left to the parameter's check to refuse
+  std::string joined;
+  for (const std::string& w : words) core::Append(&joined, joined.empty() ? "" : " ", w);
+  return joined;
+}
+
 bool FlagExists(const std::string& name) {
   gflags::CommandLineFlagInfo info;
   return gflags::GetCommandLineFlagInfo(name.c_str(), &info);
@@ -45,7 +57,7 @@ bool FlagExists(const std::string& name) {
 std::string SetFlag(const std::string& flag, const std::string& value) {
   std::string canonical = value;
   if (const ConfigParam* p = Config().FindByFlag(flag)) {
-    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, value);
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, ListValue(p, value));
     if (!v.ok()) return std::string(v.status().message());
     canonical = ConfigRegistry::Format(*p, *v);
   }
@@ -83,6 +95,16 @@ absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
       flag = name;
       for (char& c : flag) c = c == '-' ? '_' : c;
       if (!FlagExists(flag)) return fail(core::Concat("unknown directive '", args[0], "'"));
+    }
+    if (p != nullptr && p->accumulates) {
+      // As Redis 7.0: a later line adds its words to the earlier lines' (the first line of the
+      // file replaces the default); an empty value clears what the lines before it gave.
+      value = ListValue(p, value);
+      std::string earlier;
+      if (sources->contains(flag) && !value.empty() &&
+          gflags::GetCommandLineOption(flag.c_str(), &earlier) && !earlier.empty()) {
+        value = core::Concat(earlier, " ", value);
+      }
     }
     if (!flag.empty()) {
       if (std::string err = SetFlag(flag, value); !err.empty()) {
@@ -206,7 +228,7 @@ absl::Status ApplyConfigFlags() {
     if (p.flag.empty() || !p.set) continue;
     std::string value;
     if (!gflags::GetCommandLineOption(std::string(p.flag).c_str(), &value)) continue;
-    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(p, value);
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(p, ListValue(&p, value));
     if (!v.ok()) {
       return absl::InvalidArgumentError(
           core::Concat("--", p.flag, "=", value, ": ", v.status().message()));

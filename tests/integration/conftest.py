@@ -292,8 +292,9 @@ class Server:
         if self.kind == "shardis":
             # --maxmemory=0: like the reference redis-server, whatever cgroup the tests run in
             # (unset, shardis derives it from the cgroup memory limit).
+            # --save=: no snapshots, as the reference runs with --save "".
             argv = [self.binary, f"--port={self.port}", "--bind=127.0.0.1", "--logtostderr",
-                    "--maxmemory=0"]
+                    "--maxmemory=0", "--save="]
             if self.threads is not None:
                 argv.append(f"--threads={self.threads}")
         else:

@@ -166,6 +166,26 @@ def test_big_lzf_strings(server, r, reference):
         assert rc.get(b"back:" + k) == v
 
 
+def test_dump_follows_rdbcompression(server, r, reference):
+    # As Redis: DUMP compresses long strings only while rdbcompression is yes.
+    rc = reference.client(decode_responses=False)
+    v = b"the quick brown fox " * 100
+    try:
+        for c in (r, rc):
+            c.set(b"fox", v)
+            c.config_set("rdbcompression", "no")
+        assert r.dump(b"fox") == rc.dump(b"fox")
+        assert len(r.dump(b"fox")) > len(v)
+        for c in (r, rc):
+            c.config_set("rdbcompression", "yes")
+        assert len(r.dump(b"fox")) < len(v)
+        assert rc.restore(b"fox2", 0, r.dump(b"fox")) == b"OK" and rc.get(b"fox2") == v
+    finally:
+        for c in (r, rc):
+            c.config_set("rdbcompression", "yes")
+            c.delete(b"fox", b"fox2")
+
+
 def test_many_keys_over_shards(server, r, reference):
     rc = reference.client(decode_responses=False)
     rc.rpush("l", "a", "b", "c")
