@@ -33,12 +33,9 @@ restore_nice() { [ -z "${old_nice:-}" ] || echo "$old_nice" >/proc/self/autogrou
 
 # No save schedule on the servers (a BGSAVE in the middle of a measurement would change it, and a
 # save at SIGTERM leaves a dump.rdb that the next server started in that directory loads):
-# redis-server runs with --save ''; shardis takes CONFIG SET save "" once the parameter is
-# writable (see no_save_schedule), and until then reads STUB_SAVE=0 in the stub of
-# server/persistence_config.cc (harmless once the stub is gone).
-export STUB_SAVE=0
+# redis-server runs with --save ''; shardis gets CONFIG SET save "" as soon as it answers.
 no_save_schedule() {  # PORT
-  redis-cli -p "$1" config set save "" >/dev/null 2>&1 || true
+  redis-cli -p "$1" config set save "" >/dev/null
 }
 
 # note TEXT: a progress line on stderr, with the seconds since $started.

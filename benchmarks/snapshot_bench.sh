@@ -29,7 +29,7 @@
 # files are deleted (KEEP=1 keeps the work directory's files).
 #
 # The save schedule is off on both servers (redis-server --save ''; shardis: CONFIG SET save "",
-# and STUB_SAVE=0 for the stub of server/persistence_config.cc until the `save` parameter lands),
+# as soon as it answers),
 # so that no save but ours runs; the script checks rdb_saves around the runs without BGSAVE.
 #
 # Environment (defaults in parentheses):
@@ -238,7 +238,7 @@ report=$workdir/report.md
   echo
   echo '```'
   echo "N=$N VALUE_SIZE=$VALUE_SIZE RANDOM_VALUE=$RANDOM_VALUE SHARDIS_THREADS=$SHARDIS_THREADS CONNECTIONS=$CONNECTIONS WRITER_PIPELINE=$WRITER_PIPELINE${NICE:+ NICE=$NICE} bash benchmarks/snapshot_bench.sh"
-  echo "# each server in an empty directory of its own (<dir>), on a free port, from a copy of its binary; STUB_SAVE=0 in the environment"
+  echo "# each server in an empty directory of its own (<dir>), on a free port, from a copy of its binary"
   for k in $SERVERS; do echo "${SHOWN_CMD[$k]}"; done
   echo "redis-cli -p <port> config set save ''"
   echo "$lg $(loadgen_cmd --fill --pipeline 16)"

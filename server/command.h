@@ -72,6 +72,8 @@ enum CommandFlag : uint32_t {
   kNoAuth = 1 << 9,
   kAllowBusy = 1 << 10,    // Redis runs it while a script is busy (MULTI/WATCH/QUIT/...)
   kSkipSlowlog = 1 << 11,  // EXEC: its commands are logged one by one instead
+  kNoAsyncLoading = 1 << 12,  // refused during an async (replica) load: shown, nothing else yet
+  kNoMulti = 1 << 13,         // refused inside MULTI (QueueInMulti)
 };
 // COMMAND INFO also shows "blocking" for commands in the blocking ACL category and
 // "movablekeys" for those with a key finder (CommandSpec::key_finder).

@@ -43,7 +43,8 @@ void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags, std::string_view acl_cat
   };
   static constexpr std::pair<uint32_t, std::string_view> kAfterBlocking[] = {
       {kLoading, "loading"}, {kStale, "stale"},     {kSkipSlowlog, "skip_slowlog"},
-      {kFast, "fast"},       {kNoAuth, "no_auth"},
+      {kFast, "fast"},       {kNoAuth, "no_auth"},   {kNoAsyncLoading, "no_async_loading"},
+      {kNoMulti, "no_multi"},
   };
   for (const auto& [bit, name] : kBeforeBlocking) {
     if (flags & bit) names.push_back(name);

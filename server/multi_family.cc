@@ -195,7 +195,7 @@ bool QueueInMulti(const CommandSpec* spec, ArgSlice args, ConnContext& ctx) {
       name == "quit" || name == "reset") {
     return false;
   }
-  if (name == "save" || name == "shutdown") {  // Redis' NO_MULTI commands
+  if (spec->flags & kNoMulti) {
     ctx.conn.multi.aborted = true;
     ctx.rb.Error("ERR Command not allowed inside a transaction");
     return true;

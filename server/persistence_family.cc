@@ -155,13 +155,15 @@ void MarkShutdownPrepared() { g_shutdown_prepared.store(true); }
 bool ShutdownPrepared() { return g_shutdown_prepared.load(); }
 
 void RegisterPersistenceFamily(CommandRegistry* r) {
-  r->Register({.name = "save", .arity = 1, .flags = kAdmin | kNoScript, .keys = kNoKeys,
+  r->Register({.name = "save", .arity = 1,
+               .flags = kAdmin | kNoScript | kNoAsyncLoading | kNoMulti, .keys = kNoKeys,
                .acl_categories = "admin slow dangerous", .on_conn = CmdSave,
                .docs = {.group = "server", .since = "1.0.0",
                         .complexity = "O(N) where N is the total number of keys in all databases",
                         .summary = "Writes a point-in-time snapshot of every database to the RDB "
                                    "file and waits for it."}});
-  r->Register({.name = "bgsave", .arity = -1, .flags = kAdmin | kNoScript, .keys = kNoKeys,
+  r->Register({.name = "bgsave", .arity = -1, .flags = kAdmin | kNoScript | kNoAsyncLoading,
+               .keys = kNoKeys,
                .acl_categories = "admin slow dangerous", .on_conn = CmdBgsave,
                .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Starts writing a point-in-time snapshot of every database to "
@@ -172,7 +174,8 @@ void RegisterPersistenceFamily(CommandRegistry* r) {
                         .summary = "Returns the Unix time of the last successful save.",
                         .tips = "nondeterministic_output"}});
   r->Register({.name = "shutdown", .arity = -1,
-               .flags = kAdmin | kNoScript | kLoading | kStale | kAllowBusy, .keys = kNoKeys,
+               .flags = kAdmin | kNoScript | kLoading | kStale | kNoMulti | kAllowBusy,
+               .keys = kNoKeys,
                .acl_categories = "admin slow dangerous", .on_conn = CmdShutdown,
                .docs = {.group = "server", .since = "1.0.0",
                         .complexity = "O(N) when saving, where N is the total number of keys in "

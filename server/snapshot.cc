@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <time.h>
 #include <vector>
 
@@ -78,6 +79,9 @@ struct SaveJob {
     int error = 0;  // errno of a failed write
   };
 
+  std::string path;  // absolute: a CONFIG SET dir during the save must not move the rename
+  std::string temp;  // temp-<pid>.rdb next to it
+  std::chrono::steady_clock::time_point start;
   int fd = -1;
   bool compression = true;
   bool checksum = true;
@@ -206,40 +210,35 @@ bool CombineChecksums(const SaveJob& job, uint64_t header_crc, uint64_t start, u
   return at == end;
 }
 
-// The body of SaveSnapshot once the temp file is open.
-absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_cut) {
-  io::Proactor* p = io::Proactor::current();
-  const unsigned n = shard::shard_set->size();
-  job.shards.resize(n);
+// The cut: one step on every shard, holding every key, where each shard attaches its snapshot.
+void TakeCut(SaveJob& job) {
+  job.shards.resize(shard::shard_set->size());
+  shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+  tx.Run(
+      [&](shard::TxShard& t) {
+        SaveJob::PerShard& mine = job.shards[t.shard.id()];
+        mine.dirty_at_cut = t.shard.stats().dirty;
+        mine.used_memory = t.shard.used_memory();
+        for (int db = 0; db < Shard::kNumDbs; ++db) {
+          mine.db_keys[db] = t.shard.db(db).size();
+          mine.db_expires[db] = t.shard.db(db).expires_count();
+        }
+        t.shard.set_snapshot(new ShardSnapshot(&t.shard, job.compression));
+      },
+      /*conclude=*/true);
+}
 
-  // The cut: one step on every shard, holding every key.
-  {
-    shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
-    tx.Run(
-        [&](shard::TxShard& t) {
-          SaveJob::PerShard& mine = job.shards[t.shard.id()];
-          mine.dirty_at_cut = t.shard.stats().dirty;
-          mine.used_memory = t.shard.used_memory();
-          for (int db = 0; db < Shard::kNumDbs; ++db) {
-            mine.db_keys[db] = t.shard.db(db).size();
-            mine.db_expires[db] = t.shard.db(db).expires_count();
-          }
-          t.shard.set_snapshot(new ShardSnapshot(&t.shard, job.compression));
-        },
-        /*conclude=*/true);
-  }
-  // The header is written while the shards serialize: its size is known, its contents are not
-  // needed by them.
+// The signature, aux fields and a SELECTDB+RESIZEDB per database with keys at the cut (each
+// piece has its own SELECTDB; the hints let a loader size its tables once).
+absl::StatusOr<std::string> HeaderBytes(const SaveJob& job) {
   size_t used_memory = 0;
   for (const SaveJob::PerShard& s : job.shards) used_memory += s.used_memory;
-  core::StringSink header_sink;
-  core::RdbWriter header(&header_sink, {.compression = job.compression, .checksum = job.checksum});
+  core::StringSink sink;
+  core::RdbWriter header(&sink, {.compression = job.compression, .checksum = job.checksum});
   if (absl::Status s = header.WriteHeader(core::StandardRdbAux(kRedisVersion, time(nullptr), used_memory));
       !s.ok()) {
     return s;
   }
-  // RESIZEDB hints up front, per database with keys (each piece then has its own SELECTDB):
-  // a loader sizes its tables once instead of growing them.
   for (int db = 0; db < Shard::kNumDbs; ++db) {
     uint64_t keys = 0, expires = 0;
     for (const SaveJob::PerShard& s : job.shards) {
@@ -250,11 +249,23 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
     if (absl::Status s = header.SelectDb(uint32_t(db), keys, expires); !s.ok()) return s;
   }
   if (absl::Status s = header.Flush(); !s.ok()) return s;
-  const std::string& head = header_sink.data();
+  return std::move(sink.data());
+}
+
+// Everything after the cut, until the temp file is complete and on disk.
+absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_cut) {
+  io::Proactor* p = io::Proactor::current();
+  absl::StatusOr<std::string> header = HeaderBytes(job);
+  if (!header.ok()) {
+    // The shards' snapshots are attached: they must still run (and are told to stop at once).
+    job.failed.store(true);
+  }
+  const std::string head = header.ok() ? *std::move(header) : std::string();
   job.next_offset.store(head.size(), std::memory_order_relaxed);
 
   shard::shard_set->AwaitAllInFibers([&](Shard& shard) { WriteShardPart(shard, job); });
 
+  if (!header.ok()) return header.status();
   *keys = 0;
   *dirty_at_cut = 0;
   for (const SaveJob::PerShard& s : job.shards) {
@@ -282,55 +293,63 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status SaveSnapshot(const std::string& relative_path) {
+// The first half of a save, in the caller's fiber: the temp file and the cut. A BGSAVE replies
+// after it, so the snapshot holds every write acknowledged before that reply and none after, as
+// Redis' fork does.
+absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_path) {
   if (g_saving.exchange(true)) {
     return absl::FailedPreconditionError("Background save already in progress");
   }
-  const auto start = std::chrono::steady_clock::now();
-  // Absolute from here on: a CONFIG SET dir during the save changes the process' working
-  // directory, and the temp file must be renamed where it was made.
-  char cwd_buf[4096];
-  const std::string path = relative_path.starts_with('/') || getcwd(cwd_buf, sizeof(cwd_buf)) == nullptr
-                               ? relative_path
-                               : core::Concat(cwd_buf, "/", relative_path);
-  // As Redis: temp-<pid>.rdb next to the file, renamed over it only once complete and on disk.
-  const size_t slash = path.rfind('/');
-  const std::string temp = core::Concat(slash == std::string::npos ? "" : path.substr(0, slash + 1),
-                                        "temp-", getpid(), ".rdb");
-  SaveJob job;
-  job.compression = RdbCompression();
-  job.checksum = RdbChecksum();
-  job.key_delay_us = RdbKeySaveDelayUs();
-  absl::Status status;
+  auto job = std::make_unique<SaveJob>();
+  job->start = std::chrono::steady_clock::now();
+  char cwd[4096];
+  job->path = relative_path.starts_with('/') || getcwd(cwd, sizeof(cwd)) == nullptr
+                  ? relative_path
+                  : core::Concat(cwd, "/", relative_path);
+  const size_t slash = job->path.rfind('/');
+  job->temp = core::Concat(slash == std::string::npos ? "" : job->path.substr(0, slash + 1),
+                           "temp-", getpid(), ".rdb");
+  job->compression = RdbCompression();
+  job->checksum = RdbChecksum();
+  job->key_delay_us = RdbKeySaveDelayUs();
+  job->fd = open(job->temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (job->fd < 0) {
+    const absl::Status status =
+        ErrnoStatus(core::Concat("Failed opening the temp RDB file ", job->temp, " for saving"), errno);
+    LOG(WARNING) << "saving the DB failed: " << status.message();
+    g_saving.store(false);
+    return status;
+  }
+  TakeCut(*job);
+  return job;
+}
+
+// The second half: serialize, write, fsync, rename, fsync the directory.
+absl::Status FinishSave(SaveJob* job) {
   uint64_t keys = 0, dirty_at_cut = 0;
-  job.fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (job.fd < 0) {
-    status = ErrnoStatus(core::Concat("Failed opening the temp RDB file ", temp, " for saving"), errno);
-  } else {
-    status = WriteSnapshotFile(job, &keys, &dirty_at_cut);
-    if (close(job.fd) != 0 && status.ok()) status = ErrnoStatus("close of the RDB file failed", errno);
-    if (status.ok()) {
-      if (int rc = io::Proactor::current()->Rename(temp.c_str(), path.c_str()); rc < 0) {
-        status = ErrnoStatus(
-            core::Concat("Error moving temp DB file ", temp, " on the final destination ", path), -rc);
-      }
-    }
-    if (status.ok()) {
-      if (int rc = FsyncDirOf(path); rc < 0) status = ErrnoStatus("fsync of the directory failed", -rc);
-    } else {
-      io::Proactor::current()->Unlink(temp.c_str());
+  absl::Status status = WriteSnapshotFile(*job, &keys, &dirty_at_cut);
+  if (close(job->fd) != 0 && status.ok()) status = ErrnoStatus("close of the RDB file failed", errno);
+  io::Proactor* p = io::Proactor::current();
+  if (status.ok()) {
+    if (int rc = p->Rename(job->temp.c_str(), job->path.c_str()); rc < 0) {
+      status = ErrnoStatus(
+          core::Concat("Error moving temp DB file ", job->temp, " on the final destination ", job->path),
+          -rc);
     }
   }
+  if (status.ok()) {
+    if (int rc = FsyncDirOf(job->path); rc < 0) status = ErrnoStatus("fsync of the directory failed", -rc);
+  } else {
+    p->Unlink(job->temp.c_str());
+  }
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - job->start).count();
   if (status.ok()) {
     PersistenceStatus& ps = Persistence();
     ps.dirty_at_last_save.store(dirty_at_cut, std::memory_order_relaxed);
     ps.last_save_time.store(time(nullptr), std::memory_order_relaxed);
     ps.last_bgsave_ok.store(true, std::memory_order_relaxed);
-    LOG(INFO) << "DB saved on disk: " << keys << " keys in " << seconds << " s, " << path;
+    LOG(INFO) << "DB saved on disk: " << keys << " keys in " << seconds << " s, " << job->path;
   } else {
     LOG(WARNING) << "saving the DB failed: " << status.message();
   }
@@ -338,7 +357,15 @@ absl::Status SaveSnapshot(const std::string& relative_path) {
   return status;
 }
 
-// A BGSAVE counts from its reply on, before its fiber has started the save.
+}  // namespace
+
+absl::Status SaveSnapshot(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<SaveJob>> job = BeginSave(path);
+  if (!job.ok()) return job.status();
+  return FinishSave(job->get());
+}
+
+// A BGSAVE counts from its reply on.
 bool SaveInProgress() { return g_saving.load() || Persistence().bgsave_in_progress.load(); }
 
 bool StartBackgroundSave() {
@@ -348,20 +375,29 @@ bool StartBackgroundSave() {
   ps.saves.fetch_add(1, std::memory_order_relaxed);
   ps.bgsave_in_progress.store(true);
   ps.bgsave_start_ms.store(shard::NowMs());
-  LOG(INFO) << "Background saving started";
-  const bool launched = io::Proactor::current()->Launch([] {
+  auto finish = [](absl::Status status) {
     PersistenceStatus& ps = Persistence();
-    const absl::Status status = SaveSnapshot(RdbFilename());
-    // A save that found another one running did not happen: it changes nothing here.
-    if (!absl::IsFailedPrecondition(status)) {
-      ps.last_bgsave_ok.store(status.ok());
-      ps.last_bgsave_time_sec.store((shard::NowMs() - ps.bgsave_start_ms.load()) / 1000);
-    }
+    // A save stopped on purpose (FLUSHALL, SHUTDOWN) is not a failure, as Redis' child killed
+    // with SIGUSR1 is not.
+    if (!absl::IsAborted(status)) ps.last_bgsave_ok.store(status.ok());
+    ps.last_bgsave_time_sec.store((shard::NowMs() - ps.bgsave_start_ms.load()) / 1000);
     ps.bgsave_in_progress.store(false);
     if (status.ok()) LOG(INFO) << "Background saving terminated with success";
-  });
-  if (!launched) ps.bgsave_in_progress.store(false);
-  return launched;
+  };
+  absl::StatusOr<std::unique_ptr<SaveJob>> begun = BeginSave(RdbFilename());
+  if (!begun.ok()) {
+    // Redis' fork failing is an error reply; a temp file that cannot be made is a failed save.
+    finish(begun.status());
+    return !absl::IsFailedPrecondition(begun.status());
+  }
+  LOG(INFO) << "Background saving started";
+  // The fiber owns the job (std::function needs a copyable callable). The shards' snapshots are
+  // attached: without a fiber the rest of the save runs here, before the reply.
+  std::shared_ptr<SaveJob> job(std::move(*begun));
+  if (!io::Proactor::current()->Launch([job, finish] { finish(FinishSave(job.get())); })) {
+    finish(FinishSave(job.get()));
+  }
+  return true;
 }
 
 void ScheduleBackgroundSave() { g_bgsave_scheduled.store(true); }
