@@ -609,8 +609,46 @@ absl::Status ReadRdbValue(RdbInput& in, uint8_t type, int version, CompactValue*
   return Corrupt(in.offset(), Cat({"unknown value type ", Num(type)}));
 }
 
+namespace {
+
+// The bytes of a payload that is exactly one string with a plain length (no integer or LZF
+// encoding), or nullopt.
+std::optional<std::string_view> PlainRdbString(std::string_view payload) {
+  if (payload.empty()) return std::nullopt;
+  const auto byte = [&](size_t i) { return uint64_t(static_cast<unsigned char>(payload[i])); };
+  const uint8_t first = static_cast<uint8_t>(byte(0));
+  uint64_t len = 0;
+  size_t header = 0;
+  if ((first >> 6) == rdb::k6BitLen) {
+    len = first & 0x3f;
+    header = 1;
+  } else if ((first >> 6) == rdb::k14BitLen) {
+    if (payload.size() < 2) return std::nullopt;
+    len = (uint64_t(first & 0x3f) << 8) | byte(1);
+    header = 2;
+  } else if (first == rdb::k32BitLen || first == rdb::k64BitLen) {
+    header = first == rdb::k32BitLen ? 5 : 9;
+    if (payload.size() < header) return std::nullopt;
+    for (size_t i = 1; i < header; ++i) len = (len << 8) | byte(i);
+  } else {
+    return std::nullopt;  // an encoded string: the reader decodes it
+  }
+  if (payload.size() - header != len) return std::nullopt;
+  return payload.substr(header);
+}
+
+}  // namespace
+
 absl::Status DecodeRdbValue(uint8_t type, int version, std::string_view payload,
                             CompactValue* out, bool* empty) {
+  // Most keys of a cache are plain strings: their bytes are taken as they are, with no reader.
+  if (type == rdb::kTypeString) {
+    if (std::optional<std::string_view> s = PlainRdbString(payload)) {
+      *empty = false;
+      *out = CompactValue::FromString(*s);
+      return absl::OkStatus();
+    }
+  }
   StringSource src(payload);
   RdbInput in(&src, std::min(payload.size(), RdbInput::kDefaultBufferSize));
   if (absl::Status s = ReadRdbValue(in, type, version, out, empty); !s.ok()) return s;
