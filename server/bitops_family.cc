@@ -63,12 +63,15 @@ void CmdSetBit(ArgSlice args, ShardContext& ctx) {
   }
   Db::Iterator it = LookupWrite(ctx, args[1]);
   if (Db::Found(it) && !IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
-  if (!Db::Found(it)) {
+  const bool created = !Db::Found(it);
+  if (created) {
     bool inserted;
     it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
   }
   const size_t byte = offset >> 3;
   const unsigned bit = 7 - unsigned(offset & 7);
+  // Redis counts a change when the key is new, the string grew, or the bit flipped.
+  const bool grows = it.value().StringSize() < byte + 1;
   bool old = false;
   it.value().EditBytes(byte + 1, [&](char* p, size_t) {
     uint8_t v = static_cast<uint8_t>(p[byte]);
@@ -76,6 +79,7 @@ void CmdSetBit(ArgSlice args, ShardContext& ctx) {
     v = static_cast<uint8_t>((v & ~(1u << bit)) | (unsigned(on) << bit));
     p[byte] = static_cast<char>(v);
   });
+  if (created || grows || old != bool(on)) ctx.shard.AddDirty();
   ctx.rb.Integer(old ? 1 : 0);
 }
 
@@ -313,8 +317,10 @@ void CmdBitOp(ArgSlice args, ConnContext& ctx) {
     if (maxlen > 0) {
       t.db.Store(dest, tx.hash(0), CompactValue::FromString(res), 0, t.now_ms);
       t.db.NoteModified(dest);
+      t.shard.AddDirty();
     } else if (t.db.Erase(dest, tx.hash(0), t.now_ms)) {
       t.db.NoteModified(dest);
+      t.shard.AddDirty();
     }
   });
   tx.Conclude();
@@ -449,8 +455,9 @@ void ReplyGet(core::ReplyBuilder& rb, std::string_view s, const BfOp& op) {
 }
 
 // SET or INCRBY on a string that already covers the field; replies the old value (SET) or the
-// new one (INCRBY), or nil when OVERFLOW FAIL refuses the write.
-void ApplyWrite(core::ReplyBuilder& rb, uint8_t* p, const BfOp& op) {
+// new one (INCRBY), or nil when OVERFLOW FAIL refuses the write. Says which happened.
+enum class FieldWrite { kRefused, kSameValue, kChanged };
+FieldWrite ApplyWrite(core::ReplyBuilder& rb, uint8_t* p, const BfOp& op) {
   const bool incr = op.opcode == BfOpcode::kIncrBy;
   if (op.is_signed) {
     const int64_t oldval = GetSignedField(p, op.offset, op.bits);
@@ -468,9 +475,13 @@ void ApplyWrite(core::ReplyBuilder& rb, uint8_t* p, const BfOp& op) {
       if (overflow) newval = wrapped;
       ret = oldval;
     }
-    if (overflow && op.overflow == Overflow::kFail) return rb.Null();
+    if (overflow && op.overflow == Overflow::kFail) {
+      rb.Null();
+      return FieldWrite::kRefused;
+    }
     rb.Integer(ret);
     SetField(p, op.offset, op.bits, static_cast<uint64_t>(newval));
+    return newval != oldval ? FieldWrite::kChanged : FieldWrite::kSameValue;
   } else {
     const uint64_t oldval = GetUnsignedField(p, op.offset, op.bits);
     uint64_t newval, wrapped = 0, ret;
@@ -486,9 +497,13 @@ void ApplyWrite(core::ReplyBuilder& rb, uint8_t* p, const BfOp& op) {
       if (overflow) newval = wrapped;
       ret = oldval;
     }
-    if (overflow && op.overflow == Overflow::kFail) return rb.Null();
+    if (overflow && op.overflow == Overflow::kFail) {
+      rb.Null();
+      return FieldWrite::kRefused;
+    }
     rb.Integer(static_cast<int64_t>(ret));
     SetField(p, op.offset, op.bits, newval);
+    return newval != oldval ? FieldWrite::kChanged : FieldWrite::kSameValue;
   }
 }
 
@@ -554,20 +569,29 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
 
   Db::Iterator it = LookupWrite(ctx, args[1]);
   if (Db::Found(it) && !IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
-  if (!Db::Found(it)) {
+  const bool created = !Db::Found(it);
+  if (created) {
     bool inserted;
     it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
   }
+  // Redis counts one change per write that changed its field, or per write at all when the key
+  // is new or the string grew.
+  const bool grows = it.value().StringSize() < (highest_write >> 3) + 1;
+  uint64_t changes = 0;
   ctx.rb.ArrayHeader(ops.size());
   it.value().EditBytes((highest_write >> 3) + 1, [&](char* p, size_t size) {
     for (const BfOp& op : ops) {
       if (op.opcode == BfOpcode::kGet) {
         ReplyGet(ctx.rb, {p, size}, op);
       } else {
-        ApplyWrite(ctx.rb, reinterpret_cast<uint8_t*>(p), op);
+        const FieldWrite w = ApplyWrite(ctx.rb, reinterpret_cast<uint8_t*>(p), op);
+        if (w == FieldWrite::kChanged || (w == FieldWrite::kSameValue && (created || grows))) {
+          ++changes;
+        }
       }
     }
   });
+  ctx.shard.AddDirty(changes);
 }
 
 }  // namespace

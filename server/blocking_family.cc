@@ -64,7 +64,7 @@ PopOutcome PopFirst(ConnContext& ctx, std::span<const std::string_view> keys, co
   auto pop_on_shard = [&](shard::TxShard& t, uint32_t i) {
     core::ReplyBuilder rb(&reply);
     rb.set_resp3(resp3);
-    pop(t.db, t.db.Find(tx.key(i), tx.hash(i), t.now_ms), tx.key(i), tx.hash(i), rb);
+    t.shard.AddDirty(pop(t.db, t.db.Find(tx.key(i), tx.hash(i), t.now_ms), tx.key(i), tx.hash(i), rb));
   };
 
   PopOutcome outcome = PopOutcome::kNoKey;
@@ -136,13 +136,16 @@ bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadlin
 }
 
 // BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: served on the shard by `pop`.
+// count_served_pops: whether a pop served to the blocked client counts as changes (dirty). Redis
+// 7.0 counts them for BLMPOP and the sorted-set pops, not for BLPOP/BRPOP (their pop counts only
+// when it happens at once).
 class PopWaiter final : public BlockedClient {
  public:
   PopWaiter(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
-            PopFn pop)
-      : BlockedClient(ctx, keys), type_(type), pop_(pop) {}
+            PopFn pop, bool count_served_pops)
+      : BlockedClient(ctx, keys), type_(type), pop_(pop), count_served_pops_(count_served_pops) {}
 
-  Offer TryServe(shard::Shard&, Db& db, std::string_view key) override {
+  Offer TryServe(shard::Shard& owner, Db& db, std::string_view key) override {
     if (state() != kWaiting) return Offer::kGone;
     const uint64_t hash = core::HashBytes(key);
     Db::Iterator it = db.Find(key, hash, shard::NowMs());
@@ -150,7 +153,8 @@ class PopWaiter final : public BlockedClient {
     if (!Claim()) return Offer::kGone;
     core::ReplyBuilder rb(&reply_);
     rb.set_resp3(resp3_);
-    pop_(db, it, key, hash, rb);
+    const size_t popped = pop_(db, it, key, hash, rb);
+    if (count_served_pops_) owner.AddDirty(popped);
     Finish();
     return Offer::kServed;
   }
@@ -173,6 +177,7 @@ class PopWaiter final : public BlockedClient {
  private:
   const core::ValueType type_;
   PopFn pop_;
+  const bool count_served_pops_;
 };
 
 // BLMOVE, BRPOPLPUSH: woken when the source gets data, then LMOVE as a transaction.
@@ -195,8 +200,11 @@ class MoveWaiter final : public BlockedClient {
   void Run(std::string_view src, std::string_view dst, core::ListEnd from, core::ListEnd to,
            int64_t deadline_ms) {
     const bool can_block = !ctx_.conn.multi.active;
+    // Redis 7.0 counts a change for a move that happens at once, none for one served to the
+    // blocked client: so only the first try counts.
+    bool woken = false;
     for (;;) {
-      if (ListMove(ctx_, src, dst, from, to)) return;  // moved, or WRONGTYPE
+      if (ListMove(ctx_, src, dst, from, to, /*count_change=*/!woken)) return;  // or WRONGTYPE
       if (!can_block) return ctx_.rb.Null();
       // Register only if the source is still missing, atomically with that check.
       bool registered = false;
@@ -213,6 +221,7 @@ class MoveWaiter final : public BlockedClient {
       Unregister();
       // Redis replies every timed-out blocked client with a null array, even BLMOVE's.
       if (!served) return ctx_.rb.NullArray();
+      woken = true;
       Rearm();
     }
   }
@@ -227,9 +236,11 @@ void CmdBPop(ArgSlice args, ConnContext& ctx) {
   if (!ParseTimeout(args.back(), ctx.rb, &deadline)) return;
   auto pop = [](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                 core::ReplyBuilder& rb) {
-    PopFromList(db, it, key, hash, kEnd, 1, PopReply::kKeyElement, rb);
+    return PopFromList(db, it, key, hash, kEnd, 1, PopReply::kKeyElement, rb);
   };
-  PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kList, pop).Run(deadline);
+  PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kList, pop,
+            /*count_served_pops=*/false)
+      .Run(deadline);
 }
 
 // BZPOPMIN key [key ...] timeout / BZPOPMAX key [key ...] timeout
@@ -239,9 +250,11 @@ void CmdBZPop(ArgSlice args, ConnContext& ctx) {
   if (!ParseTimeout(args.back(), ctx.rb, &deadline)) return;
   auto pop = [](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                 core::ReplyBuilder& rb) {
-    ZPopAndReply(db, it, key, hash, kMax, 1, ZPopReply::kFlatWithKey, rb);
+    return ZPopAndReply(db, it, key, hash, kMax, 1, ZPopReply::kFlatWithKey, rb);
   };
-  PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kZSet, pop).Run(deadline);
+  PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kZSet, pop,
+            /*count_served_pops=*/true)
+      .Run(deadline);
 }
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
@@ -253,9 +266,9 @@ void CmdBLMPop(ArgSlice args, ConnContext& ctx) {
   const core::ListEnd end = a.second_where ? core::ListEnd::kTail : core::ListEnd::kHead;
   auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                  core::ReplyBuilder& rb) {
-    PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
+    return PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
   };
-  PopWaiter(ctx, a.keys, core::ValueType::kList, pop).Run(deadline);
+  PopWaiter(ctx, a.keys, core::ValueType::kList, pop, /*count_served_pops=*/true).Run(deadline);
 }
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
@@ -266,9 +279,9 @@ void CmdBZMPop(ArgSlice args, ConnContext& ctx) {
   if (!ParseTimeout(args[1], ctx.rb, &deadline)) return;
   auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                  core::ReplyBuilder& rb) {
-    ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
+    return ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
   };
-  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop).Run(deadline);
+  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop, /*count_served_pops=*/true).Run(deadline);
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout

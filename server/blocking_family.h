@@ -18,8 +18,9 @@
 
 namespace shardis::server {
 
-// Pops from the live key `it` (of the wanted type) and writes the reply. Runs on the key's shard.
-using PopFn = absl::FunctionRef<void(shard::Db& db, shard::Db::Iterator it, std::string_view key,
+// Pops from the live key `it` (of the wanted type) and writes the reply; returns how many elements
+// it popped (the changes Redis counts in its dirty counter). Runs on the key's shard.
+using PopFn = absl::FunctionRef<size_t(shard::Db& db, shard::Db::Iterator it, std::string_view key,
                                      uint64_t hash, core::ReplyBuilder& rb)>;
 
 enum class PopOutcome { kPopped, kWrongType, kNoKey };
@@ -27,7 +28,7 @@ enum class PopOutcome { kPopped, kWrongType, kNoKey };
 // As one transaction over keys: the first key (in argument order) that exists decides — WRONGTYPE
 // if it is not of `type` (nothing is replied), else pop(...) writes the reply on ctx.rb. When no
 // key exists and `waiter` is given, the waiter is registered for every key, atomically with the
-// check, so that no write can slip in between.
+// check, so that no write can slip in between. The elements popped count as changes (dirty).
 PopOutcome PopFirst(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
                     PopFn pop, shard::Waiter* waiter);
 

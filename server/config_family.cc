@@ -94,7 +94,11 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
 void ConfigResetStat(ArgSlice, ConnContext& ctx) {
   shard::shard_set->AwaitAll([](Shard& s) {
     ServerThreadState::current().stats() = ThreadStats{};
+    // The dirty counter is no statistic but what the save schedule counts: Redis' RESETSTAT
+    // keeps it too.
+    const uint64_t dirty = s.stats().dirty;
     s.stats() = shard::ShardStats{};
+    s.stats().dirty = dirty;
     ResetThreadCommandStats();  // commandstats, errorstats, latencystats
     for (int i = 0; i < Shard::kNumDbs; ++i) s.db(i).ResetStats();
     io::Proactor::current()->ResetCycleStats();

@@ -54,10 +54,11 @@ int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, shard::Transaction::Mode 
 
 void CmdDel(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(CountOverKeys(args, ctx, shard::Transaction::kWrite,
-                               [](shard::Shard&, Db& db, std::string_view key, uint64_t hash,
-                                  int64_t now) {
+                               [](shard::Shard& shard, Db& db, std::string_view key,
+                                  uint64_t hash, int64_t now) {
                                  if (!db.Erase(key, hash, now)) return false;
                                  db.NoteModified(key);
+                                 shard.AddDirty();
                                  return true;
                                }));
 }
@@ -134,6 +135,7 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
   } else {
     ctx.db.SetExpire(it, args[1], ctx.hash, when);
   }
+  ctx.shard.AddDirty();
   ctx.rb.Integer(1);
 }
 
@@ -157,6 +159,7 @@ void CmdPersist(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Integer(0);
   }
   ctx.db.SetExpire(it, args[1], ctx.hash, 0);
+  ctx.shard.AddDirty();
   ctx.rb.Integer(1);
 }
 
@@ -319,10 +322,14 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
   if (ttl != 0 && ttl <= ctx.now_ms) {
     // A deadline already passed: the key is not created, but REPLACE still deletes the old one
     // (RunWatchedWrite sees it gone and signals its watchers).
-    if (Db::Found(it)) ctx.db.Erase(it, args[1], ctx.hash);
+    if (Db::Found(it)) {
+      ctx.db.Erase(it, args[1], ctx.hash);
+      ctx.shard.AddDirty();
+    }
     return ctx.rb.Ok();
   }
   ctx.db.Store(args[1], ctx.hash, std::move(value), ttl, ctx.now_ms);
+  ctx.shard.AddDirty();
   ctx.rb.Ok();
 }
 

@@ -57,6 +57,7 @@ void CmdHSet(ArgSlice args, ShardContext& ctx) {
   HashRef h(it.value());
   int64_t added = 0;
   for (size_t i = 2; i < args.size(); i += 2) added += h.Set(args[i], args[i + 1]) ? 1 : 0;
+  ctx.shard.AddDirty((args.size() - 2) / 2);  // one per field given, new or not, as in Redis
   if (kMulti) return ctx.rb.Ok();
   ctx.rb.Integer(added);
 }
@@ -64,7 +65,9 @@ void CmdHSet(ArgSlice args, ShardContext& ctx) {
 void CmdHSetNx(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = FindOrCreateHash(ctx, args[1]);
   if (!Db::Found(it)) return;
-  ctx.rb.Integer(HashRef(it.value()).Set(args[2], args[3], /*overwrite=*/false) ? 1 : 0);
+  const bool added = HashRef(it.value()).Set(args[2], args[3], /*overwrite=*/false);
+  if (added) ctx.shard.AddDirty();
+  ctx.rb.Integer(added ? 1 : 0);
 }
 
 void CmdHGet(ArgSlice args, ShardContext& ctx) {
@@ -103,6 +106,7 @@ void CmdHDel(ArgSlice args, ShardContext& ctx) {
     if (h.Size() == 0) break;
   }
   EraseIfEmpty(ctx, it, args[1]);
+  ctx.shard.AddDirty(deleted);
   ctx.rb.Integer(deleted);
 }
 
@@ -147,6 +151,7 @@ void CmdHIncrBy(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) it = FindOrCreateHash(ctx, args[1]);
   char buf[core::kInt64BufSize];
   HashRef(it.value()).Set(args[2], std::string_view(buf, core::FormatInt64(value, buf)));
+  ctx.shard.AddDirty();
   ctx.rb.Integer(value);
 }
 
@@ -169,6 +174,7 @@ void CmdHIncrByFloat(ArgSlice args, ShardContext& ctx) {
   const std::string text = core::FormatLongDouble(value);
   if (!Db::Found(it)) it = FindOrCreateHash(ctx, args[1]);
   HashRef(it.value()).Set(args[2], text);
+  ctx.shard.AddDirty();
   ctx.rb.Bulk(text);
 }
 

@@ -63,11 +63,13 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
   ArgSlice elements = args.subspan(2);
   if (!Db::Found(it)) {
     std::string h = hll::NewSparse();
-    for (std::string_view e : elements) hll::Add(&h, e, max_bytes);
-    hll::InvalidateCache(h.data());  // created: counts as an update even with no element
+    int updated = 1;  // created: counts as an update even with no element
+    for (std::string_view e : elements) updated += std::max(hll::Add(&h, e, max_bytes), 0);
+    hll::InvalidateCache(h.data());
     bool inserted;
     it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
     it.value().SetString(h);
+    ctx.shard.AddDirty(updated);  // Redis counts each element that changed a register
     return ctx.rb.Integer(1);
   }
   CompactValue& cell = it.value();
@@ -81,6 +83,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
       for (std::string_view e : elements) updated += hll::DenseAdd(p, e);
       if (updated) hll::InvalidateCache(p);
     });
+    ctx.shard.AddDirty(updated);
     return ctx.rb.Integer(updated ? 1 : 0);
   }
   std::string h(cur);
@@ -96,6 +99,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
     hll::InvalidateCache(h.data());
     cell.SetString(h);
   }
+  ctx.shard.AddDirty(updated);
   ctx.rb.Integer(updated ? 1 : 0);
 }
 
@@ -179,6 +183,7 @@ void PfCountOne(ArgSlice args, ConnContext& ctx) {
         state = KeyState::kOk;
         cell.EditBytes(0, [&](char* p, size_t) { hll::SetCachedCardinality(p, card); });
         t.db.NoteModified(tx.key(0));
+        t.shard.AddDirty();  // the cache is part of the value: Redis counts its refresh
       },
       /*conclude=*/true);
   if (state == KeyState::kOk || state == KeyState::kMissing) return ctx.rb.Integer(int64_t(card));
@@ -237,6 +242,7 @@ void CmdPfMerge(ArgSlice args, ConnContext& ctx) {
     hll::InvalidateCache(h.data());
     it.value().SetString(h);
     t.db.NoteModified(tx.key(0));
+    t.shard.AddDirty();
   });
   tx.Conclude();
   if (corrupted) return ctx.rb.Error(kCorruptedErr);
@@ -284,6 +290,7 @@ void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
           }
           it.value().SetString(h);
           t.db.NoteModified(tx.key(0));
+          t.shard.AddDirty();  // an encoding change is a change for Redis too
           converted = true;
         }
       },

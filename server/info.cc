@@ -115,7 +115,8 @@ constexpr SectionName kSectionNames[] = {
 // lines, CRLF line ends and an empty line between sections.
 std::string BuildInfo(unsigned sections) {
   unsigned parts = 0;
-  if (sections & (kSecClients | kSecMemory | kSecStats | kSecKeyspace | kSecShards | kSecDebug)) {
+  if (sections & (kSecClients | kSecMemory | kSecPersistence | kSecStats | kSecKeyspace |
+                  kSecShards | kSecDebug)) {
     parts |= kGatherThreads;
   }
   if (sections & kSecKeyspace) parts |= kGatherTtls;
@@ -236,7 +237,10 @@ std::string BuildInfo(unsigned sections) {
     field("current_fork_perc", "0.00");
     field("current_save_keys_processed", 0);
     field("current_save_keys_total", 0);
-    field("rdb_changes_since_last_save", SumShardDirty() - ps.dirty_at_last_save.load());
+    // The sum of the shards' counters comes with the snapshot above (no extra hop). A save that
+    // ended after our hops recorded a sum that may be larger than ours: then nothing is new.
+    const uint64_t saved = ps.dirty_at_last_save.load();
+    field("rdb_changes_since_last_save", total.shard.dirty > saved ? total.shard.dirty - saved : 0);
     const bool bgsave = ps.bgsave_in_progress.load();
     field("rdb_bgsave_in_progress", int(bgsave));
     field("rdb_last_save_time", ps.last_save_time.load());

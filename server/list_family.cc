@@ -60,6 +60,7 @@ void CmdPush(ArgSlice args, ShardContext& ctx) {
   }
   List* list = ListOf(it);
   for (size_t i = 2; i < args.size(); ++i) list->Push(kEnd, args[i]);
+  ctx.shard.AddDirty(args.size() - 2);
   ctx.rb.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -77,8 +78,8 @@ void CmdPop(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return has_count ? ctx.rb.NullArray() : ctx.rb.Null();
   if (has_count && count == 0) return ctx.rb.ArrayHeader(0);
-  PopFromList(ctx.db, it, args[1], ctx.hash, kEnd, static_cast<size_t>(count),
-              has_count ? PopReply::kArray : PopReply::kBulk, ctx.rb);
+  ctx.shard.AddDirty(PopFromList(ctx.db, it, args[1], ctx.hash, kEnd, static_cast<size_t>(count),
+                                 has_count ? PopReply::kArray : PopReply::kBulk, ctx.rb));
 }
 
 void CmdLLen(ArgSlice args, ShardContext& ctx) {
@@ -125,6 +126,7 @@ void CmdLSet(ArgSlice args, ShardContext& ctx) {
   int64_t index;
   if (!core::ParseInt64(args[2], &index)) return ctx.rb.Error(kNotIntegerErr);
   if (!ListOf(it)->Set(index, args[3])) return ctx.rb.Error(kIndexOutOfRangeErr);
+  ctx.shard.AddDirty();
   ctx.rb.Ok();
 }
 
@@ -143,6 +145,7 @@ void CmdLInsert(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   List* list = ListOf(it);
   if (!list->Insert(args[3], args[4], after)) return ctx.rb.Integer(-1);
+  ctx.shard.AddDirty();
   ctx.rb.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -155,6 +158,7 @@ void CmdLRem(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   const size_t removed = ListOf(it)->Remove(args[3], count);
   if (ListOf(it)->empty()) ctx.db.Erase(it, args[1], ctx.hash);
+  ctx.shard.AddDirty(removed);  // one per element removed
   ctx.rb.Integer(static_cast<int64_t>(removed));
 }
 
@@ -167,7 +171,9 @@ void CmdLTrim(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kList, kForWrite, &wrong_type);
   if (wrong_type) return;
   if (Db::Found(it)) {
+    const size_t before = ListOf(it)->size();
     ListOf(it)->Trim(start, stop);
+    ctx.shard.AddDirty(before - ListOf(it)->size());  // one per element trimmed away
     if (ListOf(it)->empty()) ctx.db.Erase(it, args[1], ctx.hash);
   }
   ctx.rb.Ok();
@@ -216,11 +222,13 @@ void CmdLMove(ArgSlice args, ConnContext& ctx) {
   if (!ParseListEnd(args[3], &from) || !ParseListEnd(args[4], &to)) {
     return ctx.rb.Error(kSyntaxErr);
   }
-  if (!ListMove(ctx, args[1], args[2], from, to)) ctx.rb.Null();
+  if (!ListMove(ctx, args[1], args[2], from, to, /*count_change=*/true)) ctx.rb.Null();
 }
 
 void CmdRPopLPush(ArgSlice args, ConnContext& ctx) {
-  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead)) ctx.rb.Null();
+  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead, /*count_change=*/true)) {
+    ctx.rb.Null();
+  }
 }
 
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: the first key that exists decides.
@@ -230,7 +238,7 @@ void CmdLMPop(ArgSlice args, ConnContext& ctx) {
   const ListEnd end = a.second_where ? ListEnd::kTail : ListEnd::kHead;
   auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                  core::ReplyBuilder& rb) {
-    PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
+    return PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
   };
   FinishPopReply(PopFirst(ctx, a.keys, core::ValueType::kList, pop, /*waiter=*/nullptr), ctx.rb);
 }
@@ -303,7 +311,7 @@ bool ParseListEnd(std::string_view arg, ListEnd* end) {
 }
 
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, ListEnd from,
-              ListEnd to) {
+              ListEnd to, bool count_change) {
   const std::array<std::string_view, 2> keys = {src, dst};
   shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
   KeyState src_state = KeyState::kMissing, dst_state = KeyState::kMissing;
@@ -321,6 +329,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
           Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
           List* list = ListOf(it);
           list->Pop(from, &value);
+          if (count_change) t.shard.AddDirty();
           if (src == dst) {
             list->Push(to, value);  // a rotation: the list never empties
             t.db.NoteModified(src);
@@ -357,6 +366,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
                 std::string popped;
                 ListOf(it)->Pop(from, &popped);
                 DCHECK_EQ(popped, value);
+                if (count_change) t.shard.AddDirty();
                 if (ListOf(it)->empty()) t.db.Erase(it, src, tx.hash(0));
                 t.db.NoteModified(src);
               } else {

@@ -161,9 +161,11 @@ class KeyExecutor {
   void Reply(std::string_view line) { core::Append(out_, line, "\r\n"); }
 
   // After a write: WATCH and blocked clients learn of it (NoteModified, which drops the McMeta
-  // entry), then the flags come back with a fresh CAS when there are any.
+  // entry), then the flags come back with a fresh CAS when there are any. Every memcached write
+  // counts one change (the dirty counter), as its RESP equivalent (SET, APPEND, INCRBY, ...) does.
   void Written(uint32_t flags) {
     db_.NoteModified(key_);
+    shard_.AddDirty();
     if (flags != 0) {
       shard::McMeta& m = db_.MutableMcMeta(key_, hash_);
       m.flags = flags;
@@ -173,6 +175,7 @@ class KeyExecutor {
   }
 
   void SetTtl(Db::Iterator it, int64_t at_ms) {
+    shard_.AddDirty();  // as EXPIRE: a new deadline or a delete
     if (at_ms < 0) {
       db_.Erase(it, key_, hash_);
       db_.NoteModified(key_);
@@ -205,6 +208,7 @@ class KeyExecutor {
       if (found) {
         db_.Erase(it, key_, hash_);
         db_.NoteModified(key_);
+        shard_.AddDirty();
       }
       return Reply("STORED");
     }
@@ -276,6 +280,7 @@ class KeyExecutor {
     }
     ++tl_stats.delete_hits;
     db_.NoteModified(key_);
+    shard_.AddDirty();
     Reply("DELETED");
   }
 
@@ -527,7 +532,10 @@ void MemcacheConnection::FlushQueued() {
 void MemcacheConnection::FlushAll(int64_t delay_s) {
   ++tl_stats.cmd_flush;
   auto flush = [] {
-    shard::shard_set->AwaitAll([](shard::Shard& s) { s.db(kMemcacheDb).Clear(); });
+    shard::shard_set->AwaitAll([](shard::Shard& s) {
+      s.AddDirty(s.db(kMemcacheDb).size());  // as FLUSHDB: one change per key removed
+      s.db(kMemcacheDb).Clear();
+    });
   };
   const int64_t now_ms = shard::NowMs();
   const int64_t at_ms = DeadlineMs(delay_s, now_ms);

@@ -72,6 +72,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.shard.keyspace_hits += t.shard.keyspace_hits;
       total.shard.keyspace_misses += t.shard.keyspace_misses;
       total.shard.evicted_keys += t.shard.evicted_keys;
+      total.shard.dirty += t.shard.dirty;
       total.used_memory += t.used_memory;
       total.expired_keys += t.expired_keys;
       total.keys += t.keys;

@@ -111,6 +111,7 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
         to.Store(dst, dst_hash, std::move(copy), expire_at, t.now_ms);
       }
       to.NoteModified(dst);
+      t.shard.AddDirty();  // one change for RENAME, COPY and MOVE alike, as in Redis
       outcome = Outcome::kDone;
     }, /*conclude=*/true);
     return outcome;
@@ -127,6 +128,7 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
     }
     to.Store(dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
     to.NoteModified(dst);
+    t.shard.AddDirty();  // the whole transfer counts once, here
     outcome = Outcome::kDone;
   });
   if (outcome == Outcome::kDone && delete_source) {

@@ -55,12 +55,15 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
   shard::Transaction tx(ctx.conn.db, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
   tx.Run(
       [&](shard::TxShard& t) {
+        // Redis counts one change per key removed (those expired but not yet reclaimed too).
         if (kAll) {
           // As Redis kills its saving child: a snapshot of what is being flushed is not needed.
           AbortShardSnapshot(t.shard);
+          for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.AddDirty(t.shard.db(i).size());
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.db(i).Clear();
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.blocking().NoteDbReady(i);
         } else {
+          t.shard.AddDirty(t.db.size());
           t.db.Clear();
           t.shard.blocking().NoteDbReady(ctx.conn.db);
         }
@@ -116,6 +119,9 @@ void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
         },
         /*conclude=*/true);
   }
+  // One change, even for a database swapped with itself (as Redis counts it), on the connection's
+  // own shard: this fiber runs on that shard's thread.
+  Shard::current()->AddDirty();
   ctx.rb.Ok();
 }
 

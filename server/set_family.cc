@@ -44,6 +44,7 @@ void CmdSAdd(ArgSlice args, ShardContext& ctx) {
   SetRef s(it.value());
   int64_t added = 0;
   for (size_t i = 2; i < args.size(); ++i) added += s.Add(args[i]) ? 1 : 0;
+  ctx.shard.AddDirty(added);
   ctx.rb.Integer(added);
 }
 
@@ -61,6 +62,7 @@ void CmdSRem(ArgSlice args, ShardContext& ctx) {
       break;
     }
   }
+  ctx.shard.AddDirty(removed);
   ctx.rb.Integer(removed);
 }
 
@@ -118,9 +120,11 @@ void CmdSPop(ArgSlice args, ShardContext& ctx) {
     const std::string m = s.Random(rng);
     s.Remove(m);
     if (s.Size() == 0) ctx.db.Erase(it, args[1], ctx.hash);
+    ctx.shard.AddDirty();
     return ctx.rb.Bulk(m);
   }
   if (count == 0) return ctx.rb.SetHeader(0);
+  ctx.shard.AddDirty(std::min<uint64_t>(uint64_t(count), s.Size()));  // one per member popped
   if (uint64_t(count) >= s.Size()) {
     ReplyWholeSet(ctx.rb, s);
     ctx.db.Erase(it, args[1], ctx.hash);
@@ -335,7 +339,10 @@ void CmdSetOpStore(ArgSlice args, ConnContext& ctx) {
       SetRef s(it.value());
       for (const std::string& m : result) s.Add(m);
     }
-    if (existed || !result.empty()) t.db.NoteModified(key);
+    if (existed || !result.empty()) {
+      t.db.NoteModified(key);
+      t.shard.AddDirty();  // one for the store or the delete, as in Redis
+    }
   });
   tx.Conclude();
   ctx.rb.Integer(int64_t(result.size()));
@@ -411,11 +418,15 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
               if (s.Size() == 0) t.db.Erase(it, key, tx.hash(i));
             }
             t.db.NoteModified(key);
+            t.shard.AddDirty();
           } else {
             bool inserted;
             Db::Iterator it = t.db.FindOrInsert(key, tx.hash(i), t.now_ms, &inserted);
             if (inserted) SetRef::InitCell(&it.value(), member);
-            if (SetRef(it.value()).Add(member)) t.db.NoteModified(key);
+            if (SetRef(it.value()).Add(member)) {
+              t.db.NoteModified(key);
+              t.shard.AddDirty();  // Redis counts the add apart from the removal
+            }
           }
         }
       },

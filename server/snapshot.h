@@ -40,7 +40,12 @@ void WaitWhileSaving();
 // Stops a running save, if any, and waits until it has ended (SHUTDOWN, SIGTERM).
 void AbortSave();
 
-// The sum of every shard's dirty counter (hops to every shard).
+// The number of changes made since start: the sum of every shard's dirty counter (Redis'
+// server.dirty without its resets; see shard::ShardStats::dirty). A save records the sum at its
+// cut as Persistence().dirty_at_last_save; rdb_changes_since_last_save and the save schedule use
+// the difference. Hops to every shard: call from a fiber, not from a shard's inline code. Each
+// shard's figure is read on its own thread at its hop, so the sum is not one instant's, but every
+// change counted before the call started is in it.
 uint64_t SumShardDirty();
 
 // The `save` schedule and scheduled BGSAVEs: call every 100 ms from one fiber (it may hop).

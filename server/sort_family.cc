@@ -350,7 +350,8 @@ void ReplyOutput(const SortOutput& out, core::ReplyBuilder& rb) {
 }
 
 // Replaces dst with a list of items (deletes it when there are none), as setKey/dbDelete do.
-void StoreList(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
+// Counts the changes as Redis does: one per item stored, or one for deleting dst.
+void StoreList(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
                const std::vector<std::optional<std::string>>& items) {
   Db::Iterator it = db.Find(key, hash, now_ms);
   const bool existed = Db::Found(it);
@@ -365,6 +366,11 @@ void StoreList(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
     it.value().SetObject(ValueType::kList, list, core::List::kEncodingQuicklist);
   }
   if (existed || !items.empty()) db.NoteModified(key);
+  if (!items.empty()) {
+    shard.AddDirty(items.size());
+  } else if (existed) {
+    shard.AddDirty();
+  }
 }
 
 // SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA]
@@ -394,12 +400,12 @@ void CmdSort(ArgSlice args, ConnContext& ctx) {
   tx.RunOn(src_shard, [&](shard::TxShard& t) {
     SortOnShard(t.shard, t.db, t.now_ms, tx.key(0), tx.hash(0), o, &out);
     if (store_here && !out.wrong_type && out.error.empty()) {
-      StoreList(t.db, tx.key(1), tx.hash(1), t.now_ms, out.items);
+      StoreList(t.shard, t.db, tx.key(1), tx.hash(1), t.now_ms, out.items);
     }
   });
   if (o.store && !store_here && !out.wrong_type && out.error.empty()) {
     tx.RunOn(tx.shard_of(1), [&](shard::TxShard& t) {
-      StoreList(t.db, tx.key(1), tx.hash(1), t.now_ms, out.items);
+      StoreList(t.shard, t.db, tx.key(1), tx.hash(1), t.now_ms, out.items);
     });
   }
   tx.Conclude();

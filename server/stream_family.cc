@@ -262,6 +262,7 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
   s->Append(id, fv);
   ReplyID(ctx.rb, id);
   ApplyTrim(s, a);
+  ctx.shard.AddDirty();  // one for the entry; Redis does not count what the trim removes
   // Clients blocked on the key are offered it once this command is over (RunShardCommand marks
   // it modified), and serve themselves (StreamWaiter).
 }
@@ -275,7 +276,9 @@ void CmdXTrim(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForWrite, &wrong_type);
   if (wrong_type) return;
   if (!Db::Found(it)) return ctx.rb.Integer(0);
-  ctx.rb.Integer(ApplyTrim(StreamOf(it), a));
+  const int64_t trimmed = ApplyTrim(StreamOf(it), a);
+  ctx.shard.AddDirty(trimmed);
+  ctx.rb.Integer(trimmed);
 }
 
 // ---- XLEN key
@@ -333,6 +336,7 @@ void CmdXDel(ArgSlice args, ShardContext& ctx) {
       ++deleted;
     }
   }
+  ctx.shard.AddDirty(deleted);
   ctx.rb.Integer(deleted);
 }
 
@@ -376,6 +380,7 @@ void CmdXSetId(ArgSlice args, ShardContext& ctx) {
   s->set_last_id(id);
   if (entries_added != -1) s->set_entries_added(uint64_t(entries_added));
   if (!max_xdel.IsZero()) s->set_max_deleted_entry_id(max_xdel);
+  ctx.shard.AddDirty();
   ctx.rb.Ok();
 }
 
@@ -393,6 +398,7 @@ void CmdXAck(ArgSlice args, ShardContext& ctx) {
   }
   int64_t acked = 0;
   for (StreamID id : ids) acked += g->Ack(id) ? 1 : 0;
+  ctx.shard.AddDirty(acked);
   ctx.rb.Integer(acked);
 }
 
@@ -528,7 +534,14 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     }
   }
   if (p.ReplyError(ctx.rb)) return;
-  if (last_id > g->last_id) g->last_id = last_id;
+  // Redis counts a raised LASTID as one change, unless some entry was claimed or dropped (each of
+  // those counts one and carries the group's last ID along).
+  bool raised_last_id = false;
+  if (last_id > g->last_id) {
+    g->last_id = last_id;
+    raised_last_id = true;
+  }
+  uint64_t changes = 0;
   if (deliverytime != -1) {
     if (deliverytime < 0 || deliverytime > now) deliverytime = now;
   } else {
@@ -541,7 +554,10 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     auto p = g->pel.find(id);
     StreamNack* nack = p == g->pel.end() ? nullptr : p->second;
     if (!s->Contains(id)) {
-      if (nack) g->Ack(id);  // the entry is gone: drop it from the PEL
+      if (nack) {
+        g->Ack(id);  // the entry is gone: drop it from the PEL
+        ++changes;
+      }
       continue;
     }
     if (force && nack == nullptr) {
@@ -556,6 +572,7 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
       bool created;
       consumer = g->GetOrCreateConsumer(args[3], now, &created);
       consumer->seen_time = now;
+      if (created) ctx.shard.AddDirty();  // a new consumer is a change of its own in Redis
     }
     if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
     nack->delivery_time = deliverytime;
@@ -570,7 +587,9 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     }
     ReplyClaimed(sub.rb, *s, id, justid);
     ++n;
+    ++changes;
   }
+  ctx.shard.AddDirty(changes > 0 ? changes : (raised_last_id ? 1 : 0));
   ctx.rb.ArrayHeader(n);
   ctx.rb.output()->append(sub.out);
 }
@@ -623,6 +642,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
       ++p;
       g->Ack(id);
       deleted.push_back(id);
+      ctx.shard.AddDirty();
       --count;
       continue;
     }
@@ -634,6 +654,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
       bool created;
       consumer = g->GetOrCreateConsumer(args[3], now, &created);
       consumer->seen_time = now;
+      if (created) ctx.shard.AddDirty();
     }
     if (nack->consumer != consumer) {
       nack->consumer->pel.erase(id);
@@ -643,6 +664,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
     nack->delivery_time = now;
     if (!justid) ++nack->delivery_count;
     ReplyClaimed(sub.rb, *s, id, justid);
+    ctx.shard.AddDirty();
     ++n;
     --count;
     ++p;
@@ -736,6 +758,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
         return sc.rb.Error("BUSYGROUP Consumer Group name already exists");
       }
       sc.db.NoteModified(args[2]);
+      sc.shard.AddDirty();  // the group; a stream made by MKSTREAM is not counted apart
       return sc.rb.Ok();
     }
     if (setid && (args.size() == 5 || args.size() == 7)) {
@@ -748,6 +771,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       g->last_id = id;
       g->entries_read = entries_read;
       sc.db.NoteModified(args[2]);
+      sc.shard.AddDirty();
       return sc.rb.Ok();
     }
     if (core::EqualsIgnoreCase(opt, "destroy") && args.size() == 4) {
@@ -756,15 +780,20 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       // Marks the key ready too: XREADGROUP clients blocked on this group fail with NOGROUP
       // when offered it (StreamWaiter).
       sc.db.NoteModified(args[2]);
+      sc.shard.AddDirty();
       return sc.rb.Integer(1);
     }
     if (core::EqualsIgnoreCase(opt, "createconsumer") && args.size() == 5) {
       bool created;
       g->GetOrCreateConsumer(args[4], sc.now_ms, &created);
-      if (created) sc.db.NoteModified(args[2]);
+      if (created) {
+        sc.db.NoteModified(args[2]);
+        sc.shard.AddDirty();
+      }
       return sc.rb.Integer(created ? 1 : 0);
     }
     if (core::EqualsIgnoreCase(opt, "delconsumer") && args.size() == 5) {
+      if (g->FindConsumer(args[4]) != nullptr) sc.shard.AddDirty();  // only an existing one
       int64_t pending = int64_t(g->DeleteConsumer(args[4]));
       sc.db.NoteModified(args[2]);
       return sc.rb.Integer(pending);
@@ -1044,7 +1073,7 @@ class StreamWaiter final : public BlockedClient {
     return size_t(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
   }
 
-  Offer TryServe(shard::Shard&, Db& db, std::string_view key) override {
+  Offer TryServe(shard::Shard& owner, Db& db, std::string_view key) override {
     if (state() != kWaiting) return Offer::kGone;
     const size_t i = IndexOf(key);
     if (i == keys_.size()) return Offer::kNotServable;
@@ -1083,7 +1112,7 @@ class StreamWaiter final : public BlockedClient {
     rb.Bulk(key);
     // The group changes (last ID, PEL, consumer); as for a non-blocking XREADGROUP, Redis does
     // not signal the key modified.
-    StreamReadOne(s, ids_[i], args_, shard::NowMs(), rb);
+    StreamReadOne(owner, s, ids_[i], args_, shard::NowMs(), rb);
     Finish();
     return Offer::kServed;
   }
@@ -1244,8 +1273,8 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
 
 }  // namespace
 
-bool StreamReadOne(Stream* s, StreamID after, const StreamReadArgs& args, int64_t now_ms,
-                   core::ReplyBuilder& rb) {
+bool StreamReadOne(shard::Shard& shard, Stream* s, StreamID after, const StreamReadArgs& args,
+                   int64_t now_ms, core::ReplyBuilder& rb) {
   StreamGroup* g = args.group_read ? s->FindGroup(args.group) : nullptr;
   const bool history = args.group_read && after != kStreamNewEntries;
   StreamID gt = after;
@@ -1262,6 +1291,7 @@ bool StreamReadOne(Stream* s, StreamID after, const StreamReadArgs& args, int64_
     bool created;
     consumer = g->GetOrCreateConsumer(args.consumer, now_ms, &created);
     consumer->seen_time = now_ms;
+    if (created) shard.AddDirty();
   }
   if (history) {
     SubReply sub(rb);
@@ -1331,7 +1361,8 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
       part.set_resp3(resp3);
       // A group read changes the group, but Redis 7.0 does not signal the key modified: WATCH
       // is not failed by it.
-      served[i] = StreamReadOne(StreamOf(it), ids[i], args, t.now_ms, part);
+      served[i] = StreamReadOne(t.shard, StreamOf(it), ids[i], args, t.now_ms, part);
+      if (served[i] && args.group_read) t.shard.AddDirty();
     }
   });
   size_t count = 0;

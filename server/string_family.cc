@@ -169,6 +169,7 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
   const bool keep_ttl = f & kKeepTtl;
   if (!(f & (kSetNx | kSetXx | kSetGet))) {  // the common case: one table probe
     StoreString(ctx, key, value, keep_ttl, at_ms);
+    ctx.shard.AddDirty();
     return ctx.rb.Ok();
   }
 
@@ -196,6 +197,7 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
   } else {
     StoreString(ctx, key, value, keep_ttl, at_ms);
   }
+  ctx.shard.AddDirty();
   if (!(f & kSetGet)) ctx.rb.Ok();
 }
 
@@ -207,6 +209,7 @@ void CmdSetNx(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Integer(0);
   }
   it.value().SetString(args[2]);  // a new entry: no TTL to clear
+  ctx.shard.AddDirty();
   ctx.rb.Integer(1);
 }
 
@@ -219,6 +222,7 @@ void CmdSetEx(ArgSlice args, ShardContext& ctx) {
     return;
   }
   StoreString(ctx, args[1], args[3], false, at_ms);
+  ctx.shard.AddDirty();
   ctx.rb.Ok();
 }
 
@@ -227,11 +231,13 @@ void CmdGetSet(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) {
     ctx.rb.Null();
     StoreString(ctx, args[1], args[2], false, 0);
+    ctx.shard.AddDirty();
     return;
   }
   if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
   ReplyValue(ctx.rb, it.value());  // copied into the reply before the value changes
   OverwriteString(ctx, it, args[1], args[2], false, 0);
+  ctx.shard.AddDirty();
 }
 
 void CmdGetDel(ArgSlice args, ShardContext& ctx) {
@@ -240,6 +246,7 @@ void CmdGetDel(ArgSlice args, ShardContext& ctx) {
   if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
   ReplyValue(ctx.rb, it.value());
   ctx.db.Erase(it, args[1], ctx.hash);
+  ctx.shard.AddDirty();
 }
 
 // GETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST]
@@ -264,7 +271,9 @@ void CmdGetEx(ArgSlice args, ShardContext& ctx) {
     ctx.db.SetExpire(it, args[1], ctx.hash, 0);
   } else {
     ctx.unchanged = true;  // a plain read, or PERSIST of a key without TTL
+    return;
   }
+  ctx.shard.AddDirty();
 }
 
 // --- Counters.
@@ -296,6 +305,7 @@ void IncrBy(ShardContext& ctx, std::string_view key, int64_t incr) {
     value = incr;
   }
   cell.SetInt(value);
+  ctx.shard.AddDirty();
   ctx.rb.Integer(value);
 }
 
@@ -338,6 +348,7 @@ void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
   } else {
     StoreString(ctx, args[1], text, false, 0);
   }
+  ctx.shard.AddDirty();
   ctx.rb.Bulk(text);
 }
 
@@ -349,12 +360,14 @@ void CmdAppend(ArgSlice args, ShardContext& ctx) {
   CompactValue& cell = it.value();
   if (inserted) {
     cell.SetString(args[2]);  // a new key, even for an empty string, as in Redis
+    ctx.shard.AddDirty();
     return ctx.rb.Integer(int64_t(args[2].size()));
   }
   if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
   if (int64_t(cell.StringSize() + args[2].size()) > kMaxStringLen) {
     return ctx.rb.Error(kStringTooLongErr);
   }
+  ctx.shard.AddDirty();  // even for an empty suffix, as in Redis
   ctx.rb.Integer(int64_t(cell.Append(args[2])));
 }
 
@@ -407,6 +420,7 @@ void CmdSetRange(ArgSlice args, ShardContext& ctx) {
     if (value.empty()) return ctx.rb.Integer(int64_t(it.value().StringSize()));
     if (too_long()) return ctx.rb.Error(kStringTooLongErr);
   }
+  ctx.shard.AddDirty();
   ctx.rb.Integer(int64_t(it.value().SetRange(size_t(offset), value)));
 }
 
@@ -461,6 +475,7 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
           t.db.SetExpire(it, tx.key(i), tx.hash(i), 0);  // MSET clears the TTL, as SET does
           t.db.NoteModified(tx.key(i));
         }
+        t.shard.AddDirty(t.keys.size());  // one per key given, repeated keys too, as in Redis
       },
       /*conclude=*/true);
   ctx.rb.Ok();
@@ -492,6 +507,7 @@ void CmdMSetNx(ArgSlice args, ConnContext& ctx) {
           it.value().SetString(args[2 * i + 2]);
           t.db.NoteModified(tx.key(i));
         }
+        t.shard.AddDirty(t.keys.size());
       },
       /*conclude=*/true);
   ctx.rb.Integer(1);

@@ -75,10 +75,13 @@ void EraseIfEmpty(Db& db, Db::Iterator it, std::string_view key, uint64_t hash) 
 // Stores `items` as a new sorted set at key (replacing any value and TTL, as Redis' setKey), or
 // deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
 // the size of the stored set.
-size_t StoreZSet(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
-                 const std::vector<OwnedEntry>& items) {
+size_t StoreZSet(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
+                 int64_t now_ms, const std::vector<OwnedEntry>& items, bool count_each_member) {
   if (items.empty()) {
-    if (db.Erase(key, hash, now_ms)) db.NoteModified(key);
+    if (db.Erase(key, hash, now_ms)) {
+      db.NoteModified(key);
+      shard.AddDirty();
+    }
     return 0;
   }
   // Starts packed and converts when a limit is crossed: the encoding Redis ends with.
@@ -89,6 +92,7 @@ size_t StoreZSet(Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
   it.value().SetObject(core::ValueType::kZSet, z);
   if (!inserted) db.SetExpire(it, key, hash, 0);
   db.NoteModified(key);
+  shard.AddDirty(count_each_member ? z->size() : 1);
   return z->size();
 }
 
@@ -161,6 +165,7 @@ void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags) {
       score = new_score;
     }
   }
+  ctx.shard.AddDirty(added + updated);  // a member whose score stayed is no change
   if (incr) return processed ? ctx.rb.Double(score) : ctx.rb.Null();
   ctx.rb.Integer(ch ? added + updated : added);
 }
@@ -381,7 +386,8 @@ void CmdZRangeStore(ArgSlice args, ConnContext& ctx) {
   }
   size_t stored = 0;
   tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
-    stored = StoreZSet(t.db, tx.key(0), tx.hash(0), t.now_ms, items);
+    stored = StoreZSet(t.shard, t.db, tx.key(0), tx.hash(0), t.now_ms, items,
+                       /*count_each_member=*/false);
   });
   tx.Conclude();
   ctx.rb.Integer(int64_t(stored));
@@ -401,6 +407,7 @@ void CmdZRem(ArgSlice args, ShardContext& ctx) {
     if (z->size() == 0) break;
   }
   EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+  ctx.shard.AddDirty(deleted);
   ctx.rb.Integer(deleted);
 }
 
@@ -438,6 +445,7 @@ void CmdZRemRange(ArgSlice args, ShardContext& ctx) {
     removed = z->EraseRangeByLex(lex);
   }
   EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+  ctx.shard.AddDirty(removed);
   ctx.rb.Integer(int64_t(removed));
 }
 
@@ -456,7 +464,8 @@ void CmdZPop(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it) || count == 0) return ctx.rb.ArrayHeader(0);
   const ZPopReply shape = ctx.rb.resp3() && count != -1 ? ZPopReply::kNested : ZPopReply::kFlat;
-  ZPopAndReply(ctx.db, it, args[1], ctx.hash, kMax, count == -1 ? 1 : count, shape, ctx.rb);
+  ctx.shard.AddDirty(
+      ZPopAndReply(ctx.db, it, args[1], ctx.hash, kMax, count == -1 ? 1 : count, shape, ctx.rb));
 }
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: the first key that exists decides.
@@ -465,7 +474,7 @@ void CmdZMPop(ArgSlice args, ConnContext& ctx) {
   if (!ParseMPopArgs(args, 1, "min", "max", &a, ctx.rb)) return;
   auto pop = [&](Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
                  core::ReplyBuilder& rb) {
-    ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
+    return ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
   };
   FinishPopReply(PopFirst(ctx, a.keys, core::ValueType::kZSet, pop, /*waiter=*/nullptr), ctx.rb);
 }
@@ -777,7 +786,8 @@ void CmdZSetOp(ArgSlice args, ConnContext& ctx) {
     std::sort(result.begin(), result.end(), SortedLess);
     size_t stored = 0;
     tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
-      stored = StoreZSet(t.db, tx.key(0), tx.hash(0), t.now_ms, result);
+      stored = StoreZSet(t.shard, t.db, tx.key(0), tx.hash(0), t.now_ms, result,
+                         /*count_each_member=*/false);
     });
     tx.Conclude();
     ctx.rb.Integer(int64_t(stored));

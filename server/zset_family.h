@@ -38,7 +38,10 @@ void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags);
 // Stores `items` as a new sorted set at key (replacing any value and TTL, as Redis' setKey), or
 // deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
 // the size of the stored set. Runs on the key's shard (the destination of a *STORE command).
-size_t StoreZSet(shard::Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
-                 const std::vector<std::pair<std::string, double>>& items);
+// Counts the changes on `shard` as Redis does: a delete counts one; a store counts one, or one per
+// member with count_each_member (GEORADIUS STORE, GEOSEARCHSTORE).
+size_t StoreZSet(shard::Shard& shard, shard::Db& db, std::string_view key, uint64_t hash,
+                 int64_t now_ms, const std::vector<std::pair<std::string, double>>& items,
+                 bool count_each_member);
 
 }  // namespace shardis::server

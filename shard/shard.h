@@ -19,7 +19,12 @@ struct ShardStats {
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t evicted_keys = 0;
-  uint64_t dirty = 0;  // changes made (Redis' server.dirty), summed over the shards for saves
+  // Redis' server.dirty, this shard's part: how many changes the writes run here made, counted
+  // as Redis 7.0 counts them for the same command, arguments and state (SET 1, MSET 1 per key,
+  // SADD the members added, a failed or no-op write 0, expiry 0). Only this shard's thread adds
+  // to it (Shard::AddDirty); the sum over the shards (server::SumShardDirty) minus its value at
+  // the last save is INFO's rdb_changes_since_last_save and what the save schedule looks at.
+  uint64_t dirty = 0;
 };
 
 class Shard {
@@ -35,6 +40,8 @@ class Shard {
   uint32_t id() const { return id_; }
   Db& db(int index) { return dbs_[index]; }
   ShardStats& stats() { return stats_; }
+  // A write made `changes` changes (see ShardStats::dirty). Call on this shard's thread only.
+  void AddDirty(uint64_t changes = 1) { stats_.dirty += changes; }
   // This shard's side of the transaction layer (queue and intent locks).
   TxQueue& tx_queue() { return tx_queue_; }
   // The clients blocked on this shard's keys (BLPOP, ...).
