@@ -43,8 +43,9 @@ using shard::ShardSnapshot;
 
 // A shard hands its records to the file in pieces of about this size: with one piece being
 // written and the next being filled, a shard holds about twice this in flight (plus what writes
-// to not yet serialized buckets add meanwhile).
-constexpr size_t kPieceBytes = 1 << 20;
+// to not yet serialized buckets add meanwhile). Small enough that copying one into the page
+// cache (a kernel worker on the shard's CPU) holds the CPU only briefly.
+constexpr size_t kPieceBytes = 256 * 1024;
 // A slice of serialization between two yields to the loop, checked every kSliceBuckets buckets
 // (a bucket holds ~1-16 keys), and the share of the thread it leaves to clients under load.
 constexpr auto kSliceTime = std::chrono::microseconds(100);
@@ -120,6 +121,7 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
   // save's part of what was spent since.
   int64_t stretch_start_ns = ThreadCpuNs();
   int64_t save_ns = 0;
+  uint64_t hooks_at_stretch = 0;
   bool more = true;
   while (more && !snap->aborted() && !job.failed.load(std::memory_order_relaxed)) {
     if (g_abort.load(std::memory_order_relaxed)) {
@@ -161,11 +163,15 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
     if (ClientWork(p) == work) {  // idle: a new stretch begins
       stretch_start_ns = ThreadCpuNs();
       save_ns = 0;
+      hooks_at_stretch = snap->before_change_ns();
       continue;
     }
-    // Busy. A full piece goes to the file at once whatever the share, to keep memory small.
+    // Busy. The save's part is the walk plus what clients' commands spent serializing buckets
+    // before their changes. A full piece goes to the file at once whatever the share, to keep
+    // memory small.
+    auto save_part = [&] { return save_ns + int64_t(snap->before_change_ns() - hooks_at_stretch); };
     while (snap->output_size() < kPieceBytes &&
-           (ThreadCpuNs() - stretch_start_ns - save_ns) < save_ns * kBusyShare) {
+           (ThreadCpuNs() - stretch_start_ns - save_part()) < save_part() * kBusyShare) {
       const uint64_t before = ClientWork(p);
       p->SleepFor(kBusySleep);
       if (ClientWork(p) == before) break;  // the clients went quiet meanwhile

@@ -1,5 +1,6 @@
 #include "shard/snapshot.h"
 
+#include "core/cycle_clock.h"
 #include "core/rdb_encoding.h"
 #include "core/rdb_format.h"
 #include "core/rdb_writer.h"
@@ -34,6 +35,7 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
     out_db_ = db.index();
   }
   const bool compress = compression_ && !before_change;
+  const uint64_t start = before_change ? core::CycleClock::Now() : 0;
   char scratch[core::CompactValue::kScratchSize];
   bucket.ForEach([&](Db::Iterator it) {
     const std::string_view key = it.key().GetString(scratch);
@@ -42,6 +44,7 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
     core::AppendRdbKey(&out_, key, it.value(), meta, compress);
     ++keys_;
   });
+  if (before_change) before_change_ns_ += core::CycleClock::ToNs(core::CycleClock::Now() - start);
 }
 
 void ShardSnapshot::SerializeRest(Db& db) {

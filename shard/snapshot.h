@@ -53,6 +53,9 @@ class ShardSnapshot {
   // Hands over the records made so far (a complete run, or several).
   std::string TakeOutput();
   uint64_t keys() const { return keys_; }
+  // Time spent serializing buckets before changes, inside clients' commands (ns): the save
+  // counts it against its share of the thread.
+  uint64_t before_change_ns() const { return before_change_ns_; }
   uint64_t version() const { return version_; }
 
  private:
@@ -70,6 +73,7 @@ class ShardSnapshot {
   std::string out_;
   int out_db_ = -1;
   uint64_t keys_ = 0;
+  uint64_t before_change_ns_ = 0;
 };
 
 }  // namespace shardis::shard
