@@ -247,7 +247,7 @@ std::string BuildInfo(unsigned sections) {
     field("rdb_last_bgsave_status", ps.last_bgsave_ok.load() ? "ok" : "err");
     field("rdb_last_bgsave_time_sec", ps.last_bgsave_time_sec.load());
     field("rdb_current_bgsave_time_sec",
-          bgsave ? (shard::NowMs() - ps.bgsave_start_ms.load()) / 1000 : int64_t{-1});
+          bgsave ? shard::NowMs() / 1000 - ps.bgsave_start_ms.load() / 1000 : int64_t{-1});
     field("rdb_saves", ps.saves.load());
     field("rdb_last_cow_size", 0);
     field("rdb_last_load_keys_expired", ps.last_load_keys_expired.load());

@@ -386,7 +386,8 @@ bool StartBackgroundSave() {
     // A save stopped on purpose (FLUSHALL, SHUTDOWN) is not a failure, as Redis' child killed
     // with SIGUSR1 is not.
     if (!absl::IsAborted(status)) ps.last_bgsave_ok.store(status.ok());
-    ps.last_bgsave_time_sec.store((shard::NowMs() - ps.bgsave_start_ms.load()) / 1000);
+    // Whole seconds of the wall clock, as Redis' time(NULL) - rdb_save_time_start.
+    ps.last_bgsave_time_sec.store(shard::NowMs() / 1000 - ps.bgsave_start_ms.load() / 1000);
     ps.bgsave_in_progress.store(false);
     if (status.ok()) LOG(INFO) << "Background saving terminated with success";
   };
