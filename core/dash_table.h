@@ -28,6 +28,7 @@
 #include <glog/logging.h>
 #include <malloc.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -228,6 +229,11 @@ class DashTable {
 
   // Inserts a key known to be absent (loading a snapshot, RENAME): no key comparisons.
   Iterator Insert(uint64_t hash, Key key, Value value);
+
+  // Sizes an empty table for about `entries` entries at once: the directory and all its
+  // segments, so that filling it (loading a snapshot that announces its size) does not rebuild
+  // segments through the size classes and split them. A table that has segments is left as is.
+  void Reserve(size_t entries);
 
   void Erase(Iterator it);
   Iterator end() const { return Iterator(); }
@@ -806,6 +812,35 @@ typename SHARDIS_DASH::Segment* SHARDIS_DASH::Grow(Segment* seg, uint64_t hash) 
     seg = SegOf(dir_[DirIndex(hash)]);
   }
   return seg;
+}
+
+SHARDIS_DASH_TEMPLATE
+void SHARDIS_DASH::Reserve(size_t entries) {
+  if (segment_count_ != 0 || entries == 0) return;
+  // A uniform hash gives each of 2^d segments entries / 2^d on average with a standard deviation
+  // of its square root: the depth is the smallest where mean + 4 deviations fits the threshold
+  // of the top class, and every segment takes the smallest class where that fits, so almost no
+  // segment grows or splits as the entries arrive.
+  auto high = [](double mean) { return uint32_t(mean + 4 * std::sqrt(mean)) + 1; };
+  uint32_t depth = 0;
+  while (depth < kMaxDepth && high(double(entries) / double(size_t(1) << depth)) > MaxUsedOfClass(kTopClass)) {
+    ++depth;
+  }
+  const uint32_t cls = ClassFor(high(double(entries) / double(size_t(1) << depth)), 8);
+  std::vector<DirEntry> dir;
+  dir.reserve(size_t(1) << depth);
+  try {
+    for (size_t i = 0; i < (size_t(1) << depth); ++i) {
+      dir.push_back(EntryOf(AddSegment(cls, depth, nullptr, new_bucket_version_)));
+    }
+  } catch (...) {
+    for (DirEntry e : dir) RemoveSegment(SegOf(e));
+    throw;
+  }
+  dir_.swap(dir);
+  dir_data_ = dir_.data();
+  global_depth_ = depth;
+  dir_shift_ = 63 - depth;
 }
 
 SHARDIS_DASH_TEMPLATE

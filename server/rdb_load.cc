@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <boost/fiber/operations.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/rdb_reader.h"
@@ -47,11 +51,32 @@ class FileSource : public core::RdbSource {
   uint64_t offset_ = 0;
 };
 
-struct KeyRecord {
-  core::RdbRawEntry entry;
-  uint64_t offset = 0;  // where its record starts in the file, for errors
+// The keys of one shard on their way to it: records that point into one buffer of their bytes
+// (key, then the encoded value), so that a batch costs a few allocations instead of two per key,
+// and the shard thread frees no block that the reader's thread allocated per key.
+struct Batch {
+  struct Record {
+    uint32_t db;
+    uint8_t type;
+    uint32_t key_size;
+    size_t at;  // of the key in `bytes`; the payload follows it
+    size_t payload_size;
+    int64_t expire_ms;
+    uint64_t offset;  // where its record starts in the file, for errors
+  };
+  std::string bytes;
+  std::vector<Record> records;
+
+  void Add(const core::RdbRawEntry& e, uint64_t offset) {
+    records.push_back({e.db, e.type, uint32_t(e.key.size()), bytes.size(), e.payload.size(), e.expire_ms, offset});
+    bytes.append(e.key);
+    bytes.append(e.payload);
+  }
+  std::string_view Key(const Record& r) const { return std::string_view(bytes).substr(r.at, r.key_size); }
+  std::string_view Payload(const Record& r) const {
+    return std::string_view(bytes).substr(r.at + r.key_size, r.payload_size);
+  }
 };
-using Batch = std::vector<KeyRecord>;
 
 // What one shard did with its batches; written on that shard's thread only.
 struct ShardLoad {
@@ -66,20 +91,20 @@ void InsertBatch(Shard& shard, const Batch& batch, int version, bool merge, Shar
   if (!out->error.ok()) return;
   constexpr size_t kAhead = 8;
   const int64_t now_ms = shard::NowMs();
-  std::vector<uint64_t> hashes(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) hashes[i] = core::HashBytes(batch[i].entry.key);
-  for (size_t i = 0; i < batch.size() && i < kAhead; ++i) {
-    shard.db(int(batch[i].entry.db)).Prefetch(hashes[i]);
-  }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (i + kAhead < batch.size()) shard.db(int(batch[i + kAhead].entry.db)).Prefetch(hashes[i + kAhead]);
-    const KeyRecord& rec = batch[i];
-    const core::RdbRawEntry& e = rec.entry;
+  const size_t count = batch.records.size();
+  std::vector<uint64_t> hashes(count);
+  for (size_t i = 0; i < count; ++i) hashes[i] = core::HashBytes(batch.Key(batch.records[i]));
+  for (size_t i = 0; i < count && i < kAhead; ++i) shard.db(int(batch.records[i].db)).Prefetch(hashes[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) shard.db(int(batch.records[i + kAhead].db)).Prefetch(hashes[i + kAhead]);
+    const Batch::Record& rec = batch.records[i];
+    const std::string_view key = batch.Key(rec);
     core::CompactValue value;
     bool empty = false;
-    if (absl::Status s = core::DecodeRdbValue(e.type, version, e.payload, &value, &empty); !s.ok()) {
+    if (absl::Status s = core::DecodeRdbValue(rec.type, version, batch.Payload(rec), &value, &empty);
+        !s.ok()) {
       out->error = absl::DataLossError(core::Concat(
-          "in the value of key '", e.key, "' (record at byte ", rec.offset, "): ", s.message()));
+          "in the value of key '", key, "' (record at byte ", rec.offset, "): ", s.message()));
       return;
     }
     if (empty) {
@@ -87,11 +112,11 @@ void InsertBatch(Shard& shard, const Batch& batch, int version, bool merge, Shar
       continue;
     }
     bool replaced = false;
-    shard.db(int(e.db)).Store(e.key, hashes[i], std::move(value), e.expire_ms >= 0 ? e.expire_ms : 0,
-                              now_ms, &replaced);
+    shard.db(int(rec.db)).Store(key, hashes[i], std::move(value), rec.expire_ms >= 0 ? rec.expire_ms : 0,
+                                now_ms, &replaced);
     if (replaced && !merge) {
       // Redis refuses such a file; the load stops here.
-      out->error = absl::DataLossError(core::Concat("RDB has duplicated key '", e.key, "' in DB ", e.db));
+      out->error = absl::DataLossError(core::Concat("RDB has duplicated key '", key, "' in DB ", rec.db));
       return;
     }
     ++out->keys;
@@ -108,13 +133,22 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
 
   std::vector<ShardLoad> loads(n);
   std::vector<Batch> batches(n);
-  std::vector<size_t> batch_bytes(n, 0);
+  auto fresh_batch = [&](unsigned sid) {
+    batches[sid].bytes.reserve(kBatchBytes + 4096);
+    batches[sid].records.reserve(kBatchKeys);
+  };
+  for (unsigned sid = 0; sid < n; ++sid) fresh_batch(sid);
   std::vector<int> in_flight(n, 0);  // touched by fibers of this thread only
   auto send = [&](unsigned sid) {
+    if (sid == self->index()) {
+      InsertBatch(*Shard::current(), batches[sid], version, merge, &loads[sid]);
+      batches[sid].bytes.clear();
+      batches[sid].records.clear();
+      return;
+    }
     auto batch = std::make_shared<Batch>(std::move(batches[sid]));
-    batches[sid].clear();
-    batch_bytes[sid] = 0;
-    if (sid == self->index()) return InsertBatch(*Shard::current(), *batch, version, merge, &loads[sid]);
+    batches[sid] = Batch();
+    fresh_batch(sid);
     while (in_flight[sid] >= kBatchesInFlight) boost::this_fiber::yield();
     ++in_flight[sid];
     const bool launched = self->Launch([&, sid, batch] {
@@ -126,6 +160,28 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
       --in_flight[sid];
     }
   };
+  // RESIZEDB announces a database's size before its keys: every shard sizes its tables for its
+  // part of it at once. The announced sizes count against the file's size (a key record takes at
+  // least 3 bytes), so that a corrupt hint cannot make the load allocate without bound.
+  size_t hints_seen = 0;
+  uint64_t reserve_budget = size / 3;
+  auto reserve = [&] {
+    for (const auto& [db, hint] : reader.resize_hints()) {
+      const uint64_t keys = std::min(hint.first, reserve_budget);
+      const uint64_t expires = std::min(hint.second, keys);
+      reserve_budget -= keys;
+      for (unsigned sid = 0; sid < n; ++sid) {
+        shard::shard_set->Await(sid, [&, db = db](Shard& s) {
+          try {
+            s.db(int(db)).Reserve(keys / n, expires / n);
+          } catch (const std::bad_alloc&) {
+            // Then the tables grow as the keys come.
+          }
+        });
+      }
+    }
+    hints_seen = reader.resize_hints().size();
+  };
 
   PersistenceStatus& ps = Persistence();
   const int64_t now_ms = shard::NowMs();
@@ -133,26 +189,27 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
   absl::Status status;
   uint64_t routed = 0;
   const int64_t key_delay_us = KeyLoadDelayUs();  // Redis' key-load-delay: tests make a load last
+  // Read into one entry again and again, so that its strings keep their capacity.
+  core::RdbRawEntry entry;
   for (;;) {
-    KeyRecord rec;
-    rec.offset = reader.offset();
-    absl::StatusOr<bool> more = reader.NextRaw(&rec.entry);
+    const uint64_t offset = reader.offset();
+    absl::StatusOr<bool> more = reader.NextRaw(&entry);
     if (!more.ok()) {
       status = more.status();
       break;
     }
     if (!*more) break;
+    if (reader.resize_hints().size() != hints_seen) reserve();
     // A key whose deadline has passed is not loaded (Redis, as a master, drops it).
-    if (rec.entry.expire_ms >= 0 && rec.entry.expire_ms <= now_ms) {
+    if (entry.expire_ms >= 0 && entry.expire_ms <= now_ms) {
       ++result->expired;
       continue;
     }
-    const unsigned sid = shard::shard_set->ShardOf(rec.entry.key);
-    batch_bytes[sid] += rec.entry.key.size() + rec.entry.payload.size() + 64;
-    batches[sid].push_back(std::move(rec));
+    const unsigned sid = shard::shard_set->ShardOf(entry.key);
+    batches[sid].Add(entry, offset);
     ++routed;
     if (key_delay_us > 0) self->SleepFor(std::chrono::microseconds(key_delay_us));
-    if (batch_bytes[sid] >= kBatchBytes || batches[sid].size() >= kBatchKeys) send(sid);
+    if (batches[sid].bytes.size() >= kBatchBytes || batches[sid].records.size() >= kBatchKeys) send(sid);
     if ((routed & 1023) == 0) {
       ps.loading_loaded_bytes.store(reader.offset(), std::memory_order_relaxed);
       ps.loading_loaded_keys.store(routed, std::memory_order_relaxed);
@@ -164,7 +221,7 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
     }
   }
   for (unsigned sid = 0; sid < n; ++sid) {
-    if (!batches[sid].empty()) send(sid);
+    if (!batches[sid].records.empty()) send(sid);
   }
   for (unsigned sid = 0; sid < n; ++sid) {
     while (in_flight[sid] > 0) boost::this_fiber::yield();

@@ -66,6 +66,12 @@ class Db {
   // Starts loading what a lookup of `hash` will touch (see DashTable::Prefetch).
   void Prefetch(uint64_t hash) const { prime_.Prefetch(hash); }
   void PrefetchSlots(uint64_t hash) const { prime_.PrefetchSlots(hash); }
+  // Sizes the tables of an empty database for `keys` keys, `expires` of them with a deadline
+  // (a snapshot's RESIZEDB), so that loading them does not grow the tables step by step.
+  void Reserve(size_t keys, size_t expires) {
+    prime_.Reserve(keys);
+    expire_.Reserve(expires);
+  }
 
   // The live entry of key, deleting it first when it has expired by now_ms (lazy expiry).
   Iterator Find(std::string_view key, uint64_t hash, int64_t now_ms);

@@ -318,6 +318,39 @@ TEST(DashTableTest, GrowthThresholds) {
   EXPECT_EQ(Lookup(t, KeyOf(0)).value(), "w");
 }
 
+// Reserve sizes an empty table at once: filling it with as many keys splits no segment and grows
+// almost none, every key is found, and a full SCAN visits each once.
+TEST(DashTableTest, ReserveSizesAnEmptyTable) {
+  constexpr uint64_t kKeys = 200000 / kOpsScale;
+  StringTable t;
+  t.Reserve(kKeys);
+  const size_t segments = t.segment_count();
+  const uint32_t depth = t.global_depth();
+  EXPECT_EQ(segments, size_t(1) << depth);
+  EXPECT_GT(t.capacity(), kKeys);
+  EXPECT_LT(t.capacity(), kKeys * 2);  // not wasteful: above half full once filled
+  for (uint64_t i = 0; i < kKeys; ++i) ASSERT_TRUE(Upsert(t, KeyOf(i), "v").second);
+  EXPECT_EQ(t.segment_count(), segments);
+  EXPECT_EQ(t.global_depth(), depth);
+  for (uint64_t i = 0; i < kKeys; i += 7) ASSERT_NE(Lookup(t, KeyOf(i)), t.end());
+  auto seen = ScanAll(t, [](StringTable::Iterator it) { return it.key(); });
+  EXPECT_EQ(seen.size(), kKeys);
+  // A table that has segments is left as is; an empty one with none stays empty for 0.
+  t.Reserve(kKeys * 10);
+  EXPECT_EQ(t.segment_count(), segments);
+  StringTable empty;
+  empty.Reserve(0);
+  EXPECT_EQ(empty.segment_count(), 0u);
+  // A small reservation is one segment, and the table grows from it as usual.
+  StringTable small;
+  small.Reserve(10);
+  EXPECT_EQ(small.segment_count(), 1u);
+  EXPECT_EQ(small.global_depth(), 0u);
+  for (uint64_t i = 0; i < 5000; ++i) ASSERT_TRUE(Upsert(small, KeyOf(i), "v").second);
+  EXPECT_EQ(small.size(), 5000u);
+  for (uint64_t i = 0; i < 5000; ++i) ASSERT_NE(Lookup(small, KeyOf(i)), small.end());
+}
+
 TEST(DashTableTest, TombstonesRehashInPlace) {
   StringTable t;
   const uint64_t full = StringTable::MaxUsedOfClass(0);
