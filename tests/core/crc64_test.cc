@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <random>
 #include <string>
 
 namespace shardis::core {
@@ -10,6 +12,51 @@ namespace {
 TEST(Crc64, RedisCheckValue) {
   // Redis' crc64 test (crc64.c): crc64(0, "123456789") == 0xe9c6d914c4b8d9ca.
   EXPECT_EQ(Crc64(0, "123456789"), 0xe9c6d914c4b8d9caull);
+}
+
+TEST(Crc64, PortableCheckValue) {
+  EXPECT_EQ(Crc64Portable(0, "123456789"), 0xe9c6d914c4b8d9caull);
+}
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// Crc64 takes the carry-less multiplication path where the CPU has it; every length around its
+// block sizes (16, 128) and its cut-over from the table must give the table's CRC, from any
+// alignment and starting CRC.
+TEST(Crc64, FastPathEqualsTableEveryLength) {
+  const std::string s = RandomBytes(600 + 16, 1);
+  for (size_t len = 0; len <= 600; ++len) {
+    for (size_t offset : {size_t{0}, size_t{1}, size_t{7}, size_t{13}}) {
+      const std::string_view v(s.data() + offset, len);
+      for (uint64_t crc : {uint64_t{0}, uint64_t{0xe9c6d914c4b8d9ca}, ~uint64_t{0}}) {
+        ASSERT_EQ(Crc64(crc, v), Crc64Portable(crc, v)) << len << " " << offset << " " << crc;
+      }
+    }
+  }
+}
+
+TEST(Crc64, FastPathEqualsTableLarge) {
+  const std::string s = RandomBytes((size_t{1} << 20) + 200, 2);
+  for (size_t len : {size_t{1} << 20, (size_t{1} << 20) + 1, (size_t{1} << 20) - 17,
+                     size_t{100003}, size_t{65535}}) {
+    for (size_t offset : {size_t{0}, size_t{3}, size_t{8}, size_t{101}}) {
+      const std::string_view v(s.data() + offset, len);
+      EXPECT_EQ(Crc64(0, v), Crc64Portable(0, v)) << len << " " << offset;
+      EXPECT_EQ(Crc64(0x0123456789abcdef, v), Crc64Portable(0x0123456789abcdef, v))
+          << len << " " << offset;
+    }
+  }
+  // All zero and all one bytes, the extremes of the folded registers.
+  for (char fill : {'\0', '\xff'}) {
+    const std::string same(size_t{1} << 20, fill);
+    EXPECT_EQ(Crc64(0, same), Crc64Portable(0, same));
+    EXPECT_EQ(Crc64(~uint64_t{0}, same), Crc64Portable(~uint64_t{0}, same));
+  }
 }
 
 TEST(Crc64, RedisLongerVector) {
