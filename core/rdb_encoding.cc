@@ -67,6 +67,12 @@ bool AppendEncodedInt(std::string* out, int64_t v) {
 
 }  // namespace
 
+namespace {
+thread_local LzfOutcomes tls_lzf_outcomes;
+}  // namespace
+
+const LzfOutcomes& ThreadLzfOutcomes() { return tls_lzf_outcomes; }
+
 void AppendString(std::string* out, std::string_view s, bool compress) {
   if (s.size() <= 11) {
     int64_t v;
@@ -80,7 +86,9 @@ void AppendString(std::string* out, std::string_view s, bool compress) {
     // Worst case of the header: 1 + 9 + 9 bytes.
     out->resize(start + 19 + cap);
     const size_t clen = LzfCompress(s, out->data() + start + 19, cap);
+    ++tls_lzf_outcomes.tried;
     if (clen > 0) {
+      ++tls_lzf_outcomes.saved;
       std::string header;
       header.push_back(static_cast<char>((kEncVal << 6) | kEncLzf));
       AppendLength(&header, clen);

@@ -71,6 +71,14 @@ void AppendLength(std::string* out, uint64_t len);
 // fitting 32 bits is stored as that integer (2, 3 or 5 bytes); with `compress`, a string of more
 // than 20 bytes is stored LZF-compressed when that saves at least 4 bytes; else length + bytes.
 void AppendString(std::string* out, std::string_view s, bool compress);
+// What AppendString's compression did on the calling thread, ever: how many strings it tried
+// and how many came out smaller. A snapshot reads the change over a bucket to stop spending CPU
+// on data that does not compress.
+struct LzfOutcomes {
+  uint64_t tried = 0;
+  uint64_t saved = 0;
+};
+const LzfOutcomes& ThreadLzfOutcomes();
 // Redis' rdbSaveLongLongAsStringObject: an integer value (a string cell that holds an int).
 void AppendIntString(std::string* out, int64_t v);
 // 8 bytes, IEEE 754 little-endian (rdbSaveBinaryDoubleValue).

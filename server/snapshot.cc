@@ -50,8 +50,9 @@ constexpr size_t kPieceBytes = 256 * 1024;
 // (a bucket holds ~1-16 keys), and the share of the thread it leaves to clients under load.
 constexpr auto kSliceTime = std::chrono::microseconds(100);
 constexpr size_t kSliceBuckets = 8;
-constexpr int kBusyShare = 4;
+constexpr int kBusyShare = 11;
 constexpr auto kBusySleep = std::chrono::microseconds(200);
+constexpr auto kIdleAfter = std::chrono::milliseconds(1);
 // After a failed background save the schedule waits this long before trying again (Redis'
 // CONFIG_BGSAVE_RETRY_DELAY).
 constexpr int64_t kRetryDelayMs = 5000;
@@ -122,6 +123,12 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
   int64_t stretch_start_ns = ThreadCpuNs();
   int64_t save_ns = 0;
   uint64_t hooks_at_stretch = 0;
+  // When clients last did something on this thread. A yield returns within microseconds, often
+  // before the next request arrives, so the thread counts as idle only after kIdleAfter without
+  // client work: judged by one yield, a busy thread looked idle often enough to give the save
+  // more than its share.
+  uint64_t last_work = ClientWork(p);
+  Clock::time_point last_work_at = Clock::now();
   bool more = true;
   while (more && !snap->aborted() && !job.failed.load(std::memory_order_relaxed)) {
     if (g_abort.load(std::memory_order_relaxed)) {
@@ -158,9 +165,11 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
       }
     }
     if (!more) break;
-    const uint64_t work = ClientWork(p);
     boost::this_fiber::yield();
-    if (ClientWork(p) == work) {  // idle: a new stretch begins
+    if (const uint64_t work = ClientWork(p); work != last_work) {
+      last_work = work;
+      last_work_at = Clock::now();
+    } else if (Clock::now() - last_work_at >= kIdleAfter) {  // idle: a new stretch begins
       stretch_start_ns = ThreadCpuNs();
       save_ns = 0;
       hooks_at_stretch = snap->before_change_ns();

@@ -34,7 +34,8 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
     core::rdb::AppendLength(&out_, uint64_t(db.index()));
     out_db_ = db.index();
   }
-  const bool compress = compression_ && !before_change;
+  const bool compress = !before_change && CompressNext();
+  const core::rdb::LzfOutcomes lzf_before = core::rdb::ThreadLzfOutcomes();
   const uint64_t start = before_change ? core::CycleClock::Now() : 0;
   char scratch[core::CompactValue::kScratchSize];
   bucket.ForEach([&](Db::Iterator it) {
@@ -45,6 +46,26 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
     ++keys_;
   });
   if (before_change) before_change_ns_ += core::CycleClock::ToNs(core::CycleClock::Now() - start);
+  if (compress) {
+    const core::rdb::LzfOutcomes& lzf = core::rdb::ThreadLzfOutcomes();
+    NoteCompression(lzf.tried - lzf_before.tried, lzf.saved - lzf_before.saved);
+  }
+}
+
+bool ShardSnapshot::CompressNext() {
+  if (!compression_) return false;
+  if (buckets_not_compressing_ < kHopelessBuckets) return true;
+  if (++buckets_skipped_ < kProbeEvery) return false;
+  buckets_skipped_ = 0;
+  return true;
+}
+
+void ShardSnapshot::NoteCompression(uint64_t tried, uint64_t saved) {
+  if (saved > 0) {
+    buckets_not_compressing_ = 0;
+  } else if (tried > 0 && buckets_not_compressing_ < kHopelessBuckets) {
+    ++buckets_not_compressing_;
+  }
 }
 
 void ShardSnapshot::SerializeRest(Db& db) {

@@ -33,7 +33,10 @@ class ShardSnapshot {
   // Serializes the bucket unless it already was (its version is V). Buckets serialized before a
   // change (`before_change`) are not compressed even with rdbcompression on: that work sits in
   // a client's command, so it is kept to copying bytes (the file mixes compressed and plain
-  // strings, which RDB allows).
+  // strings, which RDB allows). The walk, too, stops trying to compress where nothing does: after
+  // kHopelessBuckets buckets in a row whose strings were tried and none came out smaller, it
+  // tries one bucket in kProbeEvery, until one compresses again (LZF on incompressible values
+  // was most of a save's CPU time).
   void SerializeBucket(Db& db, PrimeTable::Bucket bucket, bool before_change = true) {
     if (bucket.valid() && bucket.version() < version_) SerializeBucketSlow(db, bucket, before_change);
   }
@@ -62,8 +65,16 @@ class ShardSnapshot {
   void SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool before_change);
   void Detach();
 
+  static constexpr uint32_t kHopelessBuckets = 64;
+  static constexpr uint32_t kProbeEvery = 16;
+  // Whether the walk compresses the next bucket, and the outcome that decides the next.
+  bool CompressNext();
+  void NoteCompression(uint64_t tried, uint64_t saved);
+
   Shard* shard_;
   const bool compression_;
+  uint32_t buckets_not_compressing_ = 0;  // in a row, with strings tried
+  uint32_t buckets_skipped_ = 0;          // since the last probe
   const uint64_t version_;
   bool aborted_ = false;
   // Where the walk is.

@@ -162,5 +162,37 @@ TEST_F(ShardSnapshotTest, EmptyShardAndKeysInsertedAfterTheCut) {
   EXPECT_TRUE(Read(snap.TakeOutput()).empty());
 }
 
+// The walk stops compressing where nothing compresses (random values in db 0: it tries only a
+// probe bucket now and then) and compresses again as soon as a probe does (db 1's values of one
+// repeated letter); the records read back as the databases either way.
+TEST_F(ShardSnapshotTest, CompressionPausesOnIncompressibleValuesAndResumes) {
+  constexpr int kKeys = 20000;
+  std::mt19937_64 rng(7);
+  std::string random_value(100, ' ');
+  for (int i = 0; i < kKeys; ++i) {
+    for (char& c : random_value) c = char('!' + rng() % 90);
+    Set(0, "r:" + std::to_string(i), random_value);
+    Set(1, "x:" + std::to_string(i), std::string(100, 'x'));
+  }
+  const Dataset expected = Contents();
+  ShardSnapshot snap(&shard_, /*compression=*/true);
+  std::string pieces;
+  const core::rdb::LzfOutcomes start = core::rdb::ThreadLzfOutcomes();
+  core::rdb::LzfOutcomes after_db0;
+  bool more = true;
+  while (more) {
+    more = snap.SerializeSome(1, 1 << 20);  // one bucket: the walk is in one database at a time
+    pieces += snap.TakeOutput();
+    if (snap.keys() == uint64_t(kKeys)) after_db0 = core::rdb::ThreadLzfOutcomes();
+  }
+  const core::rdb::LzfOutcomes end = core::rdb::ThreadLzfOutcomes();
+  // db 0: a few hundred keys tried before the pause and in the probes, not 20000.
+  EXPECT_LT(after_db0.tried - start.tried, uint64_t(kKeys / 4));
+  EXPECT_EQ(after_db0.saved - start.saved, 0u);
+  // db 1: all but the keys of the first probe interval compressed.
+  EXPECT_GT(end.saved - after_db0.saved, uint64_t(kKeys * 9 / 10));
+  EXPECT_EQ(Read(pieces), expected);
+}
+
 }  // namespace
 }  // namespace shardis::shard
