@@ -209,4 +209,25 @@ std::string FormatLongDouble(long double v) {
   return out;
 }
 
+int64_t ParseCLongPrefix(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))) ++i;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  // Accumulated as a negative number, whose range includes INT64_MIN.
+  int64_t v = 0;
+  bool overflow = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    const int d = s[i] - '0';
+    if (v < (INT64_MIN + d) / 10) {
+      overflow = true;
+    } else if (!overflow) {
+      v = v * 10 - d;
+    }
+  }
+  if (overflow) return negative ? INT64_MIN : INT64_MAX;
+  if (negative) return v;
+  return v == INT64_MIN ? INT64_MAX : -v;
+}
+
 }  // namespace shardis::core

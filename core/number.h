@@ -38,6 +38,12 @@ bool ParseDouble(std::string_view s, double* out);
 // (MAX_LONG_DOUBLE_CHARS) are rejected.
 bool ParseLongDouble(std::string_view s, long double* out);
 
+// What C's strtol(s, NULL, 10) (and so atoll) returns on a 64-bit machine: leading C spaces are
+// skipped, then an optional sign and the longest run of digits are read; anything after is
+// ignored; no digits gives 0; overflow saturates at INT64_MIN/INT64_MAX. For formats that Redis
+// reads that way (AOF lengths, manifest seqs).
+int64_t ParseCLongPrefix(std::string_view s);
+
 // Writes the decimal form of v to buf (at least kInt64BufSize bytes, no NUL written) and returns
 // its length. Table-driven, two digits per step: this is on the reply hot path.
 size_t FormatInt64(int64_t v, char* buf);
