@@ -91,17 +91,14 @@ TEST(AofManifest, Errors) {
   EXPECT_EQ(Error("file a seq 1 type i"), "at line 1: The AOF manifest file contains too long line");
   EXPECT_EQ(Error("file a seq 1 type i\nfile b seq 2 type i"),
             "at line 2: The AOF manifest file contains too long line");
-  EXPECT_EQ(Error("\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error(" \t\r\n"), "at line 1: Invalid AOF manifest file format");
+  // A blank line, too few or an odd number of words, bad quotes, a missing or zero key.
+  for (std::string_view text :
+       {"\n", " \t\r\n", "file a seq 1\n", "file a seq 1 type i x\n", "file \"a seq 1 type i\n",
+        "file \"a\"b seq 1 type i\n", "name a seq 1 type i\n", "file a seq 0 type i\n",
+        "file a seq x type i\n", "file a seq 1 type \"\"\n"}) {
+    EXPECT_EQ(Error(text), "at line 1: Invalid AOF manifest file format") << text;
+  }
   EXPECT_EQ(Error("file a seq 1 type i\n\n"), "at line 2: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file a seq 1\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file a seq 1 type i x\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file \"a seq 1 type i\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file \"a\"b seq 1 type i\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("name a seq 1 type i\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file a seq 0 type i\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file a seq x type i\n"), "at line 1: Invalid AOF manifest file format");
-  EXPECT_EQ(Error("file a seq 1 type \"\"\n"), "at line 1: Invalid AOF manifest file format");
   EXPECT_EQ(Error("file a seq 1 type x\n"), "at line 1: Unknown AOF file type");
   EXPECT_EQ(Error("file dir/a seq 1 type i\n"), "at line 1: File can't be a path, just a filename");
   EXPECT_EQ(Error("file dir\\\\a seq 1 type i\n"),

@@ -182,5 +182,20 @@ TEST(NumberTest, FormatLongDoubleMatchesRedis) {
   EXPECT_EQ(FormatLongDouble(-HUGE_VALL), "-inf");
 }
 
+
+TEST(NumberTest, ParseCLongPrefixReadsLikeStrtol) {
+  EXPECT_EQ(ParseCLongPrefix("42"), 42);
+  EXPECT_EQ(ParseCLongPrefix(" \t\v+42abc"), 42);
+  EXPECT_EQ(ParseCLongPrefix("-7\r\n"), -7);
+  EXPECT_EQ(ParseCLongPrefix(""), 0);
+  EXPECT_EQ(ParseCLongPrefix("abc"), 0);
+  EXPECT_EQ(ParseCLongPrefix("- 1"), 0);
+  EXPECT_EQ(ParseCLongPrefix("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(ParseCLongPrefix("9223372036854775808"), INT64_MAX);
+  EXPECT_EQ(ParseCLongPrefix("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(ParseCLongPrefix("-99999999999999999999999"), INT64_MIN);
+  EXPECT_EQ(ParseCLongPrefix(std::string_view("12\0" "3", 4)), 12);
+}
+
 }  // namespace
 }  // namespace shardis::core
