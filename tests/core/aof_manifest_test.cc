@@ -63,6 +63,12 @@ TEST(AofManifest, KeysInAnyOrderAnyCaseUnknownIgnored) {
   EXPECT_EQ(m->incrs[2].name, "c");
   EXPECT_EQ(m->current_incr_seq, 9);
   EXPECT_FALSE(m->base.has_value());
+  // A key given twice: the later value wins, but a path is refused where it stands.
+  m = ParseAofManifest("file a seq 1 file b type i\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->incrs[0].name, "b");
+  EXPECT_EQ(Error("file x/a seq 1 file b type i\n"),
+            "at line 1: File can't be a path, just a filename");
 }
 
 TEST(AofManifest, SeqIsReadLikeAtoll) {
