@@ -85,7 +85,8 @@ absl::StatusOr<bool> AofReader::Truncated(uint64_t at, std::string_view what) {
 
 absl::Status AofReader::BadFormat(uint64_t at, std::string_view what, std::string_view found) {
   done_ = true;
-  std::string message = Concat("at byte ", at, ": ", kAofBadFormat, ": expected ", what, ", found ");
+  std::string message =
+      Concat("at byte ", at, ": ", kAofBadFormat, ": expected ", what, ", found ");
   AppendRepr(&message, found.substr(0, kShownBytes));
   if (found.size() > kShownBytes) message += "...";
   return absl::DataLossError(message);

@@ -94,7 +94,8 @@ TEST(AofManifest, CommentLines) {
 
 TEST(AofManifest, Errors) {
   EXPECT_EQ(Error(""), "Found an empty AOF manifest");
-  EXPECT_EQ(Error("file a seq 1 type i"), "at line 1: The AOF manifest file contains too long line");
+  EXPECT_EQ(Error("file a seq 1 type i"),
+            "at line 1: The AOF manifest file contains too long line");
   EXPECT_EQ(Error("file a seq 1 type i\nfile b seq 2 type i"),
             "at line 2: The AOF manifest file contains too long line");
   // A blank line, too few or an odd number of words, bad quotes, a missing or zero key.

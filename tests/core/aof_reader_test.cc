@@ -242,7 +242,8 @@ TEST(AofReader, BadFormat) {
   const std::string bad = "Bad file format reading the append only file: expected ";
   const std::vector<Case> cases = {
       {"x", "at byte 0: " + bad + "'*' or '#' at the start of a command, found \"x\""},
-      {ok + "\r\n", "at byte 14: " + bad + "'*' or '#' at the start of a command, found \"\\r\\n\""},
+      {ok + "\r\n",
+       "at byte 14: " + bad + "'*' or '#' at the start of a command, found \"\\r\\n\""},
       {ok + "*0\r\n", "at byte 14: " + bad + "an argument count of at least 1, found \"*0\\r\\n\""},
       {"*-1\r\n", "at byte 0: " + bad + "an argument count of at least 1, found \"*-1\\r\\n\""},
       {"*\r\n", "at byte 0: " + bad + "an argument count of at least 1, found \"*\\r\\n\""},
