@@ -50,6 +50,11 @@ void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) 
   }
 }
 
+void JournalShardCommand(ArgSlice args, ShardContext& ctx) {
+  if (ctx.journal_unit != nullptr) return ctx.journal_unit->Add(ctx.db.index(), args);
+  ctx.shard.journal().AppendCommand(ctx.db.index(), args);
+}
+
 CommandRegistry& Registry() {
   static CommandRegistry* registry = new CommandRegistry();
   return *registry;

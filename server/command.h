@@ -42,6 +42,9 @@ struct ShardContext {
   // that replied 0, ...), so that its watchers are not disturbed (Redis signals a key modified
   // only when it is). Errors and writes to a key missing before and after need not set it.
   bool unchanged = false;
+  // Inside EXEC: where the command's journal record goes (the EXEC's unit), instead of the
+  // shard's journal.
+  shard::JournalUnit* journal_unit = nullptr;
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
 
@@ -133,6 +136,8 @@ struct CommandSpec {
 // must do afterwards happens for all of them): wakes clients blocked on the key and, when the
 // write changed a WATCHed key, fails its watchers' EXEC.
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
+// Records a write that changed something in the journal (the AOF is on).
+void JournalShardCommand(ArgSlice args, ShardContext& ctx);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
   // maxmemory (eviction.h): one relaxed load when no limit is set.
@@ -140,9 +145,17 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
     if (!shard::MakeRoomForWrite(ctx.shard, ctx.now_ms)) return ctx.rb.Error(shard::kOomError);
   }
   ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags
-  if (ctx.db.IsWatched(args[1])) [[unlikely]] return RunWatchedWrite(spec, args, ctx);
-  spec.on_shard(args, ctx);
-  ctx.db.NoteReady(args[1]);
+  // The journal takes what changed something, as Redis propagates what moved its dirty counter.
+  const uint64_t dirty = ctx.shard.stats().dirty;
+  if (ctx.db.IsWatched(args[1])) [[unlikely]] {
+    RunWatchedWrite(spec, args, ctx);
+  } else {
+    spec.on_shard(args, ctx);
+    ctx.db.NoteReady(args[1]);
+  }
+  if (ctx.shard.stats().dirty != dirty && ctx.shard.journal().on()) [[unlikely]] {
+    JournalShardCommand(args, ctx);
+  }
 }
 
 class CommandRegistry {

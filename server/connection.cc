@@ -558,7 +558,14 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   ConnContext ctx{state_, rb_};
   const size_t reply_at = out_.size();
   const uint64_t start = clock_tick_;
-  spec->on_conn(args, ctx);
+  if (spec->flags & kWrite) {
+    // The Transactions the handler runs journal the command (Transaction::SendJournalPayload).
+    shard::JournalCommand journal{state_.db, args, nullptr};
+    shard::JournalCommandScope journal_scope(&journal);
+    spec->on_conn(args, ctx);
+  } else {
+    spec->on_conn(args, ctx);
+  }
   RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start, IsErrorReply(out_, reply_at),
              args, state_);
 }

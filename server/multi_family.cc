@@ -61,6 +61,9 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
   shard::Transaction::SetCurrentExec(&tx);
   std::vector<std::string_view> args;
   std::string reply;
+  // The queued commands' journal records go into the EXEC's unit (see CmdExec).
+  shard::JournalUnit* unit = shard::CurrentJournalCommand()->exec_unit;
+  const bool journal_on = shard::Shard::current()->journal().on();
   for (const MultiState::Queued& q : queue) {
     args.assign(q.args.begin(), q.args.end());
     conn.last_command = q.spec->name;
@@ -79,11 +82,15 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
         rb.set_output(&reply);
         rb.set_resp3(resp3);
         ShardContext sctx{t.shard, t.shard.db(db_index), rb, t.now_ms, hash};
+        sctx.journal_unit = unit;
         RunShardCommand(*q.spec, args, sctx);
       });
       ctx.rb.output()->append(reply);
     } else {
+      const uint64_t dirty = tx.dirty_count();
+      const int db_index = conn.db;
       q.spec->on_conn(args, ctx);
+      if (journal_on && tx.dirty_count() != dirty) unit->Add(db_index, args);
     }
     RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
                IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
@@ -111,6 +118,11 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
     }
   }
   const int db_index = conn.db;
+  // The journal replays the EXEC as one unit: its commands collect in `unit`, which the EXEC's
+  // transaction hands to the journal when it concludes (Transaction::SendJournalPayload).
+  shard::JournalUnit unit;
+  shard::JournalCommand journal{db_index, {}, &unit};
+  shard::JournalCommandScope journal_scope(&journal);
   std::optional<shard::Transaction> tx;
   if (global) {
     tx.emplace(db_index, shard::Transaction::AllShards{}, shard::Transaction::kWrite);

@@ -10,6 +10,7 @@
 #include <boost/fiber/operations.hpp>
 #include <cerrno>
 #include <chrono>
+#include <functional>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -91,6 +92,10 @@ struct SaveJob {
   std::atomic<uint64_t> next_offset{0};
   std::atomic<bool> failed{false};  // a shard failed: the others stop early
   std::vector<PerShard> shards;
+  // The AOF's base (SaveAofBase): run on every shard inside the cut's step; and such a file is
+  // not a save (LASTSAVE and the dirty counter's base stay).
+  std::function<void(Shard&)> at_cut;
+  bool counts_as_save = true;
 };
 
 // What this thread did for clients so far: commands it ran and hops it took from other threads.
@@ -229,6 +234,7 @@ bool CombineChecksums(const SaveJob& job, uint64_t header_crc, uint64_t start, u
 void TakeCut(SaveJob& job) {
   job.shards.resize(shard::shard_set->size());
   shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+  tx.set_journaled(false);  // the cut changes no data
   tx.Run(
       [&](shard::TxShard& t) {
         SaveJob::PerShard& mine = job.shards[t.shard.id()];
@@ -239,6 +245,7 @@ void TakeCut(SaveJob& job) {
           mine.db_expires[db] = t.shard.db(db).expires_count();
         }
         t.shard.set_snapshot(new ShardSnapshot(&t.shard, job.compression));
+        if (job.at_cut) job.at_cut(t.shard);
       },
       /*conclude=*/true);
 }
@@ -311,7 +318,8 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
 // The first half of a save, in the caller's fiber: the temp file and the cut. A BGSAVE replies
 // after it, so the snapshot holds every write acknowledged before that reply and none after, as
 // Redis' fork does.
-absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_path) {
+absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_path,
+                                                   std::function<void(Shard&)> at_cut = {}) {
   if (g_saving.exchange(true)) {
     return absl::FailedPreconditionError("Background save already in progress");
   }
@@ -327,6 +335,8 @@ absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_p
   job->compression = RdbCompression();
   job->checksum = RdbChecksum();
   job->key_delay_us = RdbKeySaveDelayUs();
+  job->counts_as_save = at_cut == nullptr;
+  job->at_cut = std::move(at_cut);
   job->fd = open(job->temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (job->fd < 0) {
     const absl::Status status =
@@ -359,7 +369,9 @@ absl::Status FinishSave(SaveJob* job) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - job->start).count();
-  if (status.ok()) {
+  if (status.ok() && !job->counts_as_save) {
+    LOG(INFO) << "AOF base written: " << keys << " keys in " << seconds << " s, " << job->path;
+  } else if (status.ok()) {
     PersistenceStatus& ps = Persistence();
     ps.dirty_at_last_save.store(dirty_at_cut, std::memory_order_relaxed);
     ps.last_save_time.store(time(nullptr), std::memory_order_relaxed);
@@ -377,6 +389,14 @@ absl::Status FinishSave(SaveJob* job) {
 absl::Status SaveSnapshot(const std::string& path) {
   absl::StatusOr<std::unique_ptr<SaveJob>> job = BeginSave(path);
   if (!job.ok()) return job.status();
+  return FinishSave(job->get());
+}
+
+absl::Status SaveAofBase(const std::string& path, std::function<void(Shard&)> at_cut,
+                         const std::function<void()>& after_cut) {
+  absl::StatusOr<std::unique_ptr<SaveJob>> job = BeginSave(path, std::move(at_cut));
+  if (!job.ok()) return job.status();
+  after_cut();
   return FinishSave(job->get());
 }
 

@@ -11,6 +11,7 @@
 
 #include <absl/status/status.h>
 
+#include <functional>
 #include <string>
 
 namespace shardis::shard {
@@ -24,6 +25,13 @@ namespace shardis::server {
 // FailedPrecondition when another save runs. Updates LASTSAVE and the dirty counter's base on
 // success.
 absl::Status SaveSnapshot(const std::string& path);
+
+// The AOF's base file (aof.cc): a snapshot to `path` as SaveSnapshot writes one, with `at_cut`
+// run on every shard inside the cut's step (the journals start recording at that instant) and
+// `after_cut` on the calling fiber once the cut is taken. It is not a save: LASTSAVE and
+// rdb_changes_since_last_save stay. FailedPrecondition when another save runs.
+absl::Status SaveAofBase(const std::string& path, std::function<void(shard::Shard&)> at_cut,
+                         const std::function<void()>& after_cut);
 
 // BGSAVE: SaveSnapshot of dbfilename in a new fiber of this thread, updating INFO's bgsave
 // fields. False when a save runs already.

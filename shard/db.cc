@@ -77,6 +77,9 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
 
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
   NoteModified(key);
+  // Redis propagates an expiry as DEL: a replay (whose loader keeps keys whose deadline passed,
+  // as Redis' does) must not see the key after this point.
+  JournalDel(key);
   deadline_sum_ -= e.value();
   expire_.Erase(e);
   prime_.Erase(it);

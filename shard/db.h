@@ -15,6 +15,7 @@
 #include "core/compact_value.h"
 #include "core/dash_table.h"
 #include "shard/blocking.h"
+#include "shard/journal.h"
 #include "shard/watch_table.h"
 
 namespace shardis::shard {
@@ -149,13 +150,21 @@ class Db {
   void NoteReady(std::string_view key) {
     if (blocking_->has_waiters()) [[unlikely]] blocking_->NoteReady(index_, key);
   }
+  // Records DEL key in the shard's journal (an expired or evicted key), when the AOF is on.
+  void JournalDel(std::string_view key) {
+    if (journal_ != nullptr && journal_->on()) [[unlikely]] {
+      const std::string_view args[] = {"DEL", key};
+      journal_->AppendCommand(index_, args);
+    }
+  }
   bool IsWatched(std::string_view key) const {
     return !watches_.empty() && watches_.Contains(key);
   }
-  // Set once by the Shard: this database's index and the shard's blocked clients.
-  void Attach(int index, BlockingRegistry* blocking) {
+  // Set once by the Shard: this database's index, the shard's blocked clients and its journal.
+  void Attach(int index, BlockingRegistry* blocking, ShardJournal* journal) {
     index_ = index;
     blocking_ = blocking;
+    journal_ = journal;
   }
   int index() const { return index_; }
 
@@ -241,6 +250,7 @@ class Db {
   ShardSnapshot* snapshot_ = nullptr;
   WatchTable watches_;
   int index_ = 0;
+  ShardJournal* journal_ = nullptr;
   BlockingRegistry* blocking_ = &no_blocking_;
   static inline BlockingRegistry no_blocking_;  // until Attach (tests use a bare Db)
 };

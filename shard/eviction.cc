@@ -91,6 +91,7 @@ bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
     if (s.tx_queue().any_locks() && s.tx_queue().Conflicts(index, key, /*write=*/true)) continue;
     if (db.Erase(key, core::HashBytes(key), now_ms)) {
       db.NoteModified(key);  // WATCHers of an evicted key fail their EXEC, as in Redis
+      db.JournalDel(key);    // replayed, the key goes as it went here
       ++s.stats().evicted_keys;
       return true;
     }

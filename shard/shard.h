@@ -8,6 +8,7 @@
 #include "core/shard_heap.h"
 #include "shard/blocking.h"
 #include "shard/db.h"
+#include "shard/journal.h"
 #include "shard/tx_queue.h"
 
 namespace shardis::shard {
@@ -42,6 +43,8 @@ class Shard {
   ShardStats& stats() { return stats_; }
   // A write made `changes` changes (see ShardStats::dirty). Call on this shard's thread only.
   void AddDirty(uint64_t changes = 1) { stats_.dirty += changes; }
+  // This shard's part of the journal (the AOF's record of writes).
+  ShardJournal& journal() { return journal_; }
   // This shard's side of the transaction layer (queue and intent locks).
   TxQueue& tx_queue() { return tx_queue_; }
   // The clients blocked on this shard's keys (BLPOP, ...).
@@ -76,6 +79,7 @@ class Shard {
   core::ShardHeap heap_;  // declared before the dbs: it must outlive the values they hold
   std::array<Db, kNumDbs> dbs_;
   ShardStats stats_;
+  ShardJournal journal_;
   TxQueue tx_queue_;
   BlockingRegistry blocking_;
   uint64_t snapshot_version_ = 0;

@@ -53,6 +53,7 @@ Transaction::Transaction(int db_index, AllShards, Mode mode, Transaction* outer)
 void Transaction::Init() {
   if (outer_ == nullptr) outer_ = CurrentExec();
   origin_ = io::Proactor::current()->index();
+  if (outer_ == nullptr && mode_ == kWrite) journal_id_ = NewJournalId();
   const unsigned n = shard_set->size();
   parts_.resize(n);
   for (unsigned sid = 0; sid < n; ++sid) {
@@ -83,6 +84,9 @@ void Transaction::AddReadLocks(int db_index, std::span<const std::string_view> k
 }
 
 void Transaction::PrepareLocks() {
+  if (journal_id_ != 0 && shards_.size() > 1 && Shard::current()->journal().on()) {
+    for (unsigned sid : shards_) parts_[sid].in_order = true;
+  }
   for (unsigned sid : shards_) {
     auto& keys = parts_[sid].keys;
     auto less = [](const TxPart::LockKey& a, const TxPart::LockKey& b) {
@@ -109,13 +113,19 @@ void Transaction::Run(absl::FunctionRef<void(TxShard&)> fn, bool conclude) {
   if (!scheduled_ && conclude && shards_.size() == 1) {
     // One shard, one phase: run at once if no scheduled transaction wants the keys, else queue
     // there. One hop, no scheduling round.
+    phase_ran_ = true;
     Dispatch(shards_, &Transaction::DoQuickRun);
     concluded_ = true;
+    SendJournalPayload();
     return;
   }
   if (!scheduled_) Schedule();
+  phase_ran_ = true;
   Dispatch(shards_, &Transaction::DoPhase);
-  if (conclude) concluded_ = true;
+  if (conclude) {
+    concluded_ = true;
+    SendJournalPayload();
+  }
 }
 
 void Transaction::RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn) {
@@ -128,6 +138,7 @@ void Transaction::RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn) {
     PrepareLocks();
     Schedule();
   }
+  phase_ran_ = true;
   Dispatch({sid}, &Transaction::DoPhase);
 }
 
@@ -135,6 +146,30 @@ void Transaction::Conclude() {
   if (outer_ != nullptr || !scheduled_ || concluded_) return;
   concluded_ = true;
   Dispatch(shards_, &Transaction::DoConclude);
+  SendJournalPayload();
+}
+
+uint64_t Transaction::dirty_count() const {
+  uint64_t sum = 0;
+  for (unsigned sid : shards_) sum += parts_[sid].dirty;
+  return sum;
+}
+
+void Transaction::SendJournalPayload() {
+  bool marked = false;
+  for (unsigned sid : shards_) marked |= parts_[sid].marked;
+  if (!marked) return;
+  // The commands that replay this transaction: an EXEC's, collected as its commands ran; else
+  // the command being run, if the phases changed anything.
+  JournalUnit unit;
+  JournalCommand* command = CurrentJournalCommand();
+  if (command != nullptr && command->exec_unit != nullptr) {
+    unit = std::move(*command->exec_unit);
+  } else if (command != nullptr && dirty_count() > 0) {
+    unit.Add(command->db, command->args);
+  }
+  // Every thread owns a shard, whose journal the writer collects.
+  Shard::current()->journal().AppendPayload(journal_id_, unit);
 }
 
 void Transaction::Schedule() {
@@ -176,6 +211,7 @@ void Transaction::RunNested(const std::vector<unsigned>& sids,
   absl::FunctionRef<void(TxShard&)> phase(nested);
   top->phase_fn_ = &phase;
   top->conclude_in_phase_ = false;
+  top->phase_ran_ = true;
   for (unsigned sid : sids) {
     DCHECK(std::binary_search(top->shards_.begin(), top->shards_.end(), sid));
   }
@@ -261,7 +297,10 @@ void Transaction::ExecPhase(TxPart* p) {
   Shard& shard = *Shard::current();
   Db& db = shard.db(tx->db_index_);
   TxShard t{shard, db, NowMs(), tx->by_shard_[part->sid]};
+  const uint64_t dirty = shard.stats().dirty;
   (*tx->phase_fn_)(t);
+  part->dirty += shard.stats().dirty - dirty;
+  if (tx->conclude_in_phase_) MarkJournal(part, shard);
   TxQueue& q = shard.tx_queue();
   if (part->scheduled) {
     q.NoteRan(part);
@@ -272,9 +311,17 @@ void Transaction::ExecPhase(TxPart* p) {
   shard.ServeBlocked();  // keys this phase made ready, unless a transaction still holds them
 }
 
+void Transaction::MarkJournal(Part* part, Shard& shard) {
+  const Transaction* tx = part->tx;
+  if (tx->journal_id_ == 0 || !tx->journaled_ || !tx->phase_ran_ || !shard.journal().on()) return;
+  shard.journal().AppendMarker(tx->journal_id_, uint32_t(tx->shards_.size()));
+  part->marked = true;
+}
+
 void Transaction::DoConclude(TxPart* p) {
   Part* part = static_cast<Part*>(p);
   Shard& shard = *Shard::current();
+  MarkJournal(part, shard);
   shard.tx_queue().Remove(part);
   Complete(part);
   shard.ServeBlocked();  // keys this transaction held and made ready

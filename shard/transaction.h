@@ -83,6 +83,12 @@ class Transaction {
   // The key indices a shard owns (empty for a shard that is not involved).
   std::span<const uint32_t> keys_on(unsigned sid) const { return by_shard_[sid]; }
 
+  // The changes (Redis' dirty counter) the phases made so far, on every shard. EXEC compares it
+  // around each queued command to know which ones to journal.
+  uint64_t dirty_count() const;
+  // This transaction is not journaled (CONFIG SET appendonly's own switch).
+  void set_journaled(bool on) { journaled_ = on; }
+
   // Extra keys locked (read) without being handed to the phases: EXEC adds the WATCHed keys, so
   // that nothing can modify them between its check and its commands.
   void AddReadLocks(int db_index, std::span<const std::string_view> keys);
@@ -92,7 +98,9 @@ class Transaction {
   struct Part : TxPart {
     Transaction* tx = nullptr;
     unsigned sid = 0;
-    bool ok = false;  // the last Schedule on this shard succeeded
+    bool ok = false;      // the last Schedule on this shard succeeded
+    uint64_t dirty = 0;   // changes the phases made here (written on the shard)
+    bool marked = false;  // a journal marker was recorded here at the conclusion
   };
   using ShardTask = void (*)(TxPart*);
 
@@ -105,6 +113,8 @@ class Transaction {
   void Schedule();
   void RunNested(const std::vector<unsigned>& sids, absl::FunctionRef<void(TxShard&)> fn);
   void OneDone();
+  // After the conclusion, on the coordinator: the commands for the journal markers, if any.
+  void SendJournalPayload();
 
   // On the shard's thread.
   static void DoSchedule(TxPart* p);
@@ -112,6 +122,9 @@ class Transaction {
   static void DoQuickRun(TxPart* p);
   static void DoConclude(TxPart* p);
   static void ExecPhase(TxPart* p);
+  // At the conclusion on a shard: records where the transaction concluded in the shard's journal
+  // (a write transaction that ran a phase, with the AOF on).
+  static void MarkJournal(Part* part, Shard& shard);
   static void Complete(Part* part);
   static void OnDone(void* arg);  // on the coordinator's thread
 
@@ -129,6 +142,9 @@ class Transaction {
   unsigned origin_ = 0;      // the coordinator's thread
   bool scheduled_ = false;
   bool concluded_ = false;
+  bool phase_ran_ = false;
+  bool journaled_ = true;
+  uint64_t journal_id_ = 0;  // for the markers (NewJournalId), when a write at the top level
   // The phase in progress.
   const absl::FunctionRef<void(TxShard&)>* phase_fn_ = nullptr;
   bool conclude_in_phase_ = false;

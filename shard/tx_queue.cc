@@ -51,7 +51,7 @@ bool TxQueue::IsReady(const TxPart* part) const {
   DCHECK(part->scheduled);
   if (queue_.begin()->second == part) return true;
   // Out of order only when no other scheduled transaction wants any of our keys.
-  if (part->global || global_count_ != 0) return false;
+  if (part->global || part->in_order || global_count_ != 0) return false;
   for (const TxPart::LockKey& k : part->keys) {
     auto it = locks_[k.db].find(k.key);
     DCHECK(it != locks_[k.db].end());

@@ -41,6 +41,10 @@ struct TxPart {
   uint64_t txid = 0;
   bool global = false;        // locks the whole shard
   bool exclusive = false;     // write (else read) intent on every key
+  // Runs only at the head of the queue, never out of order: a write transaction over several
+  // shards while the AOF is on, so that such transactions conclude in the same order on every
+  // shard they share, which the journal's merge relies on (shard/journal.h).
+  bool in_order = false;
   std::vector<LockKey> keys;  // distinct keys on this shard (empty when global)
 
   // Set by the shard: the phase that waits until the part is ready (null when none).

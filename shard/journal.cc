@@ -1,0 +1,220 @@
+#include "shard/journal.h"
+
+#include <boost/fiber/fss.hpp>
+#include <algorithm>
+#include <cstring>
+
+#include "core/aof_reader.h"
+#include "io/proactor.h"
+
+namespace shardis::shard {
+
+namespace {
+
+// A record: kind (1 byte), then
+//   command: db (1 byte), length (4 bytes), the RESP bytes;
+//   marker: id (8 bytes), shards (4 bytes);
+//   payload: id (8 bytes), first db (1 byte), last db (1 byte), commands (4 bytes), length
+//            (4 bytes), the RESP bytes.
+// Host byte order: records never leave the process.
+template <typename T>
+void Put(std::string* out, T v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+template <typename T>
+T Get(std::string_view s, size_t at) {
+  T v;
+  std::memcpy(&v, s.data() + at, sizeof(v));
+  return v;
+}
+
+boost::fibers::fiber_specific_ptr<JournalCommand> g_current_command([](JournalCommand*) {});
+
+}  // namespace
+
+JournalCommand* CurrentJournalCommand() { return g_current_command.get(); }
+void SetCurrentJournalCommand(JournalCommand* command) { g_current_command.reset(command); }
+
+uint64_t NewJournalId() {
+  thread_local uint64_t counter = 0;
+  return (++counter << 8) | (io::Proactor::current()->index() & 0xff);
+}
+
+void JournalUnit::Add(int db, std::span<const std::string_view> args) {
+  if (commands == 0) {
+    first_db = db;
+  } else if (db != last_db) {
+    const std::string index = std::to_string(db);
+    const std::string_view select[] = {"SELECT", index};
+    core::AppendRespCommand(&resp, select);
+  }
+  last_db = db;
+  ++commands;
+  core::AppendRespCommand(&resp, args);
+}
+
+bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out) {
+  if (*pos >= records.size()) return false;
+  size_t at = *pos;
+  out->kind = JournalRecord::Kind(uint8_t(records[at++]));
+  auto bytes = [&] {
+    const uint32_t len = Get<uint32_t>(records, at);
+    at += sizeof(len);
+    out->resp = records.substr(at, len);
+    at += len;
+  };
+  switch (out->kind) {
+    case JournalRecord::kCommand:
+      out->db = uint8_t(records[at++]);
+      bytes();
+      break;
+    case JournalRecord::kMarker:
+      out->id = Get<uint64_t>(records, at);
+      at += sizeof(uint64_t);
+      out->shards = Get<uint32_t>(records, at);
+      at += sizeof(uint32_t);
+      break;
+    case JournalRecord::kPayload:
+      out->id = Get<uint64_t>(records, at);
+      at += sizeof(uint64_t);
+      out->db = uint8_t(records[at++]);
+      out->last_db = uint8_t(records[at++]);
+      out->commands = Get<uint32_t>(records, at);
+      at += sizeof(uint32_t);
+      bytes();
+      break;
+  }
+  *pos = at;
+  return true;
+}
+
+void ShardJournal::set_on(bool on) {
+  on_ = on;
+  if (!on) {
+    records_.clear();
+    payloads_.clear();
+  }
+}
+
+void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args) {
+  records_.push_back(char(JournalRecord::kCommand));
+  records_.push_back(char(uint8_t(db)));
+  const size_t len_at = records_.size();
+  Put<uint32_t>(&records_, 0);
+  core::AppendRespCommand(&records_, args);
+  const uint32_t len = uint32_t(records_.size() - len_at - sizeof(uint32_t));
+  std::memcpy(records_.data() + len_at, &len, sizeof(len));
+  ++seq_;
+}
+
+void ShardJournal::AppendMarker(uint64_t id, uint32_t shards) {
+  records_.push_back(char(JournalRecord::kMarker));
+  Put<uint64_t>(&records_, id);
+  Put<uint32_t>(&records_, shards);
+  ++seq_;
+}
+
+void ShardJournal::AppendPayload(uint64_t id, const JournalUnit& unit) {
+  payloads_.push_back(char(JournalRecord::kPayload));
+  Put<uint64_t>(&payloads_, id);
+  payloads_.push_back(char(uint8_t(unit.commands ? unit.first_db : 0)));
+  payloads_.push_back(char(uint8_t(unit.commands ? unit.last_db : 0)));
+  Put<uint32_t>(&payloads_, unit.commands);
+  Put<uint32_t>(&payloads_, uint32_t(unit.resp.size()));
+  payloads_.append(unit.resp);
+}
+
+ShardJournal::Chunk ShardJournal::Take() {
+  Chunk c;
+  c.records.swap(records_);
+  c.payloads.swap(payloads_);
+  c.end_seq = seq_;
+  return c;
+}
+
+void JournalMerger::Add(unsigned sid, ShardJournal::Chunk chunk) {
+  size_t pos = 0;
+  JournalRecord r;
+  while (NextJournalRecord(chunk.payloads, &pos, &r)) {
+    Pending& p = pending_[r.id];
+    p.has_payload = true;
+    p.first_db = r.db;
+    p.last_db = r.last_db;
+    p.commands = r.commands;
+    p.resp.assign(r.resp);
+  }
+  if (!chunk.records.empty()) shards_[sid].chunks.push_back(std::move(chunk.records));
+}
+
+void JournalMerger::Select(int db, std::string* out) {
+  if (db == selected_db_) return;
+  const std::string index = std::to_string(db);
+  const std::string_view select[] = {"SELECT", index};
+  core::AppendRespCommand(out, select);
+  selected_db_ = db;
+}
+
+void JournalMerger::Drain(std::string* out, std::vector<uint64_t>* placed) {
+  static constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+  static constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
+  // Moves shard q's head past its current record.
+  auto pop = [](Queue& q, size_t next) {
+    q.pos = next;
+    if (q.pos >= q.chunks.front().size()) {
+      q.chunks.pop_front();
+      q.pos = 0;
+    }
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (unsigned sid = 0; sid < shards_.size(); ++sid) {
+      Queue& q = shards_[sid];
+      while (!q.chunks.empty()) {
+        size_t next = q.pos;
+        JournalRecord r;
+        NextJournalRecord(q.chunks.front(), &next, &r);
+        if (r.kind == JournalRecord::kCommand) {
+          Select(r.db, out);
+          out->append(r.resp);
+          pop(q, next);
+          progress = true;
+          continue;
+        }
+        // A marker: this shard waits until every shard of the transaction is at its marker and
+        // the payload is in.
+        Pending& p = pending_[r.id];
+        if (std::find(p.at_head.begin(), p.at_head.end(), sid) == p.at_head.end()) {
+          p.at_head.push_back(sid);
+        }
+        if (p.at_head.size() < r.shards || !p.has_payload) break;
+        if (p.commands > 0) {
+          Select(p.first_db, out);
+          if (p.commands > 1) out->append(kMulti);
+          out->append(p.resp);
+          if (p.commands > 1) out->append(kExec);
+          selected_db_ = p.last_db;
+        }
+        if (placed != nullptr) placed->push_back(r.id);
+        for (unsigned other : p.at_head) {
+          Queue& oq = shards_[other];
+          size_t onext = oq.pos;
+          JournalRecord marker;
+          NextJournalRecord(oq.chunks.front(), &onext, &marker);
+          pop(oq, onext);
+        }
+        pending_.erase(r.id);
+        progress = true;
+      }
+    }
+  }
+}
+
+bool JournalMerger::waiting() const {
+  if (!pending_.empty()) return true;
+  for (const Queue& q : shards_) {
+    if (!q.chunks.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace shardis::shard

@@ -1,0 +1,162 @@
+// ShardJournal: this shard's part of the journal (docs/persistence.md, "The journal"). Every
+// write that takes effect on the shard appends what replays it, on the shard's thread, in the
+// order the shard executed it; the AOF writer takes the records with a hop and merges the
+// shards' records into one serial order. It belongs to the shard's thread: nothing is shared.
+//
+// Two kinds of record:
+//   - a command: the database it ran in and its RESP array, in the form that replays its effect
+//     (the DEL of a key found expired, ...);
+//   - a marker: the place in this shard's order where a write transaction that ran under the
+//     transaction layer concluded while holding its keys here. Its commands come once, from its
+//     coordinator (the payload, sent to the writer with the same transaction id), and the writer
+//     puts them where the markers of every shard it involved are: a point of every one of those
+//     shards' orders at which the transaction held its keys, so the file's order is a valid
+//     serial order.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardis::shard {
+
+// The commands that replay one transaction (an EXEC, a command that ran under the transaction
+// layer), collected by its coordinator: RESP arrays, with a SELECT between two of them when the
+// database changes.
+struct JournalUnit {
+  std::string resp;
+  int first_db = -1;  // the database of the first command; -1: no command
+  int last_db = -1;
+  uint32_t commands = 0;  // not counting the SELECTs
+
+  void Add(int db, std::span<const std::string_view> args);
+};
+
+// One record of a chunk.
+struct JournalRecord {
+  enum Kind : uint8_t { kCommand = 1, kMarker = 2, kPayload = 3 };
+  Kind kind = kCommand;
+  int db = 0;             // kCommand: its database; kPayload: the first command's
+  int last_db = 0;        // kPayload: the database its last command leaves selected
+  uint32_t commands = 0;  // kPayload: how many (0: the transaction changed nothing)
+  std::string_view resp;  // kCommand: one RESP array; kPayload: the unit's (JournalUnit::resp)
+  uint64_t id = 0;        // kMarker, kPayload: the transaction's journal id
+  uint32_t shards = 0;    // kMarker: how many shards carry a marker of this transaction
+};
+
+// Reads the record at *pos of `records` (a chunk taken from a ShardJournal) and moves *pos past
+// it; false at the end.
+bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out);
+
+class ShardJournal {
+ public:
+  // Whether the AOF is on (CONFIG SET appendonly): when off nothing is recorded, and a write
+  // pays one test of this flag.
+  bool on() const { return on_; }
+  void set_on(bool on);
+
+  // A command that took effect here, as it is to be replayed in database `db`.
+  void AppendCommand(int db, std::span<const std::string_view> args);
+  // Where transaction `id` (which marks `shards` shards) concluded on this shard.
+  void AppendMarker(uint64_t id, uint32_t shards);
+  // The commands of transaction `id`, from its coordinator (on the coordinator's thread, which
+  // may own none of the transaction's keys): the writer places them at the markers.
+  void AppendPayload(uint64_t id, const JournalUnit& unit);
+
+  // The records appended since the last Take, and the sequence number of the last of them
+  // (records are numbered from 1 on this shard). Payloads travel apart from the ordered records:
+  // a coordinator's payload may belong to a marker that waits behind its own shard's records.
+  struct Chunk {
+    std::string records;
+    std::string payloads;
+    uint64_t end_seq = 0;
+  };
+  Chunk Take();
+  uint64_t seq() const { return seq_; }
+  size_t pending_bytes() const { return records_.size(); }
+
+ private:
+  bool on_ = false;
+  std::string records_;
+  std::string payloads_;
+  uint64_t seq_ = 0;
+};
+
+// Merges the shards' chunks into one serial order (the AOF's): a shard's records keep their
+// order; a transaction's payload goes where the markers of every shard it involved are at the
+// head of their shards' records (until then those shards wait). That place exists because the
+// transaction held its keys on each of those shards at its marker, and it is reached because
+// write transactions that share a shard conclude there in the same order on every shard they
+// share (docs/persistence.md, "The journal"). Commands get a SELECT before them when their
+// database is not the one the output has selected; a payload of several commands is wrapped in
+// MULTI/EXEC, as Redis propagates a transaction.
+class JournalMerger {
+ public:
+  explicit JournalMerger(unsigned shards) : shards_(shards) {}
+
+  // A chunk taken from shard `sid`'s journal.
+  void Add(unsigned sid, ShardJournal::Chunk chunk);
+  // Appends to *out every record that can be placed now; returns the journal ids of the
+  // transactions placed (the caller may be waiting for one: a rewrite's switch to a new file).
+  void Drain(std::string* out, std::vector<uint64_t>* placed = nullptr);
+  // Records still waiting for a marker or a payload.
+  bool waiting() const;
+  // The database the output has selected (-1: none yet, a new file).
+  int selected_db() const { return selected_db_; }
+  void set_selected_db(int db) { selected_db_ = db; }
+
+ private:
+  struct Pending {
+    std::vector<unsigned> at_head;  // shards whose head is this transaction's marker
+    bool has_payload = false;
+    int first_db = 0, last_db = 0;
+    uint32_t commands = 0;
+    std::string resp;
+  };
+  struct Queue {
+    std::deque<std::string> chunks;  // records, oldest first
+    size_t pos = 0;                   // in chunks.front()
+  };
+  void Select(int db, std::string* out);
+
+  std::vector<Queue> shards_;
+  absl::flat_hash_map<uint64_t, Pending> pending_;
+  int selected_db_ = -1;
+};
+
+// A journal id for a transaction coordinated on this thread: unique in the process without a
+// shared counter (the thread's index in the low byte).
+uint64_t NewJournalId();
+
+// What the write command that a fiber is running journals, when it runs under the transaction
+// layer: set by the command dispatcher (server/) for the handler's duration, read by the
+// Transactions the handler runs. A fiber, not a thread: other connections' fibers run on the
+// same thread while a command waits for its hops.
+struct JournalCommand {
+  int db = 0;
+  std::span<const std::string_view> args;  // the command as the client sent it
+  // Inside EXEC: where the commands go (the EXEC's transaction carries the unit); null otherwise.
+  JournalUnit* exec_unit = nullptr;
+};
+JournalCommand* CurrentJournalCommand();
+void SetCurrentJournalCommand(JournalCommand* command);
+// Sets the current fiber's JournalCommand for a scope, and puts back the one before.
+class JournalCommandScope {
+ public:
+  explicit JournalCommandScope(JournalCommand* command) : previous_(CurrentJournalCommand()) {
+    SetCurrentJournalCommand(command);
+  }
+  ~JournalCommandScope() { SetCurrentJournalCommand(previous_); }
+  JournalCommandScope(const JournalCommandScope&) = delete;
+  JournalCommandScope& operator=(const JournalCommandScope&) = delete;
+
+ private:
+  JournalCommand* previous_;
+};
+
+}  // namespace shardis::shard

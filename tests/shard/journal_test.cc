@@ -1,0 +1,166 @@
+// ShardJournal records and JournalMerger's serial order: each shard's records in their order, a
+// transaction's commands where the markers of all its shards are, SELECT when the database
+// changes, MULTI/EXEC around a payload of several commands.
+#include "shard/journal.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/aof_reader.h"
+
+namespace shardis::shard {
+namespace {
+
+// The RESP of one command, for the expected outputs.
+std::string Resp(std::vector<std::string_view> args) {
+  std::string out;
+  core::AppendRespCommand(&out, args);
+  return out;
+}
+
+TEST(JournalTest, RecordsRoundTrip) {
+  ShardJournal j;
+  j.set_on(true);
+  const std::string_view set[] = {"SET", "k", "v"};
+  j.AppendCommand(3, set);
+  j.AppendMarker(77, 2);
+  JournalUnit unit;
+  unit.Add(1, set);
+  j.AppendPayload(77, unit);
+  EXPECT_EQ(j.seq(), 2u);  // payloads are not part of the shard's order
+  ShardJournal::Chunk c = j.Take();
+  EXPECT_EQ(c.end_seq, 2u);
+  size_t pos = 0;
+  JournalRecord r;
+  ASSERT_TRUE(NextJournalRecord(c.records, &pos, &r));
+  EXPECT_EQ(r.kind, JournalRecord::kCommand);
+  EXPECT_EQ(r.db, 3);
+  EXPECT_EQ(r.resp, Resp({"SET", "k", "v"}));
+  ASSERT_TRUE(NextJournalRecord(c.records, &pos, &r));
+  EXPECT_EQ(r.kind, JournalRecord::kMarker);
+  EXPECT_EQ(r.id, 77u);
+  EXPECT_EQ(r.shards, 2u);
+  EXPECT_FALSE(NextJournalRecord(c.records, &pos, &r));
+  pos = 0;
+  ASSERT_TRUE(NextJournalRecord(c.payloads, &pos, &r));
+  EXPECT_EQ(r.kind, JournalRecord::kPayload);
+  EXPECT_EQ(r.id, 77u);
+  EXPECT_EQ(r.commands, 1u);
+  EXPECT_EQ(r.db, 1);
+  EXPECT_EQ(r.resp, Resp({"SET", "k", "v"}));
+  EXPECT_TRUE(j.Take().records.empty());
+}
+
+TEST(JournalTest, UnitSelectsBetweenDatabases) {
+  JournalUnit unit;
+  const std::string_view a[] = {"SET", "a", "1"};
+  const std::string_view b[] = {"SET", "b", "2"};
+  unit.Add(0, a);
+  unit.Add(0, b);
+  unit.Add(5, a);
+  EXPECT_EQ(unit.commands, 3u);
+  EXPECT_EQ(unit.first_db, 0);
+  EXPECT_EQ(unit.last_db, 5);
+  EXPECT_EQ(unit.resp, Resp({"SET", "a", "1"}) + Resp({"SET", "b", "2"}) + Resp({"SELECT", "5"}) +
+                           Resp({"SET", "a", "1"}));
+}
+
+TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
+  // Shard 0: SET x 1, [T], SET x 2.  Shard 1: SET y 1, SET y 2, [T], DEL y.
+  // T = MSET x 9 y 9 (one command), its payload from a coordinator on shard 1.
+  ShardJournal s0, s1;
+  s0.set_on(true);
+  s1.set_on(true);
+  auto cmd = [](ShardJournal& j, int db, std::vector<std::string_view> args) {
+    j.AppendCommand(db, args);
+  };
+  cmd(s0, 0, {"SET", "x", "1"});
+  s0.AppendMarker(5, 2);
+  cmd(s0, 0, {"SET", "x", "2"});
+  cmd(s1, 0, {"SET", "y", "1"});
+  JournalMerger merger(2);
+  std::string out;
+  merger.Add(0, s0.Take());
+  merger.Drain(&out);
+  // Shard 0 stops at its marker: the rest of the transaction is not known yet.
+  EXPECT_EQ(out, Resp({"SELECT", "0"}) + Resp({"SET", "x", "1"}));
+  cmd(s1, 0, {"SET", "y", "2"});
+  s1.AppendMarker(5, 2);
+  cmd(s1, 0, {"DEL", "y"});
+  merger.Add(1, s1.Take());
+  out.clear();
+  merger.Drain(&out);
+  EXPECT_EQ(out, Resp({"SET", "y", "1"}) + Resp({"SET", "y", "2"}));  // waiting for the payload
+  EXPECT_TRUE(merger.waiting());
+  JournalUnit unit;
+  unit.Add(0, std::vector<std::string_view>{"MSET", "x", "9", "y", "9"});
+  s1.AppendPayload(5, unit);
+  merger.Add(1, s1.Take());
+  out.clear();
+  std::vector<uint64_t> placed;
+  merger.Drain(&out, &placed);
+  EXPECT_EQ(out, Resp({"MSET", "x", "9", "y", "9"}) + Resp({"SET", "x", "2"}) + Resp({"DEL", "y"}));
+  EXPECT_EQ(placed, std::vector<uint64_t>{5});
+  EXPECT_FALSE(merger.waiting());
+}
+
+TEST(JournalTest, MergerWrapsSeveralCommandsAndSkipsEmptyPayloads) {
+  ShardJournal s0, s1;
+  s0.AppendMarker(1, 2);
+  s1.AppendMarker(1, 2);
+  s0.AppendMarker(2, 1);  // a one-shard transaction that changed nothing
+  s0.AppendCommand(2, std::vector<std::string_view>{"INCR", "n"});
+  JournalUnit exec;
+  exec.Add(0, std::vector<std::string_view>{"SET", "a", "1"});
+  exec.Add(3, std::vector<std::string_view>{"SET", "b", "2"});
+  s1.AppendPayload(1, exec);
+  s1.AppendPayload(2, JournalUnit());
+  JournalMerger merger(2);
+  merger.Add(0, s0.Take());
+  merger.Add(1, s1.Take());
+  std::string out;
+  merger.Drain(&out);
+  EXPECT_EQ(out, Resp({"SELECT", "0"}) + Resp({"MULTI"}) + Resp({"SET", "a", "1"}) +
+                     Resp({"SELECT", "3"}) + Resp({"SET", "b", "2"}) + Resp({"EXEC"}) +
+                     Resp({"SELECT", "2"}) + Resp({"INCR", "n"}));
+  EXPECT_FALSE(merger.waiting());
+}
+
+// Transactions that share shards conclude in the same order on all of them: the merger places
+// them in that order whatever order the chunks arrive in.
+TEST(JournalTest, MergerOrdersTransactionsSharingShards) {
+  ShardJournal s[3];
+  for (uint64_t id = 1; id <= 50; ++id) {
+    const std::string v = std::to_string(id);
+    // Transaction id involves shards id % 3 and (id + 1) % 3.
+    const unsigned a = id % 3, b = (id + 1) % 3;
+    s[a].AppendMarker(id, 2);
+    s[b].AppendMarker(id, 2);
+    s[(id + 2) % 3].AppendCommand(0, std::vector<std::string_view>{"SET", "other", v});
+    JournalUnit unit;
+    unit.Add(0, std::vector<std::string_view>{"SET", "t", v});
+    s[id % 2].AppendPayload(id, unit);
+  }
+  JournalMerger merger(3);
+  std::string out;
+  merger.Add(2, s[2].Take());
+  merger.Drain(&out);
+  merger.Add(1, s[1].Take());
+  merger.Drain(&out);
+  merger.Add(0, s[0].Take());
+  merger.Drain(&out);
+  EXPECT_FALSE(merger.waiting());
+  // Every transaction's SET t comes in id order.
+  size_t at = 0;
+  for (uint64_t id = 1; id <= 50; ++id) {
+    const std::string set = Resp({"SET", "t", std::to_string(id)});
+    const size_t found = out.find(set, at);
+    ASSERT_NE(found, std::string::npos) << id;
+    at = found + set.size();
+  }
+}
+
+}  // namespace
+}  // namespace shardis::shard
