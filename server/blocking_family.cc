@@ -141,9 +141,15 @@ bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadlin
 // when it happens at once).
 class PopWaiter final : public BlockedClient {
  public:
+  // journal_as: the command that replays a pop served later, with the key and the count popped
+  // (LPOP, RPOP, ZPOPMIN, ZPOPMAX), as Redis propagates it.
   PopWaiter(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
-            PopFn pop, bool count_served_pops)
-      : BlockedClient(ctx, keys), type_(type), pop_(pop), count_served_pops_(count_served_pops) {}
+            PopFn pop, bool count_served_pops, std::string_view journal_as)
+      : BlockedClient(ctx, keys),
+        type_(type),
+        pop_(pop),
+        count_served_pops_(count_served_pops),
+        journal_as_(journal_as) {}
 
   Offer TryServe(shard::Shard& owner, Db& db, std::string_view key) override {
     if (state() != kWaiting) return Offer::kGone;
@@ -155,6 +161,11 @@ class PopWaiter final : public BlockedClient {
     rb.set_resp3(resp3_);
     const size_t popped = pop_(db, it, key, hash, rb);
     if (count_served_pops_) owner.AddDirty(popped);
+    if (popped > 0 && owner.journal().on()) {
+      const std::string count = std::to_string(popped);
+      const std::string_view form[] = {journal_as_, key, count};
+      owner.journal().AppendCommand(db.index(), form);
+    }
     Finish();
     return Offer::kServed;
   }
@@ -178,6 +189,7 @@ class PopWaiter final : public BlockedClient {
   const core::ValueType type_;
   PopFn pop_;
   const bool count_served_pops_;
+  const std::string_view journal_as_;
 };
 
 // BLMOVE, BRPOPLPUSH: woken when the source gets data, then LMOVE as a transaction.
@@ -222,6 +234,12 @@ class MoveWaiter final : public BlockedClient {
       // Redis replies every timed-out blocked client with a null array, even BLMOVE's.
       if (!served) return ctx_.rb.NullArray();
       woken = true;
+      // The move that follows counts no change but is journaled, as Redis propagates it: LMOVE.
+      if (shard::JournalCommand* journal = shard::CurrentJournalCommand(); journal != nullptr) {
+        auto end = [](core::ListEnd e) { return e == core::ListEnd::kHead ? "LEFT" : "RIGHT"; };
+        journal->form = {"LMOVE", std::string(src), std::string(dst), end(from), end(to)};
+        journal->force = true;
+      }
       Rearm();
     }
   }
@@ -239,7 +257,7 @@ void CmdBPop(ArgSlice args, ConnContext& ctx) {
     return PopFromList(db, it, key, hash, kEnd, 1, PopReply::kKeyElement, rb);
   };
   PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kList, pop,
-            /*count_served_pops=*/false)
+            /*count_served_pops=*/false, kEnd == core::ListEnd::kHead ? "LPOP" : "RPOP")
       .Run(deadline);
 }
 
@@ -253,7 +271,7 @@ void CmdBZPop(ArgSlice args, ConnContext& ctx) {
     return ZPopAndReply(db, it, key, hash, kMax, 1, ZPopReply::kFlatWithKey, rb);
   };
   PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kZSet, pop,
-            /*count_served_pops=*/true)
+            /*count_served_pops=*/true, kMax ? "ZPOPMAX" : "ZPOPMIN")
       .Run(deadline);
 }
 
@@ -268,7 +286,9 @@ void CmdBLMPop(ArgSlice args, ConnContext& ctx) {
                  core::ReplyBuilder& rb) {
     return PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
   };
-  PopWaiter(ctx, a.keys, core::ValueType::kList, pop, /*count_served_pops=*/true).Run(deadline);
+  PopWaiter(ctx, a.keys, core::ValueType::kList, pop, /*count_served_pops=*/true,
+            a.second_where ? "RPOP" : "LPOP")
+      .Run(deadline);
 }
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
@@ -281,7 +301,9 @@ void CmdBZMPop(ArgSlice args, ConnContext& ctx) {
                  core::ReplyBuilder& rb) {
     return ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
   };
-  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop, /*count_served_pops=*/true).Run(deadline);
+  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop, /*count_served_pops=*/true,
+            a.second_where ? "ZPOPMAX" : "ZPOPMIN")
+      .Run(deadline);
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout

@@ -50,9 +50,35 @@ void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) 
   }
 }
 
-void JournalShardCommand(ArgSlice args, ShardContext& ctx) {
+void JournalShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
+  std::vector<std::string> form;
+  std::vector<std::string_view> views;
+  if (!ctx.journal_form.empty()) {
+    views.assign(ctx.journal_form.begin(), ctx.journal_form.end());
+    args = views;
+  } else if (spec.journal_rewrite != nullptr && spec.journal_rewrite(args, ctx, &form)) {
+    views.assign(form.begin(), form.end());
+    args = views;
+  }
   if (ctx.journal_unit != nullptr) return ctx.journal_unit->Add(ctx.db.index(), args);
   ctx.shard.journal().AppendCommand(ctx.db.index(), args);
+}
+
+int64_t KeyDeadlineAfterWrite(std::string_view key, ShardContext& ctx) {
+  shard::Db::Iterator it = ctx.db.Find(key, ctx.hash, ctx.now_ms);
+  if (!shard::Db::Found(it)) return -1;
+  return ctx.db.ExpireAt(it, key, ctx.hash);
+}
+
+bool PexpireatForm(std::string_view key, ShardContext& ctx, std::vector<std::string>* form) {
+  const int64_t at = KeyDeadlineAfterWrite(key, ctx);
+  if (at == 0) return false;
+  if (at < 0) {
+    *form = {"DEL", std::string(key)};
+  } else {
+    *form = {"PEXPIREAT", std::string(key), std::to_string(at)};
+  }
+  return true;
 }
 
 CommandRegistry& Registry() {

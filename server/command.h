@@ -45,8 +45,17 @@ struct ShardContext {
   // Inside EXEC: where the command's journal record goes (the EXEC's unit), instead of the
   // shard's journal.
   shard::JournalUnit* journal_unit = nullptr;
+  // Set by a write whose effect only it knows (the members SPOP drew, the id XADD * made), while
+  // the AOF is on: the command the journal records instead of the one sent.
+  std::vector<std::string> journal_form;
+  bool journaling() const { return shard.journal().on(); }
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
+// A write whose replay needs another command than the one sent (Redis' propagation rewrites: a
+// relative expiry made absolute, ...). Called on the shard after the command ran and changed
+// something, while the AOF is on: fills *form and returns true, or returns false to journal the
+// command as sent.
+using JournalRewriter = bool (*)(ArgSlice args, ShardContext& ctx, std::vector<std::string>* form);
 
 // What a command that runs in the connection's fiber sees: it may hop to shards and wait.
 struct ConnContext {
@@ -119,6 +128,7 @@ struct CommandSpec {
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
   KeyFinder key_finder = nullptr;  // set for movablekeys commands only
+  JournalRewriter journal_rewrite = nullptr;  // on_shard writes only
   CommandDocs docs = {};
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands (subcommand.h), a
   // constant with static storage, so that dispatch needs no lookup by name.
@@ -137,7 +147,14 @@ struct CommandSpec {
 // write changed a WATCHed key, fails its watchers' EXEC.
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
 // Records a write that changed something in the journal (the AOF is on).
-void JournalShardCommand(ArgSlice args, ShardContext& ctx);
+void JournalShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
+// For journal rewriters: the key's deadline after the write (Unix ms, 0: none), or -1 when the
+// write left no key (a deadline in the past deletes it).
+int64_t KeyDeadlineAfterWrite(std::string_view key, ShardContext& ctx);
+// The journal's form of a write that set the key's deadline: PEXPIREAT key <ms> (Redis' form for
+// EXPIRE and its kin, GETEX EX/PX), or DEL key when the deadline had passed and the key went;
+// false when the key has no deadline.
+bool PexpireatForm(std::string_view key, ShardContext& ctx, std::vector<std::string>* form);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
   // maxmemory (eviction.h): one relaxed load when no limit is set.
@@ -154,7 +171,7 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
     ctx.db.NoteReady(args[1]);
   }
   if (ctx.shard.stats().dirty != dirty && ctx.shard.journal().on()) [[unlikely]] {
-    JournalShardCommand(args, ctx);
+    JournalShardCommand(spec, args, ctx);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/string_util.h"
 #include "server/admission.h"
+#include "server/aof.h"
 #include "server/auth.h"
 #include "server/client_buffers.h"
 #include "server/config_registry.h"
@@ -53,6 +54,8 @@ namespace {
 using shard::MemoryLimit;
 
 constexpr std::string_view kProtectedConfigChoices[] = {"no", "yes", "local"};
+// In AppendFsync's order.
+constexpr std::string_view kAppendFsyncChoices[] = {"always", "everysec", "no"};
 
 // A string parameter whose values `validate` checks.
 ConfigParam ValidatedString(std::string_view name, std::string_view flag,
@@ -104,10 +107,21 @@ void RegisterPersistenceParams(ConfigRegistry& r) {
   protected_configs.choices = kProtectedConfigChoices;
   r.Add(std::move(protected_configs));
 
-  // The append-only file's parameters, fixed until shardis has an AOF (Redis can change
-  // aof-use-rdb-preamble; the names are immutable there too).
-  r.Add(ReadOnly("appendfilename", "appendonly.aof"));
-  r.Add(ReadOnly("appenddirname", "appendonlydir"));
+  // The append-only file (aof.h). The names are immutable, as in Redis; the base is always an
+  // RDB snapshot (Redis can write an AOF-format base with aof-use-rdb-preamble no).
+  r.Add(MutableBool("appendonly", "appendonly", AppendOnlyConfigured, SetAppendOnly));
+  r.Add(MutableEnum(
+      "appendfsync", "appendfsync", kAppendFsyncChoices,
+      [] { return std::string(kAppendFsyncChoices[int(AppendFsyncPolicy())]); },
+      [](std::string_view v) {
+        for (int i = 0; i < 3; ++i) {
+          if (core::EqualsIgnoreCase(v, kAppendFsyncChoices[i])) SetAppendFsync(AppendFsync(i));
+        }
+      }));
+  r.Add(ReadOnlyFlag("appendfilename", "appendfilename", ConfigType::kString));
+  r.Add(ReadOnlyFlag("appenddirname", "appenddirname", ConfigType::kString));
+  r.Add(MutableBool("aof-load-truncated", "aof_load_truncated", AofLoadTruncated,
+                    SetAofLoadTruncated));
   r.Add(ReadOnly("aof-use-rdb-preamble", "yes"));
   // No fork, so no child to pin (Redis: immutable, empty unless set at start).
   r.Add(ReadOnly("bgsave_cpulist", ""));
@@ -178,8 +192,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
 
   // --- Redis parameters with a fixed value in shardis (clients and tools read them).
-  r.Add(ReadOnly("appendfsync", "everysec"));
-  r.Add(ReadOnly("appendonly", "no"));
   r.Add(ReadOnly("cluster-enabled", "no"));
   r.Add(ReadOnly("daemonize", "no"));
   r.Add(ReadOnly("databases", core::Concat(shard::Shard::kNumDbs)));

@@ -278,6 +278,28 @@ void CmdDump(ArgSlice args, ShardContext& ctx) {
   ctx.rb.Bulk(core::CreateDumpPayload(it.value(), RdbCompression()));
 }
 
+// The journal's form of EXPIRE and its kin (Redis propagates PEXPIREAT with the absolute time,
+// or DEL when a deadline in the past deleted the key).
+bool JournalExpire(ArgSlice args, ShardContext& ctx, std::vector<std::string>* form) {
+  return PexpireatForm(args[1], ctx, form);
+}
+
+// RESTORE with a relative TTL: the absolute deadline it set, with ABSTTL (as Redis propagates).
+bool JournalRestore(ArgSlice args, ShardContext& ctx, std::vector<std::string>* form) {
+  bool absttl = false;
+  for (size_t i = 4; i < args.size(); ++i) absttl |= core::EqualsIgnoreCase(args[i], "absttl");
+  if (absttl || args[2] == "0") return false;
+  const int64_t at = KeyDeadlineAfterWrite(args[1], ctx);
+  if (at < 0) {
+    *form = {"DEL", std::string(args[1])};
+    return true;
+  }
+  form->assign(args.begin(), args.end());
+  (*form)[2] = std::to_string(at);
+  form->push_back("ABSTTL");
+  return true;
+}
+
 // Redis 7.0's restoreCommand, checks in its order: options, BUSYKEY, TTL, payload.
 void CmdRestore(ArgSlice args, ShardContext& ctx) {
   bool replace = false, absttl = false, idletime = false, freq = false;
@@ -467,21 +489,25 @@ void RegisterGenericFamily(CommandRegistry* r) {
 
   r->Register({.name = "expire", .arity = -3, .flags = kW | kF, .keys = kOneKey,
                .acl_categories = "keyspace write fast", .on_shard = CmdExpire<false, false>,
+               .journal_rewrite = JournalExpire,
                .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Sets the expiry of a key in seconds.",
                         .key_flags = "RW update"}});
   r->Register({.name = "pexpire", .arity = -3, .flags = kW | kF, .keys = kOneKey,
                .acl_categories = "keyspace write fast", .on_shard = CmdExpire<true, false>,
+               .journal_rewrite = JournalExpire,
                .docs = {.group = "generic", .since = "2.6.0", .complexity = "O(1)",
                         .summary = "Sets the expiry of a key in milliseconds.",
                         .key_flags = "RW update"}});
   r->Register({.name = "expireat", .arity = -3, .flags = kW | kF, .keys = kOneKey,
                .acl_categories = "keyspace write fast", .on_shard = CmdExpire<false, true>,
+               .journal_rewrite = JournalExpire,
                .docs = {.group = "generic", .since = "1.2.0", .complexity = "O(1)",
                         .summary = "Sets the expiry of a key to a Unix time in seconds.",
                         .key_flags = "RW update"}});
   r->Register({.name = "pexpireat", .arity = -3, .flags = kW | kF, .keys = kOneKey,
                .acl_categories = "keyspace write fast", .on_shard = CmdExpire<true, true>,
+               .journal_rewrite = JournalExpire,
                .docs = {.group = "generic", .since = "2.6.0", .complexity = "O(1)",
                         .summary = "Sets the expiry of a key to a Unix time in milliseconds.",
                         .key_flags = "RW update"}});
@@ -549,6 +575,7 @@ void RegisterGenericFamily(CommandRegistry* r) {
                         .key_flags = "RO access", .tips = "nondeterministic_output"}});
   r->Register({.name = "restore", .arity = -4, .flags = kW | kDenyOom, .keys = kOneKey,
                .acl_categories = "keyspace write slow dangerous", .on_shard = CmdRestore,
+               .journal_rewrite = JournalRestore,
                .docs = {.group = "generic", .since = "2.6.0",
                         .complexity = "O(1) to create the new key and additional O(N*M) to "
                                       "reconstruct the serialized value, where N is the number of "

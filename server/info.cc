@@ -17,6 +17,7 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/admission.h"
+#include "server/aof.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/metrics.h"
@@ -252,18 +253,7 @@ std::string BuildInfo(unsigned sections) {
     field("rdb_last_cow_size", 0);
     field("rdb_last_load_keys_expired", ps.last_load_keys_expired.load());
     field("rdb_last_load_keys_loaded", ps.last_load_keys_loaded.load());
-    field("aof_enabled", 0);
-    field("aof_rewrite_in_progress", 0);
-    field("aof_rewrite_scheduled", 0);
-    field("aof_last_rewrite_time_sec", -1);
-    field("aof_current_rewrite_time_sec", -1);
-    field("aof_last_bgrewrite_status", "ok");
-    field("aof_rewrites", 0);
-    field("aof_rewrites_consecutive_failures", 0);
-    field("aof_last_write_status", "ok");
-    field("aof_last_cow_size", 0);
-    field("module_fork_in_progress", 0);
-    field("module_fork_last_cow_size", 0);
+    AppendAofInfo(&out);
     if (loading) {
       const int64_t start_s = ps.loading_start_ms.load() / 1000;
       const uint64_t total_bytes = ps.loading_total_bytes.load();

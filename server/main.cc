@@ -28,6 +28,7 @@
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
 #include "server/persistence_config.h"
+#include "server/aof.h"
 #include "server/persistence_status.h"
 #include "server/rdb_load.h"
 #include "server/server_state.h"
@@ -225,10 +226,13 @@ int Main(int argc, char** argv) {
   shards.Start();
   // The dataset on disk, if any, loads before commands are served; clients that connect meanwhile
   // get -LOADING.
+  // With appendonly yes the AOF is the dataset and dbfilename is not read, as in Redis.
+  const bool aof = AppendOnlyConfigured();
   const std::string rdb_path = RdbFilename();
   struct stat rdb_stat {};
-  const bool rdb_exists = stat(rdb_path.c_str(), &rdb_stat) == 0;
+  const bool rdb_exists = !aof && stat(rdb_path.c_str(), &rdb_stat) == 0;
   if (rdb_exists) BeginLoading(uint64_t(rdb_stat.st_size));
+  if (aof) BeginLoading(0);
   Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
   pool.AwaitOnAll([&](io::Proactor* p) {
     int fd = listen_fds[p->index()];
@@ -250,8 +254,17 @@ int Main(int argc, char** argv) {
     LOG(INFO) << "HTTP (/metrics, /healthz) on " << FLAGS_bind << ":" << FLAGS_admin_port;
   }
 
-  if (rdb_exists) {
-    std::future<absl::Status> load = StartInFiber(pool, [rdb_path] {
+  if (rdb_exists || aof) {
+    std::future<absl::Status> load = StartInFiber(pool, [rdb_path, aof] {
+      if (aof) {
+        const absl::Status status = LoadAppendOnlyFiles();
+        if (absl::IsNotFound(status)) {
+          EndLoading();
+          LOG(INFO) << "no append only file in " << AppendDirname() << ": the dataset starts empty";
+        }
+        if (status.ok() || absl::IsNotFound(status)) StartAppendOnly(/*files_loaded=*/status.ok());
+        return absl::IsNotFound(status) ? absl::OkStatus() : status;
+      }
       LoadResult result;
       return LoadSnapshot(rdb_path, /*merge=*/false, &result);
     });
@@ -267,8 +280,8 @@ int Main(int argc, char** argv) {
     const absl::Status loaded = load.get();
     if (absl::IsNotFound(loaded)) EndLoading();  // gone since the stat: nothing to load
     if (!loaded.ok() && !absl::IsNotFound(loaded)) {
-      LOG(ERROR) << "Fatal error loading the DB " << rdb_path << ": " << loaded.message()
-                 << ". Exiting.";
+      LOG(ERROR) << "Fatal error loading the DB " << (aof ? AppendDirname() : rdb_path) << ": "
+                 << loaded.message() << ". Exiting.";
       std::_Exit(1);
     }
   }

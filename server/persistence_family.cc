@@ -10,6 +10,7 @@
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/persistence_config.h"
+#include "server/aof.h"
 #include "server/persistence_status.h"
 #include "server/rdb_load.h"
 #include "server/shutdown.h"
@@ -135,13 +136,20 @@ absl::Status PrepareShutdown(const ShutdownOptions& options) {
   const bool loading = Persistence().loading.load();
   const bool save = !loading && !options.nosave && (options.save || !SaveRules().empty());
   AbortSave();  // a background save in progress would race the final one
+  const bool aof = !loading && AppendOnlyOn();
+  if (!save && !aof) return absl::OkStatus();
+  // Writes wait from here on: none is acknowledged after the AOF's last write or the snapshot's
+  // cut and then lost at exit (Redis, single-threaded, serves nobody meanwhile).
+  PauseClients(shard::NowMs() + kShutdownPauseMs, PauseType::kWrite);
+  if (aof) {
+    LOG(INFO) << "Calling fsync() on the AOF file.";
+    FlushAppendOnly();
+  }
   if (!save) return absl::OkStatus();
   LOG(INFO) << "Saving the final RDB snapshot before exiting.";
-  // Writes wait from here on: none is acknowledged after the snapshot's cut and then lost at exit
-  // (Redis, single-threaded, serves nobody while it saves).
-  PauseClients(shard::NowMs() + kShutdownPauseMs, PauseType::kWrite);
   absl::Status status = SaveSnapshot(RdbFilename());
   if (status.ok()) return status;
+  if (aof) ResumeAppendOnly();
   UnpauseClients();
   if (options.force) {
     LOG(WARNING) << "Error trying to save the DB. Exit anyway.";

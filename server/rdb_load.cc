@@ -19,6 +19,7 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/persistence_config.h"
+#include "server/file_source.h"
 #include "server/persistence_status.h"
 #include "shard/shard_set.h"
 
@@ -34,22 +35,6 @@ constexpr size_t kBatchBytes = 256 * 1024;
 constexpr size_t kBatchKeys = 1024;
 constexpr int kBatchesInFlight = 4;
 constexpr auto kProgressPeriod = std::chrono::seconds(2);
-
-// The file through the proactor: reads do not block the thread (the RdbInput above buffers).
-class FileSource : public core::RdbSource {
- public:
-  explicit FileSource(int fd) : fd_(fd) {}
-  absl::StatusOr<size_t> Read(char* dst, size_t n) override {
-    const int got = io::Proactor::current()->ReadAt(fd_, dst, n, offset_);
-    if (got < 0) return absl::InternalError(core::Concat("read error: ", strerror(-got)));
-    offset_ += uint64_t(got);
-    return size_t(got);
-  }
-
- private:
-  int fd_;
-  uint64_t offset_ = 0;
-};
 
 // The keys of one shard on their way to it: records that point into one buffer of their bytes
 // (key, then the encoded value), so that a batch costs a few allocations instead of two per key,

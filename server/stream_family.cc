@@ -262,6 +262,12 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
   s->Append(id, fv);
   ReplyID(ctx.rb, id);
   ApplyTrim(s, a);
+  if (ctx.journaling() && !(a.id_given && a.seq_given)) {
+    // The journal replays the id that was made (from the clock, or the next sequence), not a new
+    // one, as Redis propagates XADD.
+    ctx.journal_form.assign(args.begin(), args.end());
+    ctx.journal_form[size_t(id_pos)] = id.ToString();
+  }
   ctx.shard.AddDirty();  // one for the entry; Redis does not count what the trim removes
   // Clients blocked on the key are offered it once this command is over (RunShardCommand marks
   // it modified), and serve themselves (StreamWaiter).

@@ -156,6 +156,39 @@ void CmdGet(ArgSlice args, ShardContext& ctx) {
   ReplyValue(ctx.rb, it.value());
 }
 
+// The journal's form of a write that set `value` with a relative or absolute expiry: SET key
+// value PXAT <ms> (as Redis propagates SET with EX/PX/EXAT, SETEX and PSETEX), or DEL when the
+// deadline had passed and the key went.
+bool SetWithDeadlineForm(std::string_view key, std::string_view value, ShardContext& ctx,
+                         std::vector<std::string>* form) {
+  const int64_t at = KeyDeadlineAfterWrite(key, ctx);
+  if (at == 0) return false;
+  if (at < 0) {
+    *form = {"DEL", std::string(key)};
+  } else {
+    *form = {"SET", std::string(key), std::string(value), "PXAT", std::to_string(at)};
+  }
+  return true;
+}
+
+bool JournalSet(ArgSlice args, ShardContext& ctx, std::vector<std::string>* form) {
+  bool expiry = false;
+  for (size_t i = 3; i < args.size(); ++i) {
+    for (std::string_view opt : {"ex", "px", "exat", "pxat"}) expiry |= core::EqualsIgnoreCase(args[i], opt);
+  }
+  return expiry && SetWithDeadlineForm(args[1], args[2], ctx, form);
+}
+
+bool JournalSetEx(ArgSlice args, ShardContext& ctx, std::vector<std::string>* form) {
+  return SetWithDeadlineForm(args[1], args[3], ctx, form);
+}
+
+// GETEX with EX/PX/EXAT/PXAT: PEXPIREAT <ms> (PERSIST is journaled as sent).
+bool JournalGetEx(ArgSlice args, ShardContext& ctx, std::vector<std::string>* form) {
+  if (args.size() > 2 && core::EqualsIgnoreCase(args[2], "persist")) return false;
+  return PexpireatForm(args[1], ctx, form);
+}
+
 // SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
 void CmdSet(ArgSlice args, ShardContext& ctx) {
   std::string_view key = args[1], value = args[2];
@@ -649,6 +682,7 @@ void RegisterStringFamily(CommandRegistry* r) {
                         .key_flags = "RO access"}});
   r->Register({.name = "set", .arity = -3, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write string slow", .on_shard = CmdSet,
+               .journal_rewrite = JournalSet,
                .docs = {.group = "string", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Sets the string value of a key, optionally with an expiry, a "
                                    "condition or the old value.",
@@ -660,11 +694,13 @@ void RegisterStringFamily(CommandRegistry* r) {
                         .key_flags = "OW insert"}});
   r->Register({.name = "setex", .arity = 4, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write string slow", .on_shard = CmdSetEx<false>,
+               .journal_rewrite = JournalSetEx,
                .docs = {.group = "string", .since = "2.0.0", .complexity = "O(1)",
                         .summary = "Sets a key with an expiry in seconds.",
                         .key_flags = "OW update"}});
   r->Register({.name = "psetex", .arity = 4, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write string slow", .on_shard = CmdSetEx<true>,
+               .journal_rewrite = JournalSetEx,
                .docs = {.group = "string", .since = "2.6.0", .complexity = "O(1)",
                         .summary = "Sets a key with an expiry in milliseconds.",
                         .key_flags = "OW update"}});
@@ -680,6 +716,7 @@ void RegisterStringFamily(CommandRegistry* r) {
                         .key_flags = "RW access delete"}});
   r->Register({.name = "getex", .arity = -2, .flags = kW | kF, .keys = kOneKey,
                .acl_categories = "write string fast", .on_shard = CmdGetEx,
+               .journal_rewrite = JournalGetEx,
                .docs = {.group = "string", .since = "6.2.0", .complexity = "O(1)",
                         .summary = "Returns the value of a key and changes its expiry.",
                         .key_flags = "RW access update"}});

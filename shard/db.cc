@@ -200,6 +200,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
       NoteModified(key);
+      JournalDel(key);
       deadline_sum_ -= e.value();
       if (Found(it)) prime_.Erase(it);
       expire_.Erase(e);  // Traverse allows erasing the entry it hands over

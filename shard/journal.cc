@@ -88,13 +88,7 @@ bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out
   return true;
 }
 
-void ShardJournal::set_on(bool on) {
-  on_ = on;
-  if (!on) {
-    records_.clear();
-    payloads_.clear();
-  }
-}
+void ShardJournal::set_on(bool on) { on_ = on; }
 
 void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args) {
   records_.push_back(char(JournalRecord::kCommand));

@@ -56,7 +56,8 @@ bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out
 class ShardJournal {
  public:
   // Whether the AOF is on (CONFIG SET appendonly): when off nothing is recorded, and a write
-  // pays one test of this flag.
+  // pays one test of this flag. Turning it off keeps what was recorded, for the writer's last
+  // round.
   bool on() const { return on_; }
   void set_on(bool on);
 
@@ -142,6 +143,12 @@ struct JournalCommand {
   std::span<const std::string_view> args;  // the command as the client sent it
   // Inside EXEC: where the commands go (the EXEC's transaction carries the unit); null otherwise.
   JournalUnit* exec_unit = nullptr;
+  // Set by a handler whose effect the command as sent would not replay (BLMOVE woken: LMOVE):
+  // journaled instead of args.
+  std::vector<std::string> form;
+  // Set by a handler that changed data without moving the dirty counter (Redis counts no change
+  // for a pop served to a blocked client, but propagates it).
+  bool force = false;
 };
 JournalCommand* CurrentJournalCommand();
 void SetCurrentJournalCommand(JournalCommand* command);

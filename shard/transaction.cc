@@ -165,8 +165,13 @@ void Transaction::SendJournalPayload() {
   JournalCommand* command = CurrentJournalCommand();
   if (command != nullptr && command->exec_unit != nullptr) {
     unit = std::move(*command->exec_unit);
-  } else if (command != nullptr && dirty_count() > 0) {
-    unit.Add(command->db, command->args);
+  } else if (command != nullptr && (dirty_count() > 0 || command->force)) {
+    if (command->form.empty()) {
+      unit.Add(command->db, command->args);
+    } else {
+      const std::vector<std::string_view> form(command->form.begin(), command->form.end());
+      unit.Add(command->db, form);
+    }
   }
   // Every thread owns a shard, whose journal the writer collects.
   Shard::current()->journal().AppendPayload(journal_id_, unit);

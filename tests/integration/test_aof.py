@@ -1,0 +1,261 @@
+"""The append-only file (issue 15), first part: the journal, Redis 7's multi-part layout, loading
+at start, and files both ways with the Debian redis-server 7.0.
+  - writes of every type, multi-shard commands and MULTI/EXEC survive kill -9 and a restart,
+    with --threads 1, 2 and 4;
+  - CONFIG SET appendonly yes on a server with data writes a base snapshot of it;
+  - shardis' AOF directory passes redis-check-aof and loads in redis-server the same, and
+    redis-server's loads in shardis the same;
+  - a truncated last command is cut at start (aof-load-truncated yes) or stops it (no).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import wait_for
+from persistence_util import assert_same_dataset, full_snapshot, info, launch, shutdown  # noqa: F401
+
+pytestmark = pytest.mark.shardis_only
+
+CHECK_AOF = "/usr/bin/redis-check-aof"
+AOF = ["--appendonly=yes", "--appendfsync=always"]
+REDIS_AOF = ["--appendonly", "yes", "--appendfsync", "always"]
+
+
+def write_everything(srv) -> None:
+    """Writes that the journal must replay: every type, deadlines (absolute), commands over keys
+    on several shards, MULTI/EXEC, deletes, renames, databases, FLUSHDB."""
+    c = srv.client()
+    deadline = int(time.time() * 1000) + 3_600_000
+    for i in range(200):
+        c.set(f"s:{i}", f"value-{i}")
+    c.mset({f"m:{i}": i for i in range(50)})
+    c.incrby("counter", 41)
+    c.incr("counter")
+    c.append("s:1", "-appended")
+    c.rpush("list", *range(100))
+    c.lpop("list", 3)
+    c.hset("hash", mapping={f"f{i}": i for i in range(30)})
+    c.hdel("hash", "f0", "f1")
+    c.sadd("set", *range(40))
+    c.srem("set", 0)
+    c.smove("set", "other-set", 5)
+    c.zadd("zset", {f"m{i}": i * 1.5 for i in range(60)})
+    c.zincrby("zset", 10, "m3")
+    c.xadd("stream", {"a": "1"}, id="1-1")
+    c.xadd("stream", {"b": "2"}, id="2-1")
+    # Ids made by the server and members drawn at random are journaled as they came out.
+    for i in range(5):
+        c.xadd("stream:auto", {"i": i})
+    c.xadd("stream:auto", {"seq": "x"}, id="99999999999999-*")
+    c.xadd("stream:auto", {"capped": 1}, maxlen=3, approximate=False)
+    c.sadd("spop", *range(100))
+    c.spop("spop")
+    c.spop("spop", 10)
+    c.sadd("spop:all", 1, 2, 3)
+    c.spop("spop:all", 5)
+    c.pexpireat("s:2", deadline)
+    c.pexpireat("hash", deadline + 7)
+    c.rename("s:3", "renamed")
+    c.delete("s:4", "s:5", "m:1", "m:2")
+    p = c.pipeline(transaction=True)
+    p.set("tx:a", 1).incr("tx:a").sadd("tx:set", "x").lpush("tx:list", "y").delete("s:6")
+    p.execute()
+    c.sunionstore("union", ["set", "other-set"])
+    c.copy("s:7", "copied")
+    c1 = srv.client(db=1)
+    c1.set("db1:key", "one")
+    c1.rpush("db1:list", "a", "b")
+    c1.close()
+    c2 = srv.client(db=2)
+    c2.set("db2:gone", "x")
+    c2.flushdb()
+    c2.set("db2:kept", "y")
+    c2.close()
+    c.move("s:8", 3)
+    # Relative expiries are journaled with their absolute deadline (deadlines must match to the
+    # millisecond after a replay that runs later), and one in the past as a DEL.
+    c.set("ttl:set-ex", "v", ex=1000)
+    c.set("ttl:set-px", "v", px=2_000_000, get=True)
+    c.setex("ttl:setex", 3000, "v")
+    c.psetex("ttl:psetex", 4_000_000, "v")
+    c.set("ttl:expire", "v")
+    c.expire("ttl:expire", 5000)
+    c.set("ttl:pexpire", "v")
+    c.pexpire("ttl:pexpire", 6_000_000, gt=False)
+    c.set("ttl:getex", "v")
+    c.getex("ttl:getex", ex=7000)
+    c.restore("ttl:restore", 8_000_000, c.dump("s:9"))
+    c.set("ttl:gone", "v")
+    c.expire("ttl:gone", -1)
+    c.set("ttl:persisted", "v", ex=100)
+    c.persist("ttl:persisted")
+    # Pops served to blocked clients later, and BLMOVE woken: journaled as the pops and the move.
+    blocked = [srv.client() for _ in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        waits = [pool.submit(blocked[0].blpop, ["bl:list"], 10),
+                 pool.submit(blocked[1].bzpopmin, ["bl:zset"], 10),
+                 pool.submit(blocked[2].blmove, "bl:src", "bl:dst", 10, "LEFT", "RIGHT")]
+        assert wait_for(lambda: int(c.info("clients")["blocked_clients"]) == 3, 10)
+        c.rpush("bl:list", "a", "b", "c")
+        c.zadd("bl:zset", {"x": 1, "y": 2})
+        c.rpush("bl:src", "m1", "m2")
+        assert [w.result(15) is not None for w in waits] == [True, True, True]
+    for b in blocked:
+        b.close()
+    c.close()
+
+
+def kill9(srv) -> None:
+    srv.proc.send_signal(signal.SIGKILL)
+    srv.proc.wait(10)
+    srv.stop()
+
+
+def aof_files(d):
+    return sorted(p.name for p in (d / "appendonlydir").iterdir())
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_writes_survive_kill9(launch, tmp_path, threads):
+    d = tmp_path / "data"
+    srv = launch(d, threads=threads, args=AOF)
+    wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 10)
+    write_everything(srv)
+    before = full_snapshot(srv)
+    assert len(before) > 250
+    # appendfsync always: fsynced within a round of the writer; replies do not wait for it yet.
+    time.sleep(0.5)
+    kill9(srv)
+    assert aof_files(d) == ["appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof",
+                            "appendonly.aof.manifest"]
+    check = subprocess.run([CHECK_AOF, str(d / "appendonlydir" / "appendonly.aof.manifest")],
+                           capture_output=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    again = launch(d, threads=5 - threads if threads != 2 else 2, args=AOF)
+    assert_same_dataset(full_snapshot(again), before)
+    # It goes on appending to the same incr file.
+    again.client().set("after-restart", "yes")
+    assert shutdown(again) == 0
+    third = launch(d, threads=threads, args=AOF)
+    assert third.client().get("after-restart") == b"yes"
+    assert third.client().dbsize() == sum(1 for db, _ in before if db == 0) + 1
+
+
+def test_config_set_appendonly_writes_a_base(launch, tmp_path):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2)
+    write_everything(srv)
+    c = srv.client()
+    assert info(srv.raw())["aof_enabled"] == "0"
+    assert c.config_set("appendonly", "yes") is True
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0" and
+                    (d / "appendonlydir" / "appendonly.aof.manifest").exists(), 10)
+    fields = info(srv.raw())
+    assert fields["aof_enabled"] == "1" and fields["aof_last_bgrewrite_status"] == "ok"
+    assert int(fields["aof_base_size"]) > 1000
+    c.set("after-base", "1")
+    c.mset({"{t}a": 1, "{t}b": 2, "x-shard-1": 3, "x-shard-2": 4})
+    before = full_snapshot(srv)
+    assert shutdown(srv, "NOSAVE") == 0  # the AOF is flushed and fsynced all the same
+    again = launch(d, threads=4, args=["--appendonly=yes"])
+    assert_same_dataset(full_snapshot(again), before)
+    assert again.client().config_get("appendonly") == {"appendonly": "yes"}
+
+
+def test_config_set_appendonly_no_stops_the_journal(launch, tmp_path):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=AOF)
+    c = srv.client()
+    c.set("kept", "1")
+    assert c.config_set("appendonly", "no") is True
+    assert c.config_get("appendonly") == {"appendonly": "no"}
+    assert info(srv.raw())["aof_enabled"] == "0"
+    c.set("not-journaled", "1")
+    assert shutdown(srv, "NOSAVE") == 0
+    again = launch(d, threads=2, args=AOF)
+    assert again.client().get("kept") == b"1"
+    assert again.client().get("not-journaled") is None
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_shardis_aof_loads_in_redis(launch, tmp_path, threads):
+    d = tmp_path / "data"
+    srv = launch(d, threads=threads, args=AOF)
+    write_everything(srv)
+    before = full_snapshot(srv)
+    assert shutdown(srv) == 0
+    check = subprocess.run([CHECK_AOF, str(d / "appendonlydir" / "appendonly.aof.manifest")],
+                           capture_output=True, timeout=60)
+    report = (check.stdout + check.stderr).decode(errors="replace")
+    assert check.returncode == 0 and "valid" in report, report
+    (d / "dump.rdb").unlink(missing_ok=True)
+    ref = launch(d, redis=True, args=REDIS_AOF)
+    assert_same_dataset(full_snapshot(ref), before, got_is_shardis=False)
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_redis_aof_loads_in_shardis(launch, tmp_path, threads):
+    d = tmp_path / "redis"
+    ref = launch(d, redis=True, args=REDIS_AOF)
+    write_everything(ref)
+    want = full_snapshot(ref)
+    assert shutdown(ref, "NOSAVE") == 0
+    assert (d / "appendonlydir" / "appendonly.aof.manifest").exists()
+    srv = launch(d, threads=threads, args=AOF)
+    assert_same_dataset(full_snapshot(srv), want)
+
+
+def test_expired_keys_are_journaled_as_del(launch, tmp_path):
+    """A key that expires (found by a command, or by the active expiry cycle) is journaled as
+    DEL, so that a replay in which the deadline has not passed yet, or a loader that keeps such
+    keys (Redis'), does not see it after that point; INCR then starts from nothing."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=AOF)
+    c = srv.client()
+    c.set("lazy", 10, px=100)
+    c.set("active", 1, px=100)
+    time.sleep(0.2)
+    assert c.incr("lazy") == 1  # found expired: DEL lazy, then INCR lazy
+    assert wait_for(lambda: c.exists("active") == 0 and c.dbsize() == 1, 5)
+    assert shutdown(srv) == 0
+    text = (d / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert text.count(b"$3\r\nDEL\r\n$4\r\nlazy\r\n") == 1
+    assert text.count(b"$3\r\nDEL\r\n$6\r\nactive\r\n") == 1
+    assert text.index(b"DEL\r\n$4\r\nlazy") < text.upper().index(b"INCRBY\r\n$4\r\nLAZY")
+    again = launch(d, threads=2, args=AOF)
+    assert again.client().get("lazy") == b"1"
+    assert again.client().exists("active") == 0
+
+
+@pytest.mark.parametrize("truncate_ok", [True, False])
+def test_truncated_last_command(launch, tmp_path, truncate_ok):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=AOF)
+    c = srv.client()
+    for i in range(20):
+        c.set(f"k{i}", i)
+    assert shutdown(srv) == 0
+    incr = d / "appendonlydir" / "appendonly.aof.1.incr.aof"
+    good = incr.stat().st_size
+    with open(incr, "ab") as f:
+        f.write(b"*3\r\n$3\r\nSET\r\n$2\r\nk9")  # cut inside the command
+    args = AOF + ([] if truncate_ok else ["--aof-load-truncated=no"])
+    if truncate_ok:
+        again = launch(d, threads=2, args=args)
+        assert again.client().mget([f"k{i}" for i in range(20)]) == [str(i).encode()
+                                                                     for i in range(20)]
+        assert incr.stat().st_size == good
+        assert "truncating it to" in again.tail(200)
+    else:
+        from conftest import Server
+        failed = Server("shardis", d, threads=2, args=args)
+        with pytest.raises(RuntimeError):
+            failed.start()
+        assert failed.proc.wait(10) == 1
+        assert "Fatal error loading" in failed.tail(50)
