@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <utility>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,6 +27,10 @@ DEFINE_bool(appendonly, false, "record every write in the append-only file (Redi
 DEFINE_string(appendfsync, "everysec", "when the AOF is fsynced: always, everysec or no");
 DEFINE_string(appendfilename, "appendonly.aof", "the AOF's base name");
 DEFINE_string(appenddirname, "appendonlydir", "the AOF's directory, under dir");
+DEFINE_int32(auto_aof_rewrite_percentage, 100,
+             "rewrite the AOF when it grew by this percentage over its size after the last "
+             "rewrite (0: never)");
+DEFINE_string(auto_aof_rewrite_min_size, "64mb", "no automatic AOF rewrite below this size");
 DEFINE_bool(aof_load_truncated, true,
             "at start, cut an AOF whose last command is incomplete instead of refusing it");
 
@@ -41,6 +48,8 @@ constexpr auto kEverySec = std::chrono::seconds(1);
 std::atomic<bool> g_appendonly{false};
 std::atomic<int> g_appendfsync{int(AppendFsync::kEverySec)};
 std::atomic<bool> g_aof_load_truncated{true};
+std::atomic<int64_t> g_auto_rewrite_percentage{100};
+std::atomic<int64_t> g_auto_rewrite_min_size{64 << 20};
 std::mutex g_names_mu;  // appendfilename and appenddirname: strings, read from any thread
 
 // The AOF's state. The writer and the switches run on thread 0; INFO reads the atomics.
@@ -48,6 +57,9 @@ struct AofState {
   // "on": the journals record and the writer runs; "rewriting": a base is being written.
   std::atomic<bool> on{false};
   std::atomic<bool> rewriting{false};
+  std::atomic<bool> rewrite_scheduled{false};  // waiting for a BGSAVE to end
+  std::atomic<bool> rewrite_busy{false};       // a rewrite was started and has not ended
+  std::atomic<uint64_t> consecutive_failures{0};
   std::atomic<bool> stop{false};
   std::atomic<bool> writer_running{false};
   std::atomic<bool> last_write_ok{true};
@@ -62,6 +74,7 @@ struct AofState {
   core::AofManifest manifest;
   int fd = -1;             // the incr file being appended to
   uint64_t incr_size = 0;  // its size
+  int next_fd = -1;        // a rewrite's new incr file, which the writer takes at the cut
 };
 AofState g_aof;
 
@@ -106,9 +119,45 @@ uint64_t FileSize(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
+// Redis' growth of the AOF over its size after the last rewrite, in percent.
+int64_t AutoRewriteGrowth() {
+  const uint64_t base = std::max<uint64_t>(g_aof.base_size.load(), 1);
+  return int64_t(g_aof.current_size.load() * 100 / base) - 100;
+}
+
+// Redis' automatic rewrite rule: the AOF is on, no rewrite runs, it is over
+// auto-aof-rewrite-min-size and grew by auto-aof-rewrite-percentage.
+bool AutoRewriteDue() {
+  const int64_t percentage = g_auto_rewrite_percentage.load();
+  return percentage > 0 && g_aof.on.load() && !g_aof.rewrite_busy.load() &&
+         int64_t(g_aof.current_size.load()) > g_auto_rewrite_min_size.load() &&
+         AutoRewriteGrowth() >= percentage;
+}
+
+// Appends `out` to the incr file, trying again while it fails (as Redis: the records stay and
+// INFO says aof_last_write_status:err meanwhile).
+void AppendToIncr(std::string* out) {
+  io::Proactor* p = io::Proactor::current();
+  while (!out->empty()) {
+    const int rc = p->WriteAllAt(g_aof.fd, out->data(), out->size(), g_aof.incr_size);
+    if (rc >= 0) {
+      g_aof.last_write_ok.store(true);
+      g_aof.incr_size += out->size();
+      g_aof.current_size.fetch_add(out->size(), std::memory_order_relaxed);
+      out->clear();
+      return;
+    }
+    if (g_aof.last_write_ok.exchange(false)) {
+      LOG(WARNING) << "Error writing to the AOF file: " << strerror(-rc);
+    }
+    p->SleepFor(std::chrono::milliseconds(100));
+  }
+}
+
 // The writer: takes every shard's journal records, merges them and appends them to the incr
-// file; fsyncs as appendfsync says. Runs until the AOF is turned off, then writes and fsyncs
-// what was recorded before that.
+// file; fsyncs as appendfsync says. At a rewrite's cut it fsyncs the file and goes on in the
+// next one (g_aof.next_fd). Runs until the AOF is turned off, then writes and fsyncs what was
+// recorded before that.
 void WriterLoop() {
   io::Proactor* p = io::Proactor::current();
   const unsigned n = shard::shard_set->size();
@@ -116,30 +165,30 @@ void WriterLoop() {
   std::vector<shard::ShardJournal::Chunk> chunks(n);
   std::string out;  // merged and not yet written
   auto last_fsync = std::chrono::steady_clock::now();
+  auto last_auto_check = last_fsync;
   bool unsynced = false;
   for (;;) {
     const bool stopping = g_aof.stop.load();
     shard::shard_set->AwaitAll([&](Shard& s) { chunks[s.id()] = s.journal().Take(); });
     for (unsigned sid = 0; sid < n; ++sid) merger.Add(sid, std::move(chunks[sid]));
-    const size_t before = out.size();
-    merger.Drain(&out);
-    const bool got = out.size() > before;
-    if (!out.empty()) {
-      const int rc = p->WriteAllAt(g_aof.fd, out.data(), out.size(), g_aof.incr_size);
-      if (rc < 0) {
-        // As Redis: the records stay (in `out`) and the write is tried again; INFO says
-        // aof_last_write_status:err meanwhile.
-        if (g_aof.last_write_ok.exchange(false)) {
-          LOG(WARNING) << "Error writing to the AOF file: " << strerror(-rc);
-        }
-        p->SleepFor(std::chrono::milliseconds(100));
+    bool got = false;
+    for (;;) {
+      const size_t before = out.size();
+      const bool rotate = merger.Drain(&out);
+      got |= out.size() > before;
+      unsynced |= !out.empty();
+      AppendToIncr(&out);
+      if (!rotate) break;
+      // The rewrite's cut: what came before is in the new base too; the rest goes to the new
+      // incr file, which the manifest already names.
+      if (g_aof.next_fd < 0) {
+        LOG(ERROR) << "AOF rewrite cut without a next incr file; going on in the current one";
         continue;
       }
-      g_aof.last_write_ok.store(true);
-      g_aof.incr_size += out.size();
-      g_aof.current_size.fetch_add(out.size(), std::memory_order_relaxed);
-      out.clear();
-      unsynced = true;
+      p->Fsync(g_aof.fd);
+      close(g_aof.fd);
+      g_aof.fd = std::exchange(g_aof.next_fd, -1);
+      g_aof.incr_size = 0;
     }
     const AppendFsync policy = AppendFsyncPolicy();
     const auto now = std::chrono::steady_clock::now();
@@ -154,6 +203,13 @@ void WriterLoop() {
       last_fsync = now;
     }
     if (stopping && !merger.waiting()) break;
+    if (now - last_auto_check >= kEverySec) {
+      last_auto_check = now;
+      if (AutoRewriteDue()) {
+        LOG(INFO) << "Starting automatic rewriting of AOF on " << AutoRewriteGrowth() << "% growth";
+        StartAofRewrite();
+      }
+    }
     if (!got) p->SleepFor(kIdlePoll);
   }
   g_aof.writer_running.store(false);
@@ -169,10 +225,10 @@ void LaunchWriter() {
   }
 }
 
-// Opens (creating) the incr file `name` for appending at its end.
-absl::Status OpenIncr(const std::string& name) {
+// Opens (creating) the incr file `name` to append to, at its end or emptied.
+absl::Status OpenIncr(const std::string& name, bool truncate) {
   const std::string path = FilePath(name);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
   if (fd < 0) return absl::InternalError(core::Concat("can't open the append-only file ", path, ": ", strerror(errno)));
   if (g_aof.fd >= 0) close(g_aof.fd);
   g_aof.fd = fd;
@@ -180,61 +236,137 @@ absl::Status OpenIncr(const std::string& name) {
   return absl::OkStatus();
 }
 
-// A new base snapshot and incr file, the journals starting at the snapshot's cut, then the
-// manifest that names them; the files of the previous manifest are deleted after.
-absl::Status StartWithNewBase() {
+// The manifest in the AOF directory, or an empty one (none, or one that does not parse: the
+// next manifest written replaces it).
+core::AofManifest ManifestOnDisk() {
+  const std::string path = FilePath(core::AofManifestName(AppendFilename()));
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text(FileSize(path), '\0');
+  const int got = io::Proactor::current()->ReadAt(fd, text.data(), text.size(), 0);
+  close(fd);
+  if (got < 0) return {};
+  text.resize(size_t(got));
+  absl::StatusOr<core::AofManifest> parsed = core::ParseAofManifest(text);
+  return parsed.ok() ? *std::move(parsed) : core::AofManifest();
+}
+
+absl::Status MakeDir() {
   const std::string dir = DirPath();
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::InternalError(core::Concat("can't create the AOF directory ", dir, ": ", strerror(errno)));
   }
-  core::AofManifest manifest;
-  if (absl::StatusOr<std::string> text = [&]() -> absl::StatusOr<std::string> {
-        const std::string path = FilePath(core::AofManifestName(AppendFilename()));
-        const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return absl::NotFoundError(path);
-        std::string s(FileSize(path), '\0');
-        const int got = io::Proactor::current()->ReadAt(fd, s.data(), s.size(), 0);
-        close(fd);
-        if (got < 0) return absl::InternalError(strerror(-got));
-        s.resize(size_t(got));
-        return s;
-      }();
-      text.ok()) {
-    absl::StatusOr<core::AofManifest> parsed = core::ParseAofManifest(*text);
-    if (parsed.ok()) manifest = *std::move(parsed);
-  }
-  const std::string filename = AppendFilename();
-  const core::AofFileInfo base = core::AddNewAofBase(&manifest, filename, /*rdb_format=*/true);
-  core::MarkRewrittenAofIncrsAsHistory(&manifest, /*keep_last=*/false);
-  const core::AofFileInfo incr = core::AddNewAofIncr(&manifest, filename);
-  if (absl::Status s = OpenIncr(incr.name); !s.ok()) return s;
-  g_aof.incr_size = 0;
-  if (ftruncate(g_aof.fd, 0) != 0) return absl::InternalError(strerror(errno));
+  return absl::OkStatus();
+}
+
+// SaveAofBase, waiting for a BGSAVE that runs (Redis schedules the rewrite after it).
+absl::Status WriteBase(const std::string& name, std::function<void(Shard&)> at_cut,
+                       const std::function<void()>& after_cut, bool rotate) {
   g_aof.rewriting.store(true);
   g_aof.rewrite_start_ms.store(shard::NowMs());
   absl::Status status;
   for (;;) {
-    status = SaveAofBase(
-        FilePath(base.name), [](Shard& s) { s.journal().set_on(true); },
-        [] {
-          g_aof.on.store(true);
-          LaunchWriter();
-        });
+    // The cut's payload tells the writer to go on in the next incr file right there.
+    shard::JournalCommand rotation;
+    rotation.rotate = rotate;
+    shard::JournalCommandScope scope(&rotation);
+    status = SaveAofBase(FilePath(name), at_cut, after_cut, /*journal_cut=*/rotate);
     if (!absl::IsFailedPrecondition(status)) break;
-    WaitWhileSaving();  // a BGSAVE runs: the base waits for it, as Redis schedules the rewrite
+    g_aof.rewrite_scheduled.store(true);
+    WaitWhileSaving();
+    g_aof.rewrite_scheduled.store(false);
   }
   g_aof.rewriting.store(false);
   g_aof.last_rewrite_seconds.store((shard::NowMs() - g_aof.rewrite_start_ms.load()) / 1000);
   g_aof.rewrites.fetch_add(1);
   g_aof.last_rewrite_ok.store(status.ok());
+  if (status.ok()) {
+    g_aof.consecutive_failures.store(0);
+  } else {
+    g_aof.consecutive_failures.fetch_add(1);
+    LOG(WARNING) << "Background AOF rewrite failed: " << status.message();
+  }
+  return status;
+}
+
+// Deletes the history files of the manifest and writes it again without them (as Redis'
+// aofDelHistoryFiles: a crash in between leaves a manifest whose history is gone, which loads).
+void DeleteHistory(core::AofManifest* manifest) {
+  if (manifest->history.empty()) return;
+  for (const core::AofFileInfo& old : manifest->history) {
+    io::Proactor::current()->Unlink(FilePath(old.name).c_str());
+  }
+  manifest->history.clear();
+  if (absl::Status s = WriteManifest(*manifest); !s.ok()) LOG(WARNING) << s.message();
+}
+
+// A new base snapshot and incr file, the journals starting at the snapshot's cut, then the
+// manifest that names them; the files of the previous manifest are deleted after.
+absl::Status StartWithNewBase() {
+  if (absl::Status s = MakeDir(); !s.ok()) return s;
+  core::AofManifest manifest = ManifestOnDisk();
+  const std::string filename = AppendFilename();
+  const core::AofFileInfo base = core::AddNewAofBase(&manifest, filename, /*rdb_format=*/true);
+  core::MarkRewrittenAofIncrsAsHistory(&manifest, /*keep_last=*/false);
+  const core::AofFileInfo incr = core::AddNewAofIncr(&manifest, filename);
+  if (absl::Status s = OpenIncr(incr.name, /*truncate=*/true); !s.ok()) return s;
+  absl::Status status = WriteBase(
+      base.name, [](Shard& s) { s.journal().set_on(true); },
+      [] {
+        g_aof.on.store(true);
+        LaunchWriter();
+      },
+      /*rotate=*/false);
   if (!status.ok()) return status;
   if (absl::Status s = WriteManifest(manifest); !s.ok()) return s;
-  for (const core::AofFileInfo& old : manifest.history) io::Proactor::current()->Unlink(FilePath(old.name).c_str());
-  manifest.history.clear();
+  DeleteHistory(&manifest);
   g_aof.manifest = std::move(manifest);
   g_aof.base_size.store(FileSize(FilePath(base.name)));
   g_aof.current_size.store(g_aof.base_size.load() + g_aof.incr_size);
   LOG(INFO) << "Append only file on: " << DirPath() << "/" << base.name << " and " << incr.name;
+  return absl::OkStatus();
+}
+
+// BGREWRITEAOF: a new base snapshot. With the AOF on, a new incr file is named in the manifest
+// first and the writer goes on in it at the base's cut, so that the manifest on disk replays to
+// the dataset whenever the process stops; once the base is written the manifest names it and
+// the new incr file only, and the older files are deleted. With the AOF off, the manifest names
+// the base alone, as Redis' rewrite does.
+absl::Status Rewrite() {
+  if (absl::Status s = MakeDir(); !s.ok()) return s;
+  const std::string filename = AppendFilename();
+  const bool on = g_aof.on.load();
+  core::AofManifest manifest = on ? g_aof.manifest : ManifestOnDisk();
+  if (on) {
+    const core::AofFileInfo incr = core::AddNewAofIncr(&manifest, filename);
+    const std::string path = FilePath(incr.name);
+    g_aof.next_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (g_aof.next_fd < 0) {
+      return absl::InternalError(core::Concat("can't open the append-only file ", path, ": ", strerror(errno)));
+    }
+    if (absl::Status s = WriteManifest(manifest); !s.ok()) {
+      close(std::exchange(g_aof.next_fd, -1));
+      return s;
+    }
+    g_aof.manifest = manifest;
+  }
+  const core::AofFileInfo base = core::AddNewAofBase(&manifest, filename, /*rdb_format=*/true);
+  core::MarkRewrittenAofIncrsAsHistory(&manifest, /*keep_last=*/on);
+  bool cut = false;
+  const absl::Status status = WriteBase(base.name, {}, [&cut] { cut = true; }, /*rotate=*/on);
+  if (!status.ok()) {
+    // Without a cut the writer stays in its file; with one it went on in the new one. The
+    // manifest on disk names both either way.
+    if (!cut && g_aof.next_fd >= 0) close(std::exchange(g_aof.next_fd, -1));
+    return status;
+  }
+  if (absl::Status s = WriteManifest(manifest); !s.ok()) return s;
+  DeleteHistory(&manifest);
+  g_aof.base_size.store(FileSize(FilePath(base.name)));
+  g_aof.current_size.store(g_aof.base_size.load() +
+                           (manifest.incrs.empty() ? 0 : FileSize(FilePath(manifest.incrs.back().name))));
+  if (on) g_aof.manifest = std::move(manifest);
+  LOG(INFO) << "Background AOF rewrite finished successfully: " << DirPath() << "/" << base.name;
   return absl::OkStatus();
 }
 
@@ -258,29 +390,32 @@ std::string AppendFilename() {
 std::string AppendDirname() { return DirPath(); }
 bool AofLoadTruncated() { return g_aof_load_truncated.load(); }
 
-void StartAppendOnly(bool files_loaded) {
+absl::Status StartAppendOnlyNow(bool files_loaded) {
   g_appendonly.store(true);
-  auto start = [files_loaded] {
-    if (g_aof.on.load() || g_aof.rewriting.load()) return;
-    absl::Status status;
-    if (files_loaded && !g_aof.manifest.incrs.empty()) {
-      // Appending to the last incr file of the manifest that was loaded.
-      status = OpenIncr(g_aof.manifest.incrs.back().name);
-      if (status.ok()) {
-        shard::shard_set->AwaitAll([](Shard& s) { s.journal().set_on(true); });
-        g_aof.on.store(true);
-        LaunchWriter();
-      }
-    } else {
-      status = StartWithNewBase();
+  if (g_aof.on.load() || g_aof.rewriting.load()) return absl::OkStatus();
+  if (!files_loaded || g_aof.manifest.incrs.empty()) return StartWithNewBase();
+  // Appending to the last incr file of the manifest that was loaded.
+  if (absl::Status s = OpenIncr(g_aof.manifest.incrs.back().name, /*truncate=*/false); !s.ok()) return s;
+  shard::shard_set->AwaitAll([](Shard& s) { s.journal().set_on(true); });
+  g_aof.on.store(true);
+  LaunchWriter();
+  return absl::OkStatus();
+}
+
+void StartAppendOnly() {
+  g_appendonly.store(true);
+  auto start = [] {
+    if (absl::Status s = StartAppendOnlyNow(false); !s.ok()) {
+      LOG(ERROR) << "can't turn the append-only file on: " << s.message();
     }
-    if (!status.ok()) LOG(ERROR) << "can't turn the append-only file on: " << status.message();
   };
   if (!io::Proactor::current()->Launch(start)) start();
 }
 
 void StopAppendOnly() {
   g_appendonly.store(false);
+  // A base being written finishes first (its manifest names the incr file being appended).
+  while (g_aof.rewriting.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
   if (!g_aof.on.load()) return;
   StopWriter();
   if (g_aof.fd >= 0) close(g_aof.fd);
@@ -309,16 +444,18 @@ void LoadedAppendOnlyManifest(core::AofManifest manifest, uint64_t base_size, ui
 
 void AppendAofInfo(std::string* out) {
   const bool on = g_aof.on.load();
-  const bool rewriting = g_aof.rewriting.load();
+  // From BGREWRITEAOF's reply on (unless it waits for a BGSAVE: then it is scheduled).
+  const bool rewriting = g_aof.rewriting.load() ||
+                         (g_aof.rewrite_busy.load() && !g_aof.rewrite_scheduled.load());
   core::Append(out, "aof_enabled:", on || AppendOnlyConfigured() ? 1 : 0, "\r\n");
   core::Append(out, "aof_rewrite_in_progress:", rewriting ? 1 : 0, "\r\n");
-  core::Append(out, "aof_rewrite_scheduled:0\r\n");
+  core::Append(out, "aof_rewrite_scheduled:", g_aof.rewrite_scheduled.load() ? 1 : 0, "\r\n");
   core::Append(out, "aof_last_rewrite_time_sec:", g_aof.last_rewrite_seconds.load(), "\r\n");
   core::Append(out, "aof_current_rewrite_time_sec:",
                rewriting ? (shard::NowMs() - g_aof.rewrite_start_ms.load()) / 1000 : -1, "\r\n");
   core::Append(out, "aof_last_bgrewrite_status:", g_aof.last_rewrite_ok.load() ? "ok" : "err", "\r\n");
   core::Append(out, "aof_rewrites:", g_aof.rewrites.load(), "\r\n");
-  core::Append(out, "aof_rewrites_consecutive_failures:0\r\n");
+  core::Append(out, "aof_rewrites_consecutive_failures:", g_aof.consecutive_failures.load(), "\r\n");
   core::Append(out, "aof_last_write_status:", g_aof.last_write_ok.load() ? "ok" : "err", "\r\n");
   core::Append(out, "aof_last_cow_size:0\r\n");
   core::Append(out, "module_fork_in_progress:0\r\n");
@@ -334,6 +471,24 @@ void AppendAofInfo(std::string* out) {
 }
 
 void SetAofLoadTruncated(bool on) { g_aof_load_truncated.store(on); }
+int64_t AutoAofRewritePercentage() { return g_auto_rewrite_percentage.load(); }
+void SetAutoAofRewritePercentage(int64_t v) { g_auto_rewrite_percentage.store(v); }
+int64_t AutoAofRewriteMinSize() { return g_auto_rewrite_min_size.load(); }
+void SetAutoAofRewriteMinSize(int64_t v) { g_auto_rewrite_min_size.store(v); }
+
+RewriteStart StartAofRewrite() {
+  if (g_aof.rewriting.load() || g_aof.rewrite_busy.exchange(true)) return RewriteStart::kAlreadyRunning;
+  const bool waits = SaveInProgress();
+  auto run = [] {
+    Rewrite().IgnoreError();  // logged, and in INFO's aof_last_bgrewrite_status
+    g_aof.rewrite_busy.store(false);
+  };
+  if (!io::Proactor::current()->Launch(run)) {
+    g_aof.rewrite_busy.store(false);
+    return RewriteStart::kFailed;
+  }
+  return waits ? RewriteStart::kScheduled : RewriteStart::kStarted;
+}
 
 void SetAppendOnly(bool on) {
   if (io::Proactor::current() == nullptr) {
@@ -343,7 +498,7 @@ void SetAppendOnly(bool on) {
   }
   if (on == AppendOnlyConfigured()) return;
   if (on) {
-    StartAppendOnly(/*files_loaded=*/false);
+    StartAppendOnly();
   } else {
     StopAppendOnly();
   }

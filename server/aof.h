@@ -30,13 +30,15 @@ bool AofLoadTruncated();
 // incr files in order) instead of dbfilename, as Redis does. NotFound when there is no manifest
 // (the dataset starts empty). A truncated last incr file is cut at its last complete command
 // when aof-load-truncated is yes (the log says where); anything else malformed stops the start.
+// The loading state stays on: the caller ends it once StartAppendOnlyNow has returned.
 absl::Status LoadAppendOnlyFiles();
 
-// Turns the AOF on: at start after LoadAppendOnlyFiles (the files exist: the journal appends to
-// the last incr file), or without files / on CONFIG SET appendonly yes (a new base snapshot and
-// incr file, then the manifest). Runs in a new fiber of the calling thread, which the writer
-// then lives on, and returns at once.
-void StartAppendOnly(bool files_loaded);
+// Turns the AOF on, in the calling fiber: after LoadAppendOnlyFiles the journals append to the
+// last incr file; without files, a new base snapshot and incr file are written, then the
+// manifest. The writer lives on the calling thread.
+absl::Status StartAppendOnlyNow(bool files_loaded);
+// CONFIG SET appendonly yes: StartAppendOnlyNow(false) in a new fiber; returns at once.
+void StartAppendOnly();
 // CONFIG SET appendonly no: the journal stops recording; what was recorded is written and
 // fsynced first.
 void StopAppendOnly();
@@ -48,6 +50,13 @@ bool AppendOnlyOn();
 void FlushAppendOnly();
 void ResumeAppendOnly();
 
+// BGREWRITEAOF (and the automatic rewrite, auto-aof-rewrite-percentage/min-size): a new base
+// snapshot in a new fiber; with the AOF on, the writer goes on in a new incr file at the base's
+// cut, and the files before it are deleted once the base is complete. kScheduled: a BGSAVE runs,
+// the rewrite waits for it.
+enum class RewriteStart { kStarted, kScheduled, kAlreadyRunning, kFailed };
+RewriteStart StartAofRewrite();
+
 // INFO persistence: Redis' aof_* fields.
 void AppendAofInfo(std::string* out);
 
@@ -56,6 +65,10 @@ void AppendAofInfo(std::string* out);
 void SetAppendOnly(bool on);
 void SetAppendFsync(AppendFsync policy);
 void SetAofLoadTruncated(bool on);
+int64_t AutoAofRewritePercentage();
+void SetAutoAofRewritePercentage(int64_t v);
+int64_t AutoAofRewriteMinSize();
+void SetAutoAofRewriteMinSize(int64_t v);
 
 // The loader (aof_load.cc) hands over the manifest it loaded, for StartAppendOnly.
 void LoadedAppendOnlyManifest(core::AofManifest manifest, uint64_t base_size, uint64_t total_size);

@@ -193,7 +193,8 @@ absl::Status LoadAppendOnlyFiles() {
       return s;
     }
   }
-  EndLoading();
+  // The loading state stays until the journals record (main: StartAppendOnlyNow), so that no
+  // write slips in between unjournaled.
   uint64_t size = base_size;
   for (const core::AofFileInfo& f : manifest->incrs) size += FileSize(core::Concat(dir, "/", f.name));
   LoadedAppendOnlyManifest(*std::move(manifest), base_size, size);

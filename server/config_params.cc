@@ -123,6 +123,10 @@ void RegisterPersistenceParams(ConfigRegistry& r) {
   r.Add(MutableBool("aof-load-truncated", "aof_load_truncated", AofLoadTruncated,
                     SetAofLoadTruncated));
   r.Add(ReadOnly("aof-use-rdb-preamble", "yes"));
+  r.Add(MutableInt("auto-aof-rewrite-percentage", "auto_aof_rewrite_percentage", 0, INT32_MAX,
+                   AutoAofRewritePercentage, SetAutoAofRewritePercentage));
+  r.Add(MutableMemory("auto-aof-rewrite-min-size", "auto_aof_rewrite_min_size",
+                      AutoAofRewriteMinSize, SetAutoAofRewriteMinSize));
   // No fork, so no child to pin (Redis: immutable, empty unless set at start).
   r.Add(ReadOnly("bgsave_cpulist", ""));
 }

@@ -257,13 +257,15 @@ int Main(int argc, char** argv) {
   if (rdb_exists || aof) {
     std::future<absl::Status> load = StartInFiber(pool, [rdb_path, aof] {
       if (aof) {
-        const absl::Status status = LoadAppendOnlyFiles();
-        if (absl::IsNotFound(status)) {
-          EndLoading();
+        const absl::Status loaded = LoadAppendOnlyFiles();
+        if (!loaded.ok() && !absl::IsNotFound(loaded)) return loaded;
+        if (!loaded.ok()) {
           LOG(INFO) << "no append only file in " << AppendDirname() << ": the dataset starts empty";
         }
-        if (status.ok() || absl::IsNotFound(status)) StartAppendOnly(/*files_loaded=*/status.ok());
-        return absl::IsNotFound(status) ? absl::OkStatus() : status;
+        // The journals record before the first client is served.
+        const absl::Status on = StartAppendOnlyNow(/*files_loaded=*/loaded.ok());
+        if (on.ok()) EndLoading();
+        return on;
       }
       LoadResult result;
       return LoadSnapshot(rdb_path, /*merge=*/false, &result);

@@ -89,6 +89,23 @@ void CmdShutdown(ArgSlice args, ConnContext& ctx) {
   kill(getpid(), SIGTERM);
 }
 
+// BGREWRITEAOF, with Redis 7.0's replies.
+void CmdBgRewriteAof(ArgSlice, ConnContext& ctx) {
+  switch (StartAofRewrite()) {
+    case RewriteStart::kStarted:
+      return ctx.rb.SimpleString("Background append only file rewriting started");
+    case RewriteStart::kScheduled:
+      return ctx.rb.SimpleString("Background append only file rewriting scheduled");
+    case RewriteStart::kAlreadyRunning:
+      return ctx.rb.Error("ERR Background append only file rewriting already in progress");
+    case RewriteStart::kFailed:
+      break;
+  }
+  ctx.rb.Error(
+      "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+      "information.");
+}
+
 }  // namespace
 
 void DebugReload(ArgSlice args, ConnContext& ctx) {
@@ -176,6 +193,12 @@ void RegisterPersistenceFamily(CommandRegistry* r) {
                .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Starts writing a point-in-time snapshot of every database to "
                                    "the RDB file while clients go on."}});
+  r->Register({.name = "bgrewriteaof", .arity = 1,
+               .flags = kAdmin | kNoScript | kNoAsyncLoading, .keys = kNoKeys,
+               .acl_categories = "admin slow dangerous", .on_conn = CmdBgRewriteAof,
+               .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",
+                        .summary = "Writes a new base snapshot of the append-only file while "
+                                   "clients go on."}});
   r->Register({.name = "lastsave", .arity = 1, .flags = kLoading | kStale | kFast,
                .keys = kNoKeys, .acl_categories = "admin fast dangerous", .on_conn = CmdLastSave,
                .docs = {.group = "server", .since = "1.0.0", .complexity = "O(1)",

@@ -96,6 +96,7 @@ struct SaveJob {
   // not a save (LASTSAVE and the dirty counter's base stay).
   std::function<void(Shard&)> at_cut;
   bool counts_as_save = true;
+  bool journal_cut = false;  // the cut's transaction marks the journals (an AOF rewrite's switch)
 };
 
 // What this thread did for clients so far: commands it ran and hops it took from other threads.
@@ -234,7 +235,7 @@ bool CombineChecksums(const SaveJob& job, uint64_t header_crc, uint64_t start, u
 void TakeCut(SaveJob& job) {
   job.shards.resize(shard::shard_set->size());
   shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
-  tx.set_journaled(false);  // the cut changes no data
+  tx.set_journaled(job.journal_cut);  // the cut changes no data, but may mark a file switch
   tx.Run(
       [&](shard::TxShard& t) {
         SaveJob::PerShard& mine = job.shards[t.shard.id()];
@@ -319,7 +320,8 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
 // after it, so the snapshot holds every write acknowledged before that reply and none after, as
 // Redis' fork does.
 absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_path,
-                                                   std::function<void(Shard&)> at_cut = {}) {
+                                                   std::function<void(Shard&)> at_cut = {},
+                                                   bool aof_base = false, bool journal_cut = false) {
   if (g_saving.exchange(true)) {
     return absl::FailedPreconditionError("Background save already in progress");
   }
@@ -335,8 +337,9 @@ absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_p
   job->compression = RdbCompression();
   job->checksum = RdbChecksum();
   job->key_delay_us = RdbKeySaveDelayUs();
-  job->counts_as_save = at_cut == nullptr;
+  job->counts_as_save = !aof_base;
   job->at_cut = std::move(at_cut);
+  job->journal_cut = journal_cut;
   job->fd = open(job->temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (job->fd < 0) {
     const absl::Status status =
@@ -393,8 +396,9 @@ absl::Status SaveSnapshot(const std::string& path) {
 }
 
 absl::Status SaveAofBase(const std::string& path, std::function<void(Shard&)> at_cut,
-                         const std::function<void()>& after_cut) {
-  absl::StatusOr<std::unique_ptr<SaveJob>> job = BeginSave(path, std::move(at_cut));
+                         const std::function<void()>& after_cut, bool journal_cut) {
+  absl::StatusOr<std::unique_ptr<SaveJob>> job =
+      BeginSave(path, std::move(at_cut), /*aof_base=*/true, journal_cut);
   if (!job.ok()) return job.status();
   after_cut();
   return FinishSave(job->get());

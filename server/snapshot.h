@@ -27,11 +27,13 @@ namespace shardis::server {
 absl::Status SaveSnapshot(const std::string& path);
 
 // The AOF's base file (aof.cc): a snapshot to `path` as SaveSnapshot writes one, with `at_cut`
-// run on every shard inside the cut's step (the journals start recording at that instant) and
-// `after_cut` on the calling fiber once the cut is taken. It is not a save: LASTSAVE and
-// rdb_changes_since_last_save stay. FailedPrecondition when another save runs.
+// (if set) run on every shard inside the cut's step (the journals start recording at that
+// instant) and `after_cut` on the calling fiber once the cut is taken. journal_cut: the cut's
+// transaction leaves its markers in the journals (a rewrite: the writer switches files there).
+// It is not a save: LASTSAVE and rdb_changes_since_last_save stay. FailedPrecondition when
+// another save runs.
 absl::Status SaveAofBase(const std::string& path, std::function<void(shard::Shard&)> at_cut,
-                         const std::function<void()>& after_cut);
+                         const std::function<void()>& after_cut, bool journal_cut);
 
 // BGSAVE: SaveSnapshot of dbfilename in a new fiber of this thread, updating INFO's bgsave
 // fields. False when a save runs already.

@@ -14,8 +14,8 @@ namespace {
 // A record: kind (1 byte), then
 //   command: db (1 byte), length (4 bytes), the RESP bytes;
 //   marker: id (8 bytes), shards (4 bytes);
-//   payload: id (8 bytes), first db (1 byte), last db (1 byte), commands (4 bytes), length
-//            (4 bytes), the RESP bytes.
+//   payload: id (8 bytes), first db (1 byte), last db (1 byte), rotate (1 byte), commands
+//            (4 bytes), length (4 bytes), the RESP bytes.
 // Host byte order: records never leave the process.
 template <typename T>
 void Put(std::string* out, T v) {
@@ -79,6 +79,7 @@ bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out
       at += sizeof(uint64_t);
       out->db = uint8_t(records[at++]);
       out->last_db = uint8_t(records[at++]);
+      out->rotate = records[at++] != 0;
       out->commands = Get<uint32_t>(records, at);
       at += sizeof(uint32_t);
       bytes();
@@ -113,6 +114,7 @@ void ShardJournal::AppendPayload(uint64_t id, const JournalUnit& unit) {
   Put<uint64_t>(&payloads_, id);
   payloads_.push_back(char(uint8_t(unit.commands ? unit.first_db : 0)));
   payloads_.push_back(char(uint8_t(unit.commands ? unit.last_db : 0)));
+  payloads_.push_back(char(unit.rotate ? 1 : 0));
   Put<uint32_t>(&payloads_, unit.commands);
   Put<uint32_t>(&payloads_, uint32_t(unit.resp.size()));
   payloads_.append(unit.resp);
@@ -132,6 +134,7 @@ void JournalMerger::Add(unsigned sid, ShardJournal::Chunk chunk) {
   while (NextJournalRecord(chunk.payloads, &pos, &r)) {
     Pending& p = pending_[r.id];
     p.has_payload = true;
+    p.rotate = r.rotate;
     p.first_db = r.db;
     p.last_db = r.last_db;
     p.commands = r.commands;
@@ -148,7 +151,7 @@ void JournalMerger::Select(int db, std::string* out) {
   selected_db_ = db;
 }
 
-void JournalMerger::Drain(std::string* out, std::vector<uint64_t>* placed) {
+bool JournalMerger::Drain(std::string* out) {
   static constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
   static constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
   // Moves shard q's head past its current record.
@@ -188,7 +191,7 @@ void JournalMerger::Drain(std::string* out, std::vector<uint64_t>* placed) {
           if (p.commands > 1) out->append(kExec);
           selected_db_ = p.last_db;
         }
-        if (placed != nullptr) placed->push_back(r.id);
+        const bool rotate = p.rotate;
         for (unsigned other : p.at_head) {
           Queue& oq = shards_[other];
           size_t onext = oq.pos;
@@ -197,10 +200,15 @@ void JournalMerger::Drain(std::string* out, std::vector<uint64_t>* placed) {
           pop(oq, onext);
         }
         pending_.erase(r.id);
+        if (rotate) {
+          selected_db_ = -1;  // the next file selects its database afresh
+          return true;
+        }
         progress = true;
       }
     }
   }
+  return false;
 }
 
 bool JournalMerger::waiting() const {

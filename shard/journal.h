@@ -33,6 +33,8 @@ struct JournalUnit {
   int first_db = -1;  // the database of the first command; -1: no command
   int last_db = -1;
   uint32_t commands = 0;  // not counting the SELECTs
+  // The writer switches to the next incr file right after this unit (an AOF rewrite's cut).
+  bool rotate = false;
 
   void Add(int db, std::span<const std::string_view> args);
 };
@@ -44,6 +46,7 @@ struct JournalRecord {
   int db = 0;             // kCommand: its database; kPayload: the first command's
   int last_db = 0;        // kPayload: the database its last command leaves selected
   uint32_t commands = 0;  // kPayload: how many (0: the transaction changed nothing)
+  bool rotate = false;    // kPayload: JournalUnit::rotate
   std::string_view resp;  // kCommand: one RESP array; kPayload: the unit's (JournalUnit::resp)
   uint64_t id = 0;        // kMarker, kPayload: the transaction's journal id
   uint32_t shards = 0;    // kMarker: how many shards carry a marker of this transaction
@@ -102,9 +105,10 @@ class JournalMerger {
 
   // A chunk taken from shard `sid`'s journal.
   void Add(unsigned sid, ShardJournal::Chunk chunk);
-  // Appends to *out every record that can be placed now; returns the journal ids of the
-  // transactions placed (the caller may be waiting for one: a rewrite's switch to a new file).
-  void Drain(std::string* out, std::vector<uint64_t>* placed = nullptr);
+  // Appends to *out every record that can be placed now. Stops right after a unit with `rotate`
+  // and returns true: the caller writes *out to the current file and switches files (the output
+  // selects no database from then on) before it drains again.
+  bool Drain(std::string* out);
   // Records still waiting for a marker or a payload.
   bool waiting() const;
   // The database the output has selected (-1: none yet, a new file).
@@ -115,6 +119,7 @@ class JournalMerger {
   struct Pending {
     std::vector<unsigned> at_head;  // shards whose head is this transaction's marker
     bool has_payload = false;
+    bool rotate = false;
     int first_db = 0, last_db = 0;
     uint32_t commands = 0;
     std::string resp;
@@ -149,6 +154,8 @@ struct JournalCommand {
   // Set by a handler that changed data without moving the dirty counter (Redis counts no change
   // for a pop served to a blocked client, but propagates it).
   bool force = false;
+  // An AOF rewrite's cut: its payload tells the writer to switch files there.
+  bool rotate = false;
 };
 JournalCommand* CurrentJournalCommand();
 void SetCurrentJournalCommand(JournalCommand* command);

@@ -173,6 +173,7 @@ void Transaction::SendJournalPayload() {
       unit.Add(command->db, form);
     }
   }
+  unit.rotate = command != nullptr && command->rotate;
   // Every thread owns a shard, whose journal the writer collects.
   Shard::current()->journal().AppendPayload(journal_id_, unit);
 }

@@ -401,10 +401,19 @@ class Server:
         return RespConn(self.port, timeout=timeout)
 
 
+def _set_pipeline(c, i: int, acked: list) -> None:
+    with c.pipeline(transaction=False) as p:
+        for j in range(100):
+            p.set(f"c{i}:{j}".encode(), b"x")
+        p.execute()
+    acked[i] += 100
+
+
 @contextlib.contextmanager
-def busy_writers(srv: "Server", clients: int = 8):
-    """Threads that write to srv (pipelines of 100 SETs) until the block ends, and go away
-    quietly when the server does; yields the count of writes each had acknowledged."""
+def busy_writers(srv: "Server", clients: int = 8, step=_set_pipeline):
+    """Threads that write to srv until the block ends, and go away quietly when the server does;
+    yields `acked`, which each thread's step(client, i, acked) updates after each acknowledged
+    write (by default: pipelines of 100 SETs, counted)."""
     stop = threading.Event()
     acked = [0] * clients
 
@@ -412,11 +421,7 @@ def busy_writers(srv: "Server", clients: int = 8):
         try:
             c = srv.client(socket_timeout=20)
             while not stop.is_set():
-                with c.pipeline(transaction=False) as p:
-                    for j in range(100):
-                        p.set(f"c{i}:{j}".encode(), b"x")
-                    p.execute()
-                acked[i] += 100
+                step(c, i, acked)
         except Exception:  # the server going away mid-request is expected here
             pass
 

@@ -66,8 +66,11 @@ def full_snapshot(srv) -> dict:
 
 
 def assert_same_dataset(got: dict, want: dict, *, got_is_shardis: bool = True) -> None:
-    """Same keys, types, values and encodings (test_dump_restore's rules), PTTLs within 5 s and
-    deadlines to the millisecond."""
+    """Same keys, types, values and encodings (test_dump_restore's rules) and deadlines to the
+    millisecond. The PTTLs, read seconds apart on a loaded machine, are only checked for their
+    sign: the deadlines say it all."""
+    got = {k: dict(v, pttl=want[k]["pttl"]) if k in want and min(v["pttl"], want[k]["pttl"]) >= 0
+           else v for k, v in got.items()}
     assert_snapshots_match(got, want, ours_is_shardis=got_is_shardis)
     for k, w in want.items():
         assert got[k]["at"] == w["at"], (k, got[k]["at"], w["at"])

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import wait_for
+from conftest import Error, busy_writers, wait_for
 from persistence_util import assert_same_dataset, full_snapshot, info, launch, shutdown  # noqa: F401
 
 pytestmark = pytest.mark.shardis_only
@@ -259,3 +259,91 @@ def test_truncated_last_command(launch, tmp_path, truncate_ok):
             failed.start()
         assert failed.proc.wait(10) == 1
         assert "Fatal error loading" in failed.tail(50)
+
+
+# ---- BGREWRITEAOF and the automatic rewrite.
+
+def incr_and_mset(c, i: int, acked: list) -> None:
+    """A busy_writers step: INCR of the thread's counter, then an MSET of a pair across shards;
+    acked[i] is the counter's value when its INCR was acknowledged."""
+    acked[i] = c.incr(f"counter:{i}")
+    c.mset({f"pair:{i}:a": acked[i], f"pair:{i}:b": acked[i]})
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_rewrite_under_load_loses_nothing(launch, tmp_path, threads):
+    """BGREWRITEAOF while clients write: the writes before the base's cut are in the base, those
+    after in the new incr file; after kill -9 the restart has every acknowledged write."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=threads, args=AOF)
+    c = srv.client()
+    write_everything(srv)
+    with busy_writers(srv, 4, incr_and_mset) as acked:
+        time.sleep(0.3)
+        assert srv.raw().call("BGREWRITEAOF") == b"Background append only file rewriting started"
+        assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0" and
+                        info(srv.raw())["aof_rewrites"] == "2", 20)
+        time.sleep(0.3)
+    final = list(acked)
+    assert min(final) > 0
+    before = full_snapshot(srv)
+    time.sleep(0.5)  # appendfsync always: a round of the writer
+    kill9(srv)
+    assert aof_files(d) == ["appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof",
+                            "appendonly.aof.manifest"]
+    check = subprocess.run([CHECK_AOF, str(d / "appendonlydir" / "appendonly.aof.manifest")],
+                           capture_output=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    again = launch(d, threads=threads, args=AOF)
+    assert_same_dataset(full_snapshot(again), before)
+    r = again.client()
+    for i, n in enumerate(final):
+        assert int(r.get(f"counter:{i}")) >= n
+        assert r.get(f"pair:{i}:a") == r.get(f"pair:{i}:b")
+    # The rewritten directory loads in redis-server too.
+    assert shutdown(again) == 0
+    ref = launch(d, redis=True, args=REDIS_AOF)
+    assert_same_dataset(full_snapshot(ref), before, got_is_shardis=False)
+
+
+def test_bgrewriteaof_replies_and_info(launch, tmp_path):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=AOF + ["--rdb-key-save-delay=3000"])  # ~1 s per rewrite
+    c = srv.client()
+    for i in range(300):
+        c.set(f"k{i}", i)
+    raw = srv.raw()
+    assert raw.call("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert raw.call("BGREWRITEAOF") == Error(
+        b"ERR Background append only file rewriting already in progress")
+    assert info(srv.raw())["aof_rewrite_in_progress"] == "1"
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 20)
+    fields = info(srv.raw())
+    assert fields["aof_last_bgrewrite_status"] == "ok" and fields["aof_rewrites"] == "2"
+    assert int(fields["aof_base_size"]) > 0
+    # AOF off: the rewrite writes a base, and the manifest names it alone (as Redis 7.0).
+    c.config_set("appendonly", "no")
+    c.set("only-in-base", 1)
+    assert raw.call("BGREWRITEAOF") == b"Background append only file rewriting started"
+    assert wait_for(lambda: info(srv.raw())["aof_rewrites"] == "3", 20)
+    manifest = (d / "appendonlydir" / "appendonly.aof.manifest").read_text()
+    assert manifest == "file appendonly.aof.3.base.rdb seq 3 type b\n"
+    assert aof_files(d) == ["appendonly.aof.3.base.rdb", "appendonly.aof.manifest"]
+    assert shutdown(srv, "NOSAVE") == 0
+    again = launch(d, threads=2, args=AOF)
+    assert again.client().get("only-in-base") == b"1"
+    assert again.client().dbsize() == 301
+
+
+def test_automatic_rewrite(launch, tmp_path):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=["--appendonly=yes", "--auto-aof-rewrite-min-size=1",
+                                      "--auto-aof-rewrite-percentage=100"])
+    c = srv.client()
+    for i in range(2000):
+        c.set(f"k{i}", "v" * 20)
+    assert wait_for(lambda: int(info(srv.raw())["aof_rewrites"]) >= 2, 10)
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 10)
+    assert shutdown(srv) == 0
+    again = launch(d, threads=2, args=["--appendonly=yes"])
+    assert again.client().dbsize() == 2000

@@ -99,10 +99,8 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   s1.AppendPayload(5, unit);
   merger.Add(1, s1.Take());
   out.clear();
-  std::vector<uint64_t> placed;
-  merger.Drain(&out, &placed);
+  EXPECT_FALSE(merger.Drain(&out));
   EXPECT_EQ(out, Resp({"MSET", "x", "9", "y", "9"}) + Resp({"SET", "x", "2"}) + Resp({"DEL", "y"}));
-  EXPECT_EQ(placed, std::vector<uint64_t>{5});
   EXPECT_FALSE(merger.waiting());
 }
 
@@ -126,6 +124,27 @@ TEST(JournalTest, MergerWrapsSeveralCommandsAndSkipsEmptyPayloads) {
                      Resp({"SELECT", "3"}) + Resp({"SET", "b", "2"}) + Resp({"EXEC"}) +
                      Resp({"SELECT", "2"}) + Resp({"INCR", "n"}));
   EXPECT_FALSE(merger.waiting());
+}
+
+// A rewrite's cut (a payload with `rotate`) stops the drain right after it: what follows goes to
+// the next file, which selects its database again.
+TEST(JournalTest, MergerStopsAtARotation) {
+  ShardJournal s0, s1;
+  s0.AppendCommand(0, std::vector<std::string_view>{"SET", "before", "1"});
+  s0.AppendMarker(9, 2);
+  s1.AppendMarker(9, 2);
+  s1.AppendCommand(0, std::vector<std::string_view>{"SET", "after", "1"});
+  JournalUnit cut;
+  cut.rotate = true;
+  s0.AppendPayload(9, cut);
+  JournalMerger merger(2);
+  merger.Add(0, s0.Take());
+  merger.Add(1, s1.Take());
+  std::string first, second;
+  EXPECT_TRUE(merger.Drain(&first));
+  EXPECT_EQ(first, Resp({"SELECT", "0"}) + Resp({"SET", "before", "1"}));
+  EXPECT_FALSE(merger.Drain(&second));
+  EXPECT_EQ(second, Resp({"SELECT", "0"}) + Resp({"SET", "after", "1"}));
 }
 
 // Transactions that share shards conclude in the same order on all of them: the merger places
