@@ -22,6 +22,7 @@
 #include "server/snapshot.h"
 #include "shard/journal.h"
 #include "shard/shard_set.h"
+#include "shard/transaction.h"
 
 DEFINE_bool(appendonly, false, "record every write in the append-only file (Redis' AOF)");
 DEFINE_string(appendfsync, "everysec", "when the AOF is fsynced: always, everysec or no");
@@ -236,6 +237,15 @@ absl::Status OpenIncr(const std::string& name, bool truncate) {
   return absl::OkStatus();
 }
 
+// Turns every shard's journal on or off in one step of a transaction over every shard, so that
+// no write transaction leaves markers on some of its shards and not on the others (the merge
+// would wait for the missing ones forever).
+void SetJournalsOn(bool on) {
+  shard::Transaction tx(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+  tx.set_journaled(false);
+  tx.Run([on](shard::TxShard& t) { t.shard.journal().set_on(on); }, /*conclude=*/true);
+}
+
 // The manifest in the AOF directory, or an empty one (none, or one that does not parse: the
 // next manifest written replaces it).
 core::AofManifest ManifestOnDisk() {
@@ -373,7 +383,7 @@ absl::Status Rewrite() {
 // The journals stop recording; the writer writes and fsyncs what they recorded, then ends.
 void StopWriter() {
   // The journals stop recording; what they hold is taken by the writer's last rounds.
-  shard::shard_set->AwaitAll([](Shard& s) { s.journal().set_on(false); });
+  SetJournalsOn(false);
   g_aof.stop.store(true);
   while (g_aof.writer_running.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
   g_aof.on.store(false);
@@ -396,7 +406,7 @@ absl::Status StartAppendOnlyNow(bool files_loaded) {
   if (!files_loaded || g_aof.manifest.incrs.empty()) return StartWithNewBase();
   // Appending to the last incr file of the manifest that was loaded.
   if (absl::Status s = OpenIncr(g_aof.manifest.incrs.back().name, /*truncate=*/false); !s.ok()) return s;
-  shard::shard_set->AwaitAll([](Shard& s) { s.journal().set_on(true); });
+  SetJournalsOn(true);
   g_aof.on.store(true);
   LaunchWriter();
   return absl::OkStatus();
@@ -431,7 +441,7 @@ void FlushAppendOnly() {
 
 void ResumeAppendOnly() {
   if (g_aof.on.load() || g_aof.fd < 0 || !AppendOnlyConfigured()) return;
-  shard::shard_set->AwaitAll([](Shard& s) { s.journal().set_on(true); });
+  SetJournalsOn(true);
   g_aof.on.store(true);
   LaunchWriter();
 }

@@ -183,6 +183,29 @@ def test_config_set_appendonly_no_stops_the_journal(launch, tmp_path):
     assert again.client().get("not-journaled") is None
 
 
+def test_appendonly_off_and_on_under_multi_shard_writes(launch, tmp_path):
+    """Turning the AOF off and on again while MSETs over several shards run: the switch is one
+    step over every shard, so no transaction is journaled on some of its shards only (the writer
+    would wait for it forever), and what was acknowledged with the AOF on survives a restart."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=4, args=AOF)
+    c = srv.client(socket_timeout=20)
+    with busy_writers(srv, 4, incr_and_mset) as acked:
+        for _ in range(3):
+            time.sleep(0.2)
+            assert c.config_set("appendonly", "no") is True
+            time.sleep(0.1)
+            assert c.config_set("appendonly", "yes") is True
+            assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 20)
+        time.sleep(0.2)
+    final = list(acked)
+    before = full_snapshot(srv)
+    assert shutdown(srv) == 0
+    again = launch(d, threads=2, args=AOF)
+    assert_same_dataset(full_snapshot(again), before)
+    assert min(final) > 0
+
+
 @pytest.mark.parametrize("threads", [1, 4])
 def test_shardis_aof_loads_in_redis(launch, tmp_path, threads):
     d = tmp_path / "data"
