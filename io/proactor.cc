@@ -292,6 +292,75 @@ void Proactor::SleepFor(std::chrono::nanoseconds duration) {
   Await([&](io_uring_sqe* sqe) { io_uring_prep_timeout(sqe, &ts, 0, 0); });
 }
 
+void Proactor::Nap::SleepFor(std::chrono::nanoseconds duration) {
+  Proactor* p = Proactor::current();
+  __kernel_timespec ts;
+  ts.tv_sec = duration.count() / 1000000000;
+  ts.tv_nsec = duration.count() % 1000000000;
+  FiberOp op;
+  op.waiter = context::active();
+  io_uring_sqe* sqe = p->GetSqe();
+  io_uring_prep_timeout(sqe, &ts, 0, 0);
+  io_uring_sqe_set_data(sqe, static_cast<IoOp*>(&op));
+  op_ = &op;
+  op.waiter->suspend();
+  op_ = nullptr;
+}
+
+void Proactor::Nap::Wake() {
+  if (op_ == nullptr) return;
+  Proactor::current()->CancelOp(op_);
+  op_ = nullptr;  // one cancel is enough
+}
+
+int Proactor::WriteAtAndSync(int fd, const char* buf, size_t len, uint64_t offset) {
+  DCHECK(tl_proactor == this) << "I/O must be issued on the proactor's own thread";
+  // Both operations complete before the fiber resumes; the fsync's result counts only if the
+  // write was whole (a short write cancels it: the link is broken).
+  struct LinkedOps {
+    struct Op final : IoOp {
+      LinkedOps* both = nullptr;
+      int res = 0;
+      void Complete(int r) override {
+        res = r;
+        if (--both->outstanding == 0) context::active()->get_scheduler()->schedule(both->waiter);
+      }
+    };
+    Op write, sync;
+    int outstanding = 2;
+    context* waiter = nullptr;
+  } ops;
+  ops.write.both = ops.sync.both = &ops;
+  ops.waiter = context::active();
+  const unsigned chunk = unsigned(std::min<size_t>(len, size_t{1} << 30));
+  // Two free slots, so that the pair goes to the kernel in one submission: a link does not span
+  // submissions.
+  if (io_uring_sq_space_left(&ring_) < 2) {
+    io_uring_submit(&ring_);
+    ++stats_.enters;
+    pending_sqes_ = 0;
+  }
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_write(sqe, fd, buf, chunk, offset);
+  sqe->flags |= IOSQE_IO_LINK | IOSQE_ASYNC;  // ASYNC: see WriteAllAt
+  io_uring_sqe_set_data(sqe, static_cast<IoOp*>(&ops.write));
+  sqe = GetSqe();
+  io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+  io_uring_sqe_set_data(sqe, static_cast<IoOp*>(&ops.sync));
+  ops.waiter->suspend();
+  if (ops.write.res < 0) return ops.write.res;
+  if (size_t(ops.write.res) == len && ops.sync.res >= 0) return 0;
+  if (size_t(ops.write.res) < len) {
+    if (ops.write.res == 0) return -EIO;
+    const int rc = WriteAllAt(fd, buf + ops.write.res, len - size_t(ops.write.res),
+                              offset + uint64_t(ops.write.res));
+    if (rc < 0) return rc;
+  } else if (ops.sync.res != -ECANCELED) {
+    return ops.sync.res;
+  }
+  return Await([&](io_uring_sqe* s) { io_uring_prep_fsync(s, fd, IORING_FSYNC_DATASYNC); });
+}
+
 void Proactor::CancelFd(int fd) {
   io_uring_sqe* sqe = GetSqe();
   if (const int slot = FixedSlotOf(fd); slot >= 0) {

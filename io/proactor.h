@@ -140,12 +140,28 @@ class Proactor {
   int ReadAt(int fd, void* buf, size_t len, uint64_t offset);
   // fsync(2) of a file or directory, without blocking the thread. Returns 0 or -errno.
   int Fsync(int fd);
+  // Writes len bytes of buf at offset, then fdatasync(2)s the file: one submission of two linked
+  // operations, so the fsync starts in the kernel right after the write without a trip back here
+  // (the AOF's group commit). A short write breaks the link; the rest is then written and synced
+  // apart. Returns 0 or -errno.
+  int WriteAtAndSync(int fd, const char* buf, size_t len, uint64_t offset);
   // rename(2) and unlink(2) in the kernel's workers: replacing or removing a large file frees its
   // blocks, which can take a while. Return 0 or -errno.
   int Rename(const char* from, const char* to);
   int Unlink(const char* path);
   // Sleeps the calling fiber.
   void SleepFor(std::chrono::nanoseconds duration);
+  // A sleep that another fiber or task of this thread can cut short (Nap::Wake).
+  class Nap {
+   public:
+    // Sleeps the calling fiber for `duration` or until Wake, whichever comes first.
+    void SleepFor(std::chrono::nanoseconds duration);
+    // Ends the sleep, if one is going on. On the nap's thread.
+    void Wake();
+
+   private:
+    IoOp* op_ = nullptr;  // the sleep's timeout while it runs
+  };
   // Cancels every pending operation on fd (they complete with -ECANCELED).
   void CancelFd(int fd);
 
@@ -175,6 +191,7 @@ class Proactor {
   void Park(std::chrono::steady_clock::time_point deadline);
 
  private:
+  friend class Nap;
   // The IoOp of a fiber-blocking call: completing it resumes the fiber.
   struct FiberOp final : IoOp {
     boost::fibers::context* waiter = nullptr;

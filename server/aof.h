@@ -57,6 +57,10 @@ void ResumeAppendOnly();
 enum class RewriteStart { kStarted, kScheduled, kAlreadyRunning, kFailed };
 RewriteStart StartAofRewrite();
 
+// SHUTDOWN: while held, no AOF rewrite starts and one waiting for a BGSAVE gives up (the final
+// save must not find one running).
+void HoldAofRewrites(bool hold);
+
 // INFO persistence: Redis' aof_* fields.
 void AppendAofInfo(std::string* out);
 

@@ -1,4 +1,5 @@
 #include "server/connection.h"
+#include "shard/journal_durability.h"
 
 #include <absl/strings/str_cat.h>
 #include <arpa/inet.h>
@@ -334,6 +335,12 @@ bool Connection::ProcessInput() {
   }
   FlushQueued();
   FlushMonitorFeed();
+  if (batch_writes_) [[unlikely]] {
+    // appendfsync always: no reply before the journal records of the batch's writes are on
+    // disk. One fsync serves every connection waiting for it (group commit).
+    batch_writes_ = false;
+    shard::AwaitJournalDurable();
+  }
   if (output_limit_hit_) [[unlikely]] {
     // Closed for its output: what it did not read is dropped, not sent.
     std::string().swap(out_);
@@ -494,7 +501,11 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     const bool is_write = ((sub != nullptr ? sub->flags : spec->flags) & kWrite) ||
                           spec->name == "ping" ||
                           (spec->name == "exec" && MultiHasWrites(state_));
-    if (is_write && WritesDeniedByDiskError()) return Reject(spec, kMisconfError, "MISCONF");
+    if (is_write) {
+      if (const std::string denial = WritesDeniedByDiskError(); !denial.empty()) {
+        return Reject(spec, denial, "MISCONF");
+      }
+    }
   }
   if (state_.pubsub.count() > 0 && !state_.resp3 && !AllowedWhileSubscribed(spec->name))
       [[unlikely]] {
@@ -516,6 +527,10 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   state_.last_command = spec->name;
   state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
+  if (shard::DurableReplies()) [[unlikely]] {
+    // appendfsync always: this batch's replies wait until its writes are on disk (ProcessInput).
+    batch_writes_ |= ((sub != nullptr ? sub->flags : spec->flags) & kWrite) || spec->name == "exec";
+  }
   if (state_.multi.active) [[unlikely]] {
     FlushQueued();
     rb_.set_output(&out_);

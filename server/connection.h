@@ -148,6 +148,7 @@ class Connection final : public PushSink,
   bool output_limit_hit_ = false;    // closing for the output limit: the replies are dropped
   ClientBufferPeaks peaks_;          // since the last TakeBufferPeaks
   bool batch_active_ = false;           // ProcessInput owns out_ and the send path
+  bool batch_writes_ = false;           // the batch ran writes whose replies wait for the AOF
   bool closing_ = false;                // no more pushes: the connection is going away
   bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs
   std::vector<std::string> slots_;  // replies that wait behind a queued one

@@ -18,6 +18,7 @@
 #include "core/string_util.h"
 #include "server/server_state.h"
 #include "shard/eviction.h"
+#include "shard/journal_durability.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -166,6 +167,7 @@ class KeyExecutor {
   void Written(uint32_t flags) {
     db_.NoteModified(key_);
     shard_.AddDirty();
+    Journal();
     if (flags != 0) {
       shard::McMeta& m = db_.MutableMcMeta(key_, hash_);
       m.flags = flags;
@@ -179,9 +181,33 @@ class KeyExecutor {
     if (at_ms < 0) {
       db_.Erase(it, key_, hash_);
       db_.NoteModified(key_);
-      return;
+      return Journal();
     }
     db_.SetExpire(it, key_, hash_, at_ms);
+    Journal();
+  }
+
+  // The journal (AOF) replays a memcached write as the state it left, in Redis commands: SET of
+  // the value, with PXAT when it has a deadline, or DEL when it removed the key. Flags and CAS
+  // values are the memcached port's own and are not kept, as in snapshots.
+  void Journal() {
+    shard::ShardJournal& journal = shard_.journal();
+    if (!journal.on()) return;
+    Db::Iterator it = db_.Find(key_, hash_, now_ms_);
+    if (!Db::Found(it)) {
+      const std::string_view del[] = {"DEL", key_};
+      return journal.AppendCommand(db_.index(), del);
+    }
+    char scratch[CompactValue::kScratchSize];
+    const std::string_view value = it.value().GetString(scratch);
+    const int64_t at_ms = db_.ExpireAt(it, key_, hash_);
+    if (at_ms == 0) {
+      const std::string_view set[] = {"SET", key_, value};
+      return journal.AppendCommand(db_.index(), set);
+    }
+    const std::string deadline = std::to_string(at_ms);
+    const std::string_view set[] = {"SET", key_, value, "PXAT", deadline};
+    journal.AppendCommand(db_.index(), set);
   }
 
   void Store(const Cmd& cmd) {
@@ -209,6 +235,7 @@ class KeyExecutor {
         db_.Erase(it, key_, hash_);
         db_.NoteModified(key_);
         shard_.AddDirty();
+        Journal();
       }
       return Reply("STORED");
     }
@@ -281,6 +308,7 @@ class KeyExecutor {
     ++tl_stats.delete_hits;
     db_.NoteModified(key_);
     shard_.AddDirty();
+    Journal();
     Reply("DELETED");
   }
 
@@ -356,6 +384,10 @@ bool MemcacheConnection::ProcessInput() {
     if (!keep_open) break;
   }
   FlushQueued();
+  if (batch_writes_) [[unlikely]] {
+    batch_writes_ = false;
+    shard::AwaitJournalDurable();  // appendfsync always: no reply before the writes are on disk
+  }
   // The replies leave without waiting: the next receive goes in the same submit.
   if (!out_.empty() && !stream_.Send(&out_)) return false;
   return keep_open;
@@ -372,6 +404,9 @@ std::string* MemcacheConnection::NextOutput() {
 
 bool MemcacheConnection::Dispatch(uint32_t index) {
   const Cmd& cmd = cmds_[index];
+  if (shard::DurableReplies() && cmd.op != Op::kGet && cmd.op != Op::kGets) [[unlikely]] {
+    batch_writes_ = true;  // appendfsync always: the replies wait for the journal (ProcessInput)
+  }
   switch (cmd.op) {
     case Op::kSkip:
       return true;
@@ -532,10 +567,17 @@ void MemcacheConnection::FlushQueued() {
 void MemcacheConnection::FlushAll(int64_t delay_s) {
   ++tl_stats.cmd_flush;
   auto flush = [] {
-    shard::shard_set->AwaitAll([](shard::Shard& s) {
-      s.AddDirty(s.db(kMemcacheDb).size());  // as FLUSHDB: one change per key removed
-      s.db(kMemcacheDb).Clear();
-    });
+    // As FLUSHDB, and journaled as one: one transaction over every shard.
+    const std::string_view as_flushdb[] = {"FLUSHDB"};
+    shard::JournalCommand journal{kMemcacheDb, as_flushdb, nullptr};
+    shard::JournalCommandScope journal_scope(&journal);
+    shard::Transaction tx(kMemcacheDb, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+    tx.Run(
+        [](shard::TxShard& t) {
+          t.shard.AddDirty(t.db.size());  // one change per key removed
+          t.db.Clear();
+        },
+        /*conclude=*/true);
   };
   const int64_t now_ms = shard::NowMs();
   const int64_t at_ms = DeadlineMs(delay_s, now_ms);

@@ -76,6 +76,7 @@ class MemcacheConnection final : private PipelineRuns::Executor {
   size_t used_slots_ = 0;
   PipelineRuns runs_;
   const bool relaxed_order_;
+  bool batch_writes_ = false;  // the batch ran writes whose replies wait for the AOF
 };
 
 // For StopServing: makes every memcached connection of the calling thread see end-of-file after

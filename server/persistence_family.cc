@@ -152,9 +152,10 @@ absl::Status PrepareShutdown(const ShutdownOptions& options) {
   // A dataset half loaded must not overwrite the file it comes from.
   const bool loading = Persistence().loading.load();
   const bool save = !loading && !options.nosave && (options.save || !SaveRules().empty());
-  AbortSave();  // a background save in progress would race the final one
+  HoldAofRewrites(true);
+  AbortSave();  // a background save in progress (or an AOF rewrite's) would race the final one
   const bool aof = !loading && AppendOnlyOn();
-  if (!save && !aof) return absl::OkStatus();
+  if (!save && !aof) return absl::OkStatus();  // rewrites stay held: the process ends
   // Writes wait from here on: none is acknowledged after the AOF's last write or the snapshot's
   // cut and then lost at exit (Redis, single-threaded, serves nobody meanwhile).
   PauseClients(shard::NowMs() + kShutdownPauseMs, PauseType::kWrite);
@@ -167,6 +168,7 @@ absl::Status PrepareShutdown(const ShutdownOptions& options) {
   absl::Status status = SaveSnapshot(RdbFilename());
   if (status.ok()) return status;
   if (aof) ResumeAppendOnly();
+  HoldAofRewrites(false);
   UnpauseClients();
   if (options.force) {
     LOG(WARNING) << "Error trying to save the DB. Exit anyway.";

@@ -26,17 +26,21 @@ struct PersistenceStatus {
   // The sum of every shard's dirty counter at the cut of the last successful save: INFO's
   // rdb_changes_since_last_save is the current sum minus this.
   std::atomic<uint64_t> dirty_at_last_save{0};
+  // The error of the AOF's last write or fsync, 0 once one succeeds again (server/aof.cc):
+  // INFO's aof_last_write_status, and -MISCONF for writes meanwhile.
+  std::atomic<int> aof_write_errno{0};
 };
 
 extern PersistenceStatus g_persistence_status;
 inline PersistenceStatus& Persistence() { return g_persistence_status; }
 
-// True while the dataset loads or after a failed save: the command path then looks closer
-// (LOADING, MISCONF). Two relaxed loads of flags that rarely change.
+// True while the dataset loads or after a failed save or AOF write: the command path then looks
+// closer (LOADING, MISCONF). Three relaxed loads of flags that rarely change.
 inline bool PersistenceGateClosed() {
   const PersistenceStatus& ps = Persistence();
   return ps.loading.load(std::memory_order_relaxed) ||
-         !ps.last_bgsave_ok.load(std::memory_order_relaxed);
+         !ps.last_bgsave_ok.load(std::memory_order_relaxed) ||
+         ps.aof_write_errno.load(std::memory_order_relaxed) != 0;
 }
 
 }  // namespace shardis::server

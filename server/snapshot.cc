@@ -31,11 +31,15 @@
 
 namespace shardis::server {
 
+namespace {
+
 const char kMisconfError[] =
     "Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
     "Commands that may modify the data set are disabled, because this instance is configured to "
     "report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
     "Please check the Redis logs for details about the RDB error.";
+
+}  // namespace
 
 namespace {
 
@@ -458,9 +462,15 @@ void WaitWhileSaving() {
   while (SaveInProgress()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
 }
 
-bool WritesDeniedByDiskError() {
-  return !Persistence().last_bgsave_ok.load(std::memory_order_relaxed) &&
-         StopWritesOnBgsaveError() && !SaveRules().empty();
+std::string WritesDeniedByDiskError() {
+  if (!Persistence().last_bgsave_ok.load(std::memory_order_relaxed) && StopWritesOnBgsaveError() &&
+      !SaveRules().empty()) {
+    return kMisconfError;
+  }
+  if (const int error = Persistence().aof_write_errno.load(); error != 0) {
+    return core::Concat("Errors writing to the AOF file: ", strerror(error));
+  }
+  return {};
 }
 
 uint64_t SumShardDirty() {

@@ -61,9 +61,10 @@ uint64_t SumShardDirty();
 // The `save` schedule and scheduled BGSAVEs: call every 100 ms from one fiber (it may hop).
 void SaveCron();
 
-// Redis' MISCONF: writes are refused after a failed background save while a schedule is set and
-// stop-writes-on-bgsave-error is yes.
-bool WritesDeniedByDiskError();
-extern const char kMisconfError[];  // the text after "-MISCONF "
+// Redis' MISCONF (writeCommandsDeniedByDiskError): the text after "-MISCONF " that refuses
+// writes, or empty. Writes are refused after a failed background save while a schedule is set
+// and stop-writes-on-bgsave-error is yes, and after a failed write or fsync of the AOF until one
+// succeeds.
+std::string WritesDeniedByDiskError();
 
 }  // namespace shardis::server

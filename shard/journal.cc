@@ -99,14 +99,14 @@ void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args)
   core::AppendRespCommand(&records_, args);
   const uint32_t len = uint32_t(records_.size() - len_at - sizeof(uint32_t));
   std::memcpy(records_.data() + len_at, &len, sizeof(len));
-  ++seq_;
+  Appended();
 }
 
 void ShardJournal::AppendMarker(uint64_t id, uint32_t shards) {
   records_.push_back(char(JournalRecord::kMarker));
   Put<uint64_t>(&records_, id);
   Put<uint32_t>(&records_, shards);
-  ++seq_;
+  Appended();
 }
 
 void ShardJournal::AppendPayload(uint64_t id, const JournalUnit& unit) {
@@ -124,7 +124,8 @@ ShardJournal::Chunk ShardJournal::Take() {
   Chunk c;
   c.records.swap(records_);
   c.payloads.swap(payloads_);
-  c.end_seq = seq_;
+  c.first_seq = taken_seq_ + 1;
+  c.end_seq = taken_seq_ = seq_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -140,7 +141,10 @@ void JournalMerger::Add(unsigned sid, ShardJournal::Chunk chunk) {
     p.commands = r.commands;
     p.resp.assign(r.resp);
   }
-  if (!chunk.records.empty()) shards_[sid].chunks.push_back(std::move(chunk.records));
+  Queue& q = shards_[sid];
+  // The journal numbers its records from its start, the merger sees them from the writer's.
+  if (q.chunks.empty()) q.placed_seq = chunk.first_seq - 1;
+  if (!chunk.records.empty()) q.chunks.push_back(std::move(chunk.records));
 }
 
 void JournalMerger::Select(int db, std::string* out) {
@@ -157,6 +161,7 @@ bool JournalMerger::Drain(std::string* out) {
   // Moves shard q's head past its current record.
   auto pop = [](Queue& q, size_t next) {
     q.pos = next;
+    ++q.placed_seq;
     if (q.pos >= q.chunks.front().size()) {
       q.chunks.pop_front();
       q.pos = 0;

@@ -16,6 +16,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -72,23 +73,30 @@ class ShardJournal {
   // may own none of the transaction's keys): the writer places them at the markers.
   void AppendPayload(uint64_t id, const JournalUnit& unit);
 
-  // The records appended since the last Take, and the sequence number of the last of them
-  // (records are numbered from 1 on this shard). Payloads travel apart from the ordered records:
-  // a coordinator's payload may belong to a marker that waits behind its own shard's records.
+  // The records appended since the last Take, and the sequence numbers of the first and the
+  // last of them (records, commands and markers, are numbered from 1 on this shard). Payloads
+  // travel apart from the ordered records: a coordinator's payload may belong to a marker that
+  // waits behind its own shard's records.
   struct Chunk {
     std::string records;
     std::string payloads;
+    uint64_t first_seq = 1;
     uint64_t end_seq = 0;
   };
   Chunk Take();
-  uint64_t seq() const { return seq_; }
-  size_t pending_bytes() const { return records_.size(); }
+  // The number of the last record appended. Any thread may read it (appendfsync always: a reply
+  // waits until the writer has made every record before it durable); only the shard's thread
+  // writes it.
+  uint64_t seq() const { return seq_.load(std::memory_order_acquire); }
 
  private:
+  void Appended() { seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
   bool on_ = false;
   std::string records_;
   std::string payloads_;
-  uint64_t seq_ = 0;
+  std::atomic<uint64_t> seq_{0};
+  uint64_t taken_seq_ = 0;  // the last record handed to the writer
 };
 
 // Merges the shards' chunks into one serial order (the AOF's): a shard's records keep their
@@ -111,6 +119,8 @@ class JournalMerger {
   bool Drain(std::string* out);
   // Records still waiting for a marker or a payload.
   bool waiting() const;
+  // The number of shard `sid`'s last record that Drain has placed (all before it are placed).
+  uint64_t placed_seq(unsigned sid) const { return shards_[sid].placed_seq; }
   // The database the output has selected (-1: none yet, a new file).
   int selected_db() const { return selected_db_; }
   void set_selected_db(int db) { selected_db_ = db; }
@@ -127,6 +137,7 @@ class JournalMerger {
   struct Queue {
     std::deque<std::string> chunks;  // records, oldest first
     size_t pos = 0;                   // in chunks.front()
+    uint64_t placed_seq = 0;          // the number of the record before the head
   };
   void Select(int db, std::string* out);
 

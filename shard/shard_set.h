@@ -54,6 +54,9 @@ class ShardSet {
   void AwaitAllInFibers(const std::function<void(Shard&)>& fn);
 
   io::ProactorPool* pool() { return pool_; }
+  // Shard sid, from any thread: only what it says may be read from other threads may be touched
+  // (ShardJournal::seq).
+  Shard& shard(unsigned sid) { return *shards_[sid]; }
 
   // A function every shard thread calls on its own thread every 100 ms (with active expiry), for
   // the server's periodic work (INFO's instantaneous_ops_per_sec samples, closing idle clients).

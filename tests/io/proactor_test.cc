@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -200,6 +201,53 @@ TEST(ProactorTest, SleepWakesAfterDeadline) {
     EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(19));
   });
   pool.Stop();
+}
+
+// A nap ends at its deadline, or as soon as another fiber wakes it.
+TEST(ProactorTest, NapEndsAtItsDeadlineOrWhenWoken) {
+  ProactorPool pool(1);
+  ASSERT_TRUE(pool.Start().ok());
+  pool.AwaitOn(0, [](Proactor* p) {
+    Proactor::Nap nap;
+    auto start = std::chrono::steady_clock::now();
+    nap.SleepFor(std::chrono::milliseconds(20));
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(19));
+    nap.Wake();  // no sleep going on: nothing happens
+    bool woke = false;
+    ASSERT_TRUE(p->Launch([&] {
+      p->SleepFor(std::chrono::milliseconds(5));
+      woke = true;
+      nap.Wake();
+    }));
+    start = std::chrono::steady_clock::now();
+    nap.SleepFor(std::chrono::seconds(10));
+    EXPECT_TRUE(woke);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  });
+  pool.Stop();
+}
+
+// A write and its fdatasync in one linked submission: the bytes land where asked, and errors
+// come back.
+TEST(ProactorTest, WriteAtAndSyncWritesTheWholeBuffer) {
+  char path[] = "/tmp/proactor_test_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ProactorPool pool(1);
+  ASSERT_TRUE(pool.Start().ok());
+  pool.AwaitOn(0, [fd](Proactor* p) {
+    EXPECT_EQ(p->WriteAtAndSync(fd, "hello ", 6, 0), 0);
+    std::string big(3 << 20, 'x');
+    for (size_t i = 0; i < big.size(); i += 4096) big[i] = char('a' + i / 4096 % 26);
+    EXPECT_EQ(p->WriteAtAndSync(fd, big.data(), big.size(), 6), 0);
+    std::string back(6 + big.size(), '\0');
+    EXPECT_EQ(p->ReadAt(fd, back.data(), back.size(), 0), int(back.size()));
+    EXPECT_EQ(back, "hello " + big);
+    EXPECT_EQ(p->WriteAtAndSync(-1, "x", 1, 0), -EBADF);
+  });
+  pool.Stop();
+  close(fd);
 }
 
 // The address space this process has mapped now (/proc/self/status VmSize), in bytes.

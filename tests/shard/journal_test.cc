@@ -86,6 +86,7 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   merger.Drain(&out);
   // Shard 0 stops at its marker: the rest of the transaction is not known yet.
   EXPECT_EQ(out, Resp({"SELECT", "0"}) + Resp({"SET", "x", "1"}));
+  EXPECT_EQ(merger.placed_seq(0), 1u);  // what appendfsync always may call durable after a sync
   cmd(s1, 0, {"SET", "y", "2"});
   s1.AppendMarker(5, 2);
   cmd(s1, 0, {"DEL", "y"});
@@ -102,6 +103,31 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   EXPECT_FALSE(merger.Drain(&out));
   EXPECT_EQ(out, Resp({"MSET", "x", "9", "y", "9"}) + Resp({"SET", "x", "2"}) + Resp({"DEL", "y"}));
   EXPECT_FALSE(merger.waiting());
+  EXPECT_EQ(merger.placed_seq(0), 3u);
+  EXPECT_EQ(merger.placed_seq(1), 4u);
+  EXPECT_EQ(merger.placed_seq(1), s1.seq());
+}
+
+// A merger that starts after a journal recorded (the AOF turned on again) counts from the first
+// record it is given.
+TEST(JournalTest, PlacedSeqStartsAtTheFirstChunk) {
+  ShardJournal j;
+  j.set_on(true);
+  j.AppendCommand(0, std::vector<std::string_view>{"SET", "a", "1"});
+  j.AppendCommand(0, std::vector<std::string_view>{"SET", "b", "1"});
+  j.Take();  // an earlier writer's
+  j.AppendCommand(0, std::vector<std::string_view>{"SET", "c", "1"});
+  JournalMerger merger(1);
+  ShardJournal::Chunk chunk = j.Take();
+  EXPECT_EQ(chunk.first_seq, 3u);
+  EXPECT_EQ(chunk.end_seq, 3u);
+  merger.Add(0, std::move(chunk));
+  EXPECT_EQ(merger.placed_seq(0), 2u);
+  std::string out;
+  merger.Drain(&out);
+  EXPECT_EQ(merger.placed_seq(0), 3u);
+  merger.Add(0, j.Take());  // empty
+  EXPECT_EQ(merger.placed_seq(0), 3u);
 }
 
 TEST(JournalTest, MergerWrapsSeveralCommandsAndSkipsEmptyPayloads) {
