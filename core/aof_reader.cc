@@ -162,14 +162,46 @@ absl::StatusOr<bool> AofReader::Next(AofCommand* cmd) {
   return true;
 }
 
+namespace {
+
+// "<prefix><n>\r\n", without a formatting library: the journal writes one per argument of
+// every write.
+void AppendHeader(std::string* out, char prefix, size_t n) {
+  char buf[24];
+  char* end = buf + sizeof(buf);
+  char* p = end;
+  *--p = '\n';
+  *--p = '\r';
+  do {
+    *--p = char('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  *--p = prefix;
+  out->append(p, size_t(end - p));
+}
+
+template <typename Args>
+void AppendResp(std::string* out, const Args& args) {
+  // Room for all of it at once, growing geometrically (reserve alone would grow exactly).
+  size_t size = 24;
+  for (const auto& arg : args) size += arg.size() + 26;
+  if (out->capacity() - out->size() < size) out->reserve(std::max(out->size() + size, 2 * out->capacity()));
+  AppendHeader(out, '*', args.size());
+  for (const auto& arg : args) {
+    AppendHeader(out, '$', arg.size());
+    out->append(arg.data(), arg.size());
+    out->append("\r\n", 2);
+  }
+}
+
+}  // namespace
+
 void AppendRespCommand(std::string* out, std::span<const std::string_view> args) {
-  Append(out, "*", args.size(), "\r\n");
-  for (std::string_view arg : args) Append(out, "$", arg.size(), "\r\n", arg, "\r\n");
+  AppendResp(out, args);
 }
 
 void AppendRespCommand(std::string* out, const std::vector<std::string>& args) {
-  Append(out, "*", args.size(), "\r\n");
-  for (const std::string& arg : args) Append(out, "$", arg.size(), "\r\n", arg, "\r\n");
+  AppendResp(out, args);
 }
 
 void AppendAofTimestamp(std::string* out, int64_t unix_seconds) {

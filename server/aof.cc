@@ -49,6 +49,8 @@ using shard::Shard;
 constexpr auto kIdlePoll = std::chrono::milliseconds(1);
 // The longest a round of appendfsync always waits for the next group's writes (AwaitNextGroup).
 constexpr auto kMaxGroupWait = std::chrono::microseconds(500);
+// With appendfsync everysec or no, the writer writes at most this often (WriterLoop).
+constexpr auto kWriteInterval = std::chrono::milliseconds(1);
 // How soon a failed write of the AOF is tried again.
 constexpr auto kRetryWrite = std::chrono::milliseconds(100);
 constexpr auto kEverySec = std::chrono::seconds(1);
@@ -230,6 +232,7 @@ void WriterLoop() {
   shard::JournalMerger merger(n);
   std::vector<shard::ShardJournal::Chunk> chunks(n);
   std::vector<uint64_t> placed(n);
+  std::vector<uint64_t> placed_bytes(n);
   std::vector<uint64_t> taken(n);  // each shard's last record taken
   std::vector<uint64_t> synced_seq(n);  // each shard's last record synced
   std::string out;  // merged and not yet written
@@ -261,13 +264,17 @@ void WriterLoop() {
       g_aof.fd = next_fd;
       g_aof.incr_size = 0;
     }
-    for (unsigned sid = 0; sid < n; ++sid) placed[sid] = merger.placed_seq(sid);
+    for (unsigned sid = 0; sid < n; ++sid) {
+      placed[sid] = merger.placed_seq(sid);
+      placed_bytes[sid] = merger.placed_bytes(sid);
+    }
     unsynced |= !out.empty();
     const AppendFsync policy = AppendFsyncPolicy();
     const auto now = std::chrono::steady_clock::now();
     const bool sync = unsynced && (stopping || policy == AppendFsync::kAlways ||
                                    (policy == AppendFsync::kEverySec && now - last_fsync >= kEverySec));
     AppendToIncr(&out, sync);
+    if (got) shard::PublishJournalWritten(placed_bytes);  // writers held by the backlog go on
     if (sync) {
       unsynced = false;
       last_fsync = now;
@@ -287,6 +294,14 @@ void WriterLoop() {
         StartAofRewrite();
       }
     }
+    if (got && policy != AppendFsync::kAlways && !stopping) {
+      // Without replies waiting, one write a millisecond at most: a write per round under load
+      // would wake a kernel worker tens of thousands of times a second for a few KB each.
+      const auto next = now + kWriteInterval;
+      if (const auto left = next - std::chrono::steady_clock::now(); left.count() > 0) {
+        g_writer_nap.SleepFor(left);
+      }
+    }
     if (!got) {
       // Nothing came this round: sleep, unless a reply starts to wait for the journal. A record
       // appended after this round's Take, whose reply looked for the doorbell before it was up,
@@ -303,10 +318,10 @@ void WriterLoop() {
   g_aof.writer_running.store(false);
 }
 
-// Replies wait for the journal (shard/journal_durability.h) while the AOF is on with
-// appendfsync always.
+// Writers look at the journal (shard/journal_durability.h) while the AOF is on; their replies
+// wait for it with appendfsync always.
 void UpdateDurableReplies() {
-  shard::SetDurableReplies(g_aof.on.load() && AppendFsyncPolicy() == AppendFsync::kAlways);
+  shard::SetJournalWaits(g_aof.on.load(), AppendFsyncPolicy() == AppendFsync::kAlways);
 }
 
 void LaunchWriter() {
@@ -576,7 +591,7 @@ void AppendAofInfo(std::string* out) {
     core::Append(out, "aof_current_size:", g_aof.current_size.load(), "\r\n");
     core::Append(out, "aof_base_size:", g_aof.base_size.load(), "\r\n");
     core::Append(out, "aof_pending_rewrite:0\r\n");
-    core::Append(out, "aof_buffer_length:0\r\n");
+    core::Append(out, "aof_buffer_length:", shard::JournalBacklogBytes(), "\r\n");
     core::Append(out, "aof_pending_bio_fsync:0\r\n");
     // Redis counts the everysec fsyncs it postponed because one still ran; the writer here
     // waits for each of its fsyncs instead of postponing the next.

@@ -337,9 +337,10 @@ bool Connection::ProcessInput() {
   FlushMonitorFeed();
   if (batch_writes_) [[unlikely]] {
     // appendfsync always: no reply before the journal records of the batch's writes are on
-    // disk. One fsync serves every connection waiting for it (group commit).
+    // disk; one fsync serves every connection waiting for it (group commit). Otherwise the
+    // batch waits only while a journal's backlog is over its bound.
     batch_writes_ = false;
-    shard::AwaitJournalDurable();
+    shard::AwaitJournal();
   }
   if (output_limit_hit_) [[unlikely]] {
     // Closed for its output: what it did not read is dropped, not sent.
@@ -527,8 +528,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   state_.last_command = spec->name;
   state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
-  if (shard::DurableReplies()) [[unlikely]] {
-    // appendfsync always: this batch's replies wait until its writes are on disk (ProcessInput).
+  if (shard::JournalWaitsActive()) [[unlikely]] {
+    // The AOF is on: this batch's replies wait for its writes' journal records (ProcessInput).
     batch_writes_ |= ((sub != nullptr ? sub->flags : spec->flags) & kWrite) || spec->name == "exec";
   }
   if (state_.multi.active) [[unlikely]] {

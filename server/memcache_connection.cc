@@ -386,7 +386,7 @@ bool MemcacheConnection::ProcessInput() {
   FlushQueued();
   if (batch_writes_) [[unlikely]] {
     batch_writes_ = false;
-    shard::AwaitJournalDurable();  // appendfsync always: no reply before the writes are on disk
+    shard::AwaitJournal();  // appendfsync always: no reply before the writes are on disk
   }
   // The replies leave without waiting: the next receive goes in the same submit.
   if (!out_.empty() && !stream_.Send(&out_)) return false;
@@ -404,8 +404,8 @@ std::string* MemcacheConnection::NextOutput() {
 
 bool MemcacheConnection::Dispatch(uint32_t index) {
   const Cmd& cmd = cmds_[index];
-  if (shard::DurableReplies() && cmd.op != Op::kGet && cmd.op != Op::kGets) [[unlikely]] {
-    batch_writes_ = true;  // appendfsync always: the replies wait for the journal (ProcessInput)
+  if (shard::JournalWaitsActive() && cmd.op != Op::kGet && cmd.op != Op::kGets) [[unlikely]] {
+    batch_writes_ = true;  // the AOF is on: the replies may wait for the journal (ProcessInput)
   }
   switch (cmd.op) {
     case Op::kSkip:

@@ -92,6 +92,7 @@ bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out
 void ShardJournal::set_on(bool on) { on_ = on; }
 
 void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args) {
+  const size_t before = records_.size();
   records_.push_back(char(JournalRecord::kCommand));
   records_.push_back(char(uint8_t(db)));
   const size_t len_at = records_.size();
@@ -99,14 +100,14 @@ void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args)
   core::AppendRespCommand(&records_, args);
   const uint32_t len = uint32_t(records_.size() - len_at - sizeof(uint32_t));
   std::memcpy(records_.data() + len_at, &len, sizeof(len));
-  Appended();
+  Appended(records_.size() - before);
 }
 
 void ShardJournal::AppendMarker(uint64_t id, uint32_t shards) {
   records_.push_back(char(JournalRecord::kMarker));
   Put<uint64_t>(&records_, id);
   Put<uint32_t>(&records_, shards);
-  Appended();
+  Appended(1 + sizeof(uint64_t) + sizeof(uint32_t));
 }
 
 void ShardJournal::AppendPayload(uint64_t id, const JournalUnit& unit) {
@@ -126,6 +127,8 @@ ShardJournal::Chunk ShardJournal::Take() {
   c.payloads.swap(payloads_);
   c.first_seq = taken_seq_ + 1;
   c.end_seq = taken_seq_ = seq_.load(std::memory_order_relaxed);
+  c.first_byte = taken_bytes_;
+  taken_bytes_ = appended_bytes_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -143,7 +146,10 @@ void JournalMerger::Add(unsigned sid, ShardJournal::Chunk chunk) {
   }
   Queue& q = shards_[sid];
   // The journal numbers its records from its start, the merger sees them from the writer's.
-  if (q.chunks.empty()) q.placed_seq = chunk.first_seq - 1;
+  if (q.chunks.empty()) {
+    q.placed_seq = chunk.first_seq - 1;
+    q.placed_bytes = chunk.first_byte;
+  }
   if (!chunk.records.empty()) q.chunks.push_back(std::move(chunk.records));
 }
 
@@ -160,6 +166,7 @@ bool JournalMerger::Drain(std::string* out) {
   static constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
   // Moves shard q's head past its current record.
   auto pop = [](Queue& q, size_t next) {
+    q.placed_bytes += next - q.pos;
     q.pos = next;
     ++q.placed_seq;
     if (q.pos >= q.chunks.front().size()) {

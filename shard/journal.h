@@ -82,21 +82,46 @@ class ShardJournal {
     std::string payloads;
     uint64_t first_seq = 1;
     uint64_t end_seq = 0;
+    uint64_t first_byte = 0;  // appended_bytes before the first record
   };
   Chunk Take();
   // The number of the last record appended. Any thread may read it (appendfsync always: a reply
   // waits until the writer has made every record before it durable); only the shard's thread
   // writes it.
   uint64_t seq() const { return seq_.load(std::memory_order_acquire); }
+  // The backlog: records appended and not yet written to the file, in bytes of the records' own
+  // encoding. The shard counts what it appends, the AOF writer what it wrote (set_written_bytes,
+  // from its thread); over kBacklogLimit the journal says so (over_backlog_limit, read by
+  // connections of any thread after their writes, which then wait: journal_durability.h), so
+  // that a disk slower than the writes does not grow the journals without bound.
+  static constexpr uint64_t kBacklogLimit = 64 << 20;
+  uint64_t appended_bytes() const { return appended_bytes_.load(std::memory_order_acquire); }
+  uint64_t written_bytes() const { return written_bytes_.load(std::memory_order_acquire); }
+  void set_written_bytes(uint64_t bytes) { written_bytes_.store(bytes, std::memory_order_release); }
+  bool over_backlog_limit() const { return over_backlog_limit_.load(std::memory_order_relaxed); }
+  uint64_t backlog_bytes() const { return appended_bytes() - written_bytes(); }
 
  private:
-  void Appended() { seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void Appended(size_t bytes) {
+    seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    const uint64_t appended = appended_bytes_.load(std::memory_order_relaxed) + bytes;
+    appended_bytes_.store(appended, std::memory_order_release);
+    // A line that changes about once a millisecond (the writer's), and a flag that rarely does.
+    const bool over = appended - written_bytes_.load(std::memory_order_relaxed) > kBacklogLimit;
+    if (over != over_backlog_limit_.load(std::memory_order_relaxed)) {
+      over_backlog_limit_.store(over, std::memory_order_relaxed);
+    }
+  }
 
   bool on_ = false;
   std::string records_;
   std::string payloads_;
   std::atomic<uint64_t> seq_{0};
+  std::atomic<uint64_t> appended_bytes_{0};
+  std::atomic<uint64_t> written_bytes_{0};
+  std::atomic<bool> over_backlog_limit_{false};
   uint64_t taken_seq_ = 0;  // the last record handed to the writer
+  uint64_t taken_bytes_ = 0;
 };
 
 // Merges the shards' chunks into one serial order (the AOF's): a shard's records keep their
@@ -121,6 +146,8 @@ class JournalMerger {
   bool waiting() const;
   // The number of shard `sid`'s last record that Drain has placed (all before it are placed).
   uint64_t placed_seq(unsigned sid) const { return shards_[sid].placed_seq; }
+  // The bytes of shard `sid`'s records placed so far, in ShardJournal::appended_bytes' count.
+  uint64_t placed_bytes(unsigned sid) const { return shards_[sid].placed_bytes; }
   // The database the output has selected (-1: none yet, a new file).
   int selected_db() const { return selected_db_; }
   void set_selected_db(int db) { selected_db_ = db; }
@@ -138,6 +165,7 @@ class JournalMerger {
     std::deque<std::string> chunks;  // records, oldest first
     size_t pos = 0;                   // in chunks.front()
     uint64_t placed_seq = 0;          // the number of the record before the head
+    uint64_t placed_bytes = 0;        // the bytes of the records before the head
   };
   void Select(int db, std::string* out);
 

@@ -14,18 +14,27 @@
 
 namespace shardis::shard {
 
-// Whether replies wait (the AOF is on with appendfsync always): set by the AOF's control plane.
-// Turning it off releases every waiting fiber.
-void SetDurableReplies(bool on);
+// Whether connections look at the journal after their writes (the AOF is on), and whether their
+// replies wait for the disk (appendfsync always). Set by the AOF's control plane; turning either
+// off releases the fibers that wait for it.
+void SetJournalWaits(bool aof_on, bool durable_replies);
+bool JournalWaitsActive();
 bool DurableReplies();
 
-// From a connection's fiber, after its batch ran writes: blocks until every shard's journal is on
-// disk up to the record it had appended at the call, or until durable replies turn off.
-void AwaitJournalDurable();
+// From a connection's fiber, after its batch ran writes. With appendfsync always: blocks until
+// every shard's journal is on disk up to the record it had appended at the call. Otherwise:
+// blocks while a shard's backlog is over ShardJournal::kBacklogLimit. Returns at once when the AOF
+// turns off.
+void AwaitJournal();
 
-// From the AOF writer, after an fsync: shard i's records numbered up to seqs[i] are on disk. Wakes
-// the fibers that wait for them, on every thread.
+// From the AOF writer. After a write: shard i's records are in the file up to bytes[i] (in
+// ShardJournal::appended_bytes' count). After an fsync: shard i's records numbered up to seqs[i]
+// are on disk. Both wake the fibers that wait, on every thread.
+void PublishJournalWritten(std::span<const uint64_t> bytes);
 void PublishJournalDurable(std::span<const uint64_t> seqs);
+
+// INFO aof_buffer_length: the bytes recorded and not yet written, over every shard.
+uint64_t JournalBacklogBytes();
 
 // The writer's doorbell: while it sleeps with nothing to write, a fiber that starts to wait runs
 // `wake` on the writer's thread (`thread`) to end the sleep. From the writer's thread.

@@ -207,5 +207,28 @@ TEST(JournalTest, MergerOrdersTransactionsSharingShards) {
   }
 }
 
+
+// The backlog bound: a journal whose records the writer has not written past kBacklogLimit says
+// so, and stops saying so once the writer has caught up.
+TEST(JournalTest, BacklogOverItsLimitIsFlagged) {
+  ShardJournal j;
+  j.set_on(true);
+  const std::string big(ShardJournal::kBacklogLimit / 2, 'x');
+  j.AppendCommand(0, std::vector<std::string_view>{"SET", "a", big});
+  EXPECT_FALSE(j.over_backlog_limit());
+  j.AppendCommand(0, std::vector<std::string_view>{"SET", "b", big});
+  EXPECT_TRUE(j.over_backlog_limit());
+  EXPECT_GT(j.backlog_bytes(), ShardJournal::kBacklogLimit);
+  JournalMerger merger(1);
+  merger.Add(0, j.Take());
+  std::string out;
+  merger.Drain(&out);
+  EXPECT_EQ(merger.placed_bytes(0), j.appended_bytes());
+  j.set_written_bytes(merger.placed_bytes(0));  // the writer wrote it all
+  EXPECT_EQ(j.backlog_bytes(), 0u);
+  j.AppendCommand(0, std::vector<std::string_view>{"SET", "c", "1"});
+  EXPECT_FALSE(j.over_backlog_limit());
+}
+
 }  // namespace
 }  // namespace shardis::shard
