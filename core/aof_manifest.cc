@@ -158,10 +158,6 @@ std::string AofIncrName(std::string_view aof_filename, int64_t seq) {
   return Concat(aof_filename, ".", seq, kAofIncrSuffix, kAofAofFormatSuffix);
 }
 
-std::string AofTempIncrName(std::string_view aof_filename) {
-  return Concat(kAofTempPrefix, aof_filename, kAofIncrSuffix);
-}
-
 const AofFileInfo& AddNewAofBase(AofManifest* manifest, std::string_view aof_filename,
                                  bool rdb_format) {
   if (manifest->base) {

@@ -75,9 +75,6 @@ std::string AofTempManifestName(std::string_view aof_filename);
 std::string AofBaseName(std::string_view aof_filename, int64_t seq, bool rdb_format);
 // "appendonly.aof.3.incr.aof".
 std::string AofIncrName(std::string_view aof_filename, int64_t seq);
-// "temp-appendonly.aof.incr": the incr file opened while a rewrite runs with AOF off, renamed to
-// a real incr name when the rewrite is done.
-std::string AofTempIncrName(std::string_view aof_filename);
 
 // ---- Manifest changes, as Redis makes them during a rewrite.
 

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <gflags/gflags.h>
-#include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +50,8 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(1);
 constexpr auto kMaxGroupWait = std::chrono::microseconds(500);
 // With appendfsync everysec or no, the writer writes at most this often (WriterLoop).
 constexpr auto kWriteInterval = std::chrono::milliseconds(1);
+// How often AwaitNextGroup looks at the journals.
+constexpr auto kGroupPoll = std::chrono::microseconds(20);
 // How soon a failed write of the AOF is tried again.
 constexpr auto kRetryWrite = std::chrono::milliseconds(100);
 constexpr auto kEverySec = std::chrono::seconds(1);
@@ -197,6 +198,10 @@ void AppendToIncr(std::string* out, bool sync) {
   }
 }
 
+// The writer's doorbell (shard::SetJournalWriterAsleep): ends its idle sleep. Thread 0 only.
+io::Proactor::Nap g_writer_nap;
+void WakeWriter() { g_writer_nap.Wake(); }
+
 // Group commit's pace, with appendfsync always: a round that synced `synced` records released
 // the replies waiting for them, and their clients are about to send their next writes. Taking
 // the journals at once would catch a few of those and leave the rest for the round after, so
@@ -213,14 +218,14 @@ void AwaitNextGroup(const std::vector<uint64_t>& taken, uint64_t synced,
     for (unsigned sid = 0; sid < n; ++sid) {
       arrived += shard::shard_set->shard(sid).journal().seq() - taken[sid];
     }
-    if (arrived >= synced || std::chrono::steady_clock::now() >= deadline) return;
-    boost::this_fiber::yield();  // the thread's other fibers run, the replies go out
+    const auto now = std::chrono::steady_clock::now();
+    if (arrived >= synced || now >= deadline) return;
+    // A short sleep, not a spin: the thread parks (its replies go out, its requests come in),
+    // and another shard's thread that shares its CPU runs and records the writes it waits for.
+    g_writer_nap.SleepFor(std::min<std::chrono::steady_clock::duration>(deadline - now, kGroupPoll));
   }
 }
 
-// The writer's doorbell (shard::SetJournalWriterAsleep): ends its idle sleep. Thread 0 only.
-io::Proactor::Nap g_writer_nap;
-void WakeWriter() { g_writer_nap.Wake(); }
 
 // The writer: takes every shard's journal records, merges them and appends them to the incr
 // file; fsyncs as appendfsync says. At a rewrite's cut it fsyncs the file and goes on in the

@@ -63,6 +63,7 @@ constexpr auto kIdleAfter = std::chrono::milliseconds(1);
 constexpr int64_t kRetryDelayMs = 5000;
 
 std::atomic<bool> g_saving{false};
+std::atomic<bool> g_saving_aof_base{false};  // the running save is an AOF base (a rewrite's)
 std::atomic<bool> g_abort{false};  // AbortSave asked the running save to stop
 std::atomic<bool> g_bgsave_scheduled{false};
 std::atomic<int64_t> g_last_bgsave_try_ms{0};
@@ -329,6 +330,7 @@ absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_p
   if (g_saving.exchange(true)) {
     return absl::FailedPreconditionError("Background save already in progress");
   }
+  g_saving_aof_base.store(aof_base);
   auto job = std::make_unique<SaveJob>();
   job->start = std::chrono::steady_clock::now();
   char cwd[4096];
@@ -447,6 +449,9 @@ bool StartBackgroundSave() {
 void ScheduleBackgroundSave() { g_bgsave_scheduled.store(true); }
 
 void AbortShardSnapshot(Shard& shard) {
+  // An AOF base goes on, as Redis' FLUSHALL kills an RDB child only: the base holds what came
+  // before the FLUSHALL and the journal records the FLUSHALL after it.
+  if (g_saving_aof_base.load()) return;
   if (ShardSnapshot* snap = shard.snapshot(); snap != nullptr) snap->Abort();
 }
 

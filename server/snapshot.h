@@ -42,8 +42,9 @@ bool SaveInProgress();
 // Asks for a BGSAVE as soon as none runs (BGSAVE inside MULTI, BGSAVE SCHEDULE).
 void ScheduleBackgroundSave();
 
-// Stops the snapshot running on this shard, if any (FLUSHALL, as Redis kills its saving child):
-// call on every shard, in one transaction step. The save then fails and leaves no file.
+// Stops the snapshot running on this shard, if any, unless it is an AOF base (FLUSHALL, as Redis
+// kills its RDB saving child): call on every shard, in one transaction step. The save then fails
+// and leaves no file.
 void AbortShardSnapshot(shard::Shard& shard);
 // Waits (the calling fiber) until no save runs.
 void WaitWhileSaving();

@@ -171,7 +171,6 @@ TEST(AofManifest, FileNames) {
   EXPECT_EQ(AofBaseName("appendonly.aof", 1, true), "appendonly.aof.1.base.rdb");
   EXPECT_EQ(AofBaseName("appendonly.aof", 12, false), "appendonly.aof.12.base.aof");
   EXPECT_EQ(AofIncrName("appendonly.aof", 1), "appendonly.aof.1.incr.aof");
-  EXPECT_EQ(AofTempIncrName("appendonly.aof"), "temp-appendonly.aof.incr");
 }
 
 TEST(AofManifest, RewriteSteps) {

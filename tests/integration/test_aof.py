@@ -411,3 +411,25 @@ def test_memcached_writes_are_journaled(launch, tmp_path):
     assert r.get("plain") == b"abcdef" and r.get("counter") == b"15"
     assert r.exists("gone", "doomed") == 0
     assert {k: r.pexpiretime(k) for k in deadlines} == deadlines
+
+
+def test_flushall_during_the_first_base_keeps_the_aof(launch, tmp_path):
+    """FLUSHALL while CONFIG SET appendonly yes writes the base: as Redis (which kills an RDB child
+    only), the base goes on with what came before, the journal records the FLUSHALL after it, and
+    the manifest names both."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2)
+    c = srv.client()
+    c.mset({f"old:{i}": i for i in range(200)})
+    c.config_set("rdb-key-save-delay", 2000)  # µs per key: the base takes ~0.4 s
+    assert c.config_set("appendonly", "yes") is True
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "1", 5)
+    assert c.flushall() is True
+    c.set("new", "1")
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 20)
+    assert info(srv.raw())["aof_last_bgrewrite_status"] == "ok"
+    c.config_set("rdb-key-save-delay", 0)
+    kill9(srv)
+    assert (d / "appendonlydir" / "appendonly.aof.manifest").exists()
+    again = launch(d, threads=2, args=AOF)
+    assert again.client().keys("*") == [b"new"]
