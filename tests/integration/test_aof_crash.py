@@ -227,9 +227,9 @@ def test_always_loses_no_acknowledged_write(launch, tmp_path, run):
 def test_everysec_loses_at_most_the_last_seconds(launch, tmp_path, threads):
     d = tmp_path / "data"
     srv = launch(d, threads=threads, args=["--appendonly=yes", "--appendfsync=everysec"])
-    # Enough operations to go on past the kill, 3.5 s in.
+    # Enough operations to go on past the kill, 3 s in.
     writers = Writers(srv.port, 20 * KEYS).start()
-    time.sleep(3.5)
+    time.sleep(3.0)
     killed_at = time.monotonic()
     kill9(srv)
     writers.join()
