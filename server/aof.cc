@@ -168,6 +168,7 @@ void NoteWriteOk() {
 // always the replies of the writes they hold wait for that (Redis exits instead: it would have
 // sent them already).
 void AppendToIncr(std::string* out, bool sync) {
+  if (out->empty() && !sync) return;
   io::Proactor* p = io::Proactor::current();
   for (;;) {
     int rc = 0;
@@ -325,7 +326,7 @@ void WriterLoop() {
 
 // Writers look at the journal (shard/journal_durability.h) while the AOF is on; their replies
 // wait for it with appendfsync always.
-void UpdateDurableReplies() {
+void UpdateJournalWaits() {
   shard::SetJournalWaits(g_aof.on.load(), AppendFsyncPolicy() == AppendFsync::kAlways);
 }
 
@@ -337,7 +338,7 @@ void LaunchWriter() {
     g_aof.writer_running.store(false);
     LOG(ERROR) << "can't start the AOF writer: no fiber";
   }
-  UpdateDurableReplies();
+  UpdateJournalWaits();
 }
 
 // Opens (creating) the incr file `name` to append to, at its end or emptied.
@@ -507,7 +508,7 @@ void StopWriter() {
   while (g_aof.writer_running.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
   g_aof.on.store(false);
   Persistence().aof_write_errno.store(0);  // an AOF that is off refuses no write
-  UpdateDurableReplies();
+  UpdateJournalWaits();
 }
 
 }  // namespace
@@ -645,7 +646,7 @@ void SetAppendOnly(bool on) {
 
 void SetAppendFsync(AppendFsync policy) {
   g_appendfsync.store(int(policy));
-  UpdateDurableReplies();
+  UpdateJournalWaits();
 }
 
 }  // namespace shardis::server

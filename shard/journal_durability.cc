@@ -76,9 +76,10 @@ void SetJournalWaits(bool aof_on, bool durable_replies) {
 }
 
 bool JournalWaitsActive() { return g_active.load(std::memory_order_relaxed); }
-bool DurableReplies() { return g_durable_on.load(std::memory_order_relaxed); }
 
 namespace {
+
+bool DurableReplies() { return g_durable_on.load(std::memory_order_relaxed); }
 
 // flagged: each shard's own flag (cheap to read); else the counts themselves.
 bool BacklogOver(bool flagged) {

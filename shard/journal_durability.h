@@ -19,7 +19,6 @@ namespace shardis::shard {
 // off releases the fibers that wait for it.
 void SetJournalWaits(bool aof_on, bool durable_replies);
 bool JournalWaitsActive();
-bool DurableReplies();
 
 // From a connection's fiber, after its batch ran writes. With appendfsync always: blocks until
 // every shard's journal is on disk up to the record it had appended at the call. Otherwise:

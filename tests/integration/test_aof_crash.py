@@ -296,3 +296,21 @@ def test_full_disk_gives_misconf_until_space_returns(launch, tmp_path, fsync):
         for key in written:
             assert c.exists(key), key
         c.close()
+
+
+def test_always_replies_wait_for_their_fsync(launch, tmp_path):
+    """A SIGKILL keeps the page cache, so the crash test alone cannot tell a reply that waited for
+    its write from one that waited for its fsync. One client's writes one after the other can
+    share no fsync when each reply waits for one: the fsync count grows by at least one a write
+    (and by about one a second with everysec)."""
+    for fsync, least, most in (("always", 200, None), ("everysec", 0, 5)):
+        srv = launch(tmp_path / fsync, threads=2, args=["--appendonly=yes", f"--appendfsync={fsync}"])
+        conn = srv.raw()
+        before = int(info(conn)["aof_fsyncs"])
+        for i in range(200):
+            assert conn.call("SET", f"k{i}", i) == b"OK"
+        after = int(info(conn)["aof_fsyncs"])
+        assert after - before >= least
+        if most is not None:
+            assert after - before <= most
+        conn.close()
