@@ -291,6 +291,11 @@ void WriterLoop() {
         AwaitNextGroup(taken, synced, std::chrono::steady_clock::now() - now);
       }
       synced_seq = placed;
+    } else if (!unsynced && placed != synced_seq) {
+      // Records that came out as no bytes (the marker and empty payload of a transaction that
+      // changed nothing): nothing to sync, but replies may wait for them.
+      shard::PublishJournalDurable(placed);
+      synced_seq = placed;
     }
     if (stopping && !merger.waiting()) break;
     if (now - last_auto_check >= kEverySec) {

@@ -237,7 +237,7 @@ class MoveWaiter final : public BlockedClient {
       // The move that follows counts no change but is journaled, as Redis propagates it: LMOVE.
       if (shard::JournalCommand* journal = shard::CurrentJournalCommand(); journal != nullptr) {
         auto end = [](core::ListEnd e) { return e == core::ListEnd::kHead ? "LEFT" : "RIGHT"; };
-        journal->form = {"LMOVE", std::string(src), std::string(dst), end(from), end(to)};
+        journal->effect.Replace({"LMOVE", std::string(src), std::string(dst), end(from), end(to)});
         journal->force = true;
       }
       Rearm();

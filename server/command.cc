@@ -51,12 +51,14 @@ void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) 
 }
 
 void JournalShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
+  const shard::JournalEffect& effect = ctx.journal_effect;
+  if (effect.set()) {
+    if (ctx.journal_unit != nullptr) return ctx.journal_unit->Add(ctx.db.index(), effect.commands());
+    return ctx.shard.journal().AppendEffect(ctx.db.index(), effect.commands());
+  }
   std::vector<std::string> form;
   std::vector<std::string_view> views;
-  if (!ctx.journal_form.empty()) {
-    views.assign(ctx.journal_form.begin(), ctx.journal_form.end());
-    args = views;
-  } else if (spec.journal_rewrite != nullptr && spec.journal_rewrite(args, ctx, &form)) {
+  if (spec.journal_rewrite != nullptr && spec.journal_rewrite(args, ctx, &form)) {
     views.assign(form.begin(), form.end());
     args = views;
   }

@@ -45,9 +45,10 @@ struct ShardContext {
   // Inside EXEC: where the command's journal record goes (the EXEC's unit), instead of the
   // shard's journal.
   shard::JournalUnit* journal_unit = nullptr;
-  // Set by a write whose effect only it knows (the members SPOP drew, the id XADD * made), while
-  // the AOF is on: the command the journal records instead of the one sent.
-  std::vector<std::string> journal_form;
+  // Set by a write whose effect only it knows (the members SPOP drew, the id XADD * made, the
+  // entries XCLAIM moved), while the AOF is on: what the journal records instead of the command
+  // sent.
+  shard::JournalEffect journal_effect{};
   bool journaling() const { return shard.journal().on(); }
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);

@@ -485,6 +485,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       return Reject(known != nullptr ? spec : nullptr, error, "ERR", known);
     }
   }
+  // A container's flags are its subcommand's (XGROUP CREATE writes, XGROUP HELP does not).
+  const bool write = (sub != nullptr ? sub->flags : spec->flags) & kWrite;
   if (!state_.authenticated && AuthRequired() && !(spec->flags & kNoAuth)) [[unlikely]] {
     return Reject(spec, "Authentication required.", "NOAUTH");
   }
@@ -499,8 +501,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // Persistence: -MISCONF for writes (and PING, as Redis) after a failed background save, and
   // -LOADING while the dataset loads. One test of two rarely-written flags otherwise.
   if (PersistenceGateClosed()) [[unlikely]] {
-    const bool is_write = ((sub != nullptr ? sub->flags : spec->flags) & kWrite) ||
-                          spec->name == "ping" ||
+    const bool is_write = write || spec->name == "ping" ||
                           (spec->name == "exec" && MultiHasWrites(state_));
     if (is_write) {
       if (const std::string denial = WritesDeniedByDiskError(); !denial.empty()) {
@@ -530,7 +531,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (shard::JournalWaitsActive()) [[unlikely]] {
     // The AOF is on: this batch's replies wait for its writes' journal records (ProcessInput).
-    batch_writes_ |= ((sub != nullptr ? sub->flags : spec->flags) & kWrite) || spec->name == "exec";
+    batch_writes_ |= write || spec->name == "exec";
   }
   if (state_.multi.active) [[unlikely]] {
     FlushQueued();
@@ -574,7 +575,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   ConnContext ctx{state_, rb_};
   const size_t reply_at = out_.size();
   const uint64_t start = clock_tick_;
-  if (spec->flags & kWrite) {
+  if (write) {
     // The Transactions the handler runs journal the command (Transaction::SendJournalPayload).
     shard::JournalCommand journal{state_.db, args, nullptr};
     shard::JournalCommandScope journal_scope(&journal);

@@ -89,8 +89,15 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     } else {
       const uint64_t dirty = tx.dirty_count();
       const int db_index = conn.db;
+      shard::JournalEffect& effect = shard::CurrentJournalCommand()->effect;
+      effect.Clear();
       q.spec->on_conn(args, ctx);
-      if (journal_on && tx.dirty_count() != dirty) unit->Add(db_index, args);
+      if (journal_on && effect.set()) {
+        unit->Add(db_index, effect.commands());
+      } else if (journal_on && tx.dirty_count() != dirty) {
+        unit->Add(db_index, args);
+      }
+      effect.Clear();
     }
     RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
                IsErrorReply(*ctx.rb.output(), reply_at), args, conn);

@@ -119,11 +119,15 @@ void CmdSPop(ArgSlice args, ShardContext& ctx) {
   // The journal replays the draw, not a new one: SREM of the members drawn, or DEL when the
   // whole set went (as Redis propagates SPOP).
   const bool journal = ctx.journaling();
-  if (journal) ctx.journal_form = {"SREM", std::string(args[1])};
+  std::vector<std::string>* srem = nullptr;
+  if (journal) {
+    ctx.journal_effect.Replace({"SREM", std::string(args[1])});
+    srem = &ctx.journal_effect.last();
+  }
   if (count < 0) {
     const std::string m = s.Random(rng);
     s.Remove(m);
-    if (journal) ctx.journal_form.push_back(m);
+    if (journal) srem->push_back(m);
     if (s.Size() == 0) ctx.db.Erase(it, args[1], ctx.hash);
     ctx.shard.AddDirty();
     return ctx.rb.Bulk(m);
@@ -131,7 +135,7 @@ void CmdSPop(ArgSlice args, ShardContext& ctx) {
   if (count == 0) return ctx.rb.SetHeader(0);
   ctx.shard.AddDirty(std::min<uint64_t>(uint64_t(count), s.Size()));  // one per member popped
   if (uint64_t(count) >= s.Size()) {
-    if (journal) ctx.journal_form = {"DEL", std::string(args[1])};
+    if (journal) ctx.journal_effect.Replace({"DEL", std::string(args[1])});
     ReplyWholeSet(ctx.rb, s);
     ctx.db.Erase(it, args[1], ctx.hash);
     return;
@@ -140,7 +144,7 @@ void CmdSPop(ArgSlice args, ShardContext& ctx) {
   for (int64_t i = 0; i < count; ++i) {
     const std::string m = s.Random(rng);
     s.Remove(m);
-    if (journal) ctx.journal_form.push_back(m);
+    if (journal) srem->push_back(m);
     ctx.rb.Bulk(m);
   }
 }

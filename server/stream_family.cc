@@ -265,8 +265,9 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
   if (ctx.journaling() && !(a.id_given && a.seq_given)) {
     // The journal replays the id that was made (from the clock, or the next sequence), not a new
     // one, as Redis propagates XADD.
-    ctx.journal_form.assign(args.begin(), args.end());
-    ctx.journal_form[size_t(id_pos)] = id.ToString();
+    std::vector<std::string> form(args.begin(), args.end());
+    form[size_t(id_pos)] = id.ToString();
+    ctx.journal_effect.Replace(std::move(form));
   }
   ctx.shard.AddDirty();  // one for the entry; Redis does not count what the trim removes
   // Clients blocked on the key are offered it once this command is over (RunShardCommand marks
@@ -496,6 +497,36 @@ void ReplyClaimed(core::ReplyBuilder& rb, const Stream& s, StreamID id, bool jus
   if (!found) rb.Null();
 }
 
+// ---- The journal's forms of consumer-group changes (Redis' streamPropagate* functions). They
+// carry absolute times, so a replay gives the same PEL whatever its clock says.
+
+// Entry `id`'s PEL state as left by a delivery or claim (its consumer, delivery time and count;
+// an entry that is gone drops from the PEL on replay) and the group's last ID.
+std::vector<std::string> XClaimForm(std::string_view key, std::string_view group,
+                                    StreamID last_id, StreamID id, const StreamNack& nack) {
+  return {"XCLAIM",
+          std::string(key),
+          std::string(group),
+          std::string(std::string_view(nack.consumer->name)),
+          "0",
+          id.ToString(),
+          "TIME",
+          std::to_string(nack.delivery_time),
+          "RETRYCOUNT",
+          std::to_string(nack.delivery_count),
+          "FORCE",
+          "JUSTID",
+          "LASTID",
+          last_id.ToString()};
+}
+
+// The group's last ID and read counter, where no XCLAIM carries them (NOACK reads, LASTID).
+std::vector<std::string> GroupIdForm(std::string_view key, std::string_view group,
+                                     const StreamGroup& g) {
+  return {"XGROUP", "SETID", std::string(key), std::string(group), g.last_id.ToString(),
+          "ENTRIESREAD", std::to_string(g.entries_read)};
+}
+
 // ---- XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
 //      [FORCE] [JUSTID] [LASTID id]
 
@@ -553,6 +584,10 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
   } else {
     deliverytime = now;
   }
+  // The journal gets an XCLAIM per entry claimed or dropped, else the raised last ID, never the
+  // command as sent (its IDLE and min-idle-time depend on the clock).
+  shard::JournalEffect* journal = ctx.journaling() ? &ctx.journal_effect : nullptr;
+  if (journal) journal->None();
   StreamConsumer* consumer = nullptr;
   SubReply sub(ctx.rb);
   size_t n = 0;
@@ -561,6 +596,7 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     StreamNack* nack = p == g->pel.end() ? nullptr : p->second;
     if (!s->Contains(id)) {
       if (nack) {
+        if (journal) journal->Add(XClaimForm(args[1], args[2], g->last_id, id, *nack));
         g->Ack(id);  // the entry is gone: drop it from the PEL
         ++changes;
       }
@@ -592,9 +628,11 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
       nack->consumer = consumer;
     }
     ReplyClaimed(sub.rb, *s, id, justid);
+    if (journal) journal->Add(XClaimForm(args[1], args[2], g->last_id, id, *nack));
     ++n;
     ++changes;
   }
+  if (journal && changes == 0 && raised_last_id) journal->Add(GroupIdForm(args[1], args[2], *g));
   ctx.shard.AddDirty(changes > 0 ? changes : (raised_last_id ? 1 : 0));
   ctx.rb.ArrayHeader(n);
   ctx.rb.output()->append(sub.out);
@@ -636,6 +674,9 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
 
   int64_t attempts = count * kAttemptsFactor;
   const int64_t now = ctx.now_ms;
+  // As for XCLAIM: an XCLAIM per entry claimed or dropped.
+  shard::JournalEffect* journal = ctx.journaling() ? &ctx.journal_effect : nullptr;
+  if (journal) journal->None();
   StreamConsumer* consumer = nullptr;
   SubReply sub(ctx.rb);
   size_t n = 0;
@@ -646,6 +687,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
     StreamNack* nack = p->second;
     if (!s->Contains(id)) {
       ++p;
+      if (journal) journal->Add(XClaimForm(args[1], args[2], g->last_id, id, *nack));
       g->Ack(id);
       deleted.push_back(id);
       ctx.shard.AddDirty();
@@ -670,6 +712,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
     nack->delivery_time = now;
     if (!justid) ++nack->delivery_count;
     ReplyClaimed(sub.rb, *s, id, justid);
+    if (journal) journal->Add(XClaimForm(args[1], args[2], g->last_id, id, *nack));
     ctx.shard.AddDirty();
     ++n;
     --count;
@@ -1117,8 +1160,13 @@ class StreamWaiter final : public BlockedClient {
     }
     rb.Bulk(key);
     // The group changes (last ID, PEL, consumer); as for a non-blocking XREADGROUP, Redis does
-    // not signal the key modified.
-    StreamReadOne(owner, s, ids_[i], args_, shard::NowMs(), rb);
+    // not signal the key modified. The journal gets the changes here, after the write that
+    // served the client, as Redis propagates them.
+    std::vector<std::vector<std::string>> journal;
+    const bool journaling = args_.group_read && owner.journal().on();
+    StreamReadOne(owner, key, s, ids_[i], args_, shard::NowMs(), rb,
+                  journaling ? &journal : nullptr);
+    if (journaling) owner.journal().AppendEffect(db.index(), journal);
     Finish();
     return Offer::kServed;
   }
@@ -1279,8 +1327,9 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
 
 }  // namespace
 
-bool StreamReadOne(shard::Shard& shard, Stream* s, StreamID after, const StreamReadArgs& args,
-                   int64_t now_ms, core::ReplyBuilder& rb) {
+bool StreamReadOne(shard::Shard& shard, std::string_view key, Stream* s, StreamID after,
+                   const StreamReadArgs& args, int64_t now_ms, core::ReplyBuilder& rb,
+                   std::vector<std::vector<std::string>>* journal) {
   StreamGroup* g = args.group_read ? s->FindGroup(args.group) : nullptr;
   const bool history = args.group_read && after != kStreamNewEntries;
   StreamID gt = after;
@@ -1298,7 +1347,13 @@ bool StreamReadOne(shard::Shard& shard, Stream* s, StreamID after, const StreamR
     consumer = g->GetOrCreateConsumer(args.consumer, now_ms, &created);
     consumer->seen_time = now_ms;
     if (created) shard.AddDirty();
+    // Redis 7.0 journals a new consumer only for NOACK: otherwise the XCLAIMs make it.
+    if (created && args.noack && journal != nullptr) {
+      journal->push_back({"XGROUP", "CREATECONSUMER", std::string(key), std::string(args.group),
+                          std::string(args.consumer)});
+    }
   }
+  // A history read updates delivery times and counts that Redis 7.0 does not journal.
   if (history) {
     SubReply sub(rb);
     size_t n = 0;
@@ -1327,6 +1382,7 @@ bool StreamReadOne(shard::Shard& shard, Stream* s, StreamID after, const StreamR
   SubReply sub(rb);
   size_t n = 0;
   std::vector<StreamID> delivered;
+  const StreamID last_id_before = g != nullptr ? g->last_id : StreamID{};
   s->Range(start, StreamID::Max(), false, [&](StreamID id, const Stream::FieldValues& fv) {
     if (g != nullptr) {
       if (id > g->last_id) {
@@ -1347,6 +1403,13 @@ bool StreamReadOne(shard::Shard& shard, Stream* s, StreamID after, const StreamR
   for (StreamID id : delivered) {
     StreamNack* nack = g->Assign(id, consumer, now_ms);
     nack->delivery_count = 1;
+    // Each entry's XCLAIM carries the group's last ID as it was once the entry was read.
+    if (journal) {
+      journal->push_back(XClaimForm(key, args.group, std::max(last_id_before, id), id, *nack));
+    }
+  }
+  if (journal && args.noack && g != nullptr && g->last_id != last_id_before) {
+    journal->push_back(GroupIdForm(key, args.group, *g));
   }
   rb.ArrayHeader(n);
   rb.output()->append(sub.out);
@@ -1358,8 +1421,11 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
   const size_t n = tx.key_count();
   std::vector<std::string> parts(n);
   std::vector<uint8_t> served(n, 0);
+  // Per key, written on its shard: the journal's commands for the key (a group read).
+  std::vector<std::vector<std::vector<std::string>>> journal(args.group_read ? n : 0);
   const bool resp3 = rb.resp3();
   tx.Run([&](shard::TxShard& t) {
+    const bool journaling = args.group_read && t.shard.journal().on();
     for (uint32_t i : t.keys) {
       Db::Iterator it = t.db.Find(tx.key(i), tx.hash(i), t.now_ms);
       if (!Db::Found(it) || it.value().type() != core::ValueType::kStream) continue;
@@ -1367,10 +1433,18 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
       part.set_resp3(resp3);
       // A group read changes the group, but Redis 7.0 does not signal the key modified: WATCH
       // is not failed by it.
-      served[i] = StreamReadOne(t.shard, StreamOf(it), ids[i], args, t.now_ms, part);
+      served[i] = StreamReadOne(t.shard, tx.key(i), StreamOf(it), ids[i], args, t.now_ms, part,
+                                journaling ? &journal[i] : nullptr);
       if (served[i] && args.group_read) t.shard.AddDirty();
     }
   });
+  if (shard::JournalCommand* command = shard::CurrentJournalCommand();
+      args.group_read && command != nullptr) {
+    command->effect.None();
+    for (auto& key_commands : journal) {
+      for (auto& c : key_commands) command->effect.Add(std::move(c));
+    }
+  }
   size_t count = 0;
   for (uint8_t s : served) count += s;
   if (count == 0) return 0;

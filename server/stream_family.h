@@ -32,15 +32,21 @@ inline constexpr core::StreamID kStreamNewEntries = core::StreamID::Max();
 // [[id, [f, v, ...]], ...] on rb and returns true; otherwise it writes and changes nothing and
 // returns false. `group` must exist in `s` for a group read. A consumer it creates counts one
 // change on `shard` (Redis' dirty; the read itself is counted by the caller, see StreamReadKeys).
-bool StreamReadOne(shard::Shard& shard, core::Stream* s, core::StreamID after,
-                   const StreamReadArgs& args, int64_t now_ms, core::ReplyBuilder& rb);
+// `journal` (non-null while the AOF is on) gets the commands that replay a group read's changes,
+// as Redis 7.0 propagates them: an XCLAIM per entry delivered, XGROUP SETID after a NOACK read,
+// XGROUP CREATECONSUMER for a consumer a NOACK read made.
+bool StreamReadOne(shard::Shard& shard, std::string_view key, core::Stream* s,
+                   core::StreamID after, const StreamReadArgs& args, int64_t now_ms,
+                   core::ReplyBuilder& rb, std::vector<std::vector<std::string>>* journal);
 
 // The whole read of XREAD/XREADGROUP over tx (whose keys are the streams, all checked to exist
 // with the group for XREADGROUP): for each key i, StreamReadOne after ids[i]. Writes the reply
 // (RESP2 array / RESP3 map of key -> entries, in key order) on rb and returns the number of
 // streams served; with 0 nothing is written (the caller blocks, or replies a null array). Runs
 // one phase of tx and does not conclude it. Each stream served to a group read counts one change
-// (Redis 7.0 counts none for a blocked XREADGROUP it serves later, only its new consumer).
+// (Redis 7.0 counts none for a blocked XREADGROUP it serves later, only its new consumer). A
+// group read's journal effect (shard::CurrentJournalCommand) is those changes' commands, never
+// the XREADGROUP itself.
 size_t StreamReadKeys(shard::Transaction& tx, std::span<const core::StreamID> ids,
                       const StreamReadArgs& args, core::ReplyBuilder& rb);
 

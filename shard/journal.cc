@@ -28,6 +28,9 @@ T Get(std::string_view s, size_t at) {
   return v;
 }
 
+constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
+
 boost::fibers::fiber_specific_ptr<JournalCommand> g_current_command([](JournalCommand*) {});
 
 }  // namespace
@@ -51,6 +54,14 @@ void JournalUnit::Add(int db, std::span<const std::string_view> args) {
   last_db = db;
   ++commands;
   core::AppendRespCommand(&resp, args);
+}
+
+void JournalUnit::Add(int db, std::span<const std::vector<std::string>> commands) {
+  std::vector<std::string_view> args;
+  for (const std::vector<std::string>& command : commands) {
+    args.assign(command.begin(), command.end());
+    Add(db, args);
+  }
 }
 
 bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out) {
@@ -92,12 +103,35 @@ bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out
 void ShardJournal::set_on(bool on) { on_ = on; }
 
 void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args) {
+  const size_t before = BeginCommandRecord(db);
+  core::AppendRespCommand(&records_, args);
+  EndCommandRecord(before);
+}
+
+void ShardJournal::AppendEffect(int db, std::span<const std::vector<std::string>> commands) {
+  if (commands.empty()) return;
+  const size_t before = BeginCommandRecord(db);
+  const bool wrap = commands.size() > 1;
+  if (wrap) records_.append(kMulti);
+  std::vector<std::string_view> args;
+  for (const std::vector<std::string>& command : commands) {
+    args.assign(command.begin(), command.end());
+    core::AppendRespCommand(&records_, args);
+  }
+  if (wrap) records_.append(kExec);
+  EndCommandRecord(before);
+}
+
+size_t ShardJournal::BeginCommandRecord(int db) {
   const size_t before = records_.size();
   records_.push_back(char(JournalRecord::kCommand));
   records_.push_back(char(uint8_t(db)));
-  const size_t len_at = records_.size();
-  Put<uint32_t>(&records_, 0);
-  core::AppendRespCommand(&records_, args);
+  Put<uint32_t>(&records_, 0);  // the length, filled in by EndCommandRecord
+  return before;
+}
+
+void ShardJournal::EndCommandRecord(size_t before) {
+  const size_t len_at = before + 2;
   const uint32_t len = uint32_t(records_.size() - len_at - sizeof(uint32_t));
   std::memcpy(records_.data() + len_at, &len, sizeof(len));
   Appended(records_.size() - before);
@@ -162,8 +196,6 @@ void JournalMerger::Select(int db, std::string* out) {
 }
 
 bool JournalMerger::Drain(std::string* out) {
-  static constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
-  static constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
   // Moves shard q's head past its current record.
   auto pop = [](Queue& q, size_t next) {
     q.placed_bytes += next - q.pos;

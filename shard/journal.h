@@ -38,6 +38,42 @@ struct JournalUnit {
   bool rotate = false;
 
   void Add(int db, std::span<const std::string_view> args);
+  void Add(int db, std::span<const std::vector<std::string>> commands);
+};
+
+// What replays a write whose effect the command as sent would not reproduce, set by its handler
+// (Redis' propagation rewrites: SPOP as SREM of the members drawn, XREADGROUP as one XCLAIM per
+// entry delivered, a woken BLMOVE as LMOVE). Once set, it is journaled instead of the command;
+// set with no commands, nothing is journaled (Redis' preventCommandPropagation).
+class JournalEffect {
+ public:
+  bool set() const { return set_; }
+  const std::vector<std::vector<std::string>>& commands() const { return commands_; }
+  // The last command added, to append arguments to.
+  std::vector<std::string>& last() { return commands_.back(); }
+
+  void Add(std::vector<std::string> command) {
+    set_ = true;
+    commands_.push_back(std::move(command));
+  }
+  // The effect is exactly `command` (replacing any added before).
+  void Replace(std::vector<std::string> command) {
+    commands_.clear();
+    Add(std::move(command));
+  }
+  // Nothing to journal, whatever changed.
+  void None() {
+    set_ = true;
+    commands_.clear();
+  }
+  void Clear() {
+    set_ = false;
+    commands_.clear();
+  }
+
+ private:
+  bool set_ = false;
+  std::vector<std::vector<std::string>> commands_;
 };
 
 // One record of a chunk.
@@ -67,6 +103,10 @@ class ShardJournal {
 
   // A command that took effect here, as it is to be replayed in database `db`.
   void AppendCommand(int db, std::span<const std::string_view> args);
+  // The commands of one write's effect (JournalEffect::commands), as one record: several are
+  // wrapped in MULTI ... EXEC, so that a replay applies all or none of them (as Redis 7
+  // propagates them); none appends nothing.
+  void AppendEffect(int db, std::span<const std::vector<std::string>> commands);
   // Where transaction `id` (which marks `shards` shards) concluded on this shard.
   void AppendMarker(uint64_t id, uint32_t shards);
   // The commands of transaction `id`, from its coordinator (on the coordinator's thread, which
@@ -102,6 +142,10 @@ class ShardJournal {
   uint64_t backlog_bytes() const { return appended_bytes() - written_bytes(); }
 
  private:
+  // A command record: Begin writes its header and returns where the record starts; the caller
+  // appends the RESP bytes; End fills in their length.
+  size_t BeginCommandRecord(int db);
+  void EndCommandRecord(size_t before);
   void Appended(size_t bytes) {
     seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     const uint64_t appended = appended_bytes_.load(std::memory_order_relaxed) + bytes;
@@ -187,9 +231,9 @@ struct JournalCommand {
   std::span<const std::string_view> args;  // the command as the client sent it
   // Inside EXEC: where the commands go (the EXEC's transaction carries the unit); null otherwise.
   JournalUnit* exec_unit = nullptr;
-  // Set by a handler whose effect the command as sent would not replay (BLMOVE woken: LMOVE):
-  // journaled instead of args.
-  std::vector<std::string> form;
+  // Set by a handler whose effect the command as sent would not replay (BLMOVE woken: LMOVE;
+  // XREADGROUP: XCLAIMs): journaled instead of args.
+  JournalEffect effect{};
   // Set by a handler that changed data without moving the dirty counter (Redis counts no change
   // for a pop served to a blocked client, but propagates it).
   bool force = false;

@@ -166,11 +166,10 @@ void Transaction::SendJournalPayload() {
   if (command != nullptr && command->exec_unit != nullptr) {
     unit = std::move(*command->exec_unit);
   } else if (command != nullptr && (dirty_count() > 0 || command->force)) {
-    if (command->form.empty()) {
-      unit.Add(command->db, command->args);
+    if (command->effect.set()) {
+      unit.Add(command->db, command->effect.commands());
     } else {
-      const std::vector<std::string_view> form(command->form.begin(), command->form.end());
-      unit.Add(command->db, form);
+      unit.Add(command->db, command->args);
     }
   }
   unit.rotate = command != nullptr && command->rotate;

@@ -130,6 +130,42 @@ TEST(JournalTest, PlacedSeqStartsAtTheFirstChunk) {
   EXPECT_EQ(merger.placed_seq(0), 3u);
 }
 
+TEST(JournalTest, EffectOfSeveralCommandsIsOneMultiExecRecord) {
+  ShardJournal j;
+  j.set_on(true);
+  j.AppendEffect(0, std::vector<std::vector<std::string>>{});  // nothing to journal
+  EXPECT_EQ(j.seq(), 0u);
+  JournalEffect one;
+  one.Add({"SREM", "s", "a"});
+  j.AppendEffect(1, one.commands());
+  JournalEffect two;
+  two.Add({"XCLAIM", "s", "g", "c", "0", "1-0"});
+  two.Add({"XCLAIM", "s", "g", "c", "0", "2-0"});
+  j.AppendEffect(1, two.commands());
+  EXPECT_EQ(j.seq(), 2u);
+  JournalMerger merger(1);
+  merger.Add(0, j.Take());
+  std::string out;
+  merger.Drain(&out);
+  EXPECT_EQ(out, Resp({"SELECT", "1"}) + Resp({"SREM", "s", "a"}) + Resp({"MULTI"}) +
+                     Resp({"XCLAIM", "s", "g", "c", "0", "1-0"}) +
+                     Resp({"XCLAIM", "s", "g", "c", "0", "2-0"}) + Resp({"EXEC"}));
+  EXPECT_EQ(merger.placed_seq(0), 2u);
+}
+
+TEST(JournalTest, EffectSetToNoneJournalsNothing) {
+  JournalEffect e;
+  EXPECT_FALSE(e.set());
+  e.Add({"SREM", "s", "a"});
+  e.None();
+  EXPECT_TRUE(e.set());
+  EXPECT_TRUE(e.commands().empty());
+  e.Replace({"DEL", "s"});
+  ASSERT_EQ(e.commands().size(), 1u);
+  e.Clear();
+  EXPECT_FALSE(e.set());
+}
+
 TEST(JournalTest, MergerWrapsSeveralCommandsAndSkipsEmptyPayloads) {
   ShardJournal s0, s1;
   s0.AppendMarker(1, 2);
