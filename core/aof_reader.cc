@@ -164,34 +164,63 @@ absl::StatusOr<bool> AofReader::Next(AofCommand* cmd) {
 
 namespace {
 
-// "<prefix><n>\r\n", without a formatting library: the journal writes one per argument of
-// every write.
-void AppendHeader(std::string* out, char prefix, size_t n) {
-  char buf[24];
-  char* end = buf + sizeof(buf);
-  char* p = end;
-  *--p = '\n';
-  *--p = '\r';
+// "<prefix><n>\r\n" at p, without a formatting library (the journal writes one per argument of
+// every write); returns the end.
+char* PutHeader(char* p, char prefix, size_t n) {
+  char digits[20];
+  char* d = digits + sizeof(digits);
   do {
-    *--p = char('0' + n % 10);
+    *--d = char('0' + n % 10);
     n /= 10;
   } while (n != 0);
-  *--p = prefix;
-  out->append(p, size_t(end - p));
+  *p++ = prefix;
+  const size_t len = size_t(digits + sizeof(digits) - d);
+  std::memcpy(p, d, len);
+  p += len;
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
+}
+
+size_t DecimalDigits(size_t n) {
+  size_t digits = 1;
+  while (n >= 10) {
+    n /= 10;
+    ++digits;
+  }
+  return digits;
+}
+
+template <typename Args>
+size_t RespSize(const Args& args) {
+  size_t size = 3 + DecimalDigits(args.size());
+  for (const auto& arg : args) size += 5 + DecimalDigits(arg.size()) + arg.size();
+  return size;
+}
+
+template <typename Args>
+char* PutResp(char* p, const Args& args) {
+  p = PutHeader(p, '*', args.size());
+  for (const auto& arg : args) {
+    p = PutHeader(p, '$', arg.size());
+    std::memcpy(p, arg.data(), arg.size());
+    p += arg.size();
+    *p++ = '\r';
+    *p++ = '\n';
+  }
+  return p;
 }
 
 template <typename Args>
 void AppendResp(std::string* out, const Args& args) {
-  // Room for all of it at once, growing geometrically (reserve alone would grow exactly).
-  size_t size = 24;
-  for (const auto& arg : args) size += arg.size() + 26;
-  if (out->capacity() - out->size() < size) out->reserve(std::max(out->size() + size, 2 * out->capacity()));
-  AppendHeader(out, '*', args.size());
-  for (const auto& arg : args) {
-    AppendHeader(out, '$', arg.size());
-    out->append(arg.data(), arg.size());
-    out->append("\r\n", 2);
-  }
+  // The exact size first, then one resize and plain stores: one capacity check per command
+  // instead of one per piece.
+  const size_t size = RespSize(args);
+  const size_t at = out->size();
+  // Growing geometrically (resize alone may grow exactly).
+  if (out->capacity() - at < size) out->reserve(std::max(at + size, 2 * out->capacity()));
+  out->resize(at + size);
+  PutResp(out->data() + at, args);
 }
 
 }  // namespace
@@ -203,6 +232,10 @@ void AppendRespCommand(std::string* out, std::span<const std::string_view> args)
 void AppendRespCommand(std::string* out, const std::vector<std::string>& args) {
   AppendResp(out, args);
 }
+
+size_t RespCommandSize(std::span<const std::string_view> args) { return RespSize(args); }
+
+char* PutRespCommand(char* p, std::span<const std::string_view> args) { return PutResp(p, args); }
 
 void AppendAofTimestamp(std::string* out, int64_t unix_seconds) {
   Append(out, "#TS:", unix_seconds, "\r\n");

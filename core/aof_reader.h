@@ -115,6 +115,10 @@ class AofReader {
 // bulk strings, "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" for each argument.
 void AppendRespCommand(std::string* out, std::span<const std::string_view> args);
 void AppendRespCommand(std::string* out, const std::vector<std::string>& args);
+// The same in two steps, for a caller that puts it after a header of its own in one write: the
+// exact size, then the bytes at p (returns their end).
+size_t RespCommandSize(std::span<const std::string_view> args);
+char* PutRespCommand(char* p, std::span<const std::string_view> args);
 
 // Appends a timestamp annotation "#TS:<unix seconds>\r\n", which Redis (aof-timestamp-enabled)
 // writes before the commands of each new second.

@@ -103,9 +103,21 @@ bool NextJournalRecord(std::string_view records, size_t* pos, JournalRecord* out
 void ShardJournal::set_on(bool on) { on_ = on; }
 
 void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args) {
-  const size_t before = BeginCommandRecord(db);
-  core::AppendRespCommand(&records_, args);
-  EndCommandRecord(before);
+  // Every journaled write comes here: the record in one resize and plain stores.
+  const size_t resp = core::RespCommandSize(args);
+  const size_t record = 2 + sizeof(uint32_t) + resp;
+  const size_t at = records_.size();
+  if (records_.capacity() - at < record) {
+    records_.reserve(std::max(at + record, 2 * records_.capacity()));
+  }
+  records_.resize(at + record);
+  char* p = records_.data() + at;
+  *p++ = char(JournalRecord::kCommand);
+  *p++ = char(uint8_t(db));
+  const uint32_t len = uint32_t(resp);
+  std::memcpy(p, &len, sizeof(len));
+  core::PutRespCommand(p + sizeof(len), args);
+  Appended(record);
 }
 
 void ShardJournal::AppendEffect(int db, std::span<const std::vector<std::string>> commands) {
@@ -158,6 +170,9 @@ void ShardJournal::AppendPayload(uint64_t id, const JournalUnit& unit) {
 ShardJournal::Chunk ShardJournal::Take() {
   Chunk c;
   c.records.swap(records_);
+  // The next round needs about as much: room for it now, so that the appends do not grow the
+  // buffer step by step from nothing, copying it each time.
+  records_.reserve(c.records.size());
   c.payloads.swap(payloads_);
   c.first_seq = taken_seq_ + 1;
   c.end_seq = taken_seq_ = seq_.load(std::memory_order_relaxed);

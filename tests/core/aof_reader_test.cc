@@ -81,6 +81,14 @@ TEST(AofWriter, RespCommand) {
   const std::string_view views[] = {"DEL", "key"};
   AppendRespCommand(&out, views);
   EXPECT_EQ(out, "x*2\r\n$3\r\nDEL\r\n$3\r\nkey\r\n");
+  // Counts and lengths of several digits; the reader gives back what was written.
+  Args many(12, "");
+  many[0] = "RPUSH";
+  many[11] = std::string(12345, 'z');
+  out = Cmd(many);
+  EXPECT_EQ(out.substr(0, 16), "*12\r\n$5\r\nRPUSH\r\n");
+  EXPECT_NE(out.find("$12345\r\nzz"), std::string::npos);
+  EXPECT_EQ(out.size(), 5 + 11 + 10 * 6 + 8 + 12345 + 2);
   out.clear();
   AppendAofTimestamp(&out, 1700000000);
   EXPECT_EQ(out, "#TS:1700000000\r\n");
