@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "io/proactor.h"
+#include "server/subcommand.h"
 #include "shard/shard.h"
 
 namespace shardis::server {
@@ -19,21 +20,22 @@ namespace {
 // have arrived a moment earlier or later.
 std::atomic<int> g_pause_type{int(PauseType::kAll)};
 
-// Redis' CMD_WRITE | CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds back.
-bool MayReplicate(const CommandSpec& spec) {
-  if (spec.flags & kWrite) return true;
+// Redis' CMD_WRITE | CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds back. sub_name: args[1],
+// which names a container's subcommand.
+bool MayReplicate(const CommandSpec& spec, std::string_view sub_name) {
+  if (CallFlags(spec, sub_name) & kWrite) return true;
   for (std::string_view name : {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall"}) {
     if (spec.name == name) return true;
   }
   return false;
 }
 
-bool Applies(const ConnectionState& conn, const CommandSpec& spec) {
+bool Applies(const ConnectionState& conn, const CommandSpec& spec, std::string_view sub_name) {
   if (PauseType(g_pause_type.load(std::memory_order_relaxed)) == PauseType::kAll) return true;
-  if (MayReplicate(spec)) return true;
+  if (MayReplicate(spec, sub_name)) return true;
   if (spec.name == "exec" && conn.multi.active) {
     for (const MultiState::Queued& q : conn.multi.queue) {
-      if (MayReplicate(*q.spec)) return true;
+      if (MayReplicate(*q.spec, q.args.size() > 1 ? q.args[1] : "")) return true;
     }
   }
   return false;
@@ -41,7 +43,8 @@ bool Applies(const ConnectionState& conn, const CommandSpec& spec) {
 
 }  // namespace
 
-bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec) {
+bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec,
+                     std::string_view sub_name) {
   for (;;) {
     if (conn.killed) return false;
     int64_t end = internal::g_pause_end_ms.load(std::memory_order_relaxed);
@@ -52,7 +55,7 @@ bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec) {
       internal::g_pause_end_ms.compare_exchange_strong(end, 0, std::memory_order_relaxed);
       return true;
     }
-    if (!Applies(conn, spec)) return true;
+    if (!Applies(conn, spec, sub_name)) return true;
     io::Proactor::current()->SleepFor(std::chrono::milliseconds(std::min<int64_t>(end - now, 10)));
   }
 }

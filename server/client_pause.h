@@ -29,9 +29,11 @@ inline bool PauseMaybeActive() {
 
 // Sleeps the calling connection fiber while a pause applies to `spec` (ALL: every command;
 // WRITE: writes, and the commands Redis counts as "may replicate": PUBLISH, PFCOUNT, EXEC of a
-// transaction with one of those, ...). Returns false when the client was killed meanwhile (the
+// transaction with one of those, ...). sub_name is args[1], which names a container's
+// subcommand (XGROUP CREATE is a write). Returns false when the client was killed meanwhile (the
 // command must not run).
-bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec);
+bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec,
+                     std::string_view sub_name);
 
 // Redis' pauseClients: the type is replaced, the deadline only ever extended.
 void PauseClients(int64_t end_ms, PauseType type);

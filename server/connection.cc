@@ -397,19 +397,20 @@ std::string* Connection::NextReplyTarget(uint32_t* slot) {
 namespace {
 
 // Redis' processCommand: the OOM check applies to kDenyOom commands and to every command queued
-// in MULTI except those that end or reset the transaction.
-bool NeedsMemoryAdmission(const CommandSpec& spec, bool in_multi) {
+// in MULTI except those that end or reset the transaction. flags: the call's (a container's
+// subcommand's: XGROUP CREATE is kDenyOom).
+bool NeedsMemoryAdmission(const CommandSpec& spec, uint32_t flags, bool in_multi) {
   if (in_multi) {
     return spec.name != "exec" && spec.name != "discard" && spec.name != "quit" &&
            spec.name != "reset";
   }
-  return (spec.flags & kDenyOom) && spec.on_conn != nullptr;
+  return (flags & kDenyOom) && spec.on_conn != nullptr;
 }
 
 // Whether EXEC would run a write: Redis counts it as a write command then (MISCONF).
 bool MultiHasWrites(const ConnectionState& state) {
   for (const MultiState::Queued& q : state.multi.queue) {
-    if (q.spec->flags & kWrite) return true;
+    if (CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & kWrite) return true;
   }
   return false;
 }
@@ -486,14 +487,15 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     }
   }
   // A container's flags are its subcommand's (XGROUP CREATE writes, XGROUP HELP does not).
-  const bool write = (sub != nullptr ? sub->flags : spec->flags) & kWrite;
+  const uint32_t flags = sub != nullptr ? sub->flags : spec->flags;
+  const bool write = flags & kWrite;
   if (!state_.authenticated && AuthRequired() && !(spec->flags & kNoAuth)) [[unlikely]] {
     return Reject(spec, "Authentication required.", "NOAUTH");
   }
   // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
   // ones that run in the connection and, as in Redis, anything queued in MULTI.
   if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
-    if (NeedsMemoryAdmission(*spec, state_.multi.active)) {
+    if (NeedsMemoryAdmission(*spec, flags, state_.multi.active)) {
       FlushQueued();  // admission may hop: what was queued before runs first
       if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
     }
@@ -524,7 +526,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   if (PauseMaybeActive()) [[unlikely]] {
     // CLIENT PAUSE: what came before runs first; this one waits (or dies with the client).
     FlushQueued();
-    if (!WaitWhilePaused(state_, *spec)) return;
+    if (!WaitWhilePaused(state_, *spec, args.size() > 1 ? args[1] : "")) return;
     Tick();  // the wait is not the command's time
   }
   state_.last_command = spec->name;

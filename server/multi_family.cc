@@ -19,6 +19,7 @@
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
 #include "server/monitor.h"
+#include "server/subcommand.h"
 #include "shard/transaction.h"
 
 namespace shardis::server {
@@ -38,7 +39,10 @@ void DiscardMulti(ConnectionState& conn) {
 
 namespace {
 
-bool IsDataCommand(const CommandSpec& spec) { return spec.flags & (kWrite | kReadOnly); }
+bool IsDataCommand(const MultiState::Queued& q) {
+  // A container's flags are its subcommand's: XGROUP CREATE touches data, XGROUP HELP does not.
+  return CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & (kWrite | kReadOnly);
+}
 
 void CmdMulti(ArgSlice, ConnContext& ctx) {
   if (ctx.conn.multi.active) return ctx.rb.Error("ERR MULTI calls can not be nested");
@@ -120,7 +124,7 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   for (const MultiState::Queued& q : conn.multi.queue) {
     if (q.spec->on_shard != nullptr) {
       keys.push_back(q.args[1]);
-    } else if (IsDataCommand(*q.spec) || core::EqualsIgnoreCase(q.spec->name, "select")) {
+    } else if (IsDataCommand(q) || core::EqualsIgnoreCase(q.spec->name, "select")) {
       global = true;
     }
   }

@@ -34,6 +34,12 @@ const SubCommand* FindSub(const Container& c, std::string_view name) {
   return nullptr;
 }
 
+uint32_t CallFlags(const CommandSpec& spec, std::string_view sub_name) {
+  if (spec.container == nullptr) return spec.flags;
+  const SubCommand* sub = FindSub(*spec.container, sub_name);
+  return sub != nullptr ? sub->flags : spec.flags;
+}
+
 bool ArityOk(int arity, size_t argc) {
   return arity >= 0 ? argc == size_t(arity) : argc >= size_t(-arity);
 }

@@ -52,6 +52,10 @@ std::span<const Container> Containers();
 const Container* FindContainer(std::string_view name);
 const SubCommand* FindSub(const Container& container, std::string_view name);
 
+// The flags a call runs with: for a container, those of the subcommand `sub_name` names (its
+// args[1]; XGROUP CREATE writes, XGROUP HELP does not), else the command's.
+uint32_t CallFlags(const CommandSpec& spec, std::string_view sub_name);
+
 // Redis' arity check: arity N = exactly N arguments (with the name), -N = at least N.
 bool ArityOk(int arity, size_t argc);
 

@@ -256,6 +256,24 @@ def test_pause_write_delays_writes_not_reads(srv):
         assert done and done[0][0] == 1 and done[0][1] < 2
 
 
+def test_pause_write_holds_a_containers_write_subcommands(srv):
+    """A container's flags are its subcommand's: XGROUP CREATE is a write (held, alone or in
+    MULTI), XINFO and XGROUP HELP are not."""
+    with srv.raw() as admin, srv.raw() as c:
+        assert c.call("XADD", "pause:s", "1-0", "f", "v") == b"1-0"
+        assert admin.call("CLIENT", "PAUSE", "700", "WRITE") == b"OK"
+        assert timed(lambda: c.call("XINFO", "STREAM", "pause:s"))[1] < 0.4
+        assert timed(lambda: c.call("XGROUP", "HELP"))[1] < 0.4
+        value, took = timed(lambda: c.call("XGROUP", "CREATE", "pause:s", "g", "0"))
+        assert value == b"OK" and took > 0.4
+        # As in Redis, a write waits before it is queued in MULTI.
+        assert admin.call("CLIENT", "PAUSE", "700", "WRITE") == b"OK"
+        assert c.call("MULTI") == b"OK"
+        value, took = timed(lambda: c.call("XGROUP", "CREATECONSUMER", "pause:s", "g", "alice"))
+        assert value == b"QUEUED" and took > 0.4
+        assert c.call("EXEC") == [1]
+
+
 def test_pause_all_delays_every_command(srv):
     with srv.raw() as admin, srv.raw() as other:
         assert admin.call("CLIENT", "PAUSE", "600") == b"OK"

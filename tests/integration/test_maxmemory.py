@@ -55,6 +55,8 @@ OOM_SCRIPT = [
     ["MSET", "a", "1", "b", "2"],
     ["INCR", "n"],
     ["EXPIRE", "k", "10"],
+    ["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"],  # a container's kDenyOom subcommand
+    ["XGROUP", "HELP"],
     ["MULTI"],
     ["GET", "k"],
     ["SET", "k", "v"],

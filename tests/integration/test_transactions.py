@@ -227,3 +227,24 @@ def test_exec_with_global_commands(server4):
     pipe.flushdb()
     pipe.dbsize()
     assert pipe.execute() == [20, True, 22, True, 0]
+
+
+def test_exec_with_container_subcommands_on_keys(server4, redis_server):
+    """A container's subcommands that read or write a key (XGROUP, XINFO, OBJECT) run in EXEC
+    with the keyspace held; they used to run on keys the EXEC did not hold (XGROUP in MULTI
+    stopped the server). The replies match redis-server's."""
+    queued = [("XGROUP", "CREATE", "cs", "g", "0"), ("XGROUP", "CREATECONSUMER", "cs", "g", "a"),
+              ("XINFO", "GROUPS", "cs"), ("OBJECT", "ENCODING", "plain"),
+              ("XGROUP", "DELCONSUMER", "cs", "g", "a"), ("XGROUP", "DESTROY", "cs", "g"),
+              ("XGROUP", "HELP")]
+    replies = []
+    for srv in (server4, redis_server):
+        with srv.raw() as c:
+            assert c.call("FLUSHALL") == b"OK"
+            assert c.call("XADD", "cs", "1-0", "f", "v") == b"1-0"
+            assert c.call("SET", "plain", "12345") == b"OK"
+            assert c.call("MULTI") == b"OK"
+            for command in queued:
+                assert c.call(*command) == b"QUEUED"
+            replies.append(c.call("EXEC"))
+    assert replies[0] == replies[1]
