@@ -1,6 +1,6 @@
 #include "core/sha256.h"
 
-#include <cstring>
+#include "core/merkle_damgard.h"
 
 namespace shardis::core {
 
@@ -22,10 +22,7 @@ inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 void Block(uint32_t h[8], const uint8_t* p) {
   uint32_t w[64];
-  for (int i = 0; i < 16; ++i) {
-    w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 | uint32_t(p[4 * i + 2]) << 8 |
-           uint32_t(p[4 * i + 3]);
-  }
+  for (int i = 0; i < 16; ++i) w[i] = internal::BigEndianWord(p + 4 * i);
   for (int i = 16; i < 64; ++i) {
     const uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
     const uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -60,33 +57,9 @@ void Block(uint32_t h[8], const uint8_t* p) {
 std::array<uint8_t, 32> Sha256(std::string_view data) {
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-  size_t left = data.size();
-  for (; left >= 64; left -= 64, p += 64) Block(h, p);
-  // The tail, the 0x80 marker and the length in bits, in one or two final blocks.
-  uint8_t tail[128] = {};
-  std::memcpy(tail, p, left);
-  tail[left] = 0x80;
-  const size_t blocks = left + 9 > 64 ? 2 : 1;
-  const uint64_t bits = uint64_t(data.size()) * 8;
-  for (int i = 0; i < 8; ++i) tail[blocks * 64 - 1 - i] = uint8_t(bits >> (8 * i));
-  for (size_t i = 0; i < blocks; ++i) Block(h, tail + 64 * i);
-  std::array<uint8_t, 32> out;
-  for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < 4; ++j) out[4 * i + j] = uint8_t(h[i] >> (24 - 8 * j));
-  }
-  return out;
+  return internal::MerkleDamgard(h, data, Block);
 }
 
-std::string Sha256Hex(std::string_view data) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(64);
-  for (uint8_t b : Sha256(data)) {
-    hex.push_back(kHex[b >> 4]);
-    hex.push_back(kHex[b & 15]);
-  }
-  return hex;
-}
+std::string Sha256Hex(std::string_view data) { return internal::DigestHex(Sha256(data)); }
 
 }  // namespace shardis::core
