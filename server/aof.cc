@@ -410,6 +410,14 @@ absl::Status WriteBase(const std::string& name, std::function<void(Shard&)> at_c
     WaitWhileSaving();
     g_aof.rewrite_scheduled.store(false);
   }
+  return status;
+}
+
+// A rewrite (or a first base) that WriteBase started is over, its manifest written or given up:
+// INFO says so only now, as Redis counts it in backgroundRewriteDoneHandler after the manifest
+// (before, INFO could say "done" while the manifest still named the old files).
+absl::Status EndRewrite(absl::Status status) {
+  if (!g_aof.rewriting.load()) return status;  // stopped before WriteBase
   g_aof.rewriting.store(false);
   g_aof.last_rewrite_seconds.store((shard::NowMs() - g_aof.rewrite_start_ms.load()) / 1000);
   g_aof.rewrites.fetch_add(1);
@@ -436,7 +444,7 @@ void DeleteHistory(core::AofManifest* manifest) {
 
 // A new base snapshot and incr file, the journals starting at the snapshot's cut, then the
 // manifest that names them; the files of the previous manifest are deleted after.
-absl::Status StartWithNewBase() {
+absl::Status StartWithNewBaseFiles() {
   if (absl::Status s = MakeDir(); !s.ok()) return s;
   core::AofManifest manifest = ManifestOnDisk();
   const std::string filename = AppendFilename();
@@ -466,7 +474,7 @@ absl::Status StartWithNewBase() {
 // the dataset whenever the process stops; once the base is written the manifest names it and
 // the new incr file only, and the older files are deleted. With the AOF off, the manifest names
 // the base alone, as Redis' rewrite does.
-absl::Status Rewrite() {
+absl::Status RewriteFiles() {
   if (absl::Status s = MakeDir(); !s.ok()) return s;
   const std::string filename = AppendFilename();
   const bool on = g_aof.on.load();
@@ -504,6 +512,10 @@ absl::Status Rewrite() {
   LOG(INFO) << "Background AOF rewrite finished successfully: " << DirPath() << "/" << base.name;
   return absl::OkStatus();
 }
+
+// The two, with INFO's rewrite bookkeeping once their manifest is written.
+absl::Status StartWithNewBase() { return EndRewrite(StartWithNewBaseFiles()); }
+absl::Status Rewrite() { return EndRewrite(RewriteFiles()); }
 
 // The journals stop recording; the writer writes and fsyncs what they recorded, then ends.
 void StopWriter() {
