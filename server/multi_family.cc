@@ -101,7 +101,6 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
       } else if (journal_on && tx.dirty_count() != dirty) {
         unit->Add(db_index, args);
       }
-      effect.Clear();
     }
     RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
                IsErrorReply(*ctx.rb.output(), reply_at), args, conn);

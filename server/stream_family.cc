@@ -1425,6 +1425,7 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
   std::vector<std::vector<std::vector<std::string>>> journal(args.group_read ? n : 0);
   const bool resp3 = rb.resp3();
   tx.Run([&](shard::TxShard& t) {
+    // Each shard's own journal decides: an AOF being turned on starts them at its cut.
     const bool journaling = args.group_read && t.shard.journal().on();
     for (uint32_t i : t.keys) {
       Db::Iterator it = t.db.Find(tx.key(i), tx.hash(i), t.now_ms);

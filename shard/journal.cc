@@ -105,10 +105,32 @@ void ShardJournal::set_on(bool on) { on_ = on; }
 void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args) {
   // Every journaled write comes here: the record in one resize and plain stores.
   const size_t resp = core::RespCommandSize(args);
-  const size_t record = 2 + sizeof(uint32_t) + resp;
+  core::PutRespCommand(AddCommandRecord(db, resp), args);
+  Appended(kCommandHeader + resp);
+}
+
+void ShardJournal::AppendEffect(int db, std::span<const std::vector<std::string>> commands) {
+  if (commands.empty()) return;
+  const bool wrap = commands.size() > 1;
+  std::vector<std::vector<std::string_view>> views;
+  views.reserve(commands.size());
+  size_t resp = wrap ? kMulti.size() + kExec.size() : 0;
+  for (const std::vector<std::string>& command : commands) {
+    views.emplace_back(command.begin(), command.end());
+    resp += core::RespCommandSize(views.back());
+  }
+  char* p = AddCommandRecord(db, resp);
+  if (wrap) p = std::copy(kMulti.begin(), kMulti.end(), p);
+  for (const std::vector<std::string_view>& args : views) p = core::PutRespCommand(p, args);
+  if (wrap) std::copy(kExec.begin(), kExec.end(), p);
+  Appended(kCommandHeader + resp);
+}
+
+char* ShardJournal::AddCommandRecord(int db, size_t resp) {
   const size_t at = records_.size();
+  const size_t record = kCommandHeader + resp;
   if (records_.capacity() - at < record) {
-    records_.reserve(std::max(at + record, 2 * records_.capacity()));
+    records_.reserve(std::max(at + record, 2 * records_.capacity()));  // growing geometrically
   }
   records_.resize(at + record);
   char* p = records_.data() + at;
@@ -116,37 +138,7 @@ void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args)
   *p++ = char(uint8_t(db));
   const uint32_t len = uint32_t(resp);
   std::memcpy(p, &len, sizeof(len));
-  core::PutRespCommand(p + sizeof(len), args);
-  Appended(record);
-}
-
-void ShardJournal::AppendEffect(int db, std::span<const std::vector<std::string>> commands) {
-  if (commands.empty()) return;
-  const size_t before = BeginCommandRecord(db);
-  const bool wrap = commands.size() > 1;
-  if (wrap) records_.append(kMulti);
-  std::vector<std::string_view> args;
-  for (const std::vector<std::string>& command : commands) {
-    args.assign(command.begin(), command.end());
-    core::AppendRespCommand(&records_, args);
-  }
-  if (wrap) records_.append(kExec);
-  EndCommandRecord(before);
-}
-
-size_t ShardJournal::BeginCommandRecord(int db) {
-  const size_t before = records_.size();
-  records_.push_back(char(JournalRecord::kCommand));
-  records_.push_back(char(uint8_t(db)));
-  Put<uint32_t>(&records_, 0);  // the length, filled in by EndCommandRecord
-  return before;
-}
-
-void ShardJournal::EndCommandRecord(size_t before) {
-  const size_t len_at = before + 2;
-  const uint32_t len = uint32_t(records_.size() - len_at - sizeof(uint32_t));
-  std::memcpy(records_.data() + len_at, &len, sizeof(len));
-  Appended(records_.size() - before);
+  return p + sizeof(len);
 }
 
 void ShardJournal::AppendMarker(uint64_t id, uint32_t shards) {

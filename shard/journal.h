@@ -142,10 +142,10 @@ class ShardJournal {
   uint64_t backlog_bytes() const { return appended_bytes() - written_bytes(); }
 
  private:
-  // A command record: Begin writes its header and returns where the record starts; the caller
-  // appends the RESP bytes; End fills in their length.
-  size_t BeginCommandRecord(int db);
-  void EndCommandRecord(size_t before);
+  // A command record's header: kind, db, the RESP bytes' length (see journal.cc).
+  static constexpr size_t kCommandHeader = 2 + sizeof(uint32_t);
+  // Adds a command record of `resp` RESP bytes and returns where those bytes go.
+  char* AddCommandRecord(int db, size_t resp);
   void Appended(size_t bytes) {
     seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     const uint64_t appended = appended_bytes_.load(std::memory_order_relaxed) + bytes;
