@@ -9,6 +9,7 @@ BUILD_PKGS=(
   cmake ninja-build g++ pkg-config
   liburing-dev libabsl-dev libmimalloc-dev libgflags-dev libgoogle-glog-dev
   libgtest-dev libgmock-dev libboost-fiber-dev libboost-context-dev libbenchmark-dev
+  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 )
 TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache
   python3-prometheus-client python3-yaml curl)
