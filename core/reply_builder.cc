@@ -126,6 +126,16 @@ void ReplyBuilder::Bool(bool b) {
   }
 }
 
+void ReplyBuilder::BigNumber(std::string_view digits) {
+  if (!resp3_) {
+    Bulk(digits);
+    return;
+  }
+  out_->push_back('(');
+  out_->append(digits);
+  out_->append(kCrlf);
+}
+
 void ReplyBuilder::Verbatim(std::string_view s, std::string_view type) {
   if (!resp3_) {
     Bulk(s);

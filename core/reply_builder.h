@@ -49,6 +49,8 @@ class ReplyBuilder {
   // (FormatLongDouble), RESP3 ",text", RESP2 a bulk string of it.
   void HumanLongDouble(long double d);
   void Bool(bool b);  // RESP3 "#t"/"#f"; RESP2 ":1"/":0"
+  // RESP3 "(digits"; RESP2 a bulk string of them (a script's {big_number = ...}).
+  void BigNumber(std::string_view digits);
   // RESP3 "=len" CRLF "txt:s"; RESP2 a plain bulk of s. type must be exactly 3 characters.
   void Verbatim(std::string_view s, std::string_view type = "txt");
   void BulkArray(const std::vector<std::string_view>& items);  // "*n" then n bulks

@@ -1,0 +1,1123 @@
+#include "core/lua_interpreter.h"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <lua.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "core/sha1.h"
+#include "core/string_util.h"
+
+extern "C" {
+int luaopen_cjson(lua_State* L);
+int luaopen_bit(lua_State* L);
+}
+
+namespace shardis::core {
+
+namespace {
+
+constexpr char kReadonlyError[] = "Attempt to modify a readonly table";
+// A Lua reply nested deeper than this is cut with an error, as Redis cuts it where Lua's stack
+// ends; ours is lower because the conversion recurses on the fiber's stack.
+constexpr int kMaxReplyDepth = 500;
+// Redis steps Lua's collector every 50 runs, instead of letting it run a full cycle at random.
+constexpr int kGcPeriod = 50;
+
+// The globals a script sees (Redis 7.0's allow lists); every other global the libraries define is
+// removed (print, dofile, loadfile, require, module, ...).
+constexpr std::string_view kAllowedGlobals[] = {
+    "string", "cjson", "bit", "cmsgpack", "math", "table", "struct", "redis",
+    "xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber",
+    "rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "coroutine", "type",
+    "_G", "select", "unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs",
+    "_VERSION", "setfenv", "load", "error", "newproxy"};
+// The library tables made read-only (each behind a proxy, see ProtectTable).
+constexpr const char* kLibraryTables[] = {"redis", "string", "math", "table", "coroutine",
+  "cjson", "bit", "struct", "cmsgpack"};
+
+// Redis' math.random: the 48-bit linear congruential generator of drand48 (with its constants
+// and its initial state), so that scripts draw the same sequence on every platform.
+class Rand48 {
+ public:
+  void Seed(int32_t seed) { x_ = (uint64_t(uint32_t(seed)) << 16) | 0x330E; }
+  int32_t Next() {
+    x_ = (0x5DEECE66DULL * x_ + 0xB) & ((1ULL << 48) - 1);
+    return int32_t(x_ >> 17);
+  }
+
+ private:
+  uint64_t x_ = 0x1234ABCD330EULL;
+};
+constexpr int32_t kRand48Max = std::numeric_limits<int32_t>::max();
+
+}  // namespace
+
+// One script run: what its redis.* calls need.
+struct RunState {
+  ScriptHost* host;
+  bool resp3 = false;     // redis.setresp(3)
+  bool propagate = true;  // redis.set_repl: REPL_AOF set
+  bool aborted = false;
+  bool killed = false;
+};
+
+struct LuaInterpreter::Impl {
+  lua_State* L = nullptr;
+  int env_ref = LUA_NOREF;// the proxy of the globals, every script's environment
+  int readonly_ref = LUA_NOREF;   // weak-keyed set of the read-only proxies
+  int setmetatable_ref = LUA_NOREF;  // Lua's own setmetatable and rawset, which ours wrap
+  int rawset_ref = LUA_NOREF;
+  absl::flat_hash_map<std::string, int, StringHash, StringEq> scripts;  // SHA -> registry ref of the compiled chunk
+  // Lua threads of finished runs, kept for the next ones (with their registry refs).
+  std::vector<std::pair<lua_State*, int>> idle_threads;
+  // The run whose Lua code executes now. Lua code runs only between a run's start or the return
+  // of its host Call and its next Call or its end: each of those points sets it.
+  RunState* current = nullptr;
+  Rand48 rand;
+  int runs_since_gc = 0;
+
+  static Impl* Of(lua_State* L) {
+    return static_cast<Impl*>(lua_touserdata(L, lua_upvalueindex(1)));
+  }
+};
+
+namespace {
+
+using Impl = LuaInterpreter::Impl;
+
+// ---- Errors in Redis' shape: a table {err = "CODE message"}.
+
+// Pushes the error table for err, "-CODE message" or "message" (code ERR), as Redis'
+// luaPushErrorBuff does.
+void PushErrorTable(lua_State* L, std::string_view err) {
+  std::string code = "ERR";
+  std::string_view msg = err;
+  if (!err.empty() && err[0] == '-') {
+    const size_t space = err.find(' ');
+    if (space == std::string_view::npos) {
+      msg = err.substr(1);
+    } else {
+      code = std::string(err.substr(1, space - 1));
+      msg = err.substr(space + 1);
+    }
+  }
+  while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
+  while (!msg.empty() && (msg.front() == '\r' || msg.front() == '\n')) msg.remove_prefix(1);
+  std::string final_msg = code + " " + std::string(msg);
+  lua_newtable(L);
+  lua_pushstring(L, "err");
+  lua_pushlstring(L, final_msg.data(), final_msg.size());
+  lua_settable(L, -3);
+}
+
+// Raises the error table for err. Does not return (Lua unwinds with a C++ exception: liblua5.1
+// is the C++ build, so destructors of the callers' locals run).
+[[noreturn]] void RaiseError(lua_State* L, std::string_view err) {
+  PushErrorTable(L, err);
+  lua_error(L);
+  __builtin_unreachable();
+}
+
+std::string_view ToView(lua_State* L, int index) {
+  size_t len = 0;
+  const char* s = lua_tolstring(L, index, &len);
+  return s == nullptr ? std::string_view() : std::string_view(s, len);
+}
+
+// ---- RESP reply -> Lua value (redis.call's result). The reply comes from our own commands, so
+// it is well formed; the parser still never reads past its end.
+
+class ReplyToLua {
+ public:
+  ReplyToLua(lua_State* L, std::string_view reply) : L_(L), p_(reply.data()), end_(p_ + reply.size()) {}
+
+  void Push() {
+    if (p_ >= end_) return lua_pushnil(L_);
+    lua_checkstack(L_, 4);
+    const char type = *p_++;
+    std::string_view line = Line();
+    switch (type) {
+      case '+':
+lua_newtable(L_);
+lua_pushstring(L_, "ok");
+lua_pushlstring(L_, line.data(), line.size());
+lua_settable(L_, -3);
+return;
+      case '-':
+PushErrorTable(L_, "-" + std::string(line));
+return;
+      case ':':
+return lua_pushnumber(L_, lua_Number(ParseInt(line)));
+      case '$': {
+const int64_t len = ParseInt(line);
+if (len < 0) return lua_pushboolean(L_, 0);
+lua_pushlstring(L_, p_, size_t(len));
+p_ += len + 2;
+return;
+      }
+      case '*': {
+const int64_t n = ParseInt(line);
+if (n < 0) return lua_pushboolean(L_, 0);
+lua_createtable(L_, int(n), 0);
+for (int64_t i = 1; i <= n; ++i) {
+  Push();
+  lua_rawseti(L_, -2, int(i));
+}
+return;
+      }
+      case '%': {
+const int64_t n = ParseInt(line);
+lua_newtable(L_);
+lua_pushstring(L_, "map");
+lua_newtable(L_);
+for (int64_t i = 0; i < n; ++i) {
+  Push();
+  Push();
+  lua_settable(L_, -3);
+}
+lua_settable(L_, -3);
+return;
+      }
+      case '~': {
+const int64_t n = ParseInt(line);
+lua_newtable(L_);
+lua_pushstring(L_, "set");
+lua_newtable(L_);
+for (int64_t i = 0; i < n; ++i) {
+  Push();
+  lua_pushboolean(L_, 1);
+  lua_settable(L_, -3);
+}
+lua_settable(L_, -3);
+return;
+      }
+      case '_':
+return lua_pushnil(L_);
+      case '#':
+return lua_pushboolean(L_, line == "t");
+      case ',': {
+lua_newtable(L_);
+lua_pushstring(L_, "double");
+lua_pushnumber(L_, std::strtod(std::string(line).c_str(), nullptr));
+lua_settable(L_, -3);
+return;
+      }
+      case '(':
+lua_newtable(L_);
+lua_pushstring(L_, "big_number");
+lua_pushlstring(L_, line.data(), line.size());
+lua_settable(L_, -3);
+return;
+      case '=': {
+const int64_t len = ParseInt(line);
+std::string_view body(p_, size_t(len));
+p_ += len + 2;
+lua_newtable(L_);
+lua_pushstring(L_, "verbatim_string");
+lua_newtable(L_);
+lua_pushstring(L_, "string");
+lua_pushlstring(L_, body.data() + 4, body.size() - 4);
+lua_settable(L_, -3);
+lua_pushstring(L_, "format");
+lua_pushlstring(L_, body.data(), 3);
+lua_settable(L_, -3);
+lua_settable(L_, -3);
+return;
+      }
+      case '|': {  // attributes are not shown to scripts: skip them, then read the reply
+const int64_t n = ParseInt(line);
+for (int64_t i = 0; i < 2 * n; ++i) {
+  Push();
+  lua_pop(L_, 1);
+}
+return Push();
+      }
+      default:
+return lua_pushnil(L_);
+    }
+  }
+
+ private:
+  std::string_view Line() {
+    const char* start = p_;
+    while (p_ < end_ && *p_ != '\r') ++p_;
+    std::string_view line(start, size_t(p_ - start));
+    p_ = std::min(end_, p_ + 2);
+    return line;
+  }
+  static int64_t ParseInt(std::string_view s) {
+    int64_t v = 0;
+    bool neg = false;
+    size_t i = 0;
+    if (!s.empty() && s[0] == '-') neg = true, i = 1;
+    for (; i < s.size(); ++i) v = v * 10 + (s[i] - '0');
+    return neg ? -v : v;
+  }
+
+  lua_State* L_;
+  const char* p_;
+  const char* end_;
+};
+
+// ---- Lua value -> RESP reply (the script's result), Redis' luaReplyToRedisReply.
+
+// Lua numbers become integers by truncation; a value out of int64's range gives what x86's
+// conversion gives (INT64_MIN), as in Redis, without the undefined behaviour.
+int64_t TruncateNumber(lua_Number d) {
+  if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0)) {
+    return std::numeric_limits<int64_t>::min();
+  }
+  return int64_t(d);
+}
+
+// Reads table[field] (raw) and leaves it on the stack; returns its type.
+int RawField(lua_State* L, const char* field) {
+  lua_pushstring(L, field);
+  lua_rawget(L, -2);
+  return lua_type(L, -1);
+}
+
+// The error text of an error value (a table with err, or anything else), Redis'
+// luaExtractErrorInformation: its message, and where the error was raised when known.
+struct ErrorInfo {
+  std::string msg;
+  std::string source;
+  std::string line;
+  bool has_location = false;
+};
+ErrorInfo ExtractError(lua_State* L) {
+  ErrorInfo info;
+  if (lua_isstring(L, -1)) info.msg = "ERR " + std::string(ToView(L, -1));
+  if (!lua_istable(L, -1)) return info;
+  lua_getfield(L, -1, "err");
+  if (lua_isstring(L, -1)) info.msg = std::string(ToView(L, -1));
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "source");
+  const bool has_source = lua_isstring(L, -1);
+  if (has_source) info.source = std::string(ToView(L, -1));
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "line");
+  const bool has_line = lua_isstring(L, -1);
+  if (has_line) info.line = std::string(ToView(L, -1));
+  lua_pop(L, 1);
+  info.has_location = has_source && has_line;
+  return info;
+}
+
+std::string MapCrlfToSpaces(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return out;
+}
+
+// The number of entries of the table on top of the stack (a map's or a set's).
+size_t CountEntries(lua_State* L) {
+  size_t n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    lua_pop(L, 1);
+    ++n;
+  }
+  return n;
+}
+
+// Converts and pops the value on top of the stack.
+void LuaToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth) {
+  if (depth > kMaxReplyDepth || !lua_checkstack(L, 4)) {
+    rb.Error("ERR reached lua stack limit");
+    lua_pop(L, 1);
+    return;
+  }
+  switch (lua_type(L, -1)) {
+    case LUA_TSTRING:
+      rb.Bulk(ToView(L, -1));
+      break;
+    case LUA_TBOOLEAN:
+      if (script_resp3) {
+rb.Bool(lua_toboolean(L, -1));
+      } else if (lua_toboolean(L, -1)) {
+rb.Integer(1);
+      } else {
+rb.Null();
+      }
+      break;
+    case LUA_TNUMBER:
+      rb.Integer(TruncateNumber(lua_tonumber(L, -1)));
+      break;
+    case LUA_TTABLE: {
+      if (RawField(L, "err") == LUA_TSTRING) {
+lua_pop(L, 1);
+ErrorInfo info = ExtractError(L);
+rb.Error(info.msg);
+break;
+      }
+      lua_pop(L, 1);
+      if (RawField(L, "ok") == LUA_TSTRING) {
+rb.SimpleString(MapCrlfToSpaces(ToView(L, -1)));
+lua_pop(L, 1);
+break;
+      }
+      lua_pop(L, 1);
+      if (RawField(L, "double") == LUA_TNUMBER) {
+rb.Double(lua_tonumber(L, -1));
+lua_pop(L, 1);
+break;
+      }
+      lua_pop(L, 1);
+      if (RawField(L, "big_number") == LUA_TSTRING) {
+rb.BigNumber(MapCrlfToSpaces(ToView(L, -1)));
+lua_pop(L, 1);
+break;
+      }
+      lua_pop(L, 1);
+      if (RawField(L, "verbatim_string") == LUA_TTABLE) {
+const bool has_format = RawField(L, "format") == LUA_TSTRING;
+std::string format(ToView(L, -1));
+lua_pop(L, 1);
+if (has_format && RawField(L, "string") == LUA_TSTRING) {
+  format.resize(3, ' ');
+  rb.Verbatim(ToView(L, -1), format);
+  lua_pop(L, 2);
+  break;
+}
+if (has_format) lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+      if (RawField(L, "map") == LUA_TTABLE) {
+size_t n = 0;
+lua_pushnil(L);
+while (lua_next(L, -2) != 0) {
+  lua_pop(L, 1);
+  ++n;
+}
+rb.MapHeader(n);
+lua_pushnil(L);
+while (lua_next(L, -2) != 0) {
+  lua_pushvalue(L, -2);
+  LuaToReply(L, rb, script_resp3, depth + 1);  // the key
+  LuaToReply(L, rb, script_resp3, depth + 1);  // the value
+}
+lua_pop(L, 1);
+break;
+      }
+      lua_pop(L, 1);
+      if (RawField(L, "set") == LUA_TTABLE) {
+size_t n = 0;
+lua_pushnil(L);
+while (lua_next(L, -2) != 0) {
+  lua_pop(L, 1);
+  ++n;
+}
+rb.SetHeader(n);
+lua_pushnil(L);
+while (lua_next(L, -2) != 0) {
+  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  LuaToReply(L, rb, script_resp3, depth + 1);
+}
+lua_pop(L, 1);
+break;
+      }
+      lua_pop(L, 1);
+      // An array: the elements 1, 2, ... up to the first nil.
+      size_t n = 0;
+      for (;;) {
+lua_rawgeti(L, -1, int(n + 1));
+const bool end = lua_isnil(L, -1);
+lua_pop(L, 1);
+if (end) break;
+++n;
+      }
+      rb.ArrayHeader(n);
+      for (size_t i = 1; i <= n; ++i) {
+lua_rawgeti(L, -1, int(i));
+LuaToReply(L, rb, script_resp3, depth + 1);
+      }
+      break;
+    }
+    default:
+      rb.Null();
+  }
+  lua_pop(L, 1);
+}
+
+// ---- The redis library.
+
+RunState* CurrentRun(lua_State* L, const char* what) {
+  RunState* run = Impl::Of(L)->current;
+  if (run == nullptr) {
+    RaiseError(L, std::string(what) + " can only be called inside a script invocation");
+  }
+  return run;
+}
+
+// The arguments of redis.call and its kin, as strings: numbers as "%.17g" (Lua's own
+// conversion loses precision), strings as they are; anything else is refused.
+bool CollectArgs(lua_State* L, std::vector<std::string>* storage,
+ std::vector<std::string_view>* args) {
+  const int argc = lua_gettop(L);
+  storage->clear();
+  args->clear();
+  storage->reserve(argc);
+  for (int i = 1; i <= argc; ++i) {
+    if (lua_type(L, i) == LUA_TNUMBER) {
+      char buf[64];
+      const int len = std::snprintf(buf, sizeof(buf), "%.17g", double(lua_tonumber(L, i)));
+      storage->emplace_back(buf, size_t(len));
+    } else if (lua_type(L, i) == LUA_TSTRING) {
+      storage->emplace_back(ToView(L, i));
+    } else {
+      return false;
+    }
+  }
+  for (const std::string& s : *storage) args->push_back(s);
+  return true;
+}
+
+// When the host aborts a run, the run must not go on: every instruction raises from now on, so
+// neither pcall nor a coroutine can keep the script going (how Redis makes SCRIPT KILL stick).
+void StopHook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, StopHook, LUA_MASKLINE, 0);
+  RaiseError(L, "Script killed by user with SCRIPT KILL...");
+}
+
+int RedisGenericCall(lua_State* L, bool raise) {
+  Impl* impl = Impl::Of(L);
+  RunState* run = CurrentRun(L, "redis.call/pcall");
+  if (lua_gettop(L) == 0) {
+    PushErrorTable(L, "Please specify at least one argument for this redis lib call");
+    if (raise) lua_error(L);
+    return 1;
+  }
+  std::vector<std::string> storage;
+  std::vector<std::string_view> args;
+  if (!CollectArgs(L, &storage, &args)) {
+    PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
+    if (raise) lua_error(L);
+    return 1;
+  }
+  std::string reply;
+  const ScriptHost::CallResult result =
+      run->host->Call(args, {.resp3 = run->resp3, .propagate = run->propagate}, &reply);
+  impl->current = run;  // other runs may have executed while the command waited for its shard
+  if (result == ScriptHost::CallResult::kAbort) {
+    run->aborted = true;
+    lua_sethook(L, StopHook, LUA_MASKLINE, 0);
+    RaiseError(L, "script aborted");
+  }
+  lua_settop(L, 0);
+  ReplyToLua(L, reply).Push();
+  if (raise && !reply.empty() && reply[0] == '-') lua_error(L);
+  return 1;
+}
+
+int RedisCall(lua_State* L) { return RedisGenericCall(L, true); }
+int RedisPcall(lua_State* L) { return RedisGenericCall(L, false); }
+
+int RedisSha1hex(lua_State* L) {
+  if (lua_gettop(L) != 1) RaiseError(L, "wrong number of arguments");
+  const std::string hex = Sha1Hex(ToView(L, 1));
+  lua_pushlstring(L, hex.data(), hex.size());
+  return 1;
+}
+
+int RedisErrorReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    PushErrorTable(L, "wrong number or type of arguments");
+    return 1;
+  }
+  std::string_view err = ToView(L, 1);
+  PushErrorTable(L, !err.empty() && err[0] == '-' ? std::string(err) : "-" + std::string(err));
+  return 1;
+}
+
+int RedisStatusReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    PushErrorTable(L, "wrong number or type of arguments");
+    return 1;
+  }
+  lua_newtable(L);
+  lua_pushstring(L, "ok");
+  lua_pushvalue(L, -3);
+  lua_settable(L, -3);
+  return 1;
+}
+
+int RedisSetResp(lua_State* L) {
+  RunState* run = CurrentRun(L, "redis.setresp");
+  if (lua_gettop(L) != 1) RaiseError(L, "redis.setresp() requires one argument.");
+  const int resp = int(lua_tonumber(L, 1));
+  if (resp != 2 && resp != 3) RaiseError(L, "RESP version must be 2 or 3.");
+  run->resp3 = resp == 3;
+  return 0;
+}
+
+constexpr int kReplAof = 1;
+constexpr int kReplReplica = 2;
+
+int RedisSetRepl(lua_State* L) {
+  RunState* run = CurrentRun(L, "redis.set_repl");
+  if (lua_gettop(L) != 1) RaiseError(L, "redis.set_repl() requires two arguments.");
+  const int flags = int(lua_tonumber(L, 1));
+  if ((flags & ~(kReplAof | kReplReplica)) != 0) {
+    RaiseError(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+  }
+  run->propagate = (flags & kReplAof) != 0;
+  return 0;
+}
+
+int RedisReplicateCommands(lua_State* L) {
+  lua_pushboolean(L, 1);  // Redis 7 always replicates effects
+  return 1;
+}
+
+int RedisBreakpoint(lua_State* L) {
+  lua_pushboolean(L, 0);  // no debugger session
+  return 1;
+}
+
+int RedisDebug(lua_State*) { return 0; }
+
+int RedisAclCheckCmd(lua_State* L) {
+  RunState* run = CurrentRun(L, "redis.acl_check_cmd");
+  std::vector<std::string> storage;
+  std::vector<std::string_view> args;
+  if (lua_gettop(L) == 0) {
+    RaiseError(L, "Please specify at least one argument for this redis lib call");
+  }
+  if (!CollectArgs(L, &storage, &args)) {
+    RaiseError(L, "Lua redis lib command arguments must be strings or integers");
+  }
+  const int allowed = run->host->CheckCommandPermission(args);
+  if (allowed < 0) RaiseError(L, "Invalid command passed to redis.acl_check_cmd()");
+  lua_pushboolean(L, allowed);
+  return 1;
+}
+
+int RedisLog(lua_State* L) {
+  const int argc = lua_gettop(L);
+  if (argc < 2) RaiseError(L, "redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) RaiseError(L, "First argument must be a number (log level).");
+  const int level = int(lua_tonumber(L, 1));
+  if (level < 0 || level > 3) RaiseError(L, "Invalid debug level.");
+  std::string message;
+  for (int i = 2; i <= argc; ++i) {
+    if (!lua_isstring(L, i)) continue;
+    if (i != 2) message.push_back(' ');
+    message.append(ToView(L, i));
+  }
+  RunState* run = Impl::Of(L)->current;
+  if (run != nullptr) run->host->Log(level, message);
+  return 0;
+}
+
+// math.random and math.randomseed on Redis' generator (Lua's own, with rand() replaced).
+int MathRandom(lua_State* L) {
+  Impl* impl = Impl::Of(L);
+  const lua_Number r = lua_Number(impl->rand.Next() % kRand48Max) / lua_Number(kRand48Max);
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, r);
+      break;
+    case 1: {
+      const int u = luaL_checkint(L, 1);
+      luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+      lua_pushnumber(L, std::floor(r * u) + 1);
+      break;
+    }
+    case 2: {
+      const int l = luaL_checkint(L, 1);
+      const int u = luaL_checkint(L, 2);
+      luaL_argcheck(L, l <= u, 2, "interval is empty");
+      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments");
+  }
+  return 1;
+}
+
+int MathRandomseed(lua_State* L) {
+  Impl::Of(L)->rand.Seed(luaL_checkint(L, 1));
+  return 0;
+}
+
+// Redis' pcall: like Lua's, but an error table raised by redis.call comes back as its err string
+// (what scripts written for Redis 6 expect).
+int Pcall(lua_State* L) {
+  const int argc = lua_gettop(L);
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) {
+lua_replace(L, -2);
+      } else {
+lua_pop(L, 1);
+      }
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
+// ---- The sandbox.
+
+int NonexistentGlobal(lua_State* L) {
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+    lua_tostring(L, 2));
+}
+
+int ReadonlyWrite(lua_State* L) { return luaL_error(L, kReadonlyError); }
+
+bool IsReadonly(lua_State* L, int index) {
+  Impl* impl = Impl::Of(L);
+  lua_pushvalue(L, index);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, impl->readonly_ref);
+  lua_insert(L, -2);
+  lua_rawget(L, -2);
+  const bool readonly = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return readonly;
+}
+
+// setmetatable and rawset refuse the read-only proxies with Redis' message, then do what Lua's do.
+int SafeSetmetatable(lua_State* L) {
+  if (lua_istable(L, 1) && IsReadonly(L, 1)) return luaL_error(L, kReadonlyError);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, Impl::Of(L)->setmetatable_ref);
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+int SafeRawset(lua_State* L) {
+  if (lua_istable(L, 1) && IsReadonly(L, 1)) return luaL_error(L, kReadonlyError);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, Impl::Of(L)->rawset_ref);
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// The top-level error handler of a run (Redis' __redis__err__handler): turns any error into a
+// table {err=..., source=..., line=...} naming where it was raised (the Lua caller when a C
+// function raised it).
+int ErrorHandler(lua_State* L) {
+
+  lua_Debug ar;
+  bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "nSl", &ar);
+  if (have && std::strcmp(ar.what, "C") == 0) {
+    have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "nSl", &ar);
+  }
+
+  if (!lua_istable(L, 1)) {
+    std::string msg = "ERR ";
+    if (lua_isstring(L, 1)) {
+      msg.append(ToView(L, 1));
+    } else {
+      lua_getglobal(L, "tostring");
+      lua_pushvalue(L, 1);
+      lua_call(L, 1, 1);
+      msg.append(ToView(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_settop(L, 0);
+    lua_newtable(L);
+    lua_pushlstring(L, msg.data(), msg.size());
+    lua_setfield(L, -2, "err");
+  }
+  if (have) {
+    lua_pushstring(L, ar.source);
+    lua_setfield(L, -2, "source");
+    lua_pushnumber(L, ar.currentline);
+    lua_setfield(L, -2, "line");
+  }
+  return 1;
+}
+
+void RunHook(lua_State* L, lua_Debug*);
+
+}  // namespace
+
+// ---- LuaInterpreter.
+
+namespace {
+
+// Pushes a C function with the interpreter as its upvalue.
+void PushFunction(lua_State* L, Impl* impl, lua_CFunction fn) {
+  lua_pushlightuserdata(L, impl);
+  lua_pushcclosure(L, fn, 1);
+}
+
+void SetFunction(lua_State* L, Impl* impl, const char* name, lua_CFunction fn) {
+  PushFunction(L, impl, fn);
+  lua_setfield(L, -2, name);
+}
+
+void SetNumber(lua_State* L, const char* name, lua_Number v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, name);
+}
+
+// Replaces the table on top of the stack by a read-only proxy of it: reads go to the table,
+// writes (and setmetatable/rawset) raise Redis' "Attempt to modify a readonly table".
+void MarkReadonly(lua_State* L, Impl* impl, int index) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, impl->readonly_ref);
+  lua_pushvalue(L, index);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+// Pushes a metatable whose __index is the table at `target` and whose writes raise.
+void PushReadonlyMetatable(lua_State* L, Impl* impl, int target) {
+  target = target < 0 ? lua_gettop(L) + target + 1 : target;
+  lua_newtable(L);
+  lua_pushvalue(L, target);
+  lua_setfield(L, -2, "__index");
+  PushFunction(L, impl, ReadonlyWrite);
+  lua_setfield(L, -2, "__newindex");
+}
+
+void ProtectTable(lua_State* L, Impl* impl) {
+  lua_newtable(L); // the proxy
+  PushReadonlyMetatable(L, impl, -2);      // its metatable
+  // getmetatable(proxy) shows a read-only view of the metatable, so that it cannot be changed
+  // either (Redis makes metatables read-only too).
+  lua_newtable(L);
+  PushReadonlyMetatable(L, impl, -2);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  MarkReadonly(L, impl, -1);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_remove(L, -2);
+  MarkReadonly(L, impl, -1);
+}
+
+void OpenLibrary(lua_State* L, const char* name, lua_CFunction open) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 1);
+  if (lua_istable(L, -1) && name[0] != '\0') {
+    lua_setglobal(L, name);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+}  // namespace
+
+LuaInterpreter::LuaInterpreter(std::string_view version, int64_t version_num)
+    : impl_(std::make_unique<Impl>()) {
+  Impl* impl = impl_.get();
+  lua_State* L = impl->L = luaL_newstate();
+  lua_pushlightuserdata(L, impl);  // for the hooks, which get no upvalues
+  lua_setfield(L, LUA_REGISTRYINDEX, "shardis.interpreter");
+  OpenLibrary(L, "", luaopen_base);
+  OpenLibrary(L, LUA_TABLIBNAME, luaopen_table);
+  OpenLibrary(L, LUA_STRLIBNAME, luaopen_string);
+  OpenLibrary(L, LUA_MATHLIBNAME, luaopen_math);
+  OpenLibrary(L, "cjson", luaopen_cjson);
+  OpenLibrary(L, "bit", luaopen_bit);
+
+  // Only the allowed globals stay.
+  std::vector<std::string> drop;
+  lua_pushnil(L);
+  while (lua_next(L, LUA_GLOBALSINDEX) != 0) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) continue;
+    std::string_view name = ToView(L, -1);
+    bool allowed = false;
+    for (std::string_view a : kAllowedGlobals) allowed |= a == name;
+    if (!allowed) drop.emplace_back(name);
+  }
+  for (const std::string& name : drop) {
+    lua_pushnil(L);
+    lua_setglobal(L, name.c_str());
+  }
+
+  // The set of read-only proxies (weak keys: a proxy is never collected while a global holds it,
+  // but the set must not keep anything alive).
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushstring(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  impl->readonly_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+  PushFunction(L, impl, Pcall);
+  lua_setglobal(L, "pcall");
+  lua_getglobal(L, "setmetatable");
+  impl->setmetatable_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_getglobal(L, "rawset");
+  impl->rawset_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  PushFunction(L, impl, SafeSetmetatable);
+  lua_setglobal(L, "setmetatable");
+  PushFunction(L, impl, SafeRawset);
+  lua_setglobal(L, "rawset");
+
+  lua_getglobal(L, "math");
+  SetFunction(L, impl, "random", MathRandom);
+  SetFunction(L, impl, "randomseed", MathRandomseed);
+  lua_pop(L, 1);
+
+  lua_newtable(L);  // redis
+  SetFunction(L, impl, "call", RedisCall);
+  SetFunction(L, impl, "pcall", RedisPcall);
+  SetFunction(L, impl, "log", RedisLog);
+  SetNumber(L, "LOG_DEBUG", 0);
+  SetNumber(L, "LOG_VERBOSE", 1);
+  SetNumber(L, "LOG_NOTICE", 2);
+  SetNumber(L, "LOG_WARNING", 3);
+  SetNumber(L, "REDIS_VERSION_NUM", lua_Number(version_num));
+  lua_pushlstring(L, version.data(), version.size());
+  lua_setfield(L, -2, "REDIS_VERSION");
+  SetFunction(L, impl, "setresp", RedisSetResp);
+  SetFunction(L, impl, "sha1hex", RedisSha1hex);
+  SetFunction(L, impl, "error_reply", RedisErrorReply);
+  SetFunction(L, impl, "status_reply", RedisStatusReply);
+  SetFunction(L, impl, "set_repl", RedisSetRepl);
+  SetNumber(L, "REPL_NONE", 0);
+  SetNumber(L, "REPL_AOF", kReplAof);
+  SetNumber(L, "REPL_SLAVE", kReplReplica);
+  SetNumber(L, "REPL_REPLICA", kReplReplica);
+  SetNumber(L, "REPL_ALL", kReplAof | kReplReplica);
+  SetFunction(L, impl, "acl_check_cmd", RedisAclCheckCmd);
+  SetFunction(L, impl, "replicate_commands", RedisReplicateCommands);
+  SetFunction(L, impl, "breakpoint", RedisBreakpoint);
+  SetFunction(L, impl, "debug", RedisDebug);
+  lua_setglobal(L, "redis");
+
+  // Read-only libraries, then the read-only globals: scripts run with the proxy of the globals
+  // as their environment, whose misses raise "nonexistent global variable".
+  for (const char* name : kLibraryTables) {
+    lua_getglobal(L, name);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    ProtectTable(L, impl);
+    lua_setglobal(L, name);
+  }
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_newtable(L);
+  PushFunction(L, impl, NonexistentGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  ProtectTable(L, impl);
+  // _G names the proxy, and the proxy's metatable shows itself read-only too.
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_GLOBALSINDEX, "_G");
+  impl->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+LuaInterpreter::~LuaInterpreter() { lua_close(impl_->L); }
+
+bool LuaInterpreter::Has(std::string_view sha) const {
+  return impl_->scripts.contains(sha);
+}
+
+size_t LuaInterpreter::script_count() const { return impl_->scripts.size(); }
+
+size_t LuaInterpreter::memory_bytes() const {
+  lua_State* L = impl_->L;
+  return size_t(lua_gc(L, LUA_GCCOUNT, 0)) * 1024 + size_t(lua_gc(L, LUA_GCCOUNTB, 0));
+}
+
+bool LuaInterpreter::Compile(std::string_view sha, std::string_view body, std::string* error) {
+  Impl* impl = impl_.get();
+  if (impl->scripts.contains(sha)) return true;
+  size_t offset = 0;
+  ParseScriptShebang(body, &offset, error);
+  if (!error->empty()) return false;
+  // KEYS and ARGV are the chunk's locals, on the body's first line so that line numbers stay
+  // Redis' (see the top of the header for why they are not globals).
+  std::string code = "local KEYS, ARGV = ...; ";
+  code.append(body.substr(offset));
+  lua_State* L = impl->L;
+  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_script") != 0) {
+    *error = "ERR Error compiling script (new function): " + std::string(ToView(L, -1));
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, impl->env_ref);
+  lua_setfenv(L, -2);
+  impl->scripts.emplace(sha, luaL_ref(L, LUA_REGISTRYINDEX));
+  return true;
+}
+
+void LuaInterpreter::Flush() {
+  Impl* impl = impl_.get();
+  for (auto& [sha, ref] : impl->scripts) luaL_unref(impl->L, LUA_REGISTRYINDEX, ref);
+  impl->scripts.clear();
+  lua_gc(impl->L, LUA_GCCOLLECT, 0);
+}
+
+namespace {
+
+void RunHook(lua_State* L, lua_Debug*) {
+  // Hooks get no upvalues: the interpreter is found through the registry.
+  lua_getfield(L, LUA_REGISTRYINDEX, "shardis.interpreter");
+  Impl* impl = static_cast<Impl*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  RunState* run = impl->current;
+  if (run == nullptr) return;
+  const ScriptHost::Stop stop = run->host->CheckStop();
+  if (stop == ScriptHost::Stop::kNo) return;
+  if (stop == ScriptHost::Stop::kAbort) run->aborted = true;
+  if (stop == ScriptHost::Stop::kKill) run->killed = true;
+  lua_sethook(L, StopHook, LUA_MASKLINE, 0);
+  RaiseError(L, "Script killed by user with SCRIPT KILL...");
+}
+
+}  // namespace
+
+LuaInterpreter::RunStatus LuaInterpreter::Run(std::string_view sha,
+      std::span<const std::string_view> keys,
+      std::span<const std::string_view> argv,
+      ScriptHost& host, ReplyBuilder& rb) {
+  Impl* impl = impl_.get();
+  lua_State* L = impl->L;
+  auto it = impl->scripts.find(sha);
+  if (it == impl->scripts.end()) {
+    rb.Error("NOSCRIPT No matching script. Please use EVAL.");
+    return RunStatus::kDone;
+  }
+  // A Lua thread of its own (see the top of the header).
+  std::pair<lua_State*, int> thread;
+  if (!impl->idle_threads.empty()) {
+    thread = impl->idle_threads.back();
+    impl->idle_threads.pop_back();
+  } else {
+    lua_State* T = lua_newthread(L);
+    thread = {T, luaL_ref(L, LUA_REGISTRYINDEX)};
+    // loadstring's chunks take the thread's globals: make those the read-only proxy too.
+    lua_rawgeti(T, LUA_REGISTRYINDEX, impl->env_ref);
+    lua_replace(T, LUA_GLOBALSINDEX);
+  }
+  lua_State* T = thread.first;
+  RunState run{&host};
+  impl->current = &run;
+  lua_sethook(T, RunHook, LUA_MASKCOUNT, 100000);
+
+  lua_pushcfunction(T, ErrorHandler);
+  lua_rawgeti(T, LUA_REGISTRYINDEX, it->second);
+  lua_createtable(T, int(keys.size()), 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    lua_pushlstring(T, keys[i].data(), keys[i].size());
+    lua_rawseti(T, -2, int(i + 1));
+  }
+  lua_createtable(T, int(argv.size()), 0);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    lua_pushlstring(T, argv[i].data(), argv[i].size());
+    lua_rawseti(T, -2, int(i + 1));
+  }
+  const int status = lua_pcall(T, 2, 1, -4);
+  impl->current = nullptr;
+  lua_sethook(T, nullptr, 0, 0);
+
+  RunStatus result = RunStatus::kDone;
+  if (run.aborted) {
+    result = RunStatus::kAborted;
+  } else if (status != 0) {
+    ErrorInfo info = ExtractError(T);
+    std::string msg = info.msg;
+    if (info.has_location) {
+      msg += " script: " + std::string(sha) + ", on " + info.source + ":" + info.line + ".";
+    }
+    rb.Error(msg);
+  } else {
+    LuaToReply(T, rb, run.resp3, 0);
+  }
+  lua_settop(T, 0);
+  impl->idle_threads.push_back(thread);
+  if (++impl->runs_since_gc == kGcPeriod) {
+    lua_gc(L, LUA_GCSTEP, kGcPeriod);
+    impl->runs_since_gc = 0;
+  }
+  return result;
+}
+
+namespace {
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    const size_t at = s.find(sep);
+    out.push_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s.remove_prefix(at + 1);
+  }
+}
+
+std::vector<std::string_view> SplitNonEmpty(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (std::string_view part : Split(s, sep)) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+}  // namespace
+
+uint32_t ParseScriptShebang(std::string_view body, size_t* body_offset, std::string* error) {
+  error->clear();
+  *body_offset = 0;
+  if (!body.starts_with("#!")) return kScriptEvalCompat;
+  const size_t eol = body.find('\n');
+  if (eol == std::string_view::npos) {
+    *error = "ERR Invalid script shebang";
+    return 0;
+  }
+  *body_offset = eol;
+  std::vector<std::string_view> parts = SplitNonEmpty(body.substr(0, eol), ' ');
+  if (parts.empty()) {
+    *error = "ERR Invalid engine in script shebang";
+    return 0;
+  }
+  if (parts[0] != "#!lua") {
+    *error = "ERR Unexpected engine in script shebang: " + std::string(parts[0]);
+    return 0;
+  }
+  uint32_t flags = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].starts_with("flags=")) {
+      *error = "ERR Unknown lua shebang option: " + std::string(parts[i]);
+      return 0;
+    }
+    if (parts[i].size() == 6) continue;  // "flags=": none
+    for (std::string_view f : Split(parts[i].substr(6), ',')) {
+      if (f == "no-writes") {
+flags |= kScriptNoWrites;
+      } else if (f == "allow-oom") {
+flags |= kScriptAllowOom;
+      } else if (f == "allow-stale") {
+flags |= kScriptAllowStale;
+      } else if (f == "no-cluster") {
+flags |= kScriptNoCluster;
+      } else if (f == "allow-cross-slot-keys") {
+flags |= kScriptAllowCrossSlot;
+      } else {
+*error = "ERR Unexpected flag in script shebang: " + std::string(f);
+return 0;
+      }
+    }
+  }
+  return flags;
+}
+
+}  // namespace shardis::core
