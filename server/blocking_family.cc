@@ -172,7 +172,7 @@ class PopWaiter final : public BlockedClient {
 
   // The whole command: pop now, or block and wait; replies in every case.
   void Run(int64_t deadline_ms) {
-    const bool can_block = !ctx_.conn.multi.active;  // inside EXEC nothing blocks, as in Redis
+    const bool can_block = ctx_.conn.may_block();
     const PopOutcome outcome = PopFirst(ctx_, keys_, type_, pop_, can_block ? this : nullptr);
     if (outcome == PopOutcome::kNoKey && can_block) {
       const bool served = Wait(deadline_ms);
@@ -211,7 +211,7 @@ class MoveWaiter final : public BlockedClient {
 
   void Run(std::string_view src, std::string_view dst, core::ListEnd from, core::ListEnd to,
            int64_t deadline_ms) {
-    const bool can_block = !ctx_.conn.multi.active;
+    const bool can_block = ctx_.conn.may_block();
     // Redis 7.0 counts a change for a move that happens at once, none for one served to the
     // blocked client: so only the first try counts.
     bool woken = false;

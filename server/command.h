@@ -87,6 +87,12 @@ enum CommandFlag : uint32_t {
   kSkipSlowlog = 1 << 11,  // EXEC: its commands are logged one by one instead
   kNoAsyncLoading = 1 << 12,  // refused during an async (replica) load: shown, nothing else yet
   kNoMulti = 1 << 13,         // refused inside MULTI (QueueInMulti)
+  kSkipMonitor = 1 << 14,     // Redis' skip_monitor (EVAL): shown by COMMAND INFO only
+  kMayReplicate = 1 << 15,    // Redis' may_replicate: shown by COMMAND INFO only
+  kNoMandatoryKeys = 1 << 16, // Redis' no_mandatory_keys (EVAL with numkeys 0): shown only
+  // Not Redis': a script (EVAL, FCALL), whose keys are known only as it runs. EXEC holds every
+  // shard for it, and its replies wait for the journal like a write's.
+  kScript = 1 << 17,
 };
 // COMMAND INFO also shows "blocking" for commands in the blocking ACL category and
 // "movablekeys" for those with a key finder (CommandSpec::key_finder).
@@ -226,6 +232,7 @@ void RegisterBlockingFamily(CommandRegistry* registry);
 void RegisterPubSubFamily(CommandRegistry* registry);
 void RegisterAuthFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
+void RegisterScriptFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";

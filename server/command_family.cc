@@ -10,6 +10,7 @@
 #include "core/string_util.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/command_keys.h"
 #include "server/subcommand.h"
 
 namespace shardis::server {
@@ -42,8 +43,15 @@ void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags, std::string_view acl_cat
       {kAdmin, "admin"}, {kPubSub, "pubsub"},     {kNoScript, "noscript"},
   };
   static constexpr std::pair<uint32_t, std::string_view> kAfterBlocking[] = {
-      {kLoading, "loading"}, {kStale, "stale"},     {kSkipSlowlog, "skip_slowlog"},
-      {kFast, "fast"},       {kNoAuth, "no_auth"},   {kNoAsyncLoading, "no_async_loading"},
+      {kLoading, "loading"},
+      {kStale, "stale"},
+      {kSkipMonitor, "skip_monitor"},
+      {kSkipSlowlog, "skip_slowlog"},
+      {kFast, "fast"},
+      {kNoAuth, "no_auth"},
+      {kMayReplicate, "may_replicate"},
+      {kNoMandatoryKeys, "no_mandatory_keys"},
+      {kNoAsyncLoading, "no_async_loading"},
       {kNoMulti, "no_multi"},
   };
   for (const auto& [bit, name] : kBeforeBlocking) {
@@ -278,29 +286,18 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   if (!ArityOk(spec->arity, cmd.size())) {
     return ctx.rb.Error("ERR Invalid number of arguments specified for command");
   }
-  KeyRange range = spec->keys;
   if (spec->container != nullptr && cmd.size() >= 2) {
-    for (const SubCommand& sub : spec->container->subs) {
-      if (!core::EqualsIgnoreCase(sub.name, cmd[1])) continue;
-      if (!ArityOk(sub.arity, cmd.size())) {
-        return ctx.rb.Error("ERR Invalid number of arguments specified for command");
-      }
-      range = sub.keys;
+    const SubCommand* sub = FindSub(*spec->container, cmd[1]);
+    if (sub != nullptr && !ArityOk(sub->arity, cmd.size())) {
+      return ctx.rb.Error("ERR Invalid number of arguments specified for command");
     }
   }
   std::vector<int> positions;
-  if (KeyFinder finder = spec->key_finder) {
-    if (!finder(cmd, &positions) || positions.empty()) {
-      return ctx.rb.Error("ERR Invalid arguments specified for command");
-    }
-  } else {
-    if (range.first <= 0) return ctx.rb.Error("ERR The command has no key arguments");
-    const int argc = int(cmd.size());
-    const int last = range.last < 0 ? argc + range.last : range.last;
-    for (int i = range.first; i <= last && i < argc; i += std::max(range.step, 1)) {
-      positions.push_back(i);
-    }
+  if (!CommandKeyPositions(*spec, cmd, &positions) ||
+      (spec->key_finder != nullptr && positions.empty())) {
+    return ctx.rb.Error("ERR Invalid arguments specified for command");
   }
+  if (positions.empty()) return ctx.rb.Error("ERR The command has no key arguments");
   std::vector<std::string_view> keys;
   for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);

@@ -1,7 +1,10 @@
 #include "server/command_keys.h"
 
+#include <algorithm>
+
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/subcommand.h"
 
 namespace shardis::server {
 
@@ -19,6 +22,31 @@ bool NumKeysAt(ArgSlice args, int at, std::vector<int>* out) {
 }
 
 }  // namespace
+
+bool CommandKeyPositions(const CommandSpec& spec, ArgSlice args, std::vector<int>* out) {
+  if (spec.key_finder != nullptr) return spec.key_finder(args, out);
+  KeyRange range = spec.keys;
+  if (spec.container != nullptr && args.size() >= 2) {
+    if (const SubCommand* sub = FindSub(*spec.container, args[1])) range = sub->keys;
+  }
+  if (range.first <= 0) return true;
+  const int argc = int(args.size());
+  const int last = range.last < 0 ? argc + range.last : range.last;
+  for (int i = range.first; i <= last && i < argc; i += std::max(range.step, 1)) {
+    out->push_back(i);
+  }
+  return true;
+}
+
+bool ScriptKeys(ArgSlice args, std::vector<int>* out) {
+  int64_t n = 0;
+  if (args.size() < 3 || !core::ParseInt64(args[2], &n) || n < 0 ||
+      n > int64_t(args.size()) - 3) {
+    return false;
+  }
+  for (int i = 0; i < n; ++i) out->push_back(3 + i);
+  return true;
+}
 
 bool NumKeysFirst(ArgSlice args, std::vector<int>* out) { return NumKeysAt(args, 1, out); }
 

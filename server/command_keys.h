@@ -11,6 +11,14 @@
 
 namespace shardis::server {
 
+// The positions in args (args[0] is the command name) of a command line's keys: from the
+// command's key finder, its subcommand's key range, or its own key range. False when a key
+// finder cannot parse the arguments.
+bool CommandKeyPositions(const CommandSpec& spec, ArgSlice args, std::vector<int>* out);
+
+// EVAL/EVALSHA/FCALL script numkeys key [key ...] arg [arg ...]: numkeys may be 0.
+bool ScriptKeys(ArgSlice args, std::vector<int>* out);
+
 // ZUNION/ZINTER/ZDIFF, SINTERCARD/ZINTERCARD, LMPOP/ZMPOP: numkeys key [key ...] ...
 bool NumKeysFirst(ArgSlice args, std::vector<int>* out);
 

@@ -533,7 +533,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (shard::JournalWaitsActive()) [[unlikely]] {
     // The AOF is on: this batch's replies wait for its writes' journal records (ProcessInput).
-    batch_writes_ |= write || spec->name == "exec";
+    batch_writes_ |= write || (flags & kScript) || spec->name == "exec";
   }
   if (state_.multi.active) [[unlikely]] {
     FlushQueued();

@@ -89,12 +89,15 @@ struct ConnectionState {
   bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH
+  bool in_script = false;     // the client a script's commands run as (script_run.h)
   // CLIENT REPLY: OFF drops every reply; SKIP drops the reply of the command after it.
   bool reply_off = false;
   bool reply_skip_next = false;
   bool replies_altered() const { return reply_off || reply_skip_next; }
 
   MultiState multi;
+  // Inside EXEC or a script, a blocking command does not block, as in Redis.
+  bool may_block() const { return !multi.active && !in_script; }
   // WATCH: the flag writers set, and the (db, key) pairs registered with the shards.
   std::unique_ptr<shard::WatchState> watch;
   std::vector<std::pair<int, std::string>> watched;

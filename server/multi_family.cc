@@ -41,7 +41,8 @@ namespace {
 
 bool IsDataCommand(const MultiState::Queued& q) {
   // A container's flags are its subcommand's: XGROUP CREATE touches data, XGROUP HELP does not.
-  return CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & (kWrite | kReadOnly);
+  // A script may touch any key.
+  return CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & (kWrite | kReadOnly | kScript);
 }
 
 void CmdMulti(ArgSlice, ConnContext& ctx) {

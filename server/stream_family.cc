@@ -1305,7 +1305,7 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
       timeout > 0 && timeout <= std::numeric_limits<int64_t>::max() - now ? now + timeout : 0;
   const size_t served = StreamReadKeys(tx, ids, ra, ctx.rb);
   // Inside MULTI nothing blocks: the reply is that of an expired timeout, as in Redis.
-  if (served > 0 || timeout < 0 || ctx.conn.multi.active) {
+  if (served > 0 || timeout < 0 || !ctx.conn.may_block()) {
     tx.Conclude();
     if (served == 0) ctx.rb.NullArray();
     return;

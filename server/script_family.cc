@@ -1,0 +1,297 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (docs/scripting.md).
+//
+// Every thread has its own Lua interpreter and its own copy of the script cache (SHA -> body): a
+// script new to the server is added to every thread's cache before EVAL or SCRIPT LOAD replies,
+// so that EVALSHA finds it on any connection. Each thread compiles a script the first time it
+// runs it there.
+//
+// A run starts in declared mode (its transaction holds only its KEYS, see script_run.h); a run
+// that touches anything else aborts, leaves no trace, and runs again holding every shard. The
+// thread then remembers that the script runs that way.
+#include <absl/container/flat_hash_map.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lua_interpreter.h"
+#include "core/number.h"
+#include "core/sha1.h"
+#include "core/string_util.h"
+#include "server/command.h"
+#include "server/command_keys.h"
+#include "server/connection_state.h"
+#include "server/script_run.h"
+#include "server/server_state.h"
+#include "server/subcommand.h"
+#include "shard/journal.h"
+#include "shard/shard_set.h"
+#include "shard/transaction.h"
+
+namespace shardis::server {
+
+namespace {
+
+constexpr std::string_view kNoScriptErr = "NOSCRIPT No matching script. Please use EVAL.";
+// Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
+constexpr int64_t kRedisVersionNum = 0x0007000f;
+
+struct CachedScript {
+  std::string body;
+  uint32_t flags = 0;   // core::ScriptFlag, from the shebang
+  bool global = false;  // a run aborted in declared mode: run it over every shard from now on
+};
+
+// One thread's scripts and interpreter. Only its thread touches it.
+class ScriptCache {
+ public:
+  static ScriptCache& current() {
+    static thread_local ScriptCache cache;
+    return cache;
+  }
+
+  core::LuaInterpreter& lua() {
+    if (!lua_) lua_ = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
+    return *lua_;
+  }
+  CachedScript* Find(std::string_view sha) {
+    auto it = scripts_.find(sha);
+    return it == scripts_.end() ? nullptr : &it->second;
+  }
+  void Add(std::string_view sha, std::string_view body, uint32_t flags) {
+    scripts_.try_emplace(std::string(sha), CachedScript{std::string(body), flags});
+  }
+  void Flush() {
+    scripts_.clear();
+    if (lua_) lua_->Flush();
+  }
+
+ private:
+  std::unique_ptr<core::LuaInterpreter> lua_;
+  absl::flat_hash_map<std::string, CachedScript, core::StringHash, core::StringEq> scripts_;
+};
+
+// Adds a new script to every thread's cache (a no-op where it is known). *error: Redis' reply
+// when the body has a bad shebang or does not compile (then nothing is added).
+bool AddScript(std::string_view sha, std::string_view body, std::string* error) {
+  size_t offset = 0;
+  const uint32_t flags = core::ParseScriptShebang(body, &offset, error);
+  if (!error->empty()) return false;
+  // Compiled here first, so that a syntax error is the reply and no thread keeps the body.
+  if (!ScriptCache::current().lua().Compile(sha, body, error)) return false;
+  shard::shard_set->AwaitAll([&](shard::Shard&) { ScriptCache::current().Add(sha, body, flags); });
+  return true;
+}
+
+// Runs a script of the cache with its keys and arguments; the reply goes to ctx.rb.
+void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_only_command,
+               ArgSlice args, ConnContext& ctx) {
+  ScriptCache& cache = ScriptCache::current();
+  const CachedScript* script = cache.Find(sha);
+  const uint32_t flags = script->flags;
+  const bool compat = flags & core::kScriptEvalCompat;
+  if (!compat && !(flags & core::kScriptNoWrites) && read_only_command) {
+    return ctx.rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+  }
+  const bool read_only = read_only_command || (!compat && (flags & core::kScriptNoWrites));
+  core::LuaInterpreter& lua = cache.lua();
+  std::string error;
+  if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return ctx.rb.Error(error);
+  ConnectionState& conn = ctx.conn;
+
+  if (shard::Transaction* exec = shard::Transaction::CurrentExec()) {
+    // Inside EXEC, which holds every shard for a script: its commands join the EXEC's, and the
+    // EXEC's journal unit takes their effects instead of the EVAL itself.
+    shard::JournalCommand* journal = shard::CurrentJournalCommand();
+    ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit);
+    lua.Run(sha, keys, argv, run, ctx.rb);
+    journal->effect.None();
+    return;
+  }
+
+  ScriptRun::Mode mode = script->global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
+  for (;;) {
+    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
+    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
+    shard::JournalUnit unit;
+    shard::JournalCommand journal{conn.db, args, &unit};
+    shard::JournalCommandScope journal_scope(&journal);
+    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
+    std::optional<shard::Transaction> tx;
+    if (mode == ScriptRun::Mode::kGlobal) {
+      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
+    } else {
+      tx.emplace(conn.db, keys, tx_mode);
+    }
+    ScriptRun run(conn, *tx, mode, keys, read_only, &unit);
+    std::string reply;
+    core::ReplyBuilder rb(&reply);
+    rb.set_resp3(conn.resp3);
+    if (lua.Run(sha, keys, argv, run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
+      // Undo what it wrote while the transaction still holds its keys, then run it again over
+      // every shard. Nothing of the aborted run reaches the journal or the client.
+      run.Undo();
+      tx->set_journaled(false);
+      tx->Conclude();
+      if (CachedScript* known = cache.Find(sha)) known->global = true;
+      mode = ScriptRun::Mode::kGlobal;
+      continue;
+    }
+    tx->Conclude();
+    ctx.rb.output()->append(reply);
+    return;
+  }
+}
+
+// EVAL script numkeys [key ...] [arg ...], and its kin.
+void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
+  int64_t numkeys = 0;
+  if (!core::ParseInt64(args[2], &numkeys)) return ctx.rb.Error(kNotIntegerErr);
+  if (numkeys > int64_t(args.size()) - 3) {
+    return ctx.rb.Error("ERR Number of keys can't be greater than number of args");
+  }
+  if (numkeys < 0) return ctx.rb.Error("ERR Number of keys can't be negative");
+  std::string sha;
+  if (by_sha) {
+    if (args[1].size() != 40) return ctx.rb.Error(kNoScriptErr);
+    sha = core::ToLower(args[1]);
+    if (ScriptCache::current().Find(sha) == nullptr) return ctx.rb.Error(kNoScriptErr);
+  } else {
+    sha = core::Sha1Hex(args[1]);
+    std::string error;
+    if (ScriptCache::current().Find(sha) == nullptr && !AddScript(sha, args[1], &error)) {
+      return ctx.rb.Error(error);
+    }
+  }
+  RunScript(sha, args.subspan(3, size_t(numkeys)), args.subspan(3 + size_t(numkeys)), read_only,
+            args, ctx);
+}
+
+void CmdEval(ArgSlice args, ConnContext& ctx) { EvalGeneric(args, ctx, false, false); }
+void CmdEvalRo(ArgSlice args, ConnContext& ctx) { EvalGeneric(args, ctx, false, true); }
+void CmdEvalSha(ArgSlice args, ConnContext& ctx) { EvalGeneric(args, ctx, true, false); }
+void CmdEvalShaRo(ArgSlice args, ConnContext& ctx) { EvalGeneric(args, ctx, true, true); }
+
+// ---- SCRIPT
+
+void ScriptLoad(ArgSlice args, ConnContext& ctx) {
+  const std::string sha = core::Sha1Hex(args[2]);
+  std::string error;
+  if (ScriptCache::current().Find(sha) == nullptr && !AddScript(sha, args[2], &error)) {
+    return ctx.rb.Error(error);
+  }
+  ctx.rb.Bulk(sha);
+}
+
+void ScriptExists(ArgSlice args, ConnContext& ctx) {
+  ScriptCache& cache = ScriptCache::current();
+  ctx.rb.ArrayHeader(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    ctx.rb.Integer(cache.Find(core::ToLower(args[i])) != nullptr ? 1 : 0);
+  }
+}
+
+void ScriptFlush(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 3 || (args.size() == 3 && !core::EqualsIgnoreCase(args[2], "sync") &&
+                          !core::EqualsIgnoreCase(args[2], "async"))) {
+    return ctx.rb.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+  }
+  shard::shard_set->AwaitAll([](shard::Shard&) { ScriptCache::current().Flush(); });
+  ctx.rb.Ok();
+}
+
+void ScriptKill(ArgSlice, ConnContext& ctx) {
+  ctx.rb.Error("NOTBUSY No scripts in execution right now.");
+}
+
+void ScriptHelp(ArgSlice, ConnContext& ctx) {
+  ReplyHelp(ctx.rb, "SCRIPT",
+            {"EXISTS <sha1> [<sha1> ...]",
+             "    Return information about the existence of the scripts in the script cache.",
+             "FLUSH [ASYNC|SYNC]",
+             "    Flush the Lua scripts cache. Very dangerous on replicas.",
+             "    When called without the optional mode argument, the behavior is determined by "
+             "the",
+             "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+             "    * ASYNC: Asynchronously flush the scripts cache.",
+             "    * SYNC: Synchronously flush the scripts cache.",
+             "KILL", "    Kill the currently executing Lua script.", "LOAD <script>",
+             "    Load a script into the scripts cache without executing it."});
+}
+
+constexpr uint32_t kScriptCmd = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kScript;
+
+constexpr SubCommand kScriptSubs[] = {
+    {.name = "exists", .arity = -3, .flags = kNoScript, .acl_categories = "slow scripting",
+     .handler = ScriptExists,
+     .docs = {.group = "scripting", .since = "2.6.0",
+              .complexity = "O(N) with N being the number of scripts to check (so checking a "
+                            "single script is an O(1) operation).",
+              .summary = "Tells, for each SHA-1, whether the script cache holds its script.",
+              .tips = "request_policy:all_shards response_policy:agg_logical_and"}},
+    {.name = "flush", .arity = -2, .flags = kNoScript, .acl_categories = "slow scripting",
+     .handler = ScriptFlush,
+     .docs = {.group = "scripting", .since = "2.6.0",
+              .complexity = "O(N) with N being the number of scripts in cache",
+              .summary = "Empties the script cache.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "load", .arity = 3, .flags = kNoScript | kStale, .acl_categories = "slow scripting",
+     .handler = ScriptLoad,
+     .docs = {.group = "scripting", .since = "2.6.0",
+              .complexity = "O(N) with N being the length in bytes of the script body.",
+              .summary = "Compiles a script and keeps it in the script cache under its SHA-1, "
+                         "without running it.",
+              .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "kill", .arity = 2, .flags = kNoScript | kAllowBusy,
+     .acl_categories = "slow scripting", .handler = ScriptKill,
+     .docs = {.group = "scripting", .since = "2.6.0", .complexity = "O(1)",
+              .summary = "Stops the script running now, if it has not written yet.",
+              .tips = "request_policy:all_shards response_policy:one_succeeded"}},
+    {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow scripting",
+     .handler = ScriptHelp,
+     .docs = {.group = "scripting", .since = "5.0.0", .complexity = "O(1)",
+              .summary = "Lists the SCRIPT subcommands."}},
+};
+constexpr Container kScriptContainer{"script", kScriptSubs};
+
+void CmdScript(ArgSlice args, ConnContext& ctx) { DispatchSub(kScriptContainer, args, ctx); }
+
+}  // namespace
+
+void RegisterScriptFamily(CommandRegistry* r) {
+  constexpr std::string_view kComplexity = "Depends on the script that is executed.";
+  r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
+               .acl_categories = "slow scripting", .on_conn = CmdEval, .key_finder = ScriptKeys,
+               .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,
+                        .summary = "Runs a Lua script on the server.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "evalsha", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
+               .acl_categories = "slow scripting", .on_conn = CmdEvalSha,
+               .key_finder = ScriptKeys,
+               .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,
+                        .summary = "Runs a Lua script of the script cache, named by its SHA-1.",
+                        .key_flags = "RW access update"}});
+  r->Register({.name = "eval_ro", .arity = -3, .flags = kScriptCmd | kReadOnly, .keys = kNoKeys,
+               .acl_categories = "slow scripting", .on_conn = CmdEvalRo,
+               .key_finder = ScriptKeys,
+               .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,
+                        .summary = "Runs a read-only Lua script on the server.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "evalsha_ro", .arity = -3, .flags = kScriptCmd | kReadOnly,
+               .keys = kNoKeys, .acl_categories = "slow scripting", .on_conn = CmdEvalShaRo,
+               .key_finder = ScriptKeys,
+               .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,
+                        .summary = "Runs a read-only Lua script of the script cache, named by "
+                                   "its SHA-1.",
+                        .key_flags = "RO access"}});
+  r->Register({.name = "script", .arity = -2, .flags = 0, .keys = kNoKeys,
+               .acl_categories = "slow", .on_conn = CmdScript,
+               .docs = {.group = "scripting", .since = "2.6.0",
+                        .complexity = "Depends on subcommand.",
+                        .summary = "A container for the script cache's commands."},
+               .container = &kScriptContainer});
+}
+
+}  // namespace shardis::server
