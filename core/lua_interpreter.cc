@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/lua_struct.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
 
@@ -833,6 +834,7 @@ LuaInterpreter::LuaInterpreter(std::string_view version, int64_t version_num)
   OpenLibrary(L, LUA_MATHLIBNAME, luaopen_math);
   OpenLibrary(L, "cjson", luaopen_cjson);
   OpenLibrary(L, "bit", luaopen_bit);
+  OpenLibrary(L, "struct", OpenLuaStruct);
 
   // Only the allowed globals stay.
   std::vector<std::string> drop;

@@ -3,8 +3,8 @@
 // including what it does by accident: C casts of NaN and out-of-range numbers, over-wide shifts,
 // an argument number off by one. Each such place says so, so that nobody "fixes" it.
 //
-// Lua errors are longjmps through these functions (our Lua 5.1 is built as C), so nothing here
-// owns memory or has a destructor: the result grows in a luaL_Buffer, items in fixed arrays.
+// The result grows in a luaL_Buffer and items sit in fixed arrays: nothing here needs a
+// destructor when a Lua error unwinds through these functions.
 #include "core/lua_struct.h"
 
 #include <algorithm>

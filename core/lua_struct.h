@@ -24,8 +24,8 @@
 namespace shardis::core {
 
 // Creates the module table (pack, unpack, size), leaves it on the stack and returns 1, like a
-// luaopen_* function; the caller makes it the global `struct`. The functions raise Lua errors,
-// which in our C build of Lua 5.1 are longjmps: they must only be called by Lua (lua_pcall).
+// luaopen_* function; the caller makes it the global `struct`. The functions raise Lua errors
+// (C++ exceptions in our C++ build of Lua 5.1): they must only be called by Lua (lua_pcall).
 int OpenLuaStruct(lua_State* L);
 
 }  // namespace shardis::core

@@ -170,6 +170,8 @@ TEST_F(LuaInterpreterTest, Libraries) {
   EXPECT_EQ(Eval("return cjson.decode('[1,\"a\"]')[2]"), "$1\r\na\r\n");
   EXPECT_EQ(Eval("return bit.band(7, 3)"), ":3\r\n");
   EXPECT_EQ(Eval("return bit.tohex(65535, 4)"), "$4\r\nffff\r\n");
+  EXPECT_EQ(Eval("return struct.pack('>i2', 258)"), "$2\r\n\x01\x02\r\n");
+  EXPECT_EQ(Eval("return struct.size('i4')"), ":4\r\n");
   EXPECT_EQ(Eval("return redis.sha1hex('')"),
             "$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n");
   EXPECT_EQ(Eval("return redis.REDIS_VERSION"), "$6\r\n7.0.15\r\n");
