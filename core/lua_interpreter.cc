@@ -694,9 +694,15 @@ bool IsReadonly(lua_State* L, int index) {
   return readonly;
 }
 
-// setmetatable and rawset refuse the read-only proxies with Redis' message, then do what Lua's do.
+// setmetatable and rawset refuse the read-only proxies with Redis' message (without a position:
+// Redis raises it inside the C function), then do what Lua's do.
+int RaiseReadonly(lua_State* L) {
+  lua_pushstring(L, kReadonlyError);
+  return lua_error(L);
+}
+
 int SafeSetmetatable(lua_State* L) {
-  if (lua_istable(L, 1) && IsReadonly(L, 1)) return luaL_error(L, kReadonlyError);
+  if (lua_istable(L, 1) && IsReadonly(L, 1)) return RaiseReadonly(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, Impl::Of(L)->setmetatable_ref);
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -704,7 +710,7 @@ int SafeSetmetatable(lua_State* L) {
 }
 
 int SafeRawset(lua_State* L) {
-  if (lua_istable(L, 1) && IsReadonly(L, 1)) return luaL_error(L, kReadonlyError);
+  if (lua_istable(L, 1) && IsReadonly(L, 1)) return RaiseReadonly(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, Impl::Of(L)->rawset_ref);
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);

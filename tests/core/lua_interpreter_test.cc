@@ -145,10 +145,10 @@ TEST_F(LuaInterpreterTest, Sandbox) {
   EXPECT_EQ(err("redis.call = function() return 1 end"),
             "-ERR user_script:1: Attempt to modify a readonly table");
   EXPECT_EQ(err("_G.x = 1"), "-ERR user_script:1: Attempt to modify a readonly table");
-  EXPECT_EQ(err("setmetatable(_G, {})"), "-ERR user_script:1: Attempt to modify a readonly table");
+  EXPECT_EQ(err("setmetatable(_G, {})"), "-ERR Attempt to modify a readonly table");
   EXPECT_EQ(err("local g = getmetatable(_G) g.__index = {}"),
             "-ERR user_script:1: Attempt to modify a readonly table");
-  EXPECT_EQ(err("rawset(_G, 'x', 1)"), "-ERR user_script:1: Attempt to modify a readonly table");
+  EXPECT_EQ(err("rawset(_G, 'x', 1)"), "-ERR Attempt to modify a readonly table");
   EXPECT_EQ(err("cjson.encode = 1"), "-ERR user_script:1: Attempt to modify a readonly table");
   EXPECT_EQ(Eval("loadstring('y = 2')()"),
             "-ERR [string \"y = 2\"]:1: Attempt to modify a readonly table script: " +
