@@ -1,8 +1,8 @@
 // cmsgpack for scripts (see the header for the format choices). Two things shape this file:
-//   - A Lua error is a longjmp (our Lua 5.1 is built as C), which runs no destructors. So no frame
-//     Lua may unwind holds an object that owns memory: the pack buffer comes from the state's
-//     allocator and is freed by hand, and the packer checks the stack without raising, frees the
-//     buffer, and only then raises the error Redis would have raised at that point.
+//   - No frame a Lua error may unwind holds an object that owns memory (so the code does not
+//     depend on how Lua raises): the pack buffer comes from the state's allocator and is freed by
+//     hand, and the packer checks the stack without raising, frees the buffer, and only then
+//     raises the error Redis would have raised at that point.
 //   - Errors that can reach a script are Redis' own, stack overflows included: pack and unpack
 //     push and check the Lua stack at the same points as Redis, so a call with thousands of
 //     arguments, or input nested thousands deep, fails (or not) exactly where Redis' does, with the

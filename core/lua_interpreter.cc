@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/lua_cmsgpack.h"
 #include "core/lua_struct.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
@@ -841,6 +842,7 @@ LuaInterpreter::LuaInterpreter(std::string_view version, int64_t version_num)
   OpenLibrary(L, "cjson", luaopen_cjson);
   OpenLibrary(L, "bit", luaopen_bit);
   OpenLibrary(L, "struct", OpenLuaStruct);
+  OpenLibrary(L, "cmsgpack", OpenLuaCmsgpack);
 
   // Only the allowed globals stay.
   std::vector<std::string> drop;

@@ -525,3 +525,65 @@ def test_always_replies_to_writes_that_change_nothing(launch, tmp_path):
     with pytest.raises(redis.ResponseError, match="BUSYGROUP"):  # an error: nothing journaled
         c.execute_command("XGROUP", "CREATE", "s", "g", "$")
     assert c.ping()
+
+
+def run_scripts(srv) -> None:
+    """Scripts whose effects the journal must replay: declared keys, undeclared ones (which
+    shardis undoes and reruns over every shard), relative deadlines, random pops, scripts inside
+    MULTI, redis.set_repl(REPL_NONE)."""
+    c = srv.client()
+    c.sadd("pool", *range(20))
+    for i in range(5):
+        c.eval("redis.call('set', KEYS[1], ARGV[1]) return redis.call('incr', KEYS[2])",
+               2, f"sk:{i}", "hits", f"v{i}")
+        c.eval("redis.call('incr', KEYS[1]) return redis.call('incr', 'side:' .. ARGV[1])",
+               1, "counter", i % 2)
+    c.eval("return redis.call('set', KEYS[1], 'soon', 'EX', 3600)", 1, "ttl")
+    c.eval("return redis.call('spop', KEYS[1], 3)", 1, "pool")
+    c.eval("redis.call('select', 3) return redis.call('set', 'in-db3', 'x')", 0)
+    p = c.pipeline(transaction=True)
+    p.set("in-multi", "1")
+    p.eval("return redis.call('incrby', KEYS[1], 10)", 1, "in-multi")
+    p.execute()
+    c.eval("redis.set_repl(redis.REPL_NONE) redis.call('set', KEYS[1], 'not journaled') "
+           "redis.set_repl(redis.REPL_ALL) return redis.call('set', KEYS[2], 'journaled')",
+           2, "unjournaled", "journaled")
+    c.eval("return redis.call('get', KEYS[1])", 1, "hits")  # reads journal nothing
+
+
+def test_scripts_are_journaled_by_their_effects(launch, tmp_path):
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=AOF)
+    wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 10)
+    run_scripts(srv)
+    before = full_snapshot(srv)
+    assert srv.client().get("counter") == b"5"
+    assert shutdown(srv) == 0
+    incr = (d / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert b"EVAL" not in incr.upper() and b"MULTI" in incr
+    check = subprocess.run([CHECK_AOF, str(d / "appendonlydir" / "appendonly.aof.manifest")],
+                           capture_output=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # The same scripts on redis-server with its AOF: both restart to the same keyspace (SPOP's
+    # members are random, so the pool is compared by size).
+    ref_dir = tmp_path / "redis"
+    ref = launch(ref_dir, redis=True, args=REDIS_AOF)
+    run_scripts(ref)
+    assert shutdown(ref) == 0
+    ref = launch(ref_dir, redis=True, args=REDIS_AOF)
+    want = full_snapshot(ref)
+    again = launch(d, threads=4, args=AOF)
+    got = full_snapshot(again)
+    assert before.pop((0, b"unjournaled"))["value"] == b"not journaled"
+    assert_same_dataset(got, before)
+    pool, ttl = (0, b"pool"), (0, b"ttl")
+    assert len(got[pool]["value"]) == len(want.pop(pool)["value"]) == 17
+    assert got[ttl]["at"] > 0 and want.pop(ttl)["at"] > 0  # set at different moments
+    got = {k: v for k, v in got.items() if k not in (pool, ttl)}
+    assert_same_dataset(got, want)
+    assert again.client().get("unjournaled") is None
+    # The same directory loads in redis-server too.
+    assert shutdown(again) == 0
+    (d / "dump.rdb").unlink(missing_ok=True)
+    theirs = launch(d, redis=True, args=REDIS_AOF)
+    assert len(full_snapshot(theirs)) == len(before)
