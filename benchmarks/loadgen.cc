@@ -67,6 +67,8 @@ SIGINT or SIGTERM stops sending: the replies in flight are read and the line bel
 at the end of --duration (a script can run a load for as long as something else lasts).
   --protocol P       resp (default) or memcache (the memcached text protocol: set/get)
   --keys-per-get N   memcache only: each GET request is one `get` of N keys (default 1)
+  --evalsha SHA      each GET request is `EVALSHA SHA 1 key` instead (a script on one key;
+                     use --ratio 0:1)
 )";
 
 constexpr const char* kOutputHelp = R"(output (one line, key=value):
@@ -239,6 +241,7 @@ struct Options {
   bool progress = false;
   bool memcache = false;
   int keys_per_get = 1;
+  std::string evalsha;
 };
 
 uint64_t ParseUint(const char* flag, const std::string& s) {
@@ -302,6 +305,9 @@ Options ParseOptions(int argc, char** argv) {
       o.fill = true;
     } else if (arg == "--server-pid") {
       o.server_pid = int(ParseUint(a, next()));
+    } else if (arg == "--evalsha") {
+      o.evalsha = next();
+      if (o.evalsha.size() != 40) Fail("--evalsha wants a 40-character SHA-1");
     } else if (arg == "--seed") {
       o.seed = ParseUint(a, next());
     } else if (arg == "--timeout") {
@@ -450,6 +456,14 @@ void LoadGen::Connect() {
 void LoadGen::AppendRequest(Conn& c, bool is_set, uint64_t key) {
   char buf[12];
   for (int i = 11; i >= 0; --i, key /= 10) buf[i] = char('0' + key % 10);
+  if (!o_.memcache && !is_set && !o_.evalsha.empty()) {
+    c.out.append("*4\r\n$7\r\nEVALSHA\r\n$40\r\n");
+    c.out.append(o_.evalsha);
+    c.out.append("\r\n$1\r\n1\r\n$16\r\nkey:");
+    c.out.append(buf, 12);
+    c.out.append("\r\n", 2);
+    return;
+  }
   if (!o_.memcache) {
     c.out.append(is_set ? "*3\r\n$3\r\nSET\r\n" : "*2\r\n$3\r\nGET\r\n", 13);
     c.out.append("$16\r\nkey:", 9);
