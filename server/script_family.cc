@@ -6,7 +6,8 @@
 // runs it there.
 //
 // A run starts in declared mode (its transaction holds only its KEYS, see script_run.h); a run
-// that touches anything else aborts, leaves no trace, and runs again holding every shard. The
+// that touches another key aborts, leaves no trace, and runs again holding that key too. A run
+// that needs the whole keyspace (or keeps finding keys) runs again holding every shard, and the
 // thread then remembers that the script runs that way.
 #include <absl/container/flat_hash_map.h>
 
@@ -20,6 +21,7 @@
 #include "core/number.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
+#include "io/proactor.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
@@ -35,6 +37,9 @@ namespace shardis::server {
 namespace {
 
 constexpr std::string_view kNoScriptErr = "NOSCRIPT No matching script. Please use EVAL.";
+// A call whose runs keep finding keys they were not given runs over every shard after this many
+// attempts with the keys found so far.
+constexpr int kMaxKeyDiscoveries = 3;
 // Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
 constexpr int64_t kRedisVersionNum = 0x0007000f;
 
@@ -85,6 +90,72 @@ bool AddScript(std::string_view sha, std::string_view body, std::string* error) 
   return true;
 }
 
+// Runs a script of this thread's cache over its own transaction(s) (see the top of the file),
+// writing its reply to *out in the caller's protocol. May run on another thread than the
+// caller's (RunScript): it only reads `conn`.
+void RunOnThisThread(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_only,
+                     ArgSlice args, ConnectionState& conn, std::string* out) {
+  core::ReplyBuilder out_rb(out);
+  out_rb.set_resp3(conn.resp3);
+  ScriptCache& cache = ScriptCache::current();
+  const CachedScript* script = cache.Find(sha);
+  if (script == nullptr) return out_rb.Error(kNoScriptErr);  // flushed meanwhile
+  core::LuaInterpreter& lua = cache.lua();
+  std::string error;
+  if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return out_rb.Error(error);
+  ScriptRun::Mode mode = script->global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
+  std::vector<std::string> found;  // undeclared keys that aborted runs of this call met
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::string_view> lock_keys(keys.begin(), keys.end());
+    lock_keys.insert(lock_keys.end(), found.begin(), found.end());
+    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
+    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
+    shard::JournalUnit unit;
+    shard::JournalCommand journal{conn.db, args, &unit};
+    shard::JournalCommandScope journal_scope(&journal);
+    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
+    std::optional<shard::Transaction> tx;
+    if (mode == ScriptRun::Mode::kGlobal) {
+      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
+    } else {
+      tx.emplace(conn.db, lock_keys, tx_mode);
+    }
+    ScriptRun run(conn, *tx, mode, lock_keys, read_only, &unit);
+    std::string reply;
+    core::ReplyBuilder rb(&reply);
+    rb.set_resp3(conn.resp3);
+    if (lua.Run(sha, keys, argv, run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
+      // Undo what it wrote while the transaction still holds its keys, then run it again holding
+      // the keys it met too, or every shard. Nothing of the aborted run reaches the journal or
+      // the client.
+      run.Undo();
+      tx->set_journaled(false);
+      tx->Conclude();
+      if (run.needs_every_shard() || attempt + 1 >= kMaxKeyDiscoveries) {
+        if (CachedScript* known = cache.Find(sha)) known->global = true;
+        mode = ScriptRun::Mode::kGlobal;
+      } else {
+        found.insert(found.end(), run.undeclared_keys().begin(), run.undeclared_keys().end());
+      }
+      continue;
+    }
+    tx->Conclude();
+    out->append(reply);
+    return;
+  }
+}
+
+// The shard that owns every key, or -1 when they are on several shards (or there are none).
+int SoleShard(ArgSlice keys) {
+  int owner = -1;
+  for (std::string_view key : keys) {
+    const int sid = int(shard::shard_set->ShardOf(key));
+    if (owner != -1 && sid != owner) return -1;
+    owner = sid;
+  }
+  return owner;
+}
+
 // Runs a script of the cache with its keys and arguments; the reply goes to ctx.rb.
 void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_only_command,
                ArgSlice args, ConnContext& ctx) {
@@ -96,53 +167,32 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
     return ctx.rb.Error("ERR Can not execute a script with write flag using *_ro command.");
   }
   const bool read_only = read_only_command || (!compat && (flags & core::kScriptNoWrites));
-  core::LuaInterpreter& lua = cache.lua();
-  std::string error;
-  if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return ctx.rb.Error(error);
   ConnectionState& conn = ctx.conn;
 
   if (shard::Transaction* exec = shard::Transaction::CurrentExec()) {
     // Inside EXEC, which holds every shard for a script: its commands join the EXEC's, and the
     // EXEC's journal unit takes their effects instead of the EVAL itself.
+    core::LuaInterpreter& lua = cache.lua();
+    std::string error;
+    if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return ctx.rb.Error(error);
     shard::JournalCommand* journal = shard::CurrentJournalCommand();
     ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit);
     lua.Run(sha, keys, argv, run, ctx.rb);
     journal->effect.None();
     return;
   }
-
-  ScriptRun::Mode mode = script->global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
-  for (;;) {
-    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
-    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
-    shard::JournalUnit unit;
-    shard::JournalCommand journal{conn.db, args, &unit};
-    shard::JournalCommandScope journal_scope(&journal);
-    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
-    std::optional<shard::Transaction> tx;
-    if (mode == ScriptRun::Mode::kGlobal) {
-      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
-    } else {
-      tx.emplace(conn.db, keys, tx_mode);
-    }
-    ScriptRun run(conn, *tx, mode, keys, read_only, &unit);
-    std::string reply;
-    core::ReplyBuilder rb(&reply);
-    rb.set_resp3(conn.resp3);
-    if (lua.Run(sha, keys, argv, run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
-      // Undo what it wrote while the transaction still holds its keys, then run it again over
-      // every shard. Nothing of the aborted run reaches the journal or the client.
-      run.Undo();
-      tx->set_journaled(false);
-      tx->Conclude();
-      if (CachedScript* known = cache.Find(sha)) known->global = true;
-      mode = ScriptRun::Mode::kGlobal;
-      continue;
-    }
-    tx->Conclude();
-    ctx.rb.output()->append(reply);
+  // A script whose keys all live on another shard runs there, in a worker fiber of that thread:
+  // its commands then run without a hop each (one hop there and back in all), and scripts on
+  // different shards run on different threads.
+  const int owner = script->global ? -1 : SoleShard(keys);
+  const unsigned self = io::Proactor::current()->index();
+  if (owner >= 0 && unsigned(owner) != self) {
+    shard::shard_set->AwaitInWorker(unsigned(owner), [&](shard::Shard&) {
+      RunOnThisThread(sha, keys, argv, read_only, args, conn, ctx.rb.output());
+    });
     return;
   }
+  RunOnThisThread(sha, keys, argv, read_only, args, conn, ctx.rb.output());
 }
 
 // EVAL script numkeys [key ...] [arg ...], and its kin.

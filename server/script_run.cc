@@ -76,19 +76,27 @@ std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::str
   return {};
 }
 
-bool ScriptRun::AllDeclared(const CommandSpec& spec, uint32_t flags,
-                            std::span<const std::string_view> args,
-                            std::vector<int>* positions) const {
-  if (!CommandKeyPositions(spec, args, positions)) return false;
-  if (positions->empty()) {
-    // A keyless command that reads or writes data (DBSIZE, KEYS, FLUSHDB, ...) needs every shard.
-    return !(flags & (kWrite | kReadOnly));
+bool ScriptRun::Covered(const CommandSpec& spec, uint32_t flags,
+                        std::span<const std::string_view> args, std::vector<int>* positions) {
+  // Keys a key finder cannot parse, a keyless command that reads or writes data (DBSIZE, KEYS,
+  // FLUSHDB, ...) and another database need every shard.
+  if (!CommandKeyPositions(spec, args, positions) ||
+      (positions->empty() && (flags & (kWrite | kReadOnly))) ||
+      (!positions->empty() && db_ != tx_.db_index())) {
+    needs_every_shard_ = true;
+    return false;
   }
-  if (db_ != tx_.db_index()) return false;
   for (int i : *positions) {
-    if (!declared_.contains(args[i])) return false;
+    if (declared_.contains(args[i])) continue;
+    const std::string& key = added_keys_.emplace_back(args[i]);
+    if (tx_.TryAddKey(db_, key)) {
+      declared_.insert(key);
+    } else {
+      added_keys_.pop_back();
+      undeclared_.emplace_back(args[i]);
+    }
   }
-  return true;
+  return undeclared_.empty();
 }
 
 core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> args,
@@ -103,7 +111,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   const bool write = flags & kWrite;
   if (mode_ == Mode::kDeclared) {
     std::vector<int> positions;
-    if (!AllDeclared(*spec, flags, args, &positions)) return CallResult::kAbort;
+    if (!Covered(*spec, flags, args, &positions)) return CallResult::kAbort;
     if (write && spec->on_shard == nullptr) {
       // A multi-key write: save every key it may change first, each on its shard.
       bool too_large = false;
@@ -116,8 +124,6 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
       if (too_large) return CallResult::kAbort;
     }
   }
-  ConnectionState& conn = caller_;
-  conn.last_command = spec->name;
   const uint64_t start = CommandClockNow();
   if (spec->on_shard != nullptr) {
     bool too_large = false;
@@ -128,7 +134,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   }
   // Each command a script runs counts in its own statistics, as in Redis.
   RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, IsErrorReply(*reply, 0),
-             args, conn);
+             args, caller_);
   return CallResult::kReplied;
 }
 
@@ -198,7 +204,10 @@ bool ScriptRun::SaveForUndo(shard::TxShard& t, std::string_view key, uint64_t ha
   UndoEntry entry{.sid = t.shard.id(), .db = db_, .key = std::string(key)};
   if (shard::Db::Found(it)) {
     const core::CompactValue& v = it.value();
-    if (!CheapToCopy(v)) return false;
+    if (!CheapToCopy(v)) {
+      needs_every_shard_ = true;
+      return false;
+    }
     entry.existed = true;
     entry.is_string = v.IsString();
     // A copy made of plain bytes (the process allocator), not of this shard's heap: the entry

@@ -3,12 +3,13 @@
 // touches its keys until it ends (docs/scripting.md, "Atomicity").
 //
 // Two modes:
-//   - declared: the transaction holds the script's KEYS only, so scripts on other keys run in
-//     parallel. A command on any other key (or one that needs the whole keyspace, or another
-//     database) cannot run atomically in it: the run aborts, and the caller reruns the script in
-//     global mode. To make an abort after writes leave no trace, the first write to each key
-//     saves the key's value (an undo entry); a value too large to copy cheaply aborts the run
-//     before it is written, as an undeclared key does.
+//   - declared: the transaction holds the script's KEYS only (and the keys earlier attempts of
+//     the same call found), so scripts on other keys run in parallel. A command on another key
+//     adds it to the transaction when that is safe (Transaction::TryAddKey: before the first
+//     command, or a key no one wants on a shard the transaction holds); otherwise it cannot run
+//     atomically here: the run aborts, and the caller reruns the script holding that key too. One that needs the whole keyspace, another database, or a value too large
+//     to copy makes the caller rerun it in global mode. To make an abort after writes leave no
+//     trace, the first write to each key saves the key's value (an undo entry).
 //   - global: the transaction holds every shard, as Redis runs every script. Nothing aborts.
 // Commands run as EXEC runs its queued commands (multi_family.cc): single-key ones with RunOn on
 // their shard, others through their handler with the run's transaction as the enclosing one.
@@ -16,6 +17,7 @@
 
 #include <absl/container/flat_hash_set.h>
 
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +48,10 @@ class ScriptRun : public core::ScriptHost {
 
   // After an aborted run: puts back every key the run wrote, as it was before.
   void Undo();
+  // Why the run aborted: keys it was not given (a rerun holding them too may succeed), or
+  // something only a run over every shard can do.
+  const std::vector<std::string>& undeclared_keys() const { return undeclared_; }
+  bool needs_every_shard() const { return needs_every_shard_; }
 
  private:
   // A key's value before the run first wrote it: a string's bytes, or a DUMP payload.
@@ -62,9 +68,10 @@ class ScriptRun : public core::ScriptHost {
   // Why a command cannot run here, as Redis' scriptCall says it (empty: it can).
   std::string Refusal(const CommandSpec* spec, std::span<const std::string_view> args,
                       uint32_t* flags) const;
-  // Declared mode: the command's keys are all declared (in the transaction's database).
-  bool AllDeclared(const CommandSpec& spec, uint32_t flags,
-                   std::span<const std::string_view> args, std::vector<int>* positions) const;
+  // Declared mode: whether the transaction covers the command (its keys are declared, in the
+  // transaction's database). When not, records why (undeclared_ or needs_every_shard_).
+  bool Covered(const CommandSpec& spec, uint32_t flags, std::span<const std::string_view> args,
+               std::vector<int>* positions);
   // Declared mode, before a write: saves the key's value unless saved already. False when the
   // value is too large to copy (the run must abort). On the key's shard.
   bool SaveForUndo(shard::TxShard& t, std::string_view key, uint64_t hash);
@@ -83,6 +90,9 @@ class ScriptRun : public core::ScriptHost {
   shard::JournalUnit discarded_;  // where the effects of redis.set_repl(REPL_NONE) calls go
   int db_;                        // SELECT inside the script changes it, not the caller's
   std::vector<UndoEntry> undo_;
+  std::vector<std::string> undeclared_;
+  std::deque<std::string> added_keys_;  // keys the transaction took on the way (TryAddKey)
+  bool needs_every_shard_ = false;
   absl::flat_hash_set<std::string> saved_keys_;  // "db:key" of the undo entries
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.

@@ -4,6 +4,10 @@
 #include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 
+#include <deque>
+#include <utility>
+#include <vector>
+
 #include "io/proactor.h"
 #include "shard/memory_limit.h"
 
@@ -56,6 +60,55 @@ class FnHop final : public io::Hop {
   HopWaiter* waiter_;
 };
 
+// A job for a worker fiber of another thread, and the worker pool of each thread. A worker takes
+// jobs from its thread's queue until the queue is empty, then waits in `idle` until a job comes.
+struct WorkerJob {
+  absl::FunctionRef<void(Shard&)> fn;
+  HopWaiter* waiter;
+  unsigned origin;
+};
+struct WorkerPool {
+  std::deque<WorkerJob*> jobs;
+  std::vector<context*> idle;
+};
+thread_local WorkerPool tl_workers;
+
+void WorkerJobDone(void* arg) { static_cast<WorkerJob*>(arg)->waiter->OneDone(); }
+
+void WorkerLoop() {
+  WorkerPool& pool = tl_workers;
+  for (;;) {
+    while (pool.jobs.empty()) {
+      if (tl_stopping) return;
+      pool.idle.push_back(context::active());
+      context::active()->suspend();
+    }
+    WorkerJob* job = pool.jobs.front();
+    pool.jobs.pop_front();
+    job->fn(*Shard::current());
+    Proactor::current()->Post(job->origin, io::Task{&WorkerJobDone, job});
+  }
+}
+
+// In the target's loop: queue the job and wake an idle worker, or start one.
+void WorkerJobArrive(void* arg) {
+  WorkerPool& pool = tl_workers;
+  pool.jobs.push_back(static_cast<WorkerJob*>(arg));
+  if (!pool.idle.empty()) {
+    context* worker = pool.idle.back();
+    pool.idle.pop_back();
+    context::active()->schedule(worker);
+  } else if (!Proactor::current()->Launch(WorkerLoop)) {
+    LOG(FATAL) << "no memory for a worker fiber's stack";
+  }
+}
+
+// At stop, on each thread: idle workers end (running ones end when their job is done).
+void StopWorkers() {
+  WorkerPool& pool = tl_workers;
+  for (context* worker : std::exchange(pool.idle, {})) context::active()->schedule(worker);
+}
+
 }  // namespace
 
 ShardSet::ShardSet(io::ProactorPool* pool) : pool_(pool) {}
@@ -76,6 +129,7 @@ void ShardSet::Start() {
 void ShardSet::Stop() {
   pool_->AwaitOnAll([this](Proactor* p) {
     tl_stopping = true;
+    StopWorkers();
     // Values are freed on the heap of the thread that allocated them.
     Shard::set_current(nullptr);
     shards_[p->index()].reset();
@@ -172,6 +226,18 @@ void FiberJobStart(void* arg) {
 }
 
 }  // namespace
+
+void ShardSet::AwaitInWorker(unsigned sid, absl::FunctionRef<void(Shard&)> fn) {
+  Proactor* self = Proactor::current();
+  if (sid == self->index()) {
+    fn(*Shard::current());
+    return;
+  }
+  HopWaiter waiter{1, context::active(), false};
+  WorkerJob job{fn, &waiter, self->index()};
+  self->Post(sid, io::Task{&WorkerJobArrive, &job});
+  waiter.Wait();
+}
 
 void ShardSet::AwaitAllInFibers(const std::function<void(Shard&)>& fn) {
   Proactor* self = Proactor::current();

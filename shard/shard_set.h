@@ -52,6 +52,11 @@ class ShardSet {
   // Runs fn in a new fiber on every shard, so it may block or yield (long jobs such as
   // DEBUG POPULATE), and waits for all of them.
   void AwaitAllInFibers(const std::function<void(Shard&)>& fn);
+  // Runs fn in a fiber on shard sid, so that it may wait for other shards itself (a script run
+  // on its keys' shard), and waits for it; in the calling fiber when sid is the local shard.
+  // Per request: the fibers come from a pool each thread keeps (started as needed, never more
+  // than the jobs that wait at once), not from a new stack each time.
+  void AwaitInWorker(unsigned sid, absl::FunctionRef<void(Shard&)> fn);
 
   io::ProactorPool* pool() { return pool_; }
   // Shard sid, from any thread: only what it says may be read from other threads may be touched

@@ -83,6 +83,22 @@ void Transaction::AddReadLocks(int db_index, std::span<const std::string_view> k
   }
 }
 
+bool Transaction::TryAddKey(int db_index, std::string_view key) {
+  DCHECK(outer_ == nullptr && !concluded_);
+  if (all_shards_) return true;
+  const unsigned sid = shard_set->ShardOf(key);
+  const bool involved = std::binary_search(shards_.begin(), shards_.end(), sid);
+  if (!scheduled_) {
+    parts_[sid].keys.push_back({db_index, key});
+    if (!involved) shards_.insert(std::lower_bound(shards_.begin(), shards_.end(), sid), sid);
+    return true;
+  }
+  if (!involved) return false;
+  parts_[sid].joining = {db_index, key};
+  Dispatch({sid}, &Transaction::DoAddKey);
+  return parts_[sid].joined;
+}
+
 void Transaction::PrepareLocks() {
   if (journal_id_ != 0 && shards_.size() > 1 && Shard::current()->journal().on()) {
     for (unsigned sid : shards_) parts_[sid].in_order = true;
@@ -321,6 +337,12 @@ void Transaction::MarkJournal(Part* part, Shard& shard) {
   if (tx->journal_id_ == 0 || !tx->journaled_ || !tx->phase_ran_ || !shard.journal().on()) return;
   shard.journal().AppendMarker(tx->journal_id_, uint32_t(tx->shards_.size()));
   part->marked = true;
+}
+
+void Transaction::DoAddKey(TxPart* p) {
+  Part* part = static_cast<Part*>(p);
+  part->joined = Shard::current()->tx_queue().TryAddKey(part, part->joining);
+  Complete(part);
 }
 
 void Transaction::DoConclude(TxPart* p) {

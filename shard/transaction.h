@@ -93,6 +93,15 @@ class Transaction {
   // that nothing can modify them between its check and its commands.
   void AddReadLocks(int db_index, std::span<const std::string_view> keys);
 
+  // A key the transaction was not built with, which a script met (docs/transactions.md,
+  // "Scripts"): held from now on, like its own keys (but not handed to the phases), when that
+  // can be done without breaking atomicity: before the first phase, always; afterwards, when its
+  // shard is one the transaction holds and no other transaction wants the key (adding it then is
+  // two-phase locking's growing phase, and waiting for it could deadlock, so it never waits).
+  // False when it cannot. The key must stay valid for the transaction's life. A top-level
+  // transaction only; one over every shard holds every key already.
+  bool TryAddKey(int db_index, std::string_view key);
+
  private:
   // This transaction's part on one shard.
   struct Part : TxPart {
@@ -101,6 +110,8 @@ class Transaction {
     bool ok = false;      // the last Schedule on this shard succeeded
     uint64_t dirty = 0;   // changes the phases made here (written on the shard)
     bool marked = false;  // a journal marker was recorded here at the conclusion
+    TxPart::LockKey joining;  // TryAddKey's key, and whether the shard took it
+    bool joined = false;
   };
   using ShardTask = void (*)(TxPart*);
 
@@ -121,6 +132,7 @@ class Transaction {
   static void DoPhase(TxPart* p);
   static void DoQuickRun(TxPart* p);
   static void DoConclude(TxPart* p);
+  static void DoAddKey(TxPart* p);
   static void ExecPhase(TxPart* p);
   // At the conclusion on a shard: records where the transaction concluded in the shard's journal
   // (a write transaction that ran a phase, with the AOF on).

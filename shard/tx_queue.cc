@@ -24,6 +24,18 @@ bool TxQueue::Schedule(TxPart* part) {
   return true;
 }
 
+bool TxQueue::TryAddKey(TxPart* part, const TxPart::LockKey& key) {
+  DCHECK(part->scheduled && !part->global);
+  // Any intent on the key is another transaction's: the part never adds a key it holds.
+  if (Conflicts(key.db, key.key, part->exclusive)) return false;
+  Counts& c = locks_[key.db][key.key];
+  if (c.shared == 0 && c.exclusive == 0) ++locked_keys_;
+  ++(part->exclusive ? c.exclusive : c.shared);
+  UpdateLockFree();
+  part->keys.push_back(key);
+  return true;
+}
+
 void TxQueue::Remove(TxPart* part) {
   DCHECK(part->scheduled);
   part->scheduled = false;

@@ -63,6 +63,11 @@ class TxQueue {
   // became ready (they may remove their own parts).
   void Remove(TxPart* part);
 
+  // Adds a key to a scheduled part's intent locks, when no other scheduled transaction wants it
+  // (a script meeting a key it did not declare, see docs/transactions.md "Scripts"): the part
+  // then holds it as if it had been scheduled with it. False, with nothing changed, otherwise.
+  bool TryAddKey(TxPart* part, const TxPart::LockKey& key);
+
   // Whether the part may run a phase now (see the top of the file).
   bool IsReady(const TxPart* part) const;
   // Runs `run(part)` now if the part is ready, else keeps it pending until a Remove makes it so.

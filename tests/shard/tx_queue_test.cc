@@ -47,6 +47,40 @@ LoggedPart MakeGlobal(uint64_t txid, std::vector<uint64_t>* log = nullptr) {
   return p;
 }
 
+TEST(TxQueueTest, TryAddKeyTakesOnlyKeysNoOneElseWants) {
+  TxQueue q;
+  std::vector<uint64_t> log;
+  LoggedPart a = MakePart(1, true, {"a"});
+  LoggedPart b = MakePart(2, true, {"b"}, &log);
+  ASSERT_TRUE(q.Schedule(&a));
+  ASSERT_TRUE(q.Schedule(&b));
+  EXPECT_FALSE(q.TryAddKey(&a, {0, "b"}));  // b's
+  EXPECT_EQ(a.keys.size(), 1u);
+  EXPECT_TRUE(q.TryAddKey(&a, {0, "c"}));
+  EXPECT_TRUE(q.Conflicts(0, "c", false));  // held now, as a's own keys are
+  // A later part that wants c waits for a, however it was scheduled.
+  LoggedPart c = MakePart(3, false, {"c"}, &log);
+  ASSERT_TRUE(q.Schedule(&c));
+  EXPECT_FALSE(q.IsReady(&c));
+  q.RunWhenReady(&c, &LogRun);
+  EXPECT_TRUE(log.empty());
+  q.Remove(&a);  // releases a and c
+  EXPECT_EQ(log, (std::vector<uint64_t>{3}));
+  EXPECT_FALSE(q.Conflicts(0, "a", true));
+  q.Remove(&c);
+  q.Remove(&b);
+  EXPECT_FALSE(q.any_locks());
+  // A reader may add a key others only read.
+  LoggedPart r1 = MakePart(4, false, {"x"});
+  LoggedPart r2 = MakePart(5, false, {"y"});
+  ASSERT_TRUE(q.Schedule(&r1));
+  ASSERT_TRUE(q.Schedule(&r2));
+  EXPECT_TRUE(q.TryAddKey(&r2, {0, "x"}));
+  q.Remove(&r1);
+  q.Remove(&r2);
+  EXPECT_FALSE(q.any_locks());
+}
+
 TEST(TxQueueTest, HeadRunsAndUncontendedPartsRunOutOfOrder) {
   TxQueue q;
   LoggedPart a = MakePart(1, true, {"a"});
