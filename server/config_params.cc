@@ -14,6 +14,7 @@
 #include "server/idle_timeout.h"
 #include "server/latency_monitor.h"
 #include "server/persistence_config.h"
+#include "server/script_run.h"
 #include "server/slowlog.h"
 #include "server/tcp_keepalive.h"
 #include "shard/memory_limit.h"
@@ -156,6 +157,13 @@ void RegisterConfigParams(ConfigRegistry& r) {
       "latency-monitor-threshold", "latency_monitor_threshold", 0, INT64_MAX,
       [] { return LatencyMonitorThreshold(); }, [](int64_t v) { SetLatencyMonitorThreshold(v); }));
 
+  // Redis 7 renamed lua-time-limit; both names work.
+  r.Add(MutableInt(
+      "busy-reply-threshold", "busy_reply_threshold", 0, INT64_MAX,
+      [] { return BusyReplyThresholdMs(); }, [](int64_t v) { SetBusyReplyThresholdMs(v); }));
+  r.Add(MutableInt(
+      "lua-time-limit", "", 0, INT64_MAX, [] { return BusyReplyThresholdMs(); },
+      [](int64_t v) { SetBusyReplyThresholdMs(v); }));
   r.Add(MutableString(
       "requirepass", "requirepass", [] { return RequirePass(); },
       [](std::string_view v) { SetRequirePass(v); }));

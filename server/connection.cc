@@ -20,6 +20,7 @@
 #include "server/multi_family.h"
 #include "server/persistence_status.h"
 #include "server/pubsub.h"
+#include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/snapshot.h"
 #include "server/subcommand.h"
@@ -522,6 +523,11 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   if (Persistence().loading.load(std::memory_order_relaxed) &&
       !((sub != nullptr ? sub->flags : spec->flags) & kLoading)) [[unlikely]] {
     return Reject(spec, "Redis is loading the dataset in memory", "LOADING");
+  }
+  if (ScriptsBusy() && !(flags & kAllowBusy)) [[unlikely]] {
+    // A script runs past busy-reply-threshold: only what may stop it (or ends a transaction)
+    // gets through, as in Redis.
+    return Reject(spec, BusyScriptError(), /*code=*/"");
   }
   if (PauseMaybeActive()) [[unlikely]] {
     // CLIENT PAUSE: what came before runs first; this one waits (or dies with the client).

@@ -10,6 +10,7 @@
 // that needs the whole keyspace (or keeps finding keys) runs again holding every shard, and the
 // thread then remembers that the script runs that way.
 #include <absl/container/flat_hash_map.h>
+#include <gflags/gflags.h>
 
 #include <memory>
 #include <optional>
@@ -31,6 +32,10 @@
 #include "shard/journal.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
+
+DEFINE_int64(busy_reply_threshold, 5000,
+             "milliseconds a script may run before other clients get -BUSY and SCRIPT KILL may "
+             "stop it (Redis' busy-reply-threshold, alias lua-time-limit); 0: never busy");
 
 namespace shardis::server {
 
@@ -253,6 +258,25 @@ void ScriptFlush(ArgSlice args, ConnContext& ctx) {
 }
 
 void ScriptKill(ArgSlice, ConnContext& ctx) {
+  const unsigned n = shard::shard_set->size();
+  std::vector<int> killed(n, 0);
+  std::vector<char> unkillable(n, 0);
+  shard::shard_set->AwaitAll([&](shard::Shard& s) {
+    bool written = false;
+    killed[s.id()] = KillBusyScripts(&written);
+    unkillable[s.id()] = written;
+  });
+  for (unsigned i = 0; i < n; ++i) {
+    if (killed[i] > 0) return ctx.rb.Ok();
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    if (unkillable[i]) {
+      return ctx.rb.Error(
+          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+          "can either wait the script termination or kill the server in a hard way using the "
+          "SHUTDOWN NOSAVE command.");
+    }
+  }
   ctx.rb.Error("NOTBUSY No scripts in execution right now.");
 }
 
@@ -311,6 +335,7 @@ void CmdScript(ArgSlice args, ConnContext& ctx) { DispatchSub(kScriptContainer, 
 }  // namespace
 
 void RegisterScriptFamily(CommandRegistry* r) {
+  SetBusyReplyThresholdMs(FLAGS_busy_reply_threshold);
   constexpr std::string_view kComplexity = "Depends on the script that is executed.";
   r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEval, .key_finder = ScriptKeys,

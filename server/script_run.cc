@@ -1,6 +1,10 @@
 #include "server/script_run.h"
 
+#include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
+
+#include <atomic>
+#include <chrono>
 
 #include "core/list.h"
 #include "core/rdb_dump.h"
@@ -41,7 +45,30 @@ bool CheapToCopy(const core::CompactValue& v) {
   return false;
 }
 
+std::atomic<int64_t> g_busy_threshold_ms{5000};
+// Busy scripts on every thread; written only when a script becomes busy or ends busy.
+std::atomic<int> g_busy_scripts{0};
+// This thread's busy runs (SCRIPT KILL reaches them by a hop to each thread).
+thread_local std::vector<ScriptRun*> tl_busy_runs;
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
+
+int64_t BusyReplyThresholdMs() { return g_busy_threshold_ms.load(std::memory_order_relaxed); }
+void SetBusyReplyThresholdMs(int64_t ms) { g_busy_threshold_ms.store(ms); }
+bool ScriptsBusy() { return g_busy_scripts.load(std::memory_order_relaxed) > 0; }
+std::string_view BusyScriptError() {
+  return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+}
+
+int KillBusyScripts(bool* unkillable) {
+  return ScriptRun::KillBusy(unkillable);
+}
 
 ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
                      std::span<const std::string_view> keys, bool read_only,
@@ -52,7 +79,42 @@ ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
       declared_(keys.begin(), keys.end()),
       read_only_(read_only),
       unit_(unit),
-      db_(caller.db) {}
+      db_(caller.db),
+      start_ms_(WallMs()) {}
+
+ScriptRun::~ScriptRun() {
+  if (!busy_) return;
+  std::erase(tl_busy_runs, this);
+  g_busy_scripts.fetch_sub(1);
+}
+
+core::ScriptHost::Stop ScriptRun::CheckStop() {
+  const int64_t threshold = BusyReplyThresholdMs();
+  if (!busy_) {
+    if (threshold <= 0 || WallMs() - start_ms_ < threshold) return Stop::kNo;
+    busy_ = true;
+    tl_busy_runs.push_back(this);
+    g_busy_scripts.fetch_add(1);
+    LOG(WARNING) << "Slow script detected: still in execution after " << WallMs() - start_ms_
+                 << " milliseconds. You can try killing the script using the SCRIPT KILL command.";
+  }
+  // Busy: let the thread's other fibers run (their clients get -BUSY, SCRIPT KILL gets in).
+  boost::this_fiber::yield();
+  return kill_requested_ ? Stop::kKill : Stop::kNo;
+}
+
+int ScriptRun::KillBusy(bool* unkillable) {
+  int killed = 0;
+  for (ScriptRun* run : tl_busy_runs) {
+    if (run->wrote_) {
+      *unkillable = true;
+      continue;
+    }
+    run->kill_requested_ = true;
+    ++killed;
+  }
+  return killed;
+}
 
 std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::string_view> args,
                                uint32_t* flags) const {
@@ -109,6 +171,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     return CallResult::kReplied;
   }
   const bool write = flags & kWrite;
+  wrote_ |= write;
   if (mode_ == Mode::kDeclared) {
     std::vector<int> positions;
     if (!Covered(*spec, flags, args, &positions)) return CallResult::kAbort;

@@ -32,6 +32,19 @@
 
 namespace shardis::server {
 
+// busy-reply-threshold (lua-time-limit): after this many milliseconds a running script is busy:
+// it lets its thread serve other clients between slices of its work, every command but the
+// allow_busy ones gets -BUSY on every thread, and SCRIPT KILL may stop it.
+int64_t BusyReplyThresholdMs();
+void SetBusyReplyThresholdMs(int64_t ms);
+// Whether some script is busy now (one relaxed load; true only while one is), and the -BUSY
+// reply for the others.
+bool ScriptsBusy();
+std::string_view BusyScriptError();
+// SCRIPT KILL on this thread's busy scripts: kills those that have not written. *unkillable is
+// set when a busy one has written (Redis' UNKILLABLE). Returns how many it killed.
+int KillBusyScripts(bool* unkillable);
+
 class ScriptRun : public core::ScriptHost {
  public:
   enum class Mode { kDeclared, kGlobal };
@@ -41,10 +54,16 @@ class ScriptRun : public core::ScriptHost {
   ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
             std::span<const std::string_view> keys, bool read_only, shard::JournalUnit* unit);
 
+  ~ScriptRun() override;
+
   CallResult Call(std::span<const std::string_view> args, CallOptions options,
                   std::string* reply) override;
+  Stop CheckStop() override;
   void Log(int level, std::string_view message) override;
   int CheckCommandPermission(std::span<const std::string_view> args) override;
+
+  // SCRIPT KILL on this thread (KillBusyScripts).
+  static int KillBusy(bool* unkillable);
 
   // After an aborted run: puts back every key the run wrote, as it was before.
   void Undo();
@@ -93,6 +112,10 @@ class ScriptRun : public core::ScriptHost {
   std::vector<std::string> undeclared_;
   std::deque<std::string> added_keys_;  // keys the transaction took on the way (TryAddKey)
   bool needs_every_shard_ = false;
+  bool wrote_ = false;          // a write command ran (Redis' SCRIPT_WRITE_DIRTY)
+  int64_t start_ms_;
+  bool busy_ = false;           // in this thread's busy list
+  bool kill_requested_ = false;  // SCRIPT KILL
   absl::flat_hash_set<std::string> saved_keys_;  // "db:key" of the undo entries
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.
