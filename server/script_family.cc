@@ -35,8 +35,6 @@ namespace shardis::server {
 namespace {
 
 constexpr std::string_view kNoScriptErr = "NOSCRIPT No matching script. Please use EVAL.";
-// Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
-constexpr int64_t kRedisVersionNum = 0x0007000f;
 
 struct CachedScript {
   std::string body;
@@ -52,10 +50,7 @@ class ScriptCache {
     return cache;
   }
 
-  core::LuaInterpreter& lua() {
-    if (!lua_) lua_ = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
-    return *lua_;
-  }
+  core::LuaInterpreter& lua() { return ThreadLua(); }
   CachedScript* Find(std::string_view sha) {
     auto it = scripts_.find(sha);
     return it == scripts_.end() ? nullptr : &it->second;
@@ -65,11 +60,10 @@ class ScriptCache {
   }
   void Flush() {
     scripts_.clear();
-    if (lua_) lua_->Flush();
+    lua().Flush();
   }
 
  private:
-  std::unique_ptr<core::LuaInterpreter> lua_;
   absl::flat_hash_map<std::string, CachedScript, core::StringHash, core::StringEq> scripts_;
 };
 
@@ -99,49 +93,11 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
   core::LuaInterpreter& lua = cache.lua();
   std::string error;
   if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return ctx.rb.Error(error);
-  ConnectionState& conn = ctx.conn;
-
-  if (shard::Transaction* exec = shard::Transaction::CurrentExec()) {
-    // Inside EXEC, which holds every shard for a script: its commands join the EXEC's, and the
-    // EXEC's journal unit takes their effects instead of the EVAL itself.
-    shard::JournalCommand* journal = shard::CurrentJournalCommand();
-    ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit);
-    lua.Run(sha, keys, argv, run, ctx.rb);
-    journal->effect.None();
-    return;
-  }
-
-  ScriptRun::Mode mode = script->global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
-  for (;;) {
-    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
-    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
-    shard::JournalUnit unit;
-    shard::JournalCommand journal{conn.db, args, &unit};
-    shard::JournalCommandScope journal_scope(&journal);
-    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
-    std::optional<shard::Transaction> tx;
-    if (mode == ScriptRun::Mode::kGlobal) {
-      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
-    } else {
-      tx.emplace(conn.db, keys, tx_mode);
-    }
-    ScriptRun run(conn, *tx, mode, keys, read_only, &unit);
-    std::string reply;
-    core::ReplyBuilder rb(&reply);
-    rb.set_resp3(conn.resp3);
-    if (lua.Run(sha, keys, argv, run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
-      // Undo what it wrote while the transaction still holds its keys, then run it again over
-      // every shard. Nothing of the aborted run reaches the journal or the client.
-      run.Undo();
-      tx->set_journaled(false);
-      tx->Conclude();
-      if (CachedScript* known = cache.Find(sha)) known->global = true;
-      mode = ScriptRun::Mode::kGlobal;
-      continue;
-    }
-    tx->Conclude();
-    ctx.rb.output()->append(reply);
-    return;
+  auto run = [&](ScriptRun& host, core::ReplyBuilder& rb) {
+    return lua.Run(sha, keys, argv, host, rb);
+  };
+  if (RunScriptAtomically(ctx, keys, read_only, script->global, args, run)) {
+    if (CachedScript* known = cache.Find(sha)) known->global = true;
   }
 }
 

@@ -10,6 +10,7 @@
 #include "server/command_keys.h"
 #include "server/command_stats.h"
 #include "server/subcommand.h"
+#include "server/server_state.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -235,7 +236,7 @@ void ScriptRun::Undo() {
   saved_keys_.clear();
 }
 
-void ScriptRun::Log(int level, std::string_view message) {
+void LogFromScript(int level, std::string_view message) {
   // Redis' default verbosity (notice) drops debug and verbose messages.
   if (level >= 3) {
     LOG(WARNING) << message;
@@ -244,9 +245,66 @@ void ScriptRun::Log(int level, std::string_view message) {
   }
 }
 
+void ScriptRun::Log(int level, std::string_view message) { LogFromScript(level, message); }
+
 int ScriptRun::CheckCommandPermission(std::span<const std::string_view> args) {
   // Every user may run every command until ACLs come (issue 18).
   return Registry().Find(args[0]) != nullptr ? 1 : -1;
+}
+
+core::LuaInterpreter& ThreadLua() {
+  // Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
+  constexpr int64_t kRedisVersionNum = 0x0007000f;
+  static thread_local std::unique_ptr<core::LuaInterpreter> lua;
+  if (!lua) lua = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
+  return *lua;
+}
+
+bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> keys,
+                         bool read_only, bool global, std::span<const std::string_view> args,
+                         ScriptRunFn run_fn) {
+  ConnectionState& conn = ctx.conn;
+  if (shard::Transaction* exec = shard::Transaction::CurrentExec()) {
+    // Inside EXEC, which holds every shard for a script: its commands join the EXEC's, and the
+    // EXEC's journal unit takes their effects instead of the command itself.
+    shard::JournalCommand* journal = shard::CurrentJournalCommand();
+    ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit);
+    run_fn(run, ctx.rb);
+    journal->effect.None();
+    return false;
+  }
+
+  ScriptRun::Mode mode = global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
+  for (;;) {
+    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
+    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
+    shard::JournalUnit unit;
+    shard::JournalCommand journal{conn.db, args, &unit};
+    shard::JournalCommandScope journal_scope(&journal);
+    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
+    std::optional<shard::Transaction> tx;
+    if (mode == ScriptRun::Mode::kGlobal) {
+      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
+    } else {
+      tx.emplace(conn.db, keys, tx_mode);
+    }
+    ScriptRun run(conn, *tx, mode, keys, read_only, &unit);
+    std::string reply;
+    core::ReplyBuilder rb(&reply);
+    rb.set_resp3(conn.resp3);
+    if (run_fn(run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
+      // Undo what it wrote while the transaction still holds its keys, then run it again over
+      // every shard. Nothing of the aborted run reaches the journal or the client.
+      run.Undo();
+      tx->set_journaled(false);
+      tx->Conclude();
+      mode = ScriptRun::Mode::kGlobal;
+      continue;
+    }
+    tx->Conclude();
+    ctx.rb.output()->append(reply);
+    return mode == ScriptRun::Mode::kGlobal && !global;
+  }
 }
 
 }  // namespace shardis::server

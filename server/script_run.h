@@ -15,6 +15,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/functional/function_ref.h>
 
 #include <optional>
 #include <span>
@@ -88,5 +89,24 @@ class ScriptRun : public core::ScriptHost {
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;
 };
+
+// This thread's Lua interpreter (one per thread, made on first use): EVAL's scripts and the
+// function libraries run in it.
+core::LuaInterpreter& ThreadLua();
+
+// redis.log at Redis' default verbosity (notice): debug and verbose messages are dropped.
+void LogFromScript(int level, std::string_view message);
+
+// Runs a script (an EVAL body, a function) atomically for the client of ctx; `run` makes one run
+// of it with the ScriptRun given and writes its reply to the builder given. Inside EXEC the run
+// joins the EXEC's transaction. Otherwise it starts in declared mode over `keys` (in global mode
+// when `global`); a declared run that aborts is undone and run again over every shard. Returns
+// true when that happened, so that the caller starts the script's next runs in global mode.
+// args: the command, for the journal.
+using ScriptRunFn =
+    absl::FunctionRef<core::LuaInterpreter::RunStatus(ScriptRun& run, core::ReplyBuilder& rb)>;
+bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> keys,
+                         bool read_only, bool global, std::span<const std::string_view> args,
+                         ScriptRunFn run);
 
 }  // namespace shardis::server
