@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "server/script_run.h"
+#include "shard/shard_set.h"
 
 namespace shardis::server {
 
@@ -88,7 +89,9 @@ class LoadLogHost : public core::ScriptHost {
 };
 
 // Checks, parses and runs a library's code. exists: whether the set it joins has the name.
-bool PrepareLibrary(std::string_view code, int64_t timeout_ms,
+// log: whether redis.log writes (a library's code runs on every thread, and once more on the
+// calling thread first: only that run logs, so a message is logged once, as in Redis).
+bool PrepareLibrary(std::string_view code, int64_t timeout_ms, bool log,
                     absl::FunctionRef<bool(std::string_view)> exists, std::string* name,
                     std::vector<core::LuaFunctionInfo>* functions, std::string* error) {
   LibraryMetadata md;
@@ -105,9 +108,12 @@ bool PrepareLibrary(std::string_view code, int64_t timeout_ms,
     *error = core::Concat("Library '", md.name, "' already exists");
     return false;
   }
-  LoadLogHost log;
+  LoadLogHost log_host;
   core::LuaInterpreter& lua = ThreadLua();
-  if (!lua.LoadLibrary(md.name, md.code, timeout_ms, &log, functions, error)) return false;
+  if (!lua.LoadLibrary(md.name, md.code, timeout_ms, log ? &log_host : nullptr, functions,
+                       error)) {
+    return false;
+  }
   if (functions->empty()) {
     lua.DiscardLibrary(md.name);
     *error = "No functions registered";
@@ -144,7 +150,7 @@ bool FunctionRegistry::Load(std::string_view code, bool replace, bool commit, in
   Candidate c;
   c.library.code = std::string(code);
   const bool ok = PrepareLibrary(
-      code, timeout_ms,
+      code, timeout_ms, /*log=*/!commit,
       [&](std::string_view lib) { return !replace && libraries_.contains(lib); }, &c.name,
       &c.library.functions, error);
   if (!ok) {
@@ -188,7 +194,8 @@ bool FunctionRegistry::Restore(std::span<const std::string> codes, RestorePolicy
       return std::any_of(fresh.begin(), fresh.end(),
                          [&](const Candidate& f) { return f.name == lib; });
     };
-    if (!PrepareLibrary(code, 0, in_fresh, &c.name, &c.library.functions, &message)) {
+    if (!PrepareLibrary(code, 0, /*log=*/!commit, in_fresh, &c.name, &c.library.functions,
+                        &message)) {
       return fail(message);
     }
     for (const core::LuaFunctionInfo& f : c.library.functions) {
@@ -267,6 +274,19 @@ void FunctionRegistry::Link(Candidate c) {
     functions_.try_emplace(core::ToLower(f.name), Function{c.name, f});
   }
   libraries_[c.name] = std::move(c.library);
+}
+
+absl::Status LoadFunctionLibraries(std::span<const std::string> codes) {
+  if (codes.empty()) return absl::OkStatus();
+  std::string error;
+  if (!FunctionRegistry::current().Restore(codes, RestorePolicy::kReplace, false, &error)) {
+    return absl::InvalidArgumentError(core::Concat("Failed loading the functions: ", error));
+  }
+  shard::shard_set->AwaitAll([&](shard::Shard&) {
+    std::string e;
+    FunctionRegistry::current().Restore(codes, RestorePolicy::kReplace, true, &e);
+  });
+  return absl::OkStatus();
 }
 
 }  // namespace shardis::server

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/status/status.h>
 
 #include <cstdint>
 #include <map>
@@ -78,5 +79,9 @@ class FunctionRegistry {
   // Lower-case function name -> its entry.
   absl::flat_hash_map<std::string, Function> functions_;
 };
+
+// An RDB file's libraries, loaded into every thread's registry (replacing libraries of the same
+// names, as Redis' DEBUG RELOAD does). Call from a fiber on a proactor thread.
+absl::Status LoadFunctionLibraries(std::span<const std::string> codes);
 
 }  // namespace shardis::server
