@@ -4,7 +4,9 @@
 
 #include <lua.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -82,6 +84,24 @@ struct LuaInterpreter::Impl {
   RunState* current = nullptr;
   Rand48 rand;
   int runs_since_gc = 0;
+
+  // Function libraries (the bottom of this file).
+  struct Function {
+    LuaFunctionInfo info;
+    int ref = LUA_NOREF;  // the callback
+  };
+  struct Loading {  // the library whose code runs now (FUNCTION LOAD)
+    std::vector<Function> functions;
+    int64_t deadline_ms = 0;  // 0: none
+    ScriptHost* log_host = nullptr;
+  };
+  int functions_env_ref = LUA_NOREF;   // the environment of every library's code
+  int functions_meta_ref = LUA_NOREF;  // its metatable, whose __index switches
+  int load_api_ref = LUA_NOREF;        // the load-time globals
+  Loading* loading = nullptr;
+  absl::flat_hash_map<std::string, std::vector<Function>, StringHash, StringEq> staged_libraries;
+  absl::flat_hash_map<std::string, std::vector<Function>, StringHash, StringEq> libraries;
+  absl::flat_hash_map<std::string, int, StringHash, StringEq> functions;  // name -> callback ref
 
   static Impl* Of(lua_State* L) {
     return static_cast<Impl*>(lua_touserdata(L, lua_upvalueindex(1)));
@@ -615,8 +635,12 @@ int RedisLog(lua_State* L) {
     if (i != 2) message.push_back(' ');
     message.append(ToView(L, i));
   }
-  RunState* run = Impl::Of(L)->current;
-  if (run != nullptr) run->host->Log(level, message);
+  Impl* impl = Impl::Of(L);
+  if (impl->current != nullptr) {
+    impl->current->host->Log(level, message);
+  } else if (impl->loading != nullptr && impl->loading->log_host != nullptr) {
+    impl->loading->log_host->Log(level, message);
+  }
   return 0;
 }
 
@@ -755,6 +779,12 @@ int ErrorHandler(lua_State* L) {
 }
 
 void RunHook(lua_State* L, lua_Debug*);
+void SetUpFunctionEnvironments(lua_State* L, Impl* impl, std::string_view version,
+                               int64_t version_num);
+LuaInterpreter::RunStatus RunRef(Impl* impl, int ref, std::string_view name,
+                                 std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> argv, ScriptHost& host,
+                                 ReplyBuilder& rb);
 
 }  // namespace
 
@@ -933,6 +963,7 @@ LuaInterpreter::LuaInterpreter(std::string_view version, int64_t version_num)
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_GLOBALSINDEX, "_G");
   impl->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  SetUpFunctionEnvironments(L, impl, version, version_num);
 }
 
 LuaInterpreter::~LuaInterpreter() { lua_close(impl_->L); }
@@ -997,16 +1028,27 @@ void RunHook(lua_State* L, lua_Debug*) {
 }  // namespace
 
 LuaInterpreter::RunStatus LuaInterpreter::Run(std::string_view sha,
-      std::span<const std::string_view> keys,
-      std::span<const std::string_view> argv,
-      ScriptHost& host, ReplyBuilder& rb) {
-  Impl* impl = impl_.get();
-  lua_State* L = impl->L;
-  auto it = impl->scripts.find(sha);
-  if (it == impl->scripts.end()) {
+                                              std::span<const std::string_view> keys,
+                                              std::span<const std::string_view> argv,
+                                              ScriptHost& host, ReplyBuilder& rb) {
+  auto it = impl_->scripts.find(sha);
+  if (it == impl_->scripts.end()) {
     rb.Error("NOSCRIPT No matching script. Please use EVAL.");
     return RunStatus::kDone;
   }
+  return RunRef(impl_.get(), it->second, sha, keys, argv, host, rb);
+}
+
+namespace {
+
+// Runs the function of registry ref `ref` as fn(keys, argv) (an EVAL chunk, a library's
+// function); `name` is what an error names (the SHA, the function).
+LuaInterpreter::RunStatus RunRef(Impl* impl, int ref, std::string_view name,
+                                 std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> argv, ScriptHost& host,
+                                 ReplyBuilder& rb) {
+  using RunStatus = LuaInterpreter::RunStatus;
+  lua_State* L = impl->L;
   // A Lua thread of its own (see the top of the header).
   std::pair<lua_State*, int> thread;
   if (!impl->idle_threads.empty()) {
@@ -1025,7 +1067,7 @@ LuaInterpreter::RunStatus LuaInterpreter::Run(std::string_view sha,
   lua_sethook(T, RunHook, LUA_MASKCOUNT, 100000);
 
   lua_pushcfunction(T, ErrorHandler);
-  lua_rawgeti(T, LUA_REGISTRYINDEX, it->second);
+  lua_rawgeti(T, LUA_REGISTRYINDEX, ref);
   lua_createtable(T, int(keys.size()), 0);
   for (size_t i = 0; i < keys.size(); ++i) {
     lua_pushlstring(T, keys[i].data(), keys[i].size());
@@ -1047,7 +1089,7 @@ LuaInterpreter::RunStatus LuaInterpreter::Run(std::string_view sha,
     ErrorInfo info = ExtractError(T);
     std::string msg = info.msg;
     if (info.has_location) {
-      msg += " script: " + std::string(sha) + ", on " + info.source + ":" + info.line + ".";
+      msg += " script: " + std::string(name) + ", on " + info.source + ":" + info.line + ".";
     }
     rb.Error(msg);
   } else {
@@ -1061,8 +1103,6 @@ LuaInterpreter::RunStatus LuaInterpreter::Run(std::string_view sha,
   }
   return result;
 }
-
-namespace {
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -1083,6 +1123,300 @@ std::vector<std::string_view> SplitNonEmpty(std::string_view s, char sep) {
 }
 
 }  // namespace
+
+// ---- Function libraries (FUNCTION LOAD, FCALL).
+
+namespace {
+
+// The flag of a register_function flag or a shebang flag (0: none).
+uint32_t ScriptFlagOf(std::string_view name, bool ignore_case) {
+  for (const ScriptFlagName& f : kScriptFlagNames) {
+    if (ignore_case ? EqualsIgnoreCase(name, f.name) : name == f.name) return f.flag;
+  }
+  return 0;
+}
+
+// Points the library environment's misses at the table of registry ref `target`.
+void SetFunctionsIndex(lua_State* L, Impl* impl, int target) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, impl->functions_meta_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, target);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+void UnrefFunctions(lua_State* L, std::vector<Impl::Function>& functions) {
+  for (Impl::Function& f : functions) luaL_unref(L, LUA_REGISTRYINDEX, f.ref);
+  functions.clear();
+}
+
+// Redis' functionsVerifyName: letters, digits and underscores, at least one.
+bool ValidFunctionName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// A string argument of register_function (Lua's notion: numbers are strings too), or nullopt.
+std::optional<std::string> StringArg(lua_State* L, int index) {
+  if (!lua_isstring(L, index)) return std::nullopt;
+  size_t len = 0;
+  lua_pushvalue(L, index);  // converting a copy, so that a number key stays a number for next
+  const char* s = lua_tolstring(L, -1, &len);
+  std::string out(s, len);
+  lua_pop(L, 1);
+  return out;
+}
+
+// register_function{function_name=..., callback=..., flags={...}, description=...}: the table is
+// at index 1. On success *callback is a registry ref; otherwise an error text.
+const char* ReadNamedArgs(lua_State* L, LuaFunctionInfo* info, int* callback) {
+  if (!lua_istable(L, 1)) {
+    return "calling redis.register_function with a single argument is only applicable to Lua "
+           "table (representing named arguments).";
+  }
+  bool named = false;
+  const char* error = nullptr;
+  lua_pushnil(L);
+  while (error == nullptr && lua_next(L, 1) != 0) {
+    std::optional<std::string> key = StringArg(L, -2);
+    if (!key) {
+      error = "named argument key given to redis.register_function is not a string";
+    } else if (EqualsIgnoreCase(*key, "function_name")) {
+      std::optional<std::string> name = StringArg(L, -1);
+      if (!name) error = "function_name argument given to redis.register_function must be a string";
+      if (name) info->name = *std::move(name), named = true;
+    } else if (EqualsIgnoreCase(*key, "description")) {
+      info->description = StringArg(L, -1);
+      if (!info->description) {
+        error = "description argument given to redis.register_function must be a string";
+      }
+    } else if (EqualsIgnoreCase(*key, "callback")) {
+      if (!lua_isfunction(L, -1)) {
+        error = "callback argument given to redis.register_function must be a function";
+      } else {
+        if (*callback != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, *callback);
+        lua_pushvalue(L, -1);
+        *callback = luaL_ref(L, LUA_REGISTRYINDEX);
+      }
+    } else if (EqualsIgnoreCase(*key, "flags")) {
+      if (!lua_istable(L, -1)) {
+        error = "flags argument to redis.register_function must be a table representing "
+                "function flags";
+      }
+      for (int i = 1; error == nullptr; ++i) {
+        lua_rawgeti(L, -1, i);
+        if (lua_isnil(L, -1)) {
+          lua_pop(L, 1);
+          break;
+        }
+        std::optional<std::string> flag = StringArg(L, -1);
+        lua_pop(L, 1);
+        const uint32_t bit = flag ? ScriptFlagOf(*flag, /*ignore_case=*/true) : 0;
+        if (bit == 0) error = "unknown flag given";
+        info->flags |= bit;
+      }
+    } else {
+      error = "unknown argument given to redis.register_function";
+    }
+    lua_pop(L, 1);
+  }
+  if (error == nullptr && !named) error = "redis.register_function must get a function name argument";
+  if (error == nullptr && *callback == LUA_NOREF) {
+    error = "redis.register_function must get a callback argument";
+  }
+  if (error != nullptr && *callback != LUA_NOREF) {
+    luaL_unref(L, LUA_REGISTRYINDEX, *callback);
+    *callback = LUA_NOREF;
+  }
+  return error;
+}
+
+// redis.register_function(name, callback) or redis.register_function{...}: Redis'
+// luaRegisterFunction, errors and their order included.
+int RegisterFunction(lua_State* L) {
+  Impl* impl = Impl::Of(L);
+  if (impl->loading == nullptr) {
+    RaiseError(L, "redis.register_function can only be called on FUNCTION LOAD command");
+  }
+  const int argc = lua_gettop(L);
+  if (argc < 1 || argc > 2) RaiseError(L, "wrong number of arguments to redis.register_function");
+  LuaFunctionInfo info;
+  int callback = LUA_NOREF;
+  if (argc == 1) {
+    if (const char* error = ReadNamedArgs(L, &info, &callback)) RaiseError(L, error);
+  } else {
+    std::optional<std::string> name = StringArg(L, 1);
+    if (!name) RaiseError(L, "first argument to redis.register_function must be a string");
+    if (!lua_isfunction(L, 2)) {
+      RaiseError(L, "second argument to redis.register_function must be a function");
+    }
+    info.name = *std::move(name);
+    lua_pushvalue(L, 2);
+    callback = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  const char* error = nullptr;
+  if (!ValidFunctionName(info.name)) {
+    error = "Library names can only contain letters, numbers, or underscores(_) and must be at "
+            "least one character long";  // sic: Redis' text
+  }
+  for (const Impl::Function& f : impl->loading->functions) {
+    if (error == nullptr && f.info.name == info.name) {
+      error = "Function already exists in the library";
+    }
+  }
+  if (error != nullptr) {
+    luaL_unref(L, LUA_REGISTRYINDEX, callback);
+    RaiseError(L, error);
+  }
+  impl->loading->functions.push_back({std::move(info), callback});
+  return 0;
+}
+
+int64_t MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Redis' luaEngineLoadHook: a library's code that runs past its deadline raises, and every line
+// after that raises again.
+void LoadHook(lua_State* L, lua_Debug*) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "shardis.interpreter");
+  Impl* impl = static_cast<Impl*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  const Impl::Loading* load = impl->loading;
+  if (load == nullptr || load->deadline_ms == 0 || MonotonicMs() <= load->deadline_ms) return;
+  lua_sethook(L, LoadHook, LUA_MASKLINE, 0);
+  RaiseError(L, "FUNCTION LOAD timeout");
+}
+
+// The libraries' environment (an empty read-only table whose misses go where
+// functions_meta_ref's __index says) and the load-time globals.
+void SetUpFunctionEnvironments(lua_State* L, Impl* impl, std::string_view version,
+                               int64_t version_num) {
+  lua_newtable(L);  // the load-time redis table
+  SetFunction(L, impl, "register_function", RegisterFunction);
+  SetFunction(L, impl, "log", RedisLog);
+  SetNumber(L, "LOG_DEBUG", 0);
+  SetNumber(L, "LOG_VERBOSE", 1);
+  SetNumber(L, "LOG_NOTICE", 2);
+  SetNumber(L, "LOG_WARNING", 3);
+  SetNumber(L, "REDIS_VERSION_NUM", lua_Number(version_num));
+  lua_pushlstring(L, version.data(), version.size());
+  lua_setfield(L, -2, "REDIS_VERSION");
+  // Missing fields raise, as Redis' error metatable does: redis.call at load time is
+  // "Script attempted to access nonexistent global variable 'call'".
+  lua_newtable(L);
+  PushFunction(L, impl, NonexistentGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  ProtectTable(L, impl);
+  lua_newtable(L);  // the load-time globals: redis only
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "redis");
+  lua_newtable(L);
+  PushFunction(L, impl, NonexistentGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  ProtectTable(L, impl);
+  impl->load_api_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+  lua_newtable(L);  // the environment
+  lua_newtable(L);  // its metatable
+  lua_rawgeti(L, LUA_REGISTRYINDEX, impl->env_ref);
+  lua_setfield(L, -2, "__index");
+  PushFunction(L, impl, ReadonlyWrite);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pushvalue(L, -1);
+  impl->functions_meta_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_setmetatable(L, -2);
+  MarkReadonly(L, impl, -1);
+  impl->functions_env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+}  // namespace
+
+bool LuaInterpreter::LoadLibrary(std::string_view library, std::string_view code,
+                                 int64_t timeout_ms, ScriptHost* log_host,
+                                 std::vector<LuaFunctionInfo>* functions, std::string* error) {
+  Impl* impl = impl_.get();
+  lua_State* L = impl->L;
+  DiscardLibrary(library);
+  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_function") != 0) {
+    *error = "Error compiling function: " + std::string(ToView(L, -1));
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, impl->functions_env_ref);
+  lua_setfenv(L, -2);
+  Impl::Loading load{.deadline_ms = timeout_ms > 0 ? MonotonicMs() + timeout_ms : 0,
+                     .log_host = log_host};
+  // A run paused in a redis.call stays the current one for its hooks: none runs meanwhile.
+  RunState* paused = impl->current;
+  impl->current = nullptr;
+  impl->loading = &load;
+  SetFunctionsIndex(L, impl, impl->load_api_ref);
+  lua_sethook(L, LoadHook, LUA_MASKCOUNT, 100000);
+  const int status = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);
+  SetFunctionsIndex(L, impl, impl->env_ref);
+  impl->loading = nullptr;
+  impl->current = paused;
+  if (status != 0) {
+    *error = "Error registering functions: " + ExtractError(L).msg;
+    lua_pop(L, 1);
+    UnrefFunctions(L, load.functions);
+    return false;
+  }
+  functions->clear();
+  for (const Impl::Function& f : load.functions) functions->push_back(f.info);
+  impl->staged_libraries[library] = std::move(load.functions);
+  return true;
+}
+
+void LuaInterpreter::DiscardLibrary(std::string_view library) {
+  auto it = impl_->staged_libraries.find(library);
+  if (it == impl_->staged_libraries.end()) return;
+  UnrefFunctions(impl_->L, it->second);
+  impl_->staged_libraries.erase(it);
+}
+
+void LuaInterpreter::CommitLibrary(std::string_view library) {
+  auto it = impl_->staged_libraries.find(library);
+  if (it == impl_->staged_libraries.end()) return;
+  DeleteLibrary(library);
+  for (const Impl::Function& f : it->second) impl_->functions[f.info.name] = f.ref;
+  impl_->libraries[library] = std::move(it->second);
+  impl_->staged_libraries.erase(it);
+}
+
+void LuaInterpreter::DeleteLibrary(std::string_view library) {
+  auto it = impl_->libraries.find(library);
+  if (it == impl_->libraries.end()) return;
+  for (const Impl::Function& f : it->second) impl_->functions.erase(f.info.name);
+  UnrefFunctions(impl_->L, it->second);
+  impl_->libraries.erase(it);
+}
+
+bool LuaInterpreter::HasFunction(std::string_view name) const {
+  return impl_->functions.contains(name);
+}
+
+LuaInterpreter::RunStatus LuaInterpreter::CallFunction(std::string_view name,
+                                                       std::span<const std::string_view> keys,
+                                                       std::span<const std::string_view> args,
+                                                       ScriptHost& host, ReplyBuilder& rb) {
+  auto it = impl_->functions.find(name);
+  if (it == impl_->functions.end()) {
+    rb.Error("ERR Function not found");
+    return RunStatus::kDone;
+  }
+  return RunRef(impl_.get(), it->second, name, keys, args, host, rb);
+}
 
 uint32_t ParseScriptShebang(std::string_view body, size_t* body_offset, std::string* error) {
   error->clear();
@@ -1111,20 +1445,12 @@ uint32_t ParseScriptShebang(std::string_view body, size_t* body_offset, std::str
     }
     if (parts[i].size() == 6) continue;  // "flags=": none
     for (std::string_view f : Split(parts[i].substr(6), ',')) {
-      if (f == "no-writes") {
-flags |= kScriptNoWrites;
-      } else if (f == "allow-oom") {
-flags |= kScriptAllowOom;
-      } else if (f == "allow-stale") {
-flags |= kScriptAllowStale;
-      } else if (f == "no-cluster") {
-flags |= kScriptNoCluster;
-      } else if (f == "allow-cross-slot-keys") {
-flags |= kScriptAllowCrossSlot;
-      } else {
-*error = "ERR Unexpected flag in script shebang: " + std::string(f);
-return 0;
+      const uint32_t flag = ScriptFlagOf(f, /*ignore_case=*/false);
+      if (flag == 0) {
+        *error = "ERR Unexpected flag in script shebang: " + std::string(f);
+        return 0;
       }
+      flags |= flag;
     }
   }
   return flags;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,23 @@ enum ScriptFlag : uint32_t {
   kScriptAllowCrossSlot = 1 << 4,
   // No shebang: an EVAL script of Redis 6 style, whose flags come from the commands it runs.
   kScriptEvalCompat = 1 << 5,
+};
+
+// Redis' names of the script flags, in the order FUNCTION LIST shows them.
+struct ScriptFlagName {
+  ScriptFlag flag;
+  std::string_view name;
+};
+inline constexpr ScriptFlagName kScriptFlagNames[] = {
+    {kScriptNoWrites, "no-writes"},   {kScriptAllowOom, "allow-oom"},
+    {kScriptAllowStale, "allow-stale"}, {kScriptNoCluster, "no-cluster"},
+    {kScriptAllowCrossSlot, "allow-cross-slot-keys"}};
+
+// A function a library registered with redis.register_function.
+struct LuaFunctionInfo {
+  std::string name;
+  std::optional<std::string> description;
+  uint32_t flags = 0;  // ScriptFlag bits
 };
 
 // Parses the "#!lua flags=..." line of an EVAL body. Returns the flags and sets *body_offset to
@@ -90,6 +108,32 @@ class LuaInterpreter {
   enum class RunStatus { kDone, kAborted };
   RunStatus Run(std::string_view sha, std::span<const std::string_view> keys,
                 std::span<const std::string_view> argv, ScriptHost& host, ReplyBuilder& rb);
+
+  // ---- Function libraries (FUNCTION LOAD, FCALL). A library's functions are closures made by
+  // its code, kept in the registry by name. Their environment is one table whose misses go to
+  // the load-time API while a library's code runs (Redis' LIBRARY_API: only `redis` with
+  // register_function, log and the constants) and to the scripts' globals otherwise, as Redis
+  // switches its functions' globals.
+
+  // Runs a library's code (what follows its "#!lua name=..." line, from that line's newline on,
+  // so that line numbers stay Redis') in the load-time environment. The functions it registers
+  // are kept aside under `library` until CommitLibrary or DiscardLibrary (replacing any kept
+  // aside before). False, with Redis' text (without "ERR ") in *error, when the code does not
+  // compile, raises, or runs longer than timeout_ms (0: no limit). log_host gets redis.log.
+  bool LoadLibrary(std::string_view library, std::string_view code, int64_t timeout_ms,
+                   ScriptHost* log_host, std::vector<LuaFunctionInfo>* functions,
+                   std::string* error);
+  // Makes the functions kept aside for `library` callable, in place of its previous ones.
+  void CommitLibrary(std::string_view library);
+  void DiscardLibrary(std::string_view library);
+  // Forgets a library's functions (FUNCTION DELETE, FLUSH).
+  void DeleteLibrary(std::string_view library);
+  bool HasFunction(std::string_view name) const;
+  // Runs a committed function as callback(keys, args); like Run otherwise (an error names the
+  // function where Run names the SHA).
+  RunStatus CallFunction(std::string_view name, std::span<const std::string_view> keys,
+                         std::span<const std::string_view> args, ScriptHost& host,
+                         ReplyBuilder& rb);
 
   // Bytes the Lua heap uses (INFO used_memory_lua).
   size_t memory_bytes() const;

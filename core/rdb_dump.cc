@@ -12,17 +12,56 @@ namespace shardis::core {
 
 namespace {
 constexpr size_t kFooter = 10;  // version (2) + CRC64 (8)
+
+void AppendFooter(std::string* out) {
+  out->push_back(static_cast<char>(rdb::kVersion & 0xff));
+  out->push_back(static_cast<char>(rdb::kVersion >> 8));
+  const uint64_t crc = Crc64(0, *out);
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+}
 }  // namespace
 
 std::string CreateDumpPayload(const CompactValue& value, bool compression) {
   std::string out;
   out.push_back(static_cast<char>(RdbValueType(value)));
   AppendRdbValue(&out, value, compression);
-  out.push_back(static_cast<char>(rdb::kVersion & 0xff));
-  out.push_back(static_cast<char>(rdb::kVersion >> 8));
-  const uint64_t crc = Crc64(0, out);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  AppendFooter(&out);
   return out;
+}
+
+std::string CreateFunctionsDumpPayload(std::span<const std::string> codes, bool compression) {
+  std::string out;
+  for (const std::string& code : codes) {
+    out.push_back(static_cast<char>(rdb::kOpFunction2));
+    rdb::AppendString(&out, code, compression);
+  }
+  AppendFooter(&out);
+  return out;
+}
+
+absl::Status DecodeFunctionsDumpPayload(std::string_view payload, std::vector<std::string>* codes,
+                                        bool check_crc) {
+  if (absl::Status s = VerifyDumpPayload(payload, check_crc); !s.ok()) return s;
+  const std::string_view body = payload.substr(0, payload.size() - kFooter);
+  StringSource source(body);
+  RdbInput in(&source, body.size());
+  codes->clear();
+  while (in.offset() < body.size()) {
+    uint8_t type = 0;
+    if (!in.ReadByte(&type, "a type").ok()) {
+      return absl::InvalidArgumentError("can not read data type");
+    }
+    // Redis 7.0's release candidates wrote another layout (RDB_OPCODE_FUNCTION): not taken.
+    if (type != rdb::kOpFunction2) {
+      return absl::InvalidArgumentError("given type is not a function");
+    }
+    std::string code;
+    if (!in.ReadString(&code).ok()) {
+      return absl::InvalidArgumentError("Failed loading library payload");
+    }
+    codes->push_back(std::move(code));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status VerifyDumpPayload(std::string_view payload, bool check_crc) {

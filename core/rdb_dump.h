@@ -5,8 +5,10 @@
 
 #include <absl/status/status.h>
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/compact_value.h"
 
@@ -25,5 +27,14 @@ absl::Status VerifyDumpPayload(std::string_view payload, bool check_crc = true);
 // value and the footer are ignored, as in Redis.
 absl::Status DecodeDumpPayload(std::string_view payload, CompactValue* out,
                                bool check_crc = true);
+
+// FUNCTION DUMP's payload: each library's code after RDB_OPCODE_FUNCTION2 (as Redis' RDB holds
+// them), then the same footer.
+std::string CreateFunctionsDumpPayload(std::span<const std::string> codes, bool compression = true);
+
+// FUNCTION RESTORE's reading of one: the libraries' code, or Redis' error text ("DUMP payload
+// version or checksum are wrong", "given type is not a function", ...).
+absl::Status DecodeFunctionsDumpPayload(std::string_view payload, std::vector<std::string>* codes,
+                                        bool check_crc = true);
 
 }  // namespace shardis::core

@@ -322,6 +322,12 @@ absl::Status RdbWriter::WriteAux(std::string_view key, std::string_view value) {
   return MaybeFlush();
 }
 
+absl::Status RdbWriter::WriteFunction(std::string_view code) {
+  buf_.push_back(static_cast<char>(rdb::kOpFunction2));
+  AppendString(&buf_, code, options_.compression);
+  return MaybeFlush();
+}
+
 absl::Status RdbWriter::SelectDb(uint32_t db, uint64_t keys, uint64_t expires) {
   buf_.push_back(static_cast<char>(rdb::kOpSelectDb));
   AppendLength(&buf_, db);

@@ -61,6 +61,8 @@ class RdbWriter {
   absl::Status WriteHeader(const RdbAuxFields& aux);
   absl::Status WriteAux(std::string_view key, std::string_view value);
   // SELECTDB db, then RESIZEDB keys expires (Redis' hint of the database's sizes).
+  // A function library (RDB_OPCODE_FUNCTION2 and its code), before the databases.
+  absl::Status WriteFunction(std::string_view code);
   absl::Status SelectDb(uint32_t db, uint64_t keys, uint64_t expires);
   absl::Status WriteKey(std::string_view key, const CompactValue& value,
                         const RdbKeyMeta& meta = {});

@@ -120,6 +120,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterAuthFamily(r);
   RegisterMonitorCommand(r);
   RegisterScriptFamily(r);
+  RegisterFunctionFamily(r);
   AssignCommandStatsIds(r);  // last: every command and container is known
 }
 

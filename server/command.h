@@ -233,6 +233,7 @@ void RegisterPubSubFamily(CommandRegistry* registry);
 void RegisterAuthFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
+void RegisterFunctionFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";

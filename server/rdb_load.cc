@@ -18,6 +18,7 @@
 #include "core/rdb_reader.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/function_registry.h"
 #include "server/persistence_config.h"
 #include "server/file_source.h"
 #include "server/persistence_status.h"
@@ -219,11 +220,7 @@ absl::Status ReadAndRoute(int fd, uint64_t size, bool merge, LoadResult* result)
   }
   result->empty += reader.empty_keys_skipped();
   ps.loading_loaded_bytes.store(size, std::memory_order_relaxed);
-  if (!reader.functions().empty()) {
-    LOG(WARNING) << "the RDB file holds " << reader.functions().size()
-                 << " function libraries; shardis has no FUNCTION support and skipped them";
-  }
-  return absl::OkStatus();
+  return LoadFunctionLibraries(reader.functions());
 }
 
 }  // namespace

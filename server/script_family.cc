@@ -12,8 +12,6 @@
 #include <absl/container/flat_hash_map.h>
 #include <gflags/gflags.h>
 
-#include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,16 +20,13 @@
 #include "core/number.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
-#include "io/proactor.h"
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
 #include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
-#include "shard/journal.h"
 #include "shard/shard_set.h"
-#include "shard/transaction.h"
 
 DEFINE_int64(busy_reply_threshold, 5000,
              "milliseconds a script may run before other clients get -BUSY and SCRIPT KILL may "
@@ -42,11 +37,6 @@ namespace shardis::server {
 namespace {
 
 constexpr std::string_view kNoScriptErr = "NOSCRIPT No matching script. Please use EVAL.";
-// A call whose runs keep finding keys they were not given runs over every shard after this many
-// attempts with the keys found so far.
-constexpr int kMaxKeyDiscoveries = 3;
-// Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
-constexpr int64_t kRedisVersionNum = 0x0007000f;
 
 struct CachedScript {
   std::string body;
@@ -62,10 +52,7 @@ class ScriptCache {
     return cache;
   }
 
-  core::LuaInterpreter& lua() {
-    if (!lua_) lua_ = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
-    return *lua_;
-  }
+  core::LuaInterpreter& lua() { return ThreadLua(); }
   CachedScript* Find(std::string_view sha) {
     auto it = scripts_.find(sha);
     return it == scripts_.end() ? nullptr : &it->second;
@@ -75,11 +62,10 @@ class ScriptCache {
   }
   void Flush() {
     scripts_.clear();
-    if (lua_) lua_->Flush();
+    lua().Flush();
   }
 
  private:
-  std::unique_ptr<core::LuaInterpreter> lua_;
   absl::flat_hash_map<std::string, CachedScript, core::StringHash, core::StringEq> scripts_;
 };
 
@@ -95,72 +81,6 @@ bool AddScript(std::string_view sha, std::string_view body, std::string* error) 
   return true;
 }
 
-// Runs a script of this thread's cache over its own transaction(s) (see the top of the file),
-// writing its reply to *out in the caller's protocol. May run on another thread than the
-// caller's (RunScript): it only reads `conn`.
-void RunOnThisThread(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_only,
-                     ArgSlice args, ConnectionState& conn, std::string* out) {
-  core::ReplyBuilder out_rb(out);
-  out_rb.set_resp3(conn.resp3);
-  ScriptCache& cache = ScriptCache::current();
-  const CachedScript* script = cache.Find(sha);
-  if (script == nullptr) return out_rb.Error(kNoScriptErr);  // flushed meanwhile
-  core::LuaInterpreter& lua = cache.lua();
-  std::string error;
-  if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return out_rb.Error(error);
-  ScriptRun::Mode mode = script->global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
-  std::vector<std::string> found;  // undeclared keys that aborted runs of this call met
-  for (int attempt = 0;; ++attempt) {
-    std::vector<std::string_view> lock_keys(keys.begin(), keys.end());
-    lock_keys.insert(lock_keys.end(), found.begin(), found.end());
-    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
-    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
-    shard::JournalUnit unit;
-    shard::JournalCommand journal{conn.db, args, &unit};
-    shard::JournalCommandScope journal_scope(&journal);
-    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
-    std::optional<shard::Transaction> tx;
-    if (mode == ScriptRun::Mode::kGlobal) {
-      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
-    } else {
-      tx.emplace(conn.db, lock_keys, tx_mode);
-    }
-    ScriptRun run(conn, *tx, mode, lock_keys, read_only, &unit);
-    std::string reply;
-    core::ReplyBuilder rb(&reply);
-    rb.set_resp3(conn.resp3);
-    if (lua.Run(sha, keys, argv, run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
-      // Undo what it wrote while the transaction still holds its keys, then run it again holding
-      // the keys it met too, or every shard. Nothing of the aborted run reaches the journal or
-      // the client.
-      run.Undo();
-      tx->set_journaled(false);
-      tx->Conclude();
-      if (run.needs_every_shard() || attempt + 1 >= kMaxKeyDiscoveries) {
-        if (CachedScript* known = cache.Find(sha)) known->global = true;
-        mode = ScriptRun::Mode::kGlobal;
-      } else {
-        found.insert(found.end(), run.undeclared_keys().begin(), run.undeclared_keys().end());
-      }
-      continue;
-    }
-    tx->Conclude();
-    out->append(reply);
-    return;
-  }
-}
-
-// The shard that owns every key, or -1 when they are on several shards (or there are none).
-int SoleShard(ArgSlice keys) {
-  int owner = -1;
-  for (std::string_view key : keys) {
-    const int sid = int(shard::shard_set->ShardOf(key));
-    if (owner != -1 && sid != owner) return -1;
-    owner = sid;
-  }
-  return owner;
-}
-
 // Runs a script of the cache with its keys and arguments; the reply goes to ctx.rb.
 void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_only_command,
                ArgSlice args, ConnContext& ctx) {
@@ -172,32 +92,27 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
     return ctx.rb.Error("ERR Can not execute a script with write flag using *_ro command.");
   }
   const bool read_only = read_only_command || (!compat && (flags & core::kScriptNoWrites));
-  ConnectionState& conn = ctx.conn;
-
-  if (shard::Transaction* exec = shard::Transaction::CurrentExec()) {
-    // Inside EXEC, which holds every shard for a script: its commands join the EXEC's, and the
-    // EXEC's journal unit takes their effects instead of the EVAL itself.
-    core::LuaInterpreter& lua = cache.lua();
+  // The run may happen on another thread (the keys' shard's, see RunScriptAtomically): it uses
+  // that thread's cache and interpreter, which have every script (AddScript).
+  auto run = [&](ScriptRun& host, core::ReplyBuilder& rb) {
+    ScriptCache& here = ScriptCache::current();
+    const CachedScript* known = here.Find(sha);
+    if (known == nullptr) {  // flushed meanwhile
+      rb.Error(kNoScriptErr);
+      return core::LuaInterpreter::RunStatus::kDone;
+    }
+    core::LuaInterpreter& lua = here.lua();
     std::string error;
-    if (!lua.Has(sha) && !lua.Compile(sha, script->body, &error)) return ctx.rb.Error(error);
-    shard::JournalCommand* journal = shard::CurrentJournalCommand();
-    ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit);
-    lua.Run(sha, keys, argv, run, ctx.rb);
-    journal->effect.None();
-    return;
+    if (!lua.Has(sha) && !lua.Compile(sha, known->body, &error)) {
+      rb.Error(error);
+      return core::LuaInterpreter::RunStatus::kDone;
+    }
+    return lua.Run(sha, keys, argv, host, rb);
+  };
+  if (RunScriptAtomically(ctx, keys, read_only, script->global, args, /*is_function=*/false,
+                          run)) {
+    if (CachedScript* known = cache.Find(sha)) known->global = true;
   }
-  // A script whose keys all live on another shard runs there, in a worker fiber of that thread:
-  // its commands then run without a hop each (one hop there and back in all), and scripts on
-  // different shards run on different threads.
-  const int owner = script->global ? -1 : SoleShard(keys);
-  const unsigned self = io::Proactor::current()->index();
-  if (owner >= 0 && unsigned(owner) != self) {
-    shard::shard_set->AwaitInWorker(unsigned(owner), [&](shard::Shard&) {
-      RunOnThisThread(sha, keys, argv, read_only, args, conn, ctx.rb.output());
-    });
-    return;
-  }
-  RunOnThisThread(sha, keys, argv, read_only, args, conn, ctx.rb.output());
 }
 
 // EVAL script numkeys [key ...] [arg ...], and its kin.
@@ -257,28 +172,7 @@ void ScriptFlush(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
-void ScriptKill(ArgSlice, ConnContext& ctx) {
-  const unsigned n = shard::shard_set->size();
-  std::vector<int> killed(n, 0);
-  std::vector<char> unkillable(n, 0);
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
-    bool written = false;
-    killed[s.id()] = KillBusyScripts(&written);
-    unkillable[s.id()] = written;
-  });
-  for (unsigned i = 0; i < n; ++i) {
-    if (killed[i] > 0) return ctx.rb.Ok();
-  }
-  for (unsigned i = 0; i < n; ++i) {
-    if (unkillable[i]) {
-      return ctx.rb.Error(
-          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
-          "can either wait the script termination or kill the server in a hard way using the "
-          "SHUTDOWN NOSAVE command.");
-    }
-  }
-  ctx.rb.Error("NOTBUSY No scripts in execution right now.");
-}
+void ScriptKill(ArgSlice, ConnContext& ctx) { KillBusyScripts(/*functions=*/false, ctx.rb); }
 
 void ScriptHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "SCRIPT",

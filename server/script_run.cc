@@ -11,9 +11,11 @@
 #include "core/string_util.h"
 #include "core/value_object.h"
 #include "core/zset.h"
+#include "io/proactor.h"
 #include "server/command_keys.h"
 #include "server/command_stats.h"
 #include "server/subcommand.h"
+#include "server/server_state.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -46,8 +48,11 @@ bool CheapToCopy(const core::CompactValue& v) {
 }
 
 std::atomic<int64_t> g_busy_threshold_ms{5000};
-// Busy scripts on every thread; written only when a script becomes busy or ends busy.
-std::atomic<int> g_busy_scripts{0};
+// Busy scripts (EVAL's and functions) on every thread; written only when a script becomes busy
+// or ends busy.
+std::atomic<int> g_busy_evals{0};
+std::atomic<int> g_busy_functions{0};
+std::atomic<int>& BusyCounter(bool function) { return function ? g_busy_functions : g_busy_evals; }
 // This thread's busy runs (SCRIPT KILL reaches them by a hop to each thread).
 thread_local std::vector<ScriptRun*> tl_busy_runs;
 
@@ -61,18 +66,49 @@ int64_t WallMs() {
 
 int64_t BusyReplyThresholdMs() { return g_busy_threshold_ms.load(std::memory_order_relaxed); }
 void SetBusyReplyThresholdMs(int64_t ms) { g_busy_threshold_ms.store(ms); }
-bool ScriptsBusy() { return g_busy_scripts.load(std::memory_order_relaxed) > 0; }
+bool ScriptsBusy() {
+  return g_busy_evals.load(std::memory_order_relaxed) +
+             g_busy_functions.load(std::memory_order_relaxed) >
+         0;
+}
+
 std::string_view BusyScriptError() {
+  if (g_busy_evals.load(std::memory_order_relaxed) == 0) {
+    return "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+           "NOSAVE.";
+  }
   return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 }
 
-int KillBusyScripts(bool* unkillable) {
-  return ScriptRun::KillBusy(unkillable);
+void KillBusyScripts(bool functions, core::ReplyBuilder& rb) {
+  std::vector<ScriptRun::KillOutcome> outcomes(shard::shard_set->size());
+  shard::shard_set->AwaitAll(
+      [&](shard::Shard& s) { ScriptRun::KillBusy(functions, &outcomes[s.id()]); });
+  ScriptRun::KillOutcome all;
+  for (const ScriptRun::KillOutcome& o : outcomes) {
+    all.killed |= o.killed;
+    all.unkillable |= o.unkillable;
+    all.other_kind |= o.other_kind;
+  }
+  if (all.killed) return rb.Ok();
+  if (all.unkillable) {
+    return rb.Error(
+        "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+        "can either wait the script termination or kill the server in a hard way using the "
+        "SHUTDOWN NOSAVE command.");
+  }
+  if (all.other_kind) {
+    return rb.Error(functions ? "BUSY Redis is busy running a script. You can only call SCRIPT "
+                                "KILL or SHUTDOWN NOSAVE."
+                              : "BUSY Redis is busy running a script. You can only call FUNCTION "
+                                "KILL or SHUTDOWN NOSAVE.");
+  }
+  rb.Error("NOTBUSY No scripts in execution right now.");
 }
 
 ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
                      std::span<const std::string_view> keys, bool read_only,
-                     shard::JournalUnit* unit)
+                     shard::JournalUnit* unit, bool is_function)
     : caller_(caller),
       tx_(tx),
       mode_(mode),
@@ -80,12 +116,13 @@ ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
       read_only_(read_only),
       unit_(unit),
       db_(caller.db),
-      start_ms_(WallMs()) {}
+      start_ms_(WallMs()),
+      is_function_(is_function) {}
 
 ScriptRun::~ScriptRun() {
   if (!busy_) return;
   std::erase(tl_busy_runs, this);
-  g_busy_scripts.fetch_sub(1);
+  BusyCounter(is_function_).fetch_sub(1);
 }
 
 core::ScriptHost::Stop ScriptRun::CheckStop() {
@@ -94,7 +131,7 @@ core::ScriptHost::Stop ScriptRun::CheckStop() {
     if (threshold <= 0 || WallMs() - start_ms_ < threshold) return Stop::kNo;
     busy_ = true;
     tl_busy_runs.push_back(this);
-    g_busy_scripts.fetch_add(1);
+    BusyCounter(is_function_).fetch_add(1);
     LOG(WARNING) << "Slow script detected: still in execution after " << WallMs() - start_ms_
                  << " milliseconds. You can try killing the script using the SCRIPT KILL command.";
   }
@@ -103,17 +140,17 @@ core::ScriptHost::Stop ScriptRun::CheckStop() {
   return kill_requested_ ? Stop::kKill : Stop::kNo;
 }
 
-int ScriptRun::KillBusy(bool* unkillable) {
-  int killed = 0;
+void ScriptRun::KillBusy(bool functions, KillOutcome* outcome) {
   for (ScriptRun* run : tl_busy_runs) {
     if (run->wrote_) {
-      *unkillable = true;
-      continue;
+      outcome->unkillable = true;
+    } else if (run->is_function_ != functions) {
+      outcome->other_kind = true;
+    } else {
+      run->kill_requested_ = true;
+      outcome->killed = true;
     }
-    run->kill_requested_ = true;
-    ++killed;
   }
-  return killed;
 }
 
 std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::string_view> args,
@@ -307,7 +344,7 @@ void ScriptRun::Undo() {
   saved_keys_.clear();
 }
 
-void ScriptRun::Log(int level, std::string_view message) {
+void LogFromScript(int level, std::string_view message) {
   // Redis' default verbosity (notice) drops debug and verbose messages.
   if (level >= 3) {
     LOG(WARNING) << message;
@@ -316,9 +353,115 @@ void ScriptRun::Log(int level, std::string_view message) {
   }
 }
 
+void ScriptRun::Log(int level, std::string_view message) { LogFromScript(level, message); }
+
 int ScriptRun::CheckCommandPermission(std::span<const std::string_view> args) {
   // Every user may run every command until ACLs come (issue 18).
   return Registry().Find(args[0]) != nullptr ? 1 : -1;
+}
+
+core::LuaInterpreter& ThreadLua() {
+  // Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
+  constexpr int64_t kRedisVersionNum = 0x0007000f;
+  static thread_local std::unique_ptr<core::LuaInterpreter> lua;
+  if (!lua) lua = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
+  return *lua;
+}
+
+namespace {
+
+// A call whose runs keep finding keys they were not given runs over every shard after this many
+// attempts with the keys found so far.
+constexpr int kMaxKeyDiscoveries = 3;
+
+// The shard that owns every key, or -1 when they are on several shards (or there are none).
+int SoleShard(std::span<const std::string_view> keys) {
+  int owner = -1;
+  for (std::string_view key : keys) {
+    const int sid = int(shard::shard_set->ShardOf(key));
+    if (owner != -1 && sid != owner) return -1;
+    owner = sid;
+  }
+  return owner;
+}
+
+// The runs of one call, on the calling thread, each over its own transaction: declared mode
+// first (the keys, then also those aborted runs met), else global. Writes the reply to *out.
+// Returns true when the call ended in global mode though asked for declared mode.
+bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view> keys,
+                         bool read_only, bool global, std::span<const std::string_view> args,
+                         bool is_function, ScriptRunFn run_fn, std::string* out) {
+  ScriptRun::Mode mode = global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
+  std::vector<std::string> found;  // undeclared keys that aborted runs of this call met
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::string_view> lock_keys(keys.begin(), keys.end());
+    lock_keys.insert(lock_keys.end(), found.begin(), found.end());
+    // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
+    // MULTI/EXEC), which the transaction hands to the journal when it concludes.
+    shard::JournalUnit unit;
+    shard::JournalCommand journal{conn.db, args, &unit};
+    shard::JournalCommandScope journal_scope(&journal);
+    const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
+    std::optional<shard::Transaction> tx;
+    if (mode == ScriptRun::Mode::kGlobal) {
+      tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);
+    } else {
+      tx.emplace(conn.db, lock_keys, tx_mode);
+    }
+    ScriptRun run(conn, *tx, mode, lock_keys, read_only, &unit, is_function);
+    std::string reply;
+    core::ReplyBuilder rb(&reply);
+    rb.set_resp3(conn.resp3);
+    if (run_fn(run, rb) == core::LuaInterpreter::RunStatus::kAborted) {
+      // Undo what it wrote while the transaction still holds its keys, then run it again holding
+      // the keys it met too, or every shard. Nothing of the aborted run reaches the journal or
+      // the client.
+      run.Undo();
+      tx->set_journaled(false);
+      tx->Conclude();
+      if (run.needs_every_shard() || attempt + 1 >= kMaxKeyDiscoveries) {
+        mode = ScriptRun::Mode::kGlobal;
+      } else {
+        found.insert(found.end(), run.undeclared_keys().begin(), run.undeclared_keys().end());
+      }
+      continue;
+    }
+    tx->Conclude();
+    out->append(reply);
+    return mode == ScriptRun::Mode::kGlobal && !global;
+  }
+}
+
+}  // namespace
+
+bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> keys,
+                         bool read_only, bool global, std::span<const std::string_view> args,
+                         bool is_function, ScriptRunFn run_fn) {
+  ConnectionState& conn = ctx.conn;
+  if (shard::Transaction* exec = shard::Transaction::CurrentExec()) {
+    // Inside EXEC, which holds every shard for a script: its commands join the EXEC's, and the
+    // EXEC's journal unit takes their effects instead of the command itself.
+    shard::JournalCommand* journal = shard::CurrentJournalCommand();
+    ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit,
+                  is_function);
+    run_fn(run, ctx.rb);
+    journal->effect.None();
+    return false;
+  }
+  // A script whose keys all live on another shard runs there, in a worker fiber of that thread:
+  // its commands then need no hop each (one hop there and back in all), and scripts on keys of
+  // different shards run on different threads. It only reads the caller's state meanwhile.
+  const int owner = global ? -1 : SoleShard(keys);
+  if (owner >= 0 && unsigned(owner) != io::Proactor::current()->index()) {
+    bool escalated = false;
+    shard::shard_set->AwaitInWorker(unsigned(owner), [&](shard::Shard&) {
+      escalated = RunOverTransactions(conn, keys, read_only, global, args, is_function, run_fn,
+                                      ctx.rb.output());
+    });
+    return escalated;
+  }
+  return RunOverTransactions(conn, keys, read_only, global, args, is_function, run_fn,
+                             ctx.rb.output());
 }
 
 }  // namespace shardis::server

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/functional/function_ref.h>
 
 #include <deque>
 #include <optional>
@@ -38,12 +39,13 @@ namespace shardis::server {
 int64_t BusyReplyThresholdMs();
 void SetBusyReplyThresholdMs(int64_t ms);
 // Whether some script is busy now (one relaxed load; true only while one is), and the -BUSY
-// reply for the others.
+// reply for the others (naming SCRIPT KILL, or FUNCTION KILL when only functions are busy).
 bool ScriptsBusy();
 std::string_view BusyScriptError();
-// SCRIPT KILL on this thread's busy scripts: kills those that have not written. *unkillable is
-// set when a busy one has written (Redis' UNKILLABLE). Returns how many it killed.
-int KillBusyScripts(bool* unkillable);
+// SCRIPT KILL (functions = false) or FUNCTION KILL (true): stops the busy scripts of that kind
+// that have not written, on every thread, and replies as Redis does (OK, UNKILLABLE, BUSY for a
+// busy script of the other kind, NOTBUSY).
+void KillBusyScripts(bool functions, core::ReplyBuilder& rb);
 
 class ScriptRun : public core::ScriptHost {
  public:
@@ -52,7 +54,8 @@ class ScriptRun : public core::ScriptHost {
   // declared mode, over every shard in global mode, or the enclosing EXEC's). unit: where the
   // effects go for the journal (null when the AOF is off). read_only: EVAL_RO or no-writes.
   ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
-            std::span<const std::string_view> keys, bool read_only, shard::JournalUnit* unit);
+            std::span<const std::string_view> keys, bool read_only, shard::JournalUnit* unit,
+            bool is_function);
 
   ~ScriptRun() override;
 
@@ -62,8 +65,13 @@ class ScriptRun : public core::ScriptHost {
   void Log(int level, std::string_view message) override;
   int CheckCommandPermission(std::span<const std::string_view> args) override;
 
-  // SCRIPT KILL on this thread (KillBusyScripts).
-  static int KillBusy(bool* unkillable);
+  // KillBusyScripts on this thread: the kinds of busy runs it found.
+  struct KillOutcome {
+    bool killed = false;
+    bool unkillable = false;
+    bool other_kind = false;
+  };
+  static void KillBusy(bool functions, KillOutcome* outcome);
 
   // After an aborted run: puts back every key the run wrote, as it was before.
   void Undo();
@@ -114,6 +122,7 @@ class ScriptRun : public core::ScriptHost {
   bool needs_every_shard_ = false;
   bool wrote_ = false;          // a write command ran (Redis' SCRIPT_WRITE_DIRTY)
   int64_t start_ms_;
+  bool is_function_;            // FCALL (else EVAL): which KILL stops it, which -BUSY text
   bool busy_ = false;           // in this thread's busy list
   bool kill_requested_ = false;  // SCRIPT KILL
   absl::flat_hash_set<std::string> saved_keys_;  // "db:key" of the undo entries
@@ -121,5 +130,26 @@ class ScriptRun : public core::ScriptHost {
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;
 };
+
+// This thread's Lua interpreter (one per thread, made on first use): EVAL's scripts and the
+// function libraries run in it.
+core::LuaInterpreter& ThreadLua();
+
+// redis.log at Redis' default verbosity (notice): debug and verbose messages are dropped.
+void LogFromScript(int level, std::string_view message);
+
+// Runs a script (an EVAL body, a function) atomically for the client of ctx; `run` makes one run
+// of it with the ScriptRun given and writes its reply to the builder given, on whatever thread
+// calls it (so it must use that thread's interpreter). Inside EXEC the run joins the EXEC's
+// transaction. Otherwise it starts in declared mode over `keys` (in global mode when `global`),
+// on the keys' shard's thread when they all live on one; a declared run that aborts is undone
+// and run again holding the keys it met too, or over every shard. Returns true when it ended
+// over every shard, so that the caller starts the script's next runs in global mode. args: the
+// command, for the journal.
+using ScriptRunFn =
+    absl::FunctionRef<core::LuaInterpreter::RunStatus(ScriptRun& run, core::ReplyBuilder& rb)>;
+bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> keys,
+                         bool read_only, bool global, std::span<const std::string_view> args,
+                         bool is_function, ScriptRunFn run);
 
 }  // namespace shardis::server

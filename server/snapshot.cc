@@ -22,6 +22,7 @@
 #include "core/rdb_writer.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/function_registry.h"
 #include "server/persistence_config.h"
 #include "server/persistence_status.h"
 #include "server/server_state.h"
@@ -94,6 +95,7 @@ struct SaveJob {
   bool compression = true;
   bool checksum = true;
   int64_t key_delay_us = 0;
+  std::vector<std::string> functions;  // the libraries' code at the cut (shard 0's phase)
   std::atomic<uint64_t> next_offset{0};
   std::atomic<bool> failed{false};  // a shard failed: the others stop early
   std::vector<PerShard> shards;
@@ -251,6 +253,8 @@ void TakeCut(SaveJob& job) {
           mine.db_expires[db] = t.shard.db(db).expires_count();
         }
         t.shard.set_snapshot(new ShardSnapshot(&t.shard, job.compression));
+        // Every thread holds the same libraries, changed only under transactions like this one.
+        if (t.shard.id() == 0) job.functions = FunctionRegistry::current().Codes();
         if (job.at_cut) job.at_cut(t.shard);
       },
       /*conclude=*/true);
@@ -266,6 +270,10 @@ absl::StatusOr<std::string> HeaderBytes(const SaveJob& job) {
   if (absl::Status s = header.WriteHeader(core::StandardRdbAux(kRedisVersion, time(nullptr), used_memory));
       !s.ok()) {
     return s;
+  }
+  // Functions come before the databases, as Redis writes them.
+  for (const std::string& code : job.functions) {
+    if (absl::Status s = header.WriteFunction(code); !s.ok()) return s;
   }
   for (int db = 0; db < Shard::kNumDbs; ++db) {
     uint64_t keys = 0, expires = 0;

@@ -217,3 +217,108 @@ TEST_F(LuaInterpreterTest, Shebang) {
 
 }  // namespace
 }  // namespace shardis::core
+
+namespace shardis::core {
+namespace {
+
+class LuaLibraryTest : public LuaInterpreterTest {
+ protected:
+  // Loads and commits a library; returns the error, empty on success.
+  std::string Load(std::string_view name, std::string_view code) {
+    std::string error;
+    functions.clear();
+    if (!lua.LoadLibrary(name, code, 0, &host, &functions, &error)) return error;
+    lua.CommitLibrary(name);
+    return "";
+  }
+  std::string Call(std::string_view name, std::vector<std::string_view> keys = {},
+                   std::vector<std::string_view> args = {}) {
+    std::string out;
+    ReplyBuilder rb(&out);
+    status = lua.CallFunction(name, keys, args, host, rb);
+    return out;
+  }
+
+  std::vector<LuaFunctionInfo> functions;
+};
+
+TEST_F(LuaLibraryTest, RegistersAndCallsFunctions) {
+  ASSERT_EQ(Load("lib", "\nlocal function h(s) return s .. '!' end\n"
+                        "redis.register_function('f', function(keys, args) "
+                        "return {keys[1], h(args[1])} end)\n"
+                        "redis.register_function{function_name='g', callback=function() "
+                        "return redis.call('get', 'k') end, flags={'no-writes', 'ALLOW-OOM'}, "
+                        "description='d'}"),
+            "");
+  ASSERT_EQ(functions.size(), 2u);
+  EXPECT_EQ(functions[0].name, "f");
+  EXPECT_FALSE(functions[0].description.has_value());
+  EXPECT_EQ(functions[1].flags, uint32_t(kScriptNoWrites | kScriptAllowOom));
+  EXPECT_EQ(functions[1].description, "d");
+  EXPECT_EQ(Call("f", {"k1"}, {"a"}), "*2\r\n$2\r\nk1\r\n$2\r\na!\r\n");
+  host.replies["get"] = "$1\r\nv\r\n";
+  EXPECT_EQ(Call("g"), "$1\r\nv\r\n");
+  EXPECT_EQ(Call("nope"), "-ERR Function not found\r\n");
+  // Errors name the function, as Redis' do.
+  ASSERT_EQ(Load("lib2", "\nredis.register_function('e', function() error('x') end)"), "");
+  EXPECT_EQ(Call("e"), "-ERR user_function:2: x script: e, on @user_function:2.\r\n");
+  // Runtime globals are the scripts' ones: register_function is gone, writes are refused.
+  ASSERT_EQ(Load("lib3", "\nredis.register_function('w', function() x = 1 end)"), "");
+  EXPECT_EQ(Call("w"), "-ERR user_function:2: Attempt to modify a readonly table script: w, on "
+                       "@user_function:2.\r\n");
+}
+
+TEST_F(LuaLibraryTest, LoadTimeEnvironment) {
+  EXPECT_EQ(Load("l", "\nredis.call('get', 'x')"),
+            "Error registering functions: ERR user_function:2: Script attempted to access "
+            "nonexistent global variable 'call'");
+  EXPECT_EQ(Load("l", "\nlocal s = string.rep('a', 2)"),
+            "Error registering functions: ERR user_function:2: Script attempted to access "
+            "nonexistent global variable 'string'");
+  EXPECT_EQ(Load("l", "\nx = 1"),
+            "Error registering functions: ERR user_function:2: Attempt to modify a readonly table");
+  EXPECT_EQ(Load("l", "\nthis is not lua"),
+            "Error compiling function: user_function:2: '=' expected near 'is'");
+  EXPECT_EQ(Load("l", "\nredis.register_function('f')"),
+            "Error registering functions: ERR calling redis.register_function with a single "
+            "argument is only applicable to Lua table (representing named arguments).");
+  EXPECT_EQ(Load("l", "\nredis.register_function('f', function() end)\n"
+                      "redis.register_function('f', function() end)"),
+            "Error registering functions: ERR Function already exists in the library");
+  EXPECT_EQ(Load("l", "\nredis.register_function{function_name='f', callback=function() end, "
+                      "flags={'nope'}}"),
+            "Error registering functions: ERR unknown flag given");
+  EXPECT_EQ(Load("l", "\nredis.log(redis.LOG_WARNING, 'at load', redis.REDIS_VERSION)\n"
+                      "redis.register_function('f', function() return 1 end)"),
+            "");
+  EXPECT_EQ(host.logs.back(), "3 at load 7.0.15");
+  // A library whose code runs too long stops.
+  std::string error;
+  EXPECT_FALSE(lua.LoadLibrary("slow", "\nwhile true do end", 50, &host, &functions, &error));
+  EXPECT_EQ(error, "Error registering functions: ERR FUNCTION LOAD timeout");
+  // EVAL still runs in its own environment afterwards.
+  EXPECT_EQ(Eval("return string.rep('a', 2)"), "$2\r\naa\r\n");
+}
+
+TEST_F(LuaLibraryTest, StagedLibrariesReplaceOnCommit) {
+  ASSERT_EQ(Load("lib", "\nredis.register_function('a', function() return 1 end)"), "");
+  std::string error;
+  ASSERT_TRUE(lua.LoadLibrary("lib", "\nredis.register_function('b', function() return 2 end)",
+                              0, &host, &functions, &error));
+  EXPECT_TRUE(lua.HasFunction("a"));  // not yet replaced
+  EXPECT_FALSE(lua.HasFunction("b"));
+  lua.DiscardLibrary("lib");
+  EXPECT_EQ(Call("a"), ":1\r\n");
+  ASSERT_EQ(Load("lib", "\nredis.register_function('b', function() return 2 end)"), "");
+  EXPECT_FALSE(lua.HasFunction("a"));
+  EXPECT_EQ(Call("b"), ":2\r\n");
+  lua.DeleteLibrary("lib");
+  EXPECT_FALSE(lua.HasFunction("b"));
+  // SCRIPT FLUSH leaves functions alone.
+  ASSERT_EQ(Load("lib", "\nredis.register_function('c', function() return 3 end)"), "");
+  lua.Flush();
+  EXPECT_EQ(Call("c"), ":3\r\n");
+}
+
+}  // namespace
+}  // namespace shardis::core

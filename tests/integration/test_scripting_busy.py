@@ -13,6 +13,8 @@ import redis
 from conftest import wait_for
 
 BUSY = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 "SHUTDOWN NOSAVE.")
 
 
 def run_in_thread(fn):
@@ -29,13 +31,13 @@ def run_in_thread(fn):
     return t, result
 
 
-def wait_busy(c):
+def wait_busy(c, text=BUSY):
     def busy():
         try:
             c.ping()
             return False
         except redis.ResponseError as e:
-            assert str(e) == BUSY
+            assert str(e) == text
             return True
     wait_for(busy, 10)
 
@@ -112,3 +114,29 @@ def test_a_slow_script_that_ends_frees_the_server(server, r):
         runner.close()
     finally:
         r.config_set("busy-reply-threshold", 5000)
+
+
+def test_function_kill_stops_a_busy_function(server, r):
+    r.function_load("#!lua name=spin\n"
+                    "redis.register_function('spin', function() while true do end end)",
+                    replace=True)
+    r.config_set("busy-reply-threshold", 100)
+    try:
+        runner = server.client()
+        t, result = run_in_thread(lambda: runner.fcall("spin", 0))
+        other = server.client()
+        wait_busy(other, BUSY_FUNCTION)
+        with pytest.raises(redis.ResponseError) as e:
+            r.script_kill()
+        assert str(e.value) == BUSY_FUNCTION
+        assert r.execute_command("FUNCTION", "KILL") == b"OK"
+        t.join(10)
+        assert "Script killed by user with SCRIPT KILL" in str(result["error"])
+        assert other.ping() is True
+        with pytest.raises(redis.ResponseError, match="NOTBUSY"):
+            r.execute_command("FUNCTION", "KILL")
+        other.close()
+        runner.close()
+    finally:
+        r.config_set("busy-reply-threshold", 5000)
+        r.function_flush()
