@@ -213,6 +213,22 @@ std::string BuildInfo(unsigned sections) {
     field("used_memory_peak_perc", perc);
     field("total_system_memory", total_mem);
     field("total_system_memory_human", BytesToHuman(total_mem));
+    // One Lua interpreter per thread runs both EVAL's scripts and the functions (Redis has a VM
+    // for each): the heaps' sum is reported as the eval VM's. The caches are the same on every
+    // thread: one copy is counted.
+    const ScriptCacheStats& sc = total.scripts;
+    field("used_memory_lua", total.lua_memory);
+    field("used_memory_vm_eval", total.lua_memory);
+    field("used_memory_lua_human", BytesToHuman(total.lua_memory));
+    field("used_memory_scripts_eval", sc.script_bytes);
+    field("number_of_cached_scripts", sc.scripts);
+    field("number_of_functions", sc.functions);
+    field("used_memory_vm_functions", 0);
+    field("used_memory_vm_total", total.lua_memory);
+    field("used_memory_vm_total_human", BytesToHuman(total.lua_memory));
+    field("used_memory_functions", sc.library_bytes);
+    field("used_memory_scripts", sc.script_bytes + sc.library_bytes);
+    field("used_memory_scripts_human", BytesToHuman(sc.script_bytes + sc.library_bytes));
     const uint64_t maxmemory = shard::MemoryLimit::maxmemory();
     field("maxmemory", maxmemory);
     field("maxmemory_human", BytesToHuman(maxmemory));

@@ -34,6 +34,8 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       out.queued_tasks = p->QueuedTasks();
       out.rates = LocalInstantaneousRates();
       out.recent_peaks = RecentClientBufferPeaks();
+      out.lua_memory = ThreadLuaMemory();
+      out.scripts = ThreadScriptCacheStats();
       for (const ConnectionState* c : st.connections()) {
         if (c->push != nullptr) out.client_memory += c->push->Buffers().tot_mem;
       }
@@ -52,6 +54,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       }
     });
     ThreadSample& total = m.total;
+    if (!m.threads.empty()) total.scripts = m.threads[0].scripts;
     for (const ThreadSample& t : m.threads) {
       total.stats.connections_received += t.stats.connections_received;
       total.stats.commands_processed += t.stats.commands_processed;
@@ -66,6 +69,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.stats.client_output_buffer_limit_disconnections +=
           t.stats.client_output_buffer_limit_disconnections;
       total.client_memory += t.client_memory;
+      total.lua_memory += t.lua_memory;
       total.recent_peaks.input = std::max(total.recent_peaks.input, t.recent_peaks.input);
       total.recent_peaks.output = std::max(total.recent_peaks.output, t.recent_peaks.output);
       total.clients += t.clients;

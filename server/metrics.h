@@ -12,6 +12,7 @@
 #include "io/proactor.h"
 #include "server/command_stats.h"
 #include "server/instantaneous_metrics.h"
+#include "server/script_stats.h"
 #include "server/server_state.h"
 #include "shard/shard.h"
 
@@ -35,6 +36,9 @@ struct ThreadSample {
   InstantaneousRates rates;  // INFO's instantaneous_* figures
   size_t client_memory = 0;  // the buffers of the thread's connections (their tot-mem)
   ClientBufferPeaks recent_peaks;  // the largest client buffers of the last seconds (the total: max)
+  size_t lua_memory = 0;           // the thread's Lua heap (the total: the sum)
+  ScriptCacheStats scripts;        // the thread's script cache (the total: the first thread's,
+                                   // as every thread holds the same scripts)
 };
 
 struct MetricsSnapshot {

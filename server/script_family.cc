@@ -23,6 +23,7 @@
 #include "server/command.h"
 #include "server/command_keys.h"
 #include "server/connection_state.h"
+#include "server/function_registry.h"
 #include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
@@ -63,6 +64,12 @@ class ScriptCache {
   void Flush() {
     scripts_.clear();
     lua().Flush();
+  }
+  size_t size() const { return scripts_.size(); }
+  size_t bytes() const {
+    size_t n = 0;
+    for (const auto& [sha, script] : scripts_) n += sha.size() + script.body.size();
+    return n;
   }
 
  private:
@@ -227,6 +234,20 @@ constexpr Container kScriptContainer{"script", kScriptSubs};
 void CmdScript(ArgSlice args, ConnContext& ctx) { DispatchSub(kScriptContainer, args, ctx); }
 
 }  // namespace
+
+ScriptCacheStats ThreadScriptCacheStats() {
+  ScriptCacheStats stats;
+  const ScriptCache& cache = ScriptCache::current();
+  stats.scripts = cache.size();
+  stats.script_bytes = cache.bytes();
+  const FunctionRegistry& functions = FunctionRegistry::current();
+  stats.functions = functions.function_count();
+  stats.libraries = functions.libraries().size();
+  for (const auto& [name, library] : functions.libraries()) {
+    stats.library_bytes += name.size() + library.code.size();
+  }
+  return stats;
+}
 
 void RegisterScriptFamily(CommandRegistry* r) {
   SetBusyReplyThresholdMs(FLAGS_busy_reply_threshold);

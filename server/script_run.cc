@@ -360,13 +360,18 @@ int ScriptRun::CheckCommandPermission(std::span<const std::string_view> args) {
   return Registry().Find(args[0]) != nullptr ? 1 : -1;
 }
 
+namespace {
+thread_local std::unique_ptr<core::LuaInterpreter> tl_lua;
+}  // namespace
+
 core::LuaInterpreter& ThreadLua() {
   // Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
   constexpr int64_t kRedisVersionNum = 0x0007000f;
-  static thread_local std::unique_ptr<core::LuaInterpreter> lua;
-  if (!lua) lua = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
-  return *lua;
+  if (!tl_lua) tl_lua = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
+  return *tl_lua;
 }
+
+size_t ThreadLuaMemory() { return tl_lua ? tl_lua->memory_bytes() : 0; }
 
 namespace {
 

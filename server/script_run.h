@@ -28,6 +28,7 @@
 #include "core/lua_interpreter.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/script_stats.h"
 #include "shard/journal.h"
 #include "shard/transaction.h"
 

@@ -331,3 +331,24 @@ def test_transfers_are_atomic(server, r, undeclared):
         t.join()
     assert violations == []
     assert sum(int(v) for v in r.mget(accounts)) == total
+
+
+def test_info_memory_script_fields(r):
+    r.script_flush()
+    before = r.info("memory")
+    assert before["number_of_cached_scripts"] == 0
+    body = "return 'info " + "x" * 100 + "'"
+    r.eval(body, 0)
+    r.eval("return redis.call('ping')", 0)
+    after = r.info("memory")
+    assert after["number_of_cached_scripts"] == 2
+    assert after["used_memory_scripts_eval"] > len(body)
+    assert after["used_memory_lua"] > 0 and after["used_memory_vm_eval"] == after["used_memory_lua"]
+    assert after["used_memory_vm_total"] >= after["used_memory_vm_eval"]
+    assert after["used_memory_scripts"] >= after["used_memory_scripts_eval"]
+    for field in ("used_memory_lua_human", "used_memory_vm_total_human",
+                  "used_memory_scripts_human", "number_of_functions", "used_memory_functions",
+                  "used_memory_vm_functions"):
+        assert field in after
+    r.script_flush()
+    assert r.info("memory")["number_of_cached_scripts"] == 0
