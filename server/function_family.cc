@@ -276,8 +276,9 @@ void FcallGeneric(ArgSlice args, ConnContext& ctx, bool read_only_command) {
   }
   if (numkeys < 0) return ctx.rb.Error("ERR Number of keys can't be negative");
   const bool no_writes = function->info.flags & core::kScriptNoWrites;
-  if (read_only_command && !no_writes) {
-    return ctx.rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+  if (const std::string refusal = RefuseScriptRun(function->info.flags, read_only_command);
+      !refusal.empty()) {
+    return ctx.rb.Error(refusal);
   }
   // The name as registered: the interpreter knows it so (the lookup ignores case).
   const std::string name = function->info.name;

@@ -95,8 +95,8 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
   const CachedScript* script = cache.Find(sha);
   const uint32_t flags = script->flags;
   const bool compat = flags & core::kScriptEvalCompat;
-  if (!compat && !(flags & core::kScriptNoWrites) && read_only_command) {
-    return ctx.rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+  if (const std::string refusal = RefuseScriptRun(flags, read_only_command); !refusal.empty()) {
+    return ctx.rb.Error(refusal);
   }
   const bool read_only = read_only_command || (!compat && (flags & core::kScriptNoWrites));
   // The run may happen on another thread (the keys' shard's, see RunScriptAtomically): it uses

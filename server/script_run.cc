@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 
 #include "core/list.h"
 #include "core/rdb_dump.h"
@@ -14,8 +15,12 @@
 #include "io/proactor.h"
 #include "server/command_keys.h"
 #include "server/command_stats.h"
+#include "server/persistence_status.h"
+#include "server/snapshot.h"
 #include "server/subcommand.h"
 #include "server/server_state.h"
+#include "shard/eviction.h"
+#include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -104,6 +109,36 @@ void KillBusyScripts(bool functions, core::ReplyBuilder& rb) {
                                 "KILL or SHUTDOWN NOSAVE.");
   }
   rb.Error("NOTBUSY No scripts in execution right now.");
+}
+
+std::string RefuseScriptRun(uint32_t flags, bool read_only_command) {
+  if (flags & core::kScriptEvalCompat) return {};
+  if (!(flags & core::kScriptNoWrites)) {
+    if (PersistenceGateClosed()) {
+      if (const int error = Persistence().aof_write_errno.load(); error != 0) {
+        return core::Concat(
+            "MISCONF Redis is configured to persist data to AOF, but it's currently unable to "
+            "persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only "
+            "scripts. AOF error: ",
+            strerror(error));
+      }
+      if (!WritesDeniedByDiskError().empty()) {
+        return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+               "persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read "
+               "only scripts.";
+      }
+    }
+    if (read_only_command) {
+      return "ERR Can not execute a script with write flag using *_ro command.";
+    }
+  }
+  // Redis gives such a script the denyoom flag, so its command is refused as any denyoom one
+  // (before its own check, whose text is never seen).
+  if (!(flags & (core::kScriptAllowOom | core::kScriptNoWrites)) &&
+      shard::MemoryLimit::maxmemory() != 0 && !shard::AdmitUnderMaxMemory()) {
+    return std::string(shard::kOomError);
+  }
+  return {};
 }
 
 ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
@@ -208,6 +243,12 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     return CallResult::kReplied;
   }
   const bool write = flags & kWrite;
+  if (write && PersistenceGateClosed()) [[unlikely]] {
+    if (const std::string denial = WritesDeniedByDiskError(); !denial.empty()) {
+      core::ReplyBuilder(reply).Error(core::Concat("MISCONF ", denial));
+      return CallResult::kReplied;
+    }
+  }
   wrote_ |= write;
   if (mode_ == Mode::kDeclared) {
     std::vector<int> positions;

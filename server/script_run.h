@@ -48,6 +48,12 @@ std::string_view BusyScriptError();
 // busy script of the other kind, NOTBUSY).
 void KillBusyScripts(bool functions, core::ReplyBuilder& rb);
 
+// Redis' checks before a script with flags (a shebang, a function; not an EVAL of Redis 6's kind,
+// core::kScriptEvalCompat) runs: a script that may write is refused while writes fail on disk
+// (MISCONF) and by the *_RO commands, and one without allow-oom over maxmemory. The error reply,
+// or "" to run it.
+std::string RefuseScriptRun(uint32_t script_flags, bool read_only_command);
+
 class ScriptRun : public core::ScriptHost {
  public:
   enum class Mode { kDeclared, kGlobal };

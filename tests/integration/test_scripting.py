@@ -352,3 +352,20 @@ def test_info_memory_script_fields(r):
         assert field in after
     r.script_flush()
     assert r.info("memory")["number_of_cached_scripts"] == 0
+
+
+def test_script_flags_under_maxmemory(r):
+    r.set("k", "v")
+    r.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(redis.ResponseError, match="^OOM command not allowed when used memory"):
+            r.eval("#!lua\nreturn 1", 0)
+        assert r.eval("#!lua flags=allow-oom\nreturn redis.call('get', KEYS[1])", 1, "k") == b"v"
+        assert r.eval("#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", 1, "k") == b"v"
+        # Without a shebang the script runs; its writes are refused one by one.
+        assert r.eval("return redis.call('get', KEYS[1])", 1, "k") == b"v"
+        with pytest.raises(redis.ResponseError, match="OOM command not allowed"):
+            r.eval("return redis.call('set', KEYS[1], 'x')", 1, "k")
+    finally:
+        r.config_set("maxmemory", 0)
+    assert r.eval("#!lua\nreturn redis.call('set', KEYS[1], 'x')", 1, "k") == b"OK"
