@@ -68,6 +68,10 @@ struct RunState {
   bool propagate = true;  // redis.set_repl: REPL_AOF set
   bool aborted = false;
   bool killed = false;
+  // redis.call's buffers, reused by the run's calls.
+  std::vector<std::string> numbers;
+  std::vector<std::string_view> args;
+  std::string reply;
 };
 
 struct LuaInterpreter::Impl {
@@ -481,25 +485,25 @@ RunState* CurrentRun(lua_State* L, const char* what) {
 }
 
 // The arguments of redis.call and its kin, as strings: numbers as "%.17g" (Lua's own
-// conversion loses precision), strings as they are; anything else is refused.
-bool CollectArgs(lua_State* L, std::vector<std::string>* storage,
- std::vector<std::string_view>* args) {
+// conversion loses precision, so they are formatted into *numbers), strings as views of the Lua
+// strings (valid while they are on the stack, that is during the call); anything else is refused.
+bool CollectArgs(lua_State* L, std::vector<std::string>* numbers,
+                 std::vector<std::string_view>* args) {
   const int argc = lua_gettop(L);
-  storage->clear();
+  numbers->clear();
+  numbers->reserve(size_t(argc));  // no reallocation: the views into it stay valid
   args->clear();
-  storage->reserve(argc);
   for (int i = 1; i <= argc; ++i) {
     if (lua_type(L, i) == LUA_TNUMBER) {
       char buf[64];
       const int len = std::snprintf(buf, sizeof(buf), "%.17g", double(lua_tonumber(L, i)));
-      storage->emplace_back(buf, size_t(len));
+      args->push_back(numbers->emplace_back(buf, size_t(len)));
     } else if (lua_type(L, i) == LUA_TSTRING) {
-      storage->emplace_back(ToView(L, i));
+      args->push_back(ToView(L, i));
     } else {
       return false;
     }
   }
-  for (const std::string& s : *storage) args->push_back(s);
   return true;
 }
 
@@ -518,16 +522,14 @@ int RedisGenericCall(lua_State* L, bool raise) {
     if (raise) lua_error(L);
     return 1;
   }
-  std::vector<std::string> storage;
-  std::vector<std::string_view> args;
-  if (!CollectArgs(L, &storage, &args)) {
+  if (!CollectArgs(L, &run->numbers, &run->args)) {
     PushErrorTable(L, "Lua redis lib command arguments must be strings or integers");
     if (raise) lua_error(L);
     return 1;
   }
-  std::string reply;
+  std::string& reply = run->reply;
   const ScriptHost::CallResult result =
-      run->host->Call(args, {.resp3 = run->resp3, .propagate = run->propagate}, &reply);
+      run->host->Call(run->args, {.resp3 = run->resp3, .propagate = run->propagate}, &reply);
   impl->current = run;  // other runs may have executed while the command waited for its shard
   if (result == ScriptHost::CallResult::kAbort) {
     run->aborted = true;
@@ -609,12 +611,12 @@ int RedisDebug(lua_State*) { return 0; }
 
 int RedisAclCheckCmd(lua_State* L) {
   RunState* run = CurrentRun(L, "redis.acl_check_cmd");
-  std::vector<std::string> storage;
+  std::vector<std::string> numbers;
   std::vector<std::string_view> args;
   if (lua_gettop(L) == 0) {
     RaiseError(L, "Please specify at least one argument for this redis lib call");
   }
-  if (!CollectArgs(L, &storage, &args)) {
+  if (!CollectArgs(L, &numbers, &args)) {
     RaiseError(L, "Lua redis lib command arguments must be strings or integers");
   }
   const int allowed = run->host->CheckCommandPermission(args);

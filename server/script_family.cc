@@ -12,6 +12,8 @@
 #include <absl/container/flat_hash_map.h>
 #include <gflags/gflags.h>
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -130,13 +132,18 @@ void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
     return ctx.rb.Error("ERR Number of keys can't be greater than number of args");
   }
   if (numkeys < 0) return ctx.rb.Error("ERR Number of keys can't be negative");
-  std::string sha;
+  // The SHA in lower case (a script's name): on the stack, as EVALSHA runs per request.
+  char sha_buf[40];
+  std::string_view sha;
   if (by_sha) {
     if (args[1].size() != 40) return ctx.rb.Error(kNoScriptErr);
-    sha = core::ToLower(args[1]);
+    for (size_t i = 0; i < 40; ++i) sha_buf[i] = char(std::tolower(static_cast<unsigned char>(args[1][i])));
+    sha = std::string_view(sha_buf, 40);
     if (ScriptCache::current().Find(sha) == nullptr) return ctx.rb.Error(kNoScriptErr);
   } else {
-    sha = core::Sha1Hex(args[1]);
+    const std::string hex = core::Sha1Hex(args[1]);
+    std::copy(hex.begin(), hex.end(), sha_buf);
+    sha = std::string_view(sha_buf, 40);
     std::string error;
     if (ScriptCache::current().Find(sha) == nullptr && !AddScript(sha, args[1], &error)) {
       return ctx.rb.Error(error);

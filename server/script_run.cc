@@ -147,7 +147,7 @@ ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
     : caller_(caller),
       tx_(tx),
       mode_(mode),
-      declared_(keys.begin(), keys.end()),
+      keys_(keys),
       read_only_(read_only),
       unit_(unit),
       db_(caller.db),
@@ -210,6 +210,23 @@ std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::str
   return {};
 }
 
+bool ScriptRun::IsHeld(std::string_view key) {
+  if (keys_.size() + added_keys_.size() <= kLinearKeys) {
+    for (std::string_view k : keys_) {
+      if (k == key) return true;
+    }
+    for (const auto& k : added_keys_) {
+      if (*k == key) return true;
+    }
+    return false;
+  }
+  if (key_set_.empty()) {
+    key_set_.insert(keys_.begin(), keys_.end());
+    for (const auto& k : added_keys_) key_set_.insert(*k);
+  }
+  return key_set_.contains(key);
+}
+
 bool ScriptRun::Covered(const CommandSpec& spec, uint32_t flags,
                         std::span<const std::string_view> args, std::vector<int>* positions) {
   // Keys a key finder cannot parse, a keyless command that reads or writes data (DBSIZE, KEYS,
@@ -221,12 +238,12 @@ bool ScriptRun::Covered(const CommandSpec& spec, uint32_t flags,
     return false;
   }
   for (int i : *positions) {
-    if (declared_.contains(args[i])) continue;
-    const std::string& key = added_keys_.emplace_back(args[i]);
-    if (tx_.TryAddKey(db_, key)) {
-      declared_.insert(key);
+    if (IsHeld(args[i])) continue;
+    auto key = std::make_unique<std::string>(args[i]);
+    if (tx_.TryAddKey(db_, *key)) {
+      if (!key_set_.empty()) key_set_.insert(*key);
+      added_keys_.push_back(std::move(key));
     } else {
-      added_keys_.pop_back();
       undeclared_.emplace_back(args[i]);
     }
   }
@@ -251,7 +268,8 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   }
   wrote_ |= write;
   if (mode_ == Mode::kDeclared) {
-    std::vector<int> positions;
+    std::vector<int>& positions = positions_;
+    positions.clear();
     if (!Covered(*spec, flags, args, &positions)) return CallResult::kAbort;
     if (write && spec->on_shard == nullptr) {
       // A multi-key write: save every key it may change first, each on its shard.
@@ -338,8 +356,16 @@ ConnectionState& ScriptRun::ScriptClient() {
 }
 
 bool ScriptRun::SaveForUndo(shard::TxShard& t, std::string_view key, uint64_t hash) {
-  std::string id = core::Concat(db_, ":", key);
-  if (saved_keys_.contains(id)) return true;
+  if (undo_.size() <= kLinearKeys) {
+    for (const UndoEntry& e : undo_) {
+      if (e.db == db_ && e.key == key) return true;
+    }
+  } else {
+    if (undo_keys_.empty()) {
+      for (const UndoEntry& e : undo_) undo_keys_.insert(core::Concat(e.db, ":", e.key));
+    }
+    if (undo_keys_.contains(core::Concat(db_, ":", key))) return true;
+  }
   shard::Db& db = t.shard.db(db_);
   shard::Db::Iterator it = db.Find(key, hash, t.now_ms);
   UndoEntry entry{.sid = t.shard.id(), .db = db_, .key = std::string(key)};
@@ -356,8 +382,8 @@ bool ScriptRun::SaveForUndo(shard::TxShard& t, std::string_view key, uint64_t ha
     entry.bytes = v.IsString() ? v.ToString() : core::CreateDumpPayload(v, false);
     entry.expire_at_ms = db.ExpireAt(it, key, hash);
   }
+  if (!undo_keys_.empty()) undo_keys_.insert(core::Concat(entry.db, ":", entry.key));
   undo_.push_back(std::move(entry));
-  saved_keys_.insert(std::move(id));
   return true;
 }
 
@@ -382,7 +408,7 @@ void ScriptRun::Undo() {
     });
   }
   undo_.clear();
-  saved_keys_.clear();
+  undo_keys_.clear();
 }
 
 void LogFromScript(int level, std::string_view message) {
@@ -439,9 +465,14 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
                          bool is_function, ScriptRunFn run_fn, std::string* out) {
   ScriptRun::Mode mode = global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
   std::vector<std::string> found;  // undeclared keys that aborted runs of this call met
+  std::vector<std::string_view> with_found;
   for (int attempt = 0;; ++attempt) {
-    std::vector<std::string_view> lock_keys(keys.begin(), keys.end());
-    lock_keys.insert(lock_keys.end(), found.begin(), found.end());
+    std::span<const std::string_view> lock_keys = keys;
+    if (!found.empty()) {
+      with_found.assign(keys.begin(), keys.end());
+      with_found.insert(with_found.end(), found.begin(), found.end());
+      lock_keys = with_found;
+    }
     // The script's writes are journaled by their effects, as one unit (Redis 7 wraps them in
     // MULTI/EXEC), which the transaction hands to the journal when it concludes.
     shard::JournalUnit unit;

@@ -15,10 +15,11 @@
 // their shard, others through their handler with the run's transaction as the enclosing one.
 #pragma once
 
-#include <absl/container/flat_hash_set.h>
 #include <absl/functional/function_ref.h>
 
-#include <deque>
+#include <absl/container/flat_hash_set.h>
+
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -118,21 +119,28 @@ class ScriptRun : public core::ScriptHost {
   ConnectionState& caller_;
   shard::Transaction& tx_;
   Mode mode_;
-  absl::flat_hash_set<std::string_view> declared_;
+  // The keys the transaction holds: the declared ones, then those added on the way. Usually few,
+  // so a linear search (a run must not pay for building a hash set); a set past kLinearKeys.
+  static constexpr size_t kLinearKeys = 16;
+  std::span<const std::string_view> keys_;
+  bool IsHeld(std::string_view key);
+  absl::flat_hash_set<std::string_view> key_set_;
   bool read_only_;
   shard::JournalUnit* unit_;
   shard::JournalUnit discarded_;  // where the effects of redis.set_repl(REPL_NONE) calls go
   int db_;                        // SELECT inside the script changes it, not the caller's
   std::vector<UndoEntry> undo_;
+  absl::flat_hash_set<std::string> undo_keys_;  // "db:key" of undo_, past kLinearKeys entries
   std::vector<std::string> undeclared_;
-  std::deque<std::string> added_keys_;  // keys the transaction took on the way (TryAddKey)
+  std::vector<int> positions_;  // a command's key positions (reused by the run's calls)
+  // Keys the transaction took on the way (TryAddKey); their addresses stay put.
+  std::vector<std::unique_ptr<std::string>> added_keys_;
   bool needs_every_shard_ = false;
   bool wrote_ = false;          // a write command ran (Redis' SCRIPT_WRITE_DIRTY)
   int64_t start_ms_;
   bool is_function_;            // FCALL (else EVAL): which KILL stops it, which -BUSY text
   bool busy_ = false;           // in this thread's busy list
   bool kill_requested_ = false;  // SCRIPT KILL
-  absl::flat_hash_set<std::string> saved_keys_;  // "db:key" of the undo entries
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;

@@ -95,7 +95,7 @@ bool Transaction::TryAddKey(int db_index, std::string_view key) {
   }
   if (!involved) return false;
   parts_[sid].joining = {db_index, key};
-  Dispatch({sid}, &Transaction::DoAddKey);
+  Dispatch({&sid, 1}, &Transaction::DoAddKey);
   return parts_[sid].joined;
 }
 
@@ -147,7 +147,7 @@ void Transaction::Run(absl::FunctionRef<void(TxShard&)> fn, bool conclude) {
 void Transaction::RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn) {
   DCHECK(std::binary_search(shards_.begin(), shards_.end(), sid));
   DCHECK(!concluded_);
-  if (outer_ != nullptr) return RunNested({sid}, fn);
+  if (outer_ != nullptr) return RunNested({&sid, 1}, fn);
   phase_fn_ = &fn;
   conclude_in_phase_ = false;
   if (!scheduled_) {
@@ -155,7 +155,7 @@ void Transaction::RunOn(unsigned sid, absl::FunctionRef<void(TxShard&)> fn) {
     Schedule();
   }
   phase_ran_ = true;
-  Dispatch({sid}, &Transaction::DoPhase);
+  Dispatch({&sid, 1}, &Transaction::DoPhase);
 }
 
 void Transaction::Conclude() {
@@ -200,17 +200,19 @@ void Transaction::Schedule() {
     const uint64_t txid = g_next_txid.fetch_add(1, std::memory_order_relaxed);
     for (unsigned sid : shards_) parts_[sid].txid = txid;
     Dispatch(shards_, &Transaction::DoSchedule);
+    size_t accepted = 0;
+    for (unsigned sid : shards_) accepted += parts_[sid].ok;
+    if (accepted == shards_.size()) break;
     std::vector<unsigned> ok;
     for (unsigned sid : shards_) {
       if (parts_[sid].ok) ok.push_back(sid);
     }
-    if (ok.size() == shards_.size()) break;
     if (!ok.empty()) Dispatch(ok, &Transaction::DoConclude);
   }
   scheduled_ = true;
 }
 
-void Transaction::RunNested(const std::vector<unsigned>& sids,
+void Transaction::RunNested(std::span<const unsigned> sids,
                             absl::FunctionRef<void(TxShard&)> fn) {
   // The EXEC holds the keys, but only where it is scheduled *and ready*: it schedules lazily, on
   // its first phase, and a scheduled transaction may still wait behind another one on a shard.
@@ -239,7 +241,7 @@ void Transaction::RunNested(const std::vector<unsigned>& sids,
   top->Dispatch(sids, &Transaction::DoPhase);
 }
 
-void Transaction::Dispatch(const std::vector<unsigned>& sids, ShardTask task) {
+void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
   fiber_ = context::active();
   outstanding_ = int(sids.size());
   io::Proactor* self = io::Proactor::current();

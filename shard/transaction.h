@@ -120,9 +120,9 @@ class Transaction {
   void PrepareLocks();
   // Sends task(part) to each listed shard (the local one runs inline) and waits for all of them
   // to call Complete.
-  void Dispatch(const std::vector<unsigned>& sids, ShardTask task);
+  void Dispatch(std::span<const unsigned> sids, ShardTask task);
   void Schedule();
-  void RunNested(const std::vector<unsigned>& sids, absl::FunctionRef<void(TxShard&)> fn);
+  void RunNested(std::span<const unsigned> sids, absl::FunctionRef<void(TxShard&)> fn);
   void OneDone();
   // After the conclusion, on the coordinator: the commands for the journal markers, if any.
   void SendJournalPayload();
