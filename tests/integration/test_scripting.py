@@ -1,8 +1,10 @@
-"""Lua scripting (EVAL, EVALSHA, EVAL_RO, SCRIPT): replies compared byte for byte with the Debian
-redis-server 7.0 (`redis_server` fixture) for conversions, errors and the sandbox, in RESP2 and
-RESP3; the script cache across connections and threads; scripts inside MULTI/EXEC; scripts that
-touch keys they did not declare (which shardis reruns over every shard) and their atomicity under
-concurrency with --threads 1, 2, 4.
+"""Lua scripting (EVAL, EVALSHA, EVAL_RO, SCRIPT): the script cache across connections and threads;
+EVAL_RO and flags; scripts inside MULTI/EXEC; scripts that touch keys they did not declare
+(which shardis adds to the script's transaction or reruns holding them) and their atomicity under
+concurrency with --threads 1, 2, 4; INFO's fields; maxmemory. Replies, errors, the sandbox and
+the libraries are compared with redis-server in test_scripting_{replies,errors,sandbox,
+libraries}.py, busy scripts in test_scripting_busy.py, job-queue scripts in
+test_scripting_jobs.py.
 
 Run against redis-server itself with SHARDIS_TEST_TARGET=redis to check the tests."""
 
@@ -12,157 +14,7 @@ import threading
 import pytest
 import redis
 
-# (script, keys, args): each runs on both servers, whose raw replies must be equal.
-CONVERSIONS = [
-    ("return 1", [], []),
-    ("return 3.99", [], []),
-    ("return -3.99", [], []),
-    ("return 1e300", [], []),
-    ("return 'hello'", [], []),
-    ("return true", [], []),
-    ("return false", [], []),
-    ("return nil", [], []),
-    ("return {}", [], []),
-    ("return {1, 'two', {3, {4}}, true, false}", [], []),
-    ("return {1, nil, 3}", [], []),
-    ("return {ok='fine'}", [], []),
-    ("return {ok='two\\r\\nlines'}", [], []),
-    ("return {err='My Error'}", [], []),
-    ("return redis.error_reply('My Error')", [], []),
-    ("return redis.error_reply('-CUSTOM text')", [], []),
-    ("return redis.status_reply('PONG')", [], []),
-    ("return redis.error_reply(1)", [], []),
-    ("return {double=3.25}", [], []),
-    ("return {big_number='12345678901234567890'}", [], []),
-    ("return {map={a=1}}", [], []),
-    ("return {set={a=true}}", [], []),
-    ("return {verbatim_string={format='txt', string='abc'}}", [], []),
-    ("redis.setresp(3) return redis.call('hgetall', KEYS[1])", ["h"], []),
-    ("redis.setresp(3) return redis.call('smembers', KEYS[1])", ["s1"], []),
-    ("redis.setresp(3) return redis.call('zscore', KEYS[1], 'm')", ["z"], []),
-    ("redis.setresp(3) return redis.call('get', 'nokey')", [], []),
-    ("redis.setresp(3) return true", [], []),
-    ("redis.setresp(3) return false", [], []),
-    ("return redis.call('hgetall', KEYS[1])", ["h"], []),
-    ("return redis.call('zrange', KEYS[1], 0, -1, 'withscores')", ["z"], []),
-    ("return redis.call('get', 'nokey')", [], []),
-    ("return type(redis.call('get', 'nokey'))", [], []),
-    ("return redis.call('set', KEYS[1], ARGV[1])", ["str"], ["v"]),
-    ("return redis.call('set', KEYS[1], 3.5)", ["str"], []),
-    ("return redis.call('get', KEYS[1])", ["str"], []),
-    ("return redis.call('incrbyfloat', KEYS[1], 0.1)", ["fl"], []),
-    ("return {KEYS[1], KEYS[2], ARGV[1], ARGV[2], #KEYS, #ARGV}", ["k1", "k2"], ["a1", "a2"]),
-    ("return redis.call('type', KEYS[1])", ["h"], []),
-    ("return redis.call('type', KEYS[1]).ok", ["h"], []),
-    ("return redis.call('lpush', KEYS[1], 'a', 'b')", ["l"], []),
-    ("return redis.call('lrange', KEYS[1], 0, -1)", ["l"], []),
-    ("return redis.pcall('incr', KEYS[1])", ["h"], []),
-    ("return redis.pcall('incr', KEYS[1])['err']", ["h"], []),
-    ("return cjson.encode({1, 2, {a=3}})", [], []),
-    ("return cjson.decode('[1,2,{\"a\":3}]')[3].a", [], []),
-    ("return cjson.encode(cjson.decode('{\"x\":[1,\"y\",null]}'))", [], []),
-    ("return bit.band(0xff, 0x0f)", [], []),
-    ("return bit.tohex(65535, 4)", [], []),
-    ("return bit.bxor(5, 3)", [], []),
-    ("return struct.pack('>I2', 513)", [], []),
-    ("return {struct.unpack('<i4', struct.pack('<i4', -2))}", [], []),
-    ("return cmsgpack.pack({1, 'a', {x=true}}, 3.5, -200)", [], []),
-    ("return cmsgpack.unpack(cmsgpack.pack({1, 2, 3}))", [], []),
-    ("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2))}", [], []),
-    ("return redis.sha1hex('abc')", [], []),
-    ("return redis.sha1hex('')", [], []),
-    ("return redis.REDIS_VERSION_NUM > 0", [], []),
-    ("return tostring(math.random(100) <= 100)", [], []),
-    ("return string.format('%d-%s', 5, 'x')", [], []),
-    ("return table.concat({'a', 'b'}, ',')", [], []),
-    ("return redis.replicate_commands()", [], []),
-    ("redis.set_repl(redis.REPL_ALL) return 1", [], []),
-    ("return tonumber('0x10')", [], []),
-    ("return unpack({1, 2})", [], []),
-    ("return select('#', 1, 2, 3)", [], []),
-    ("local ok, e = pcall(function() return redis.call('incr', KEYS[1]) end) return e", ["h"], []),
-    ("local ok, e = pcall(error, 'x') return {tostring(ok), e}", [], []),
-]
-
-ERRORS = [
-    ("return redis.call('nosuchcommand')", [], []),
-    ("return redis.call('get')", [], []),
-    ("return redis.call()", [], []),
-    ("return redis.call('get', {})", [], []),
-    ("return redis.call('incr', KEYS[1])", ["h"], []),
-    ("return redis.call('client', 'list')", [], []),
-    ("return redis.call('blpop', 'l', 0)", ["l"], []),
-    ("return redis.call('eval', 'return 1', 0)", [], []),
-    ("error('boom')", [], []),
-    ("local a = 1\nerror('on line two')", [], []),
-    ("error({err='TABLE error'})", [], []),
-    ("return nosuchglobal", [], []),
-    ("x = 1", [], []),
-    ("_G.x = 1", [], []),
-    ("redis.call = function() return 1 end", [], []),
-    ("cjson.encode = 1", [], []),
-    ("setmetatable(_G, {})", [], []),
-    ("rawset(_G, 'x', 1)", [], []),
-    ("local g = getmetatable(_G) g.__index = {}", [], []),
-    ("return print('x')", [], []),
-    ("return loadfile('x')", [], []),
-    ("return dofile('x')", [], []),
-    ("return os.time()", [], []),
-    ("return io.read()", [], []),
-    ("return require('x')", [], []),
-    ("return +", [], []),
-    ("return 1 +", [], []),
-    ("#!lua\nreturn x", [], []),
-    ("#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 1)", ["k"], []),
-    ("#!lua flags=bad-flag\nreturn 1", [], []),
-    ("#!lua bad=1\nreturn 1", [], []),
-    ("#!python\nreturn 1", [], []),
-    ("#!lua", [], []),
-    ("redis.setresp(4)", [], []),
-    ("redis.setresp()", [], []),
-    ("redis.set_repl(99)", [], []),
-    ("redis.log(99, 'x')", [], []),
-    ("redis.log('x')", [], []),
-    ("return redis.sha1hex()", [], []),
-    ("return math.random(0)", [], []),
-    ("return redis.acl_check_cmd('nosuch')", [], []),
-]
-
-
-@pytest.fixture
-def ref(redis_server):
-    c = redis_server.client()
-    c.flushall()
-    c.script_flush()
-    yield c
-    c.close()
-
-
-def fill(c):
-    c.hset("h", mapping={"f1": "v1", "f2": "2"})
-    c.sadd("s1", "a")
-    c.zadd("z", {"m": 1.5, "n": 2})
-    c.set("fl", "1.5")
-
-
-def raw_eval(srv, script, keys, args, resp3=False):
-    conn = srv.raw()
-    try:
-        if resp3:
-            conn.call("HELLO", "3")
-        return conn.call_raw("EVAL", script, len(keys), *keys, *args)
-    finally:
-        conn.close()
-
-
-@pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
-@pytest.mark.parametrize("case", CONVERSIONS + ERRORS, ids=lambda c: c[0][:40])
-def test_replies_match_redis(r, server, ref, redis_server, case, resp3):
-    script, keys, args = case
-    fill(r)
-    fill(ref)
-    assert raw_eval(server, script, keys, args, resp3) == \
-        raw_eval(redis_server, script, keys, args, resp3)
+from script_util import ref  # noqa: F401
 
 
 def test_eval_argument_errors(r, ref):

@@ -1,0 +1,31 @@
+"""The sandbox: missing globals, read-only globals and libraries (writes, setmetatable, rawset,
+getmetatable tricks), the functions Redis removes (print, loadfile, dofile, require, os, io),
+compared byte for byte with the Debian redis-server 7.0. Also run with SHARDIS_TEST_TARGET=redis."""
+
+import pytest
+
+from script_util import assert_same_reply, ref  # noqa: F401
+
+# (script, keys, args)
+CASES = [
+    ("return nosuchglobal", [], []),
+    ("x = 1", [], []),
+    ("_G.x = 1", [], []),
+    ("redis.call = function() return 1 end", [], []),
+    ("cjson.encode = 1", [], []),
+    ("setmetatable(_G, {})", [], []),
+    ("rawset(_G, 'x', 1)", [], []),
+    ("local g = getmetatable(_G) g.__index = {}", [], []),
+    ("return print('x')", [], []),
+    ("return loadfile('x')", [], []),
+    ("return dofile('x')", [], []),
+    ("return os.time()", [], []),
+    ("return io.read()", [], []),
+    ("return require('x')", [], []),
+]
+
+
+@pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0][:40])
+def test_same_reply_as_redis(r, server, ref, redis_server, case, resp3):
+    assert_same_reply(server, r, redis_server, ref, case, resp3)
