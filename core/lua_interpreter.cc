@@ -6,9 +6,9 @@
 
 #include <cctype>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <limits>
 
 #include "core/lua_cmsgpack.h"
@@ -35,14 +35,16 @@ constexpr int kGcPeriod = 50;
 // The globals a script sees (Redis 7.0's allow lists); every other global the libraries define is
 // removed (print, dofile, loadfile, require, module, ...).
 constexpr std::string_view kAllowedGlobals[] = {
-    "string", "cjson", "bit", "cmsgpack", "math", "table", "struct", "redis",
-    "xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber",
-    "rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "coroutine", "type",
-    "_G", "select", "unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs",
-    "_VERSION", "setfenv", "load", "error", "newproxy"};
+    "string",    "cjson",          "bit",          "cmsgpack",   "math",
+    "table",     "struct",         "redis",        "xpcall",     "tostring",
+    "getfenv",   "setmetatable",   "next",         "assert",     "tonumber",
+    "rawequal",  "collectgarbage", "getmetatable", "rawset",     "pcall",
+    "coroutine", "type",           "_G",           "select",     "unpack",
+    "gcinfo",    "pairs",          "rawget",       "loadstring", "ipairs",
+    "_VERSION",  "setfenv",        "load",         "error",      "newproxy"};
 // The library tables made read-only (each behind a proxy, see ProtectTable).
-constexpr const char* kLibraryTables[] = {"redis", "string", "math", "table", "coroutine",
-  "cjson", "bit", "struct", "cmsgpack"};
+constexpr const char* kLibraryTables[] = {"redis", "string", "math",   "table",   "coroutine",
+                                          "cjson", "bit",    "struct", "cmsgpack"};
 
 // Redis' math.random: the 48-bit linear congruential generator of drand48 (with its constants
 // and its initial state), so that scripts draw the same sequence on every platform.
@@ -63,7 +65,7 @@ constexpr int32_t kRand48Max = std::numeric_limits<int32_t>::max();
 
 // One script run: what its redis.* calls need.
 struct RunState {
-  ScriptHost* host;
+  ScriptHost* host = nullptr;
   bool resp3 = false;     // redis.setresp(3)
   bool propagate = true;  // redis.set_repl: REPL_AOF set
   bool aborted = false;
@@ -76,11 +78,12 @@ struct RunState {
 
 struct LuaInterpreter::Impl {
   lua_State* L = nullptr;
-  int env_ref = LUA_NOREF;// the proxy of the globals, every script's environment
-  int readonly_ref = LUA_NOREF;   // weak-keyed set of the read-only proxies
+  int env_ref = LUA_NOREF;           // the proxy of the globals, every script's environment
+  int readonly_ref = LUA_NOREF;      // weak-keyed set of the read-only proxies
   int setmetatable_ref = LUA_NOREF;  // Lua's own setmetatable and rawset, which ours wrap
   int rawset_ref = LUA_NOREF;
-  absl::flat_hash_map<std::string, int, StringHash, StringEq> scripts;  // SHA -> registry ref of the compiled chunk
+  // SHA -> registry ref of the compiled chunk.
+  absl::flat_hash_map<std::string, int, StringHash, StringEq> scripts;
   // Lua threads of finished runs, kept for the next ones (with their registry refs).
   std::vector<std::pair<lua_State*, int>> idle_threads;
   // The run whose Lua code executes now. Lua code runs only between a run's start or the return
@@ -160,7 +163,8 @@ std::string_view ToView(lua_State* L, int index) {
 
 class ReplyToLua {
  public:
-  ReplyToLua(lua_State* L, std::string_view reply) : L_(L), p_(reply.data()), end_(p_ + reply.size()) {}
+  ReplyToLua(lua_State* L, std::string_view reply)
+      : L_(L), p_(reply.data()), end_(p_ + reply.size()) {}
 
   void Push() {
     if (p_ >= end_) return lua_pushnil(L_);
@@ -169,102 +173,102 @@ class ReplyToLua {
     std::string_view line = Line();
     switch (type) {
       case '+':
-lua_newtable(L_);
-lua_pushstring(L_, "ok");
-lua_pushlstring(L_, line.data(), line.size());
-lua_settable(L_, -3);
-return;
+        lua_newtable(L_);
+        lua_pushstring(L_, "ok");
+        lua_pushlstring(L_, line.data(), line.size());
+        lua_settable(L_, -3);
+        return;
       case '-':
-PushErrorTable(L_, "-" + std::string(line));
-return;
+        PushErrorTable(L_, "-" + std::string(line));
+        return;
       case ':':
-return lua_pushnumber(L_, lua_Number(ParseInt(line)));
+        return lua_pushnumber(L_, lua_Number(ParseInt(line)));
       case '$': {
-const int64_t len = ParseInt(line);
-if (len < 0) return lua_pushboolean(L_, 0);
-lua_pushlstring(L_, p_, size_t(len));
-p_ += len + 2;
-return;
+        const int64_t len = ParseInt(line);
+        if (len < 0) return lua_pushboolean(L_, 0);
+        lua_pushlstring(L_, p_, size_t(len));
+        p_ += len + 2;
+        return;
       }
       case '*': {
-const int64_t n = ParseInt(line);
-if (n < 0) return lua_pushboolean(L_, 0);
-lua_createtable(L_, int(n), 0);
-for (int64_t i = 1; i <= n; ++i) {
-  Push();
-  lua_rawseti(L_, -2, int(i));
-}
-return;
+        const int64_t n = ParseInt(line);
+        if (n < 0) return lua_pushboolean(L_, 0);
+        lua_createtable(L_, int(n), 0);
+        for (int64_t i = 1; i <= n; ++i) {
+          Push();
+          lua_rawseti(L_, -2, int(i));
+        }
+        return;
       }
       case '%': {
-const int64_t n = ParseInt(line);
-lua_newtable(L_);
-lua_pushstring(L_, "map");
-lua_newtable(L_);
-for (int64_t i = 0; i < n; ++i) {
-  Push();
-  Push();
-  lua_settable(L_, -3);
-}
-lua_settable(L_, -3);
-return;
+        const int64_t n = ParseInt(line);
+        lua_newtable(L_);
+        lua_pushstring(L_, "map");
+        lua_newtable(L_);
+        for (int64_t i = 0; i < n; ++i) {
+          Push();
+          Push();
+          lua_settable(L_, -3);
+        }
+        lua_settable(L_, -3);
+        return;
       }
       case '~': {
-const int64_t n = ParseInt(line);
-lua_newtable(L_);
-lua_pushstring(L_, "set");
-lua_newtable(L_);
-for (int64_t i = 0; i < n; ++i) {
-  Push();
-  lua_pushboolean(L_, 1);
-  lua_settable(L_, -3);
-}
-lua_settable(L_, -3);
-return;
+        const int64_t n = ParseInt(line);
+        lua_newtable(L_);
+        lua_pushstring(L_, "set");
+        lua_newtable(L_);
+        for (int64_t i = 0; i < n; ++i) {
+          Push();
+          lua_pushboolean(L_, 1);
+          lua_settable(L_, -3);
+        }
+        lua_settable(L_, -3);
+        return;
       }
       case '_':
-return lua_pushnil(L_);
+        return lua_pushnil(L_);
       case '#':
-return lua_pushboolean(L_, line == "t");
+        return lua_pushboolean(L_, line == "t");
       case ',': {
-lua_newtable(L_);
-lua_pushstring(L_, "double");
-lua_pushnumber(L_, std::strtod(std::string(line).c_str(), nullptr));
-lua_settable(L_, -3);
-return;
+        lua_newtable(L_);
+        lua_pushstring(L_, "double");
+        lua_pushnumber(L_, std::strtod(std::string(line).c_str(), nullptr));
+        lua_settable(L_, -3);
+        return;
       }
       case '(':
-lua_newtable(L_);
-lua_pushstring(L_, "big_number");
-lua_pushlstring(L_, line.data(), line.size());
-lua_settable(L_, -3);
-return;
+        lua_newtable(L_);
+        lua_pushstring(L_, "big_number");
+        lua_pushlstring(L_, line.data(), line.size());
+        lua_settable(L_, -3);
+        return;
       case '=': {
-const int64_t len = ParseInt(line);
-std::string_view body(p_, size_t(len));
-p_ += len + 2;
-lua_newtable(L_);
-lua_pushstring(L_, "verbatim_string");
-lua_newtable(L_);
-lua_pushstring(L_, "string");
-lua_pushlstring(L_, body.data() + 4, body.size() - 4);
-lua_settable(L_, -3);
-lua_pushstring(L_, "format");
-lua_pushlstring(L_, body.data(), 3);
-lua_settable(L_, -3);
-lua_settable(L_, -3);
-return;
+        const int64_t len = ParseInt(line);
+        std::string_view body(p_, size_t(len));
+        p_ += len + 2;
+        lua_newtable(L_);
+        lua_pushstring(L_, "verbatim_string");
+        lua_newtable(L_);
+        lua_pushstring(L_, "string");
+        lua_pushlstring(L_, body.data() + 4, body.size() - 4);
+        lua_settable(L_, -3);
+        lua_pushstring(L_, "format");
+        lua_pushlstring(L_, body.data(), 3);
+        lua_settable(L_, -3);
+        lua_settable(L_, -3);
+        return;
       }
       case '|': {  // attributes are not shown to scripts: skip them, then read the reply
-const int64_t n = ParseInt(line);
-for (int64_t i = 0; i < 2 * n; ++i) {
-  Push();
-  lua_pop(L_, 1);
-}
-return Push();
+        const int64_t n = ParseInt(line);
+        for (int64_t i = 0; i < 2 * n; ++i) {
+          Push();
+          lua_pop(L_, 1);
+        }
+        return Push();
       }
       default:
-return lua_pushnil(L_);
+        return lua_pushnil(L_);
     }
   }
 
@@ -354,6 +358,88 @@ size_t CountEntries(lua_State* L) {
   return n;
 }
 
+void LuaToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth);
+
+// A table on top of the stack (left there): an error, a status, a RESP3 type ({double=...},
+// {map=...}, ...) or an array, in that order of precedence, as Redis tries them.
+void TableToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth) {
+  if (RawField(L, "err") == LUA_TSTRING) {
+    lua_pop(L, 1);
+    rb.Error(ExtractError(L).msg);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "ok") == LUA_TSTRING) {
+    rb.SimpleString(MapCrlfToSpaces(ToView(L, -1)));
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "double") == LUA_TNUMBER) {
+    rb.Double(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "big_number") == LUA_TSTRING) {
+    rb.BigNumber(MapCrlfToSpaces(ToView(L, -1)));
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "verbatim_string") == LUA_TTABLE) {
+    const bool has_format = RawField(L, "format") == LUA_TSTRING;
+    std::string format(ToView(L, -1));
+    lua_pop(L, 1);
+    if (has_format && RawField(L, "string") == LUA_TSTRING) {
+      format.resize(3, ' ');
+      rb.Verbatim(ToView(L, -1), format);
+      lua_pop(L, 2);
+      return;
+    }
+    if (has_format) lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "map") == LUA_TTABLE) {
+    rb.MapHeader(CountEntries(L));
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pushvalue(L, -2);
+      LuaToReply(L, rb, script_resp3, depth + 1);  // the key
+      LuaToReply(L, rb, script_resp3, depth + 1);  // the value
+    }
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, "set") == LUA_TTABLE) {
+    rb.SetHeader(CountEntries(L));
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      LuaToReply(L, rb, script_resp3, depth + 1);
+    }
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  // An array: the elements 1, 2, ... up to the first nil.
+  size_t n = 0;
+  for (;;) {
+    lua_rawgeti(L, -1, int(n + 1));
+    const bool end = lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (end) break;
+    ++n;
+  }
+  rb.ArrayHeader(n);
+  for (size_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, int(i));
+    LuaToReply(L, rb, script_resp3, depth + 1);
+  }
+}
+
 // Converts and pops the value on top of the stack.
 void LuaToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth) {
   if (depth > kMaxReplyDepth || !lua_checkstack(L, 4)) {
@@ -367,107 +453,19 @@ void LuaToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth) {
       break;
     case LUA_TBOOLEAN:
       if (script_resp3) {
-rb.Bool(lua_toboolean(L, -1));
+        rb.Bool(lua_toboolean(L, -1));
       } else if (lua_toboolean(L, -1)) {
-rb.Integer(1);
+        rb.Integer(1);
       } else {
-rb.Null();
+        rb.Null();
       }
       break;
     case LUA_TNUMBER:
       rb.Integer(TruncateNumber(lua_tonumber(L, -1)));
       break;
-    case LUA_TTABLE: {
-      if (RawField(L, "err") == LUA_TSTRING) {
-lua_pop(L, 1);
-ErrorInfo info = ExtractError(L);
-rb.Error(info.msg);
-break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "ok") == LUA_TSTRING) {
-rb.SimpleString(MapCrlfToSpaces(ToView(L, -1)));
-lua_pop(L, 1);
-break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "double") == LUA_TNUMBER) {
-rb.Double(lua_tonumber(L, -1));
-lua_pop(L, 1);
-break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "big_number") == LUA_TSTRING) {
-rb.BigNumber(MapCrlfToSpaces(ToView(L, -1)));
-lua_pop(L, 1);
-break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "verbatim_string") == LUA_TTABLE) {
-const bool has_format = RawField(L, "format") == LUA_TSTRING;
-std::string format(ToView(L, -1));
-lua_pop(L, 1);
-if (has_format && RawField(L, "string") == LUA_TSTRING) {
-  format.resize(3, ' ');
-  rb.Verbatim(ToView(L, -1), format);
-  lua_pop(L, 2);
-  break;
-}
-if (has_format) lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "map") == LUA_TTABLE) {
-size_t n = 0;
-lua_pushnil(L);
-while (lua_next(L, -2) != 0) {
-  lua_pop(L, 1);
-  ++n;
-}
-rb.MapHeader(n);
-lua_pushnil(L);
-while (lua_next(L, -2) != 0) {
-  lua_pushvalue(L, -2);
-  LuaToReply(L, rb, script_resp3, depth + 1);  // the key
-  LuaToReply(L, rb, script_resp3, depth + 1);  // the value
-}
-lua_pop(L, 1);
-break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "set") == LUA_TTABLE) {
-size_t n = 0;
-lua_pushnil(L);
-while (lua_next(L, -2) != 0) {
-  lua_pop(L, 1);
-  ++n;
-}
-rb.SetHeader(n);
-lua_pushnil(L);
-while (lua_next(L, -2) != 0) {
-  lua_pop(L, 1);
-  lua_pushvalue(L, -1);
-  LuaToReply(L, rb, script_resp3, depth + 1);
-}
-lua_pop(L, 1);
-break;
-      }
-      lua_pop(L, 1);
-      // An array: the elements 1, 2, ... up to the first nil.
-      size_t n = 0;
-      for (;;) {
-lua_rawgeti(L, -1, int(n + 1));
-const bool end = lua_isnil(L, -1);
-lua_pop(L, 1);
-if (end) break;
-++n;
-      }
-      rb.ArrayHeader(n);
-      for (size_t i = 1; i <= n; ++i) {
-lua_rawgeti(L, -1, int(i));
-LuaToReply(L, rb, script_resp3, depth + 1);
-      }
+    case LUA_TTABLE:
+      TableToReply(L, rb, script_resp3, depth);
       break;
-    }
     default:
       rb.Null();
   }
@@ -690,9 +688,9 @@ int Pcall(lua_State* L) {
     if (lua_istable(L, -1)) {
       lua_getfield(L, -1, "err");
       if (lua_isstring(L, -1)) {
-lua_replace(L, -2);
+        lua_replace(L, -2);
       } else {
-lua_pop(L, 1);
+        lua_pop(L, 1);
       }
     }
     lua_pushboolean(L, 0);
@@ -705,7 +703,7 @@ lua_pop(L, 1);
 
 int NonexistentGlobal(lua_State* L) {
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
-    lua_tostring(L, 2));
+                    lua_tostring(L, 2));
 }
 
 int ReadonlyWrite(lua_State* L) { return luaL_error(L, kReadonlyError); }
@@ -748,7 +746,6 @@ int SafeRawset(lua_State* L) {
 // table {err=..., source=..., line=...} naming where it was raised (the Lua caller when a C
 // function raised it).
 int ErrorHandler(lua_State* L) {
-
   lua_Debug ar;
   bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "nSl", &ar);
   if (have && std::strcmp(ar.what, "C") == 0) {
@@ -832,8 +829,8 @@ void PushReadonlyMetatable(lua_State* L, Impl* impl, int target) {
 }
 
 void ProtectTable(lua_State* L, Impl* impl) {
-  lua_newtable(L); // the proxy
-  PushReadonlyMetatable(L, impl, -2);      // its metatable
+  lua_newtable(L);                     // the proxy
+  PushReadonlyMetatable(L, impl, -2);  // its metatable
   // getmetatable(proxy) shows a read-only view of the metatable, so that it cannot be changed
   // either (Redis makes metatables read-only too).
   lua_newtable(L);
@@ -970,9 +967,7 @@ LuaInterpreter::LuaInterpreter(std::string_view version, int64_t version_num)
 
 LuaInterpreter::~LuaInterpreter() { lua_close(impl_->L); }
 
-bool LuaInterpreter::Has(std::string_view sha) const {
-  return impl_->scripts.contains(sha);
-}
+bool LuaInterpreter::Has(std::string_view sha) const { return impl_->scripts.contains(sha); }
 
 size_t LuaInterpreter::script_count() const { return impl_->scripts.size(); }
 
@@ -1064,7 +1059,8 @@ LuaInterpreter::RunStatus RunRef(Impl* impl, int ref, std::string_view name,
     lua_replace(T, LUA_GLOBALSINDEX);
   }
   lua_State* T = thread.first;
-  RunState run{&host};
+  RunState run;
+  run.host = &host;
   impl->current = &run;
   lua_sethook(T, RunHook, LUA_MASKCOUNT, 100000);
 
@@ -1204,8 +1200,9 @@ const char* ReadNamedArgs(lua_State* L, LuaFunctionInfo* info, int* callback) {
       }
     } else if (EqualsIgnoreCase(*key, "flags")) {
       if (!lua_istable(L, -1)) {
-        error = "flags argument to redis.register_function must be a table representing "
-                "function flags";
+        error =
+            "flags argument to redis.register_function must be a table representing "
+            "function flags";
       }
       for (int i = 1; error == nullptr; ++i) {
         lua_rawgeti(L, -1, i);
@@ -1224,7 +1221,9 @@ const char* ReadNamedArgs(lua_State* L, LuaFunctionInfo* info, int* callback) {
     }
     lua_pop(L, 1);
   }
-  if (error == nullptr && !named) error = "redis.register_function must get a function name argument";
+  if (error == nullptr && !named) {
+    error = "redis.register_function must get a function name argument";
+  }
   if (error == nullptr && *callback == LUA_NOREF) {
     error = "redis.register_function must get a callback argument";
   }
@@ -1260,8 +1259,9 @@ int RegisterFunction(lua_State* L) {
   }
   const char* error = nullptr;
   if (!ValidFunctionName(info.name)) {
-    error = "Library names can only contain letters, numbers, or underscores(_) and must be at "
-            "least one character long";  // sic: Redis' text
+    error =
+        "Library names can only contain letters, numbers, or underscores(_) and must be at "
+        "least one character long";  // sic: Redis' text
   }
   for (const Impl::Function& f : impl->loading->functions) {
     if (error == nullptr && f.info.name == info.name) {
@@ -1355,8 +1355,9 @@ bool LuaInterpreter::LoadLibrary(std::string_view library, std::string_view code
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, impl->functions_env_ref);
   lua_setfenv(L, -2);
-  Impl::Loading load{.deadline_ms = timeout_ms > 0 ? MonotonicMs() + timeout_ms : 0,
-                     .log_host = log_host};
+  Impl::Loading load;
+  load.deadline_ms = timeout_ms > 0 ? MonotonicMs() + timeout_ms : 0;
+  load.log_host = log_host;
   // A run paused in a redis.call stays the current one for its hooks: none runs meanwhile.
   RunState* paused = impl->current;
   impl->current = nullptr;

@@ -137,7 +137,9 @@ void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
   std::string_view sha;
   if (by_sha) {
     if (args[1].size() != 40) return ctx.rb.Error(kNoScriptErr);
-    for (size_t i = 0; i < 40; ++i) sha_buf[i] = char(std::tolower(static_cast<unsigned char>(args[1][i])));
+    for (size_t i = 0; i < 40; ++i) {
+      sha_buf[i] = char(std::tolower(static_cast<unsigned char>(args[1][i])));
+    }
     sha = std::string_view(sha_buf, 40);
     if (ScriptCache::current().Find(sha) == nullptr) return ctx.rb.Error(kNoScriptErr);
   } else {
