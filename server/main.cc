@@ -31,6 +31,7 @@
 #include "server/aof.h"
 #include "server/persistence_status.h"
 #include "server/rdb_load.h"
+#include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/shutdown.h"
 #include "server/snapshot.h"
@@ -301,7 +302,10 @@ int Main(int argc, char** argv) {
   }
 
   // Stop accepting, let every connection finish what it has read, then stop the threads.
-  pool.AwaitOnAll([](io::Proactor*) { StopServing(); });
+  pool.AwaitOnAll([](io::Proactor*) {
+    StopServing();
+    KillBusyScriptsForShutdown();  // a script that never ends must not hold the exit
+  });
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(FLAGS_shutdown_timeout_ms);
   while (true) {

@@ -175,6 +175,15 @@ core::ScriptHost::Stop ScriptRun::CheckStop() {
   return kill_requested_ ? Stop::kKill : Stop::kNo;
 }
 
+void KillBusyScriptsForShutdown() { ScriptRun::KillAllBusy(); }
+
+void ScriptRun::KillAllBusy() {
+  for (ScriptRun* run : tl_busy_runs) {
+    run->kill_requested_ = true;
+    run->killed_for_shutdown_ = true;
+  }
+}
+
 void ScriptRun::KillBusy(bool functions, KillOutcome* outcome) {
   for (ScriptRun* run : tl_busy_runs) {
     if (run->wrote_) {
@@ -502,6 +511,10 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
         found.insert(found.end(), run.undeclared_keys().begin(), run.undeclared_keys().end());
       }
       continue;
+    }
+    if (run.killed_for_shutdown()) {
+      run.Undo();
+      tx->set_journaled(false);
     }
     tx->Conclude();
     out->append(reply);

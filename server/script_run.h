@@ -48,6 +48,9 @@ std::string_view BusyScriptError();
 // that have not written, on every thread, and replies as Redis does (OK, UNKILLABLE, BUSY for a
 // busy script of the other kind, NOTBUSY).
 void KillBusyScripts(bool functions, core::ReplyBuilder& rb);
+// At shutdown, on each thread: stops this thread's busy scripts, written or not, and keeps what
+// they did out of the journal (SHUTDOWN NOSAVE must not wait for a script that never ends).
+void KillBusyScriptsForShutdown();
 
 // Redis' checks before a script with flags (a shebang, a function; not an EVAL of Redis 6's kind,
 // core::kScriptEvalCompat) runs: a script that may write is refused while writes fail on disk
@@ -80,6 +83,9 @@ class ScriptRun : public core::ScriptHost {
     bool other_kind = false;
   };
   static void KillBusy(bool functions, KillOutcome* outcome);
+  static void KillAllBusy();
+  // Killed by a shutdown: the run's effects must not reach the journal.
+  bool killed_for_shutdown() const { return killed_for_shutdown_; }
 
   // After an aborted run: puts back every key the run wrote, as it was before.
   void Undo();
@@ -141,6 +147,7 @@ class ScriptRun : public core::ScriptHost {
   bool is_function_;            // FCALL (else EVAL): which KILL stops it, which -BUSY text
   bool busy_ = false;           // in this thread's busy list
   bool kill_requested_ = false;  // SCRIPT KILL
+  bool killed_for_shutdown_ = false;
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;

@@ -1,8 +1,28 @@
 """What the scripting tests share: the reference redis-server's client (`ref`, flushed, its script
 cache too), the data the reply cases read, and running one script on both servers for their raw
-replies."""
+replies. The reply cases run against one server with --threads 2 (`one_server`, `one`): a
+script's reply does not depend on the thread count, and with two threads the cases' keys live on
+both shards, so both the local run and the run on the keys' thread are covered."""
 
 import pytest
+
+from conftest import start_target
+
+
+@pytest.fixture(scope="module")
+def one_server(tmp_path_factory):
+    srv = start_target(tmp_path_factory.mktemp("scripting"), threads=2)
+    yield srv
+    srv.stop_and_check()
+
+
+@pytest.fixture
+def one(one_server):
+    """A client of `one_server`, flushed."""
+    c = one_server.client()
+    c.flushall()
+    yield c
+    c.close()
 
 
 @pytest.fixture
@@ -40,4 +60,4 @@ def assert_same_reply(server, r, redis_server, ref, case, resp3):
         raw_eval(redis_server, script, keys, args, resp3)
 
 
-__all__ = ["assert_same_reply", "fill", "raw_eval", "ref"]
+__all__ = ["assert_same_reply", "fill", "one", "one_server", "raw_eval", "ref"]

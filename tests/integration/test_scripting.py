@@ -177,7 +177,7 @@ def test_transfers_are_atomic(server, r, undeclared):
     threads += [threading.Thread(target=reader, args=(i % 2 == 0,)) for i in range(2)]
     for t in threads:
         t.start()
-    stop.wait(2.0)
+    stop.wait(1.5)
     stop.set()
     for t in threads:
         t.join()

@@ -5,7 +5,7 @@ compared byte for byte with the Debian redis-server 7.0. Also run with SHARDIS_T
 
 import pytest
 
-from script_util import assert_same_reply, ref  # noqa: F401
+from script_util import assert_same_reply, one, one_server, ref  # noqa: F401
 
 # (script, keys, args)
 CASES = [
@@ -41,5 +41,5 @@ CASES = [
 
 @pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0][:40])
-def test_same_reply_as_redis(r, server, ref, redis_server, case, resp3):
-    assert_same_reply(server, r, redis_server, ref, case, resp3)
+def test_same_reply_as_redis(one, one_server, ref, redis_server, case, resp3):
+    assert_same_reply(one_server, one, redis_server, ref, case, resp3)

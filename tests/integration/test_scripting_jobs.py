@@ -131,7 +131,7 @@ def test_job_queue_scripts_under_concurrency(server, r):
     threads.append(threading.Thread(target=promoter))
     for t in threads:
         t.start()
-    stop.wait(2.5)
+    stop.wait(1.5)
     stop.set()
     for t in threads:
         t.join()
