@@ -13,7 +13,6 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -138,7 +137,8 @@ void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
   if (by_sha) {
     if (args[1].size() != 40) return ctx.rb.Error(kNoScriptErr);
     for (size_t i = 0; i < 40; ++i) {
-      sha_buf[i] = char(std::tolower(static_cast<unsigned char>(args[1][i])));
+      const char c = args[1][i];
+      sha_buf[i] = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;  // ASCII, no locale call
     }
     sha = std::string_view(sha_buf, 40);
     if (ScriptCache::current().Find(sha) == nullptr) return ctx.rb.Error(kNoScriptErr);
