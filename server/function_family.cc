@@ -199,13 +199,34 @@ void FunctionRestore(ArgSlice args, ConnContext& ctx) {
 void FunctionKill(ArgSlice, ConnContext& ctx) { KillBusyScripts(/*functions=*/true, ctx.rb); }
 
 void FunctionStats(ArgSlice, ConnContext& ctx) {
+  // A script that runs now is seen only once it is busy (before that, nothing else runs while
+  // it works in Redis either).
+  std::vector<std::optional<BusyScriptInfo>> busy(shard::shard_set->size());
+  shard::shard_set->AwaitAll([&](shard::Shard& s) { busy[s.id()] = ThisThreadBusyScript(); });
+  const BusyScriptInfo* running = nullptr;
+  for (const auto& b : busy) {
+    if (!b) continue;
+    if (!b->is_function) return ctx.rb.Error(BusyErrorFor(/*function=*/false));
+    if (running == nullptr) running = &*b;
+  }
   const FunctionRegistry& registry = FunctionRegistry::current();
   size_t functions = 0;
   for (const auto& [name, lib] : registry.libraries()) functions += lib.functions.size();
   core::ReplyBuilder& rb = ctx.rb;
   rb.MapHeader(2);
   rb.Bulk("running_script");
-  rb.Null();  // no script runs long enough to be seen yet (busy scripts: issue 16)
+  if (running == nullptr) {
+    rb.Null();
+  } else {
+    rb.MapHeader(3);
+    rb.Bulk("name");
+    rb.Bulk(running->command.size() > 1 ? running->command[1] : "");
+    rb.Bulk("command");
+    rb.ArrayHeader(running->command.size());
+    for (const std::string& arg : running->command) rb.Bulk(arg);
+    rb.Bulk("duration_ms");
+    rb.Integer(running->duration_ms);
+  }
   rb.Bulk("engines");
   rb.MapHeader(1);
   rb.Bulk("LUA");

@@ -77,12 +77,15 @@ bool ScriptsBusy() {
          0;
 }
 
+std::string_view BusyErrorFor(bool function) {
+  return function ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                    "SHUTDOWN NOSAVE."
+                  : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                    "SHUTDOWN NOSAVE.";
+}
+
 std::string_view BusyScriptError() {
-  if (g_busy_evals.load(std::memory_order_relaxed) == 0) {
-    return "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
-           "NOSAVE.";
-  }
-  return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+  return BusyErrorFor(g_busy_evals.load(std::memory_order_relaxed) == 0);
 }
 
 void KillBusyScripts(bool functions, core::ReplyBuilder& rb) {
@@ -103,10 +106,7 @@ void KillBusyScripts(bool functions, core::ReplyBuilder& rb) {
         "SHUTDOWN NOSAVE command.");
   }
   if (all.other_kind) {
-    return rb.Error(functions ? "BUSY Redis is busy running a script. You can only call SCRIPT "
-                                "KILL or SHUTDOWN NOSAVE."
-                              : "BUSY Redis is busy running a script. You can only call FUNCTION "
-                                "KILL or SHUTDOWN NOSAVE.");
+    return rb.Error(BusyErrorFor(!functions));
   }
   rb.Error("NOTBUSY No scripts in execution right now.");
 }
@@ -176,6 +176,18 @@ core::ScriptHost::Stop ScriptRun::CheckStop() {
 }
 
 void KillBusyScriptsForShutdown() { ScriptRun::KillAllBusy(); }
+
+std::optional<BusyScriptInfo> ThisThreadBusyScript() { return ScriptRun::FirstBusy(); }
+
+std::optional<BusyScriptInfo> ScriptRun::FirstBusy() {
+  if (tl_busy_runs.empty()) return std::nullopt;
+  const ScriptRun* run = tl_busy_runs.front();
+  BusyScriptInfo info;
+  info.is_function = run->is_function_;
+  info.command.assign(run->command_.begin(), run->command_.end());
+  info.duration_ms = WallMs() - run->start_ms_;
+  return info;
+}
 
 void ScriptRun::KillAllBusy() {
   for (ScriptRun* run : tl_busy_runs) {
@@ -495,6 +507,7 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
       tx.emplace(conn.db, lock_keys, tx_mode);
     }
     ScriptRun run(conn, *tx, mode, lock_keys, read_only, &unit, is_function);
+    run.set_command(args);
     std::string reply;
     core::ReplyBuilder rb(&reply);
     rb.set_resp3(conn.resp3);
@@ -534,6 +547,7 @@ bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> key
     shard::JournalCommand* journal = shard::CurrentJournalCommand();
     ScriptRun run(conn, *exec, ScriptRun::Mode::kGlobal, keys, read_only, journal->exec_unit,
                   is_function);
+    run.set_command(args);
     run_fn(run, ctx.rb);
     journal->effect.None();
     return false;

@@ -44,10 +44,19 @@ void SetBusyReplyThresholdMs(int64_t ms);
 // reply for the others (naming SCRIPT KILL, or FUNCTION KILL when only functions are busy).
 bool ScriptsBusy();
 std::string_view BusyScriptError();
+// The -BUSY text that names FUNCTION KILL (function) or SCRIPT KILL.
+std::string_view BusyErrorFor(bool function);
 // SCRIPT KILL (functions = false) or FUNCTION KILL (true): stops the busy scripts of that kind
 // that have not written, on every thread, and replies as Redis does (OK, UNKILLABLE, BUSY for a
 // busy script of the other kind, NOTBUSY).
 void KillBusyScripts(bool functions, core::ReplyBuilder& rb);
+// A busy script on this thread, for FUNCTION STATS' running_script (the first one found).
+struct BusyScriptInfo {
+  bool is_function = false;
+  std::vector<std::string> command;  // the EVAL/FCALL as the client sent it
+  int64_t duration_ms = 0;
+};
+std::optional<BusyScriptInfo> ThisThreadBusyScript();
 // At shutdown, on each thread: stops this thread's busy scripts, written or not, and keeps what
 // they did out of the journal (SHUTDOWN NOSAVE must not wait for a script that never ends).
 void KillBusyScriptsForShutdown();
@@ -75,6 +84,10 @@ class ScriptRun : public core::ScriptHost {
   Stop CheckStop() override;
   void Log(int level, std::string_view message) override;
   int CheckCommandPermission(std::span<const std::string_view> args) override;
+
+  // The command that runs the script (EVAL, FCALL, ...), for FUNCTION STATS.
+  void set_command(std::span<const std::string_view> command) { command_ = command; }
+  static std::optional<BusyScriptInfo> FirstBusy();
 
   // KillBusyScripts on this thread: the kinds of busy runs it found.
   struct KillOutcome {
@@ -148,6 +161,7 @@ class ScriptRun : public core::ScriptHost {
   bool busy_ = false;           // in this thread's busy list
   bool kill_requested_ = false;  // SCRIPT KILL
   bool killed_for_shutdown_ = false;
+  std::span<const std::string_view> command_;
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;

@@ -63,6 +63,9 @@ def test_script_kill_stops_a_busy_script(server, r):
             wait_busy(c)
             with pytest.raises(redis.ResponseError, match="^BUSY"):
                 c.set("k", "v")
+        with pytest.raises(redis.ResponseError) as e:
+            r.execute_command("FUNCTION", "STATS")
+        assert str(e.value) == BUSY
         assert r.script_kill() is True
         t.join(10)
         assert not t.is_alive()
@@ -129,12 +132,18 @@ def test_function_kill_stops_a_busy_function(server, r):
         with pytest.raises(redis.ResponseError) as e:
             r.script_kill()
         assert str(e.value) == BUSY_FUNCTION
+        stats = r.execute_command("FUNCTION", "STATS")
+        running = dict(zip(stats[1][::2], stats[1][1::2]))
+        assert running[b"name"] == b"spin"
+        assert [a.lower() for a in running[b"command"]] == [b"fcall", b"spin", b"0"]
+        assert running[b"duration_ms"] >= 100
         assert r.execute_command("FUNCTION", "KILL") == b"OK"
         t.join(10)
         assert "Script killed by user with SCRIPT KILL" in str(result["error"])
         assert other.ping() is True
         with pytest.raises(redis.ResponseError, match="NOTBUSY"):
             r.execute_command("FUNCTION", "KILL")
+        assert r.execute_command("FUNCTION", "STATS")[1] is None
         other.close()
         runner.close()
     finally:
