@@ -726,21 +726,18 @@ int RaiseReadonly(lua_State* L) {
   return lua_error(L);
 }
 
-int SafeSetmetatable(lua_State* L) {
+// Refuses a read-only first argument, else calls Lua's own function (registry ref `original`)
+// with the same arguments.
+int CallUnlessReadonly(lua_State* L, int original) {
   if (lua_istable(L, 1) && IsReadonly(L, 1)) return RaiseReadonly(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, Impl::Of(L)->setmetatable_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, original);
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
 
-int SafeRawset(lua_State* L) {
-  if (lua_istable(L, 1) && IsReadonly(L, 1)) return RaiseReadonly(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, Impl::Of(L)->rawset_ref);
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
+int SafeSetmetatable(lua_State* L) { return CallUnlessReadonly(L, Impl::Of(L)->setmetatable_ref); }
+int SafeRawset(lua_State* L) { return CallUnlessReadonly(L, Impl::Of(L)->rawset_ref); }
 
 // The top-level error handler of a run (Redis' __redis__err__handler): turns any error into a
 // table {err=..., source=..., line=...} naming where it was raised (the Lua caller when a C
