@@ -17,6 +17,7 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/arg_parser.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/persistence_config.h"
@@ -68,6 +69,8 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
           t.shard.blocking().NoteDbReady(ctx.conn.db);
         }
         // Blocked clients get a look: an XREADGROUP waiter fails once its stream is gone.
+        // Tracking clients hear that every key changed (Redis does so for FLUSHDB too).
+        InvalidateTrackingOnFlush(t.shard);
       },
       /*conclude=*/true);
   if (kAll) {
