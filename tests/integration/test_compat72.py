@@ -385,3 +385,67 @@ def test_xclaim_and_xautoclaim_drop_deleted_entries(server, redis_server):
         ["XLEN", "s"],
     ]
     same_replies(server, redis_server, setup + checks)
+
+
+def test_zrandmember_after_packed_set_changes(server):
+    """After each change of a small set (re-scores, removals, pops, stores), ZRANDMEMBER picks
+    only members ZRANGE lists."""
+    conn = server.raw()
+    rng = random.Random(72)
+    pool = ["a", "b", "1", "-3", "300", "01", "x" * 40, "127", "-129", "65536", "", "1.5", "m"]
+    try:
+        conn.call("DEL", "{k}z", "{k}o")
+        for _ in range(400):
+            member, op = rng.choice(pool), rng.random()
+            if op < 0.4:
+                conn.call("ZADD", "{k}z", repr(rng.choice([0, 1, -1, 2.5, rng.random()])), member)
+            elif op < 0.5:
+                conn.call("ZINCRBY", "{k}z", "1", member)
+            elif op < 0.65:
+                conn.call("ZREM", "{k}z", member)
+            elif op < 0.7:
+                conn.call("ZPOPMIN", "{k}z")
+            elif op < 0.8:
+                conn.call("ZADD", "{k}o", "3", member)
+                conn.call("ZUNIONSTORE", "{k}z", "2", "{k}z", "{k}o")
+            elif op < 0.9:
+                conn.call("ZREMRANGEBYSCORE", "{k}z", "2", "3")
+            else:
+                conn.call("ZRANGESTORE", "{k}z", "{k}z", "0", "4")
+            real = set(conn.call("ZRANGE", "{k}z", "0", "-1"))
+            for count in ("1", "2", "-4", "20"):
+                reply = conn.call("ZRANDMEMBER", "{k}z", count, "WITHSCORES")
+                assert set(reply[0::2]) <= real, (real, count, reply)
+    finally:
+        conn.close()
+
+
+def test_dirty_counter_counts_only_changes(server, redis_server):
+    """SETBIT and BITFIELD SET count only when the value changes; XREADGROUP counts each stream
+    it serves (Redis 7.0 and 7.2 agree; more in test_dirty_counter.py)."""
+    sut, ref = both(server, redis_server)
+
+    def changes(conn):
+        info = conn.call("INFO", "persistence").decode()
+        return int(info.split("rdb_changes_since_last_save:")[1].split()[0])
+
+    commands = [
+        ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "7", "0"],
+        ["SETBIT", "b", "100", "0"], ["SETBIT", "b", "100", "0"],
+        ["BITFIELD", "f", "SET", "u8", "0", "5"], ["BITFIELD", "f", "SET", "u8", "0", "5"],
+        ["BITFIELD", "f", "GET", "u8", "0"], ["BITFIELD", "f", "INCRBY", "u8", "0", "0"],
+        ["XADD", "s", "1-0", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"],
+        ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"],
+        ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
+    ]
+    try:
+        for cmd in commands:
+            before = changes(sut), changes(ref)
+            sut.call(*cmd)
+            ref.call(*cmd)
+            assert changes(sut) - before[0] == changes(ref) - before[1], cmd
+    finally:
+        sut.close()
+        ref.close()
