@@ -34,8 +34,8 @@ struct ScanOptions {
 enum class ScanTarget { kKeyspace, kHash, kSetOrZSet };
 
 // Parses args[from..]; on error replies it and returns false.
-inline bool ParseScanOptions(ArgSlice args, size_t from, ScanTarget target,
-                             core::ReplyBuilder& rb, ScanOptions* opts) {
+inline bool ParseScanOptions(ArgSlice args, size_t from, ScanTarget target, core::ReplyBuilder& rb,
+                             ScanOptions* opts) {
   ArgParser p(args, from);
   while (p.HasNext()) {
     if (p.Check("COUNT", 1)) {

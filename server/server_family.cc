@@ -187,7 +187,8 @@ void DebugSleep(ArgSlice args, ConnContext& ctx) {
 // LOADING, READONLY, OOM... Line breaks become spaces, as in Redis.
 void DebugError(ArgSlice args, ConnContext& ctx) {
   std::string msg(args[2]);
-  std::replace_if(msg.begin(), msg.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+  std::replace(msg.begin(), msg.end(), '\r', ' ');
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
   ctx.rb.Error(msg);
 }
 
