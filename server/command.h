@@ -241,12 +241,17 @@ void RegisterBlockingFamily(CommandRegistry* registry);
 void RegisterPubSubFamily(CommandRegistry* registry);
 void RegisterAuthFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
+void RegisterLolwutCommand(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
 void RegisterFunctionFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";
 inline constexpr std::string_view kNotIntegerErr = "ERR value is not an integer or out of range";
+// Redis' getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX) without a message.
+inline constexpr std::string_view kOutOfLongRangeErr =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
 inline constexpr std::string_view kNotFloatErr = "ERR value is not a valid float";
 // Redis' getPositiveLongFromObjectOrReply without a message: not a number or negative.
 inline constexpr std::string_view kMustBePositiveErr =

@@ -5,6 +5,7 @@
 // calling fiber owns, then the fiber merges the slots.
 #include <sys/time.h>
 
+#include <algorithm>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstdint>
@@ -185,11 +186,21 @@ void DebugSleep(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
+// DEBUG ERROR message: the message as an error reply, no "ERR" added, so clients can simulate
+// LOADING, READONLY, OOM... Line breaks become spaces, as in Redis.
+void DebugError(ArgSlice args, ConnContext& ctx) {
+  std::string msg(args[2]);
+  std::replace(msg.begin(), msg.end(), '\r', ' ');
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  ctx.rb.Error(msg);
+}
+
 void DebugHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "DEBUG",
             {"POPULATE <count> [<prefix>] [<size>]",
              "    Create <count> string keys named <prefix>:<num> ('key' by default) holding",
-             "    value:<num>, cut or zero-padded to <size> bytes when given.", "SLEEP <seconds>",
+             "    value:<num>, cut or zero-padded to <size> bytes when given.", "ERROR <string>",
+             "    Return a Redis protocol error with <string> as message.", "SLEEP <seconds>",
              "    Sleep this connection for <seconds>. Decimals allowed."});
 }
 
@@ -199,6 +210,7 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
     return DebugPopulate(args, ctx);
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "error") && args.size() == 3) return DebugError(args, ctx);
   if (core::EqualsIgnoreCase(sub, "reload")) return DebugReload(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
   ctx.rb.Error(SubcommandSyntaxError(args));
