@@ -137,6 +137,9 @@ struct CommandSpec {
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
   KeyFinder key_finder = nullptr;  // set for movablekeys commands only
+  // Set for a command that may also touch keys it finds only while it runs (SORT's BY/GET
+  // patterns): true for such a command line. A script holds every shard to run it.
+  bool (*keys_found_while_running)(ArgSlice args) = nullptr;
   JournalRewriter journal_rewrite = nullptr;  // on_shard writes only
   CommandDocs docs = {};
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands (subcommand.h), a

@@ -252,9 +252,10 @@ bool ScriptRun::IsHeld(std::string_view key) {
 
 bool ScriptRun::Covered(const CommandSpec& spec, uint32_t flags,
                         std::span<const std::string_view> args, std::vector<int>* positions) {
-  // Keys a key finder cannot parse, a keyless command that reads or writes data (DBSIZE, KEYS,
-  // FLUSHDB, ...) and another database need every shard.
+  // Keys a key finder cannot parse, keys found only while the command runs, a keyless command
+  // that reads or writes data (DBSIZE, KEYS, FLUSHDB, ...) and another database need every shard.
   if (!CommandKeyPositions(spec, args, positions) ||
+      (spec.keys_found_while_running != nullptr && spec.keys_found_while_running(args)) ||
       (positions->empty() && (flags & (kWrite | kReadOnly))) ||
       (!positions->empty() && db_ != tx_.db_index())) {
     needs_every_shard_ = true;
