@@ -295,7 +295,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     std::vector<int>& positions = positions_;
     positions.clear();
     if (!Covered(*spec, flags, args, &positions)) return CallResult::kAbort;
-    if (write && spec->on_shard == nullptr) {
+    if (write && !RunsOnShard(*spec, args)) {
       // A multi-key write: save every key it may change first, each on its shard.
       bool too_large = false;
       for (int i : positions) {
@@ -308,7 +308,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     }
   }
   const uint64_t start = CommandClockNow();
-  if (spec->on_shard != nullptr) {
+  if (RunsOnShard(*spec, args)) {
     bool too_large = false;
     RunOnShard(*spec, args, write, options.resp3, options.propagate, reply, &too_large);
     if (too_large) return CallResult::kAbort;

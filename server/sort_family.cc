@@ -13,9 +13,12 @@
 //     too, and after kMaxKeyedAttempts over every shard), a phase on every shard involved reads
 //     the keys each owns, and the sort runs on the coordinator.
 // STORE dst is a last phase on dst's shard while the transaction still holds every key.
+// SORT_RO whose patterns name no key is routed as a single-key command (on_shard, batched with
+// the pipeline); with key patterns it runs as SORT does (on_conn; see RunsOnShard).
 // Inside MULTI/EXEC or a script the enclosing transaction holds every shard for a SORT whose
 // patterns name keys (CommandSpec::pattern_keys), so the same steps only hop.
 #include <absl/container/flat_hash_set.h>
+#include <glog/logging.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -478,23 +481,23 @@ void StoreList(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
   }
 }
 
-// The fast path's phase on the source's shard: the whole sort, when the keys its patterns name
-// can be read there. False when they cannot; job.reads() then lists every key they name.
-bool SortInOnePhase(shard::TxShard& t, const shard::Transaction& tx, SortJob& job,
-                    SortOutput* out) {
-  if (!job.Load(t.shard, t.db, t.now_ms, tx.key(0), tx.hash(0))) {
+// The fast path, on the source's shard: the whole sort, when the keys its patterns name can be
+// read there (check_locks: unless the enclosing transaction holds everything). False when they
+// cannot.
+bool SortInOnePhase(shard::Shard& shard, Db& db, int64_t now_ms, std::string_view key,
+                    uint64_t hash, bool check_locks, SortJob& job, SortOutput* out) {
+  if (!job.Load(shard, db, now_ms, key, hash)) {
     out->wrong_type = true;
     return true;
   }
-  const bool check_locks = !tx.is_nested();
   if (job.sorts_by_pattern()) {
     job.ResolveBy();
-    if (!job.ReadLocally(t.shard, t.db, t.now_ms, check_locks, 0)) return false;
+    if (!job.ReadLocally(shard, db, now_ms, check_locks, 0)) return false;
   }
   if (!job.Sort(out)) return true;
   const size_t gets_from = job.read_count();
   job.ResolveGetsInRange();
-  if (!job.ReadLocally(t.shard, t.db, t.now_ms, check_locks, gets_from)) return false;
+  if (!job.ReadLocally(shard, db, now_ms, check_locks, gets_from)) return false;
   job.Output(out);
   return true;
 }
@@ -554,6 +557,20 @@ void SortHoldingPatternKeys(int db_index, std::string_view src, std::optional<st
   }
 }
 
+// SORT_RO whose patterns name no key (RunsOnShard): a single-key command on the source's shard.
+void CmdSortRoOnShard(ArgSlice args, ShardContext& ctx) {
+  SortOptions o;
+  ArgParser p(args, 2);
+  ParseOptions(p, /*readonly=*/true, &o);
+  if (p.ReplyError(ctx.rb)) return;
+  SortJob job(o);
+  SortOutput out;
+  const bool done = SortInOnePhase(ctx.shard, ctx.db, ctx.now_ms, args[1], ctx.hash,
+                                   /*check_locks=*/false, job, &out);
+  DCHECK(done);  // no key to read
+  ReplyOutput(out, ctx.rb);
+}
+
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA] [STORE dst]
 // SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA]
 template <bool kReadOnly>
@@ -574,7 +591,8 @@ void CmdSort(ArgSlice args, ConnContext& ctx) {
     const bool store_here = o.store && tx.shard_of(1) == src_shard;
     bool done = false;
     tx.RunOn(src_shard, [&](shard::TxShard& t) {
-      done = SortInOnePhase(t, tx, job, &out);
+      done = SortInOnePhase(t.shard, t.db, t.now_ms, tx.key(0), tx.hash(0), !tx.is_nested(), job,
+                            &out);
       if (!done) {
         job.ResolveAll();
         for (const PatternRead& r : job.reads()) found.push_back(r.key);
@@ -615,7 +633,8 @@ void RegisterSortFamily(CommandRegistry* r) {
                         .key_flags = "RO access"}});
   r->Register({.name = "sort_ro", .arity = -2, .flags = kReadOnly, .keys = kOneKey,
                .acl_categories = "read set sortedset list slow dangerous",
-               .on_conn = CmdSort<true>, .key_finder = FirstKeyOnly,
+               .on_shard = CmdSortRoOnShard, .on_conn = CmdSort<true>,
+               .key_finder = FirstKeyOnly,
                .keys_found_while_running = SortPatternsNameKeys,
                .docs = {.group = "generic", .since = "7.0.0",
                         .complexity = "O(N+M*log(M)) where N is the number of elements in the list "

@@ -177,9 +177,22 @@ def test_patterns_on_every_shard_match_redis(r, redis_server):
         p.execute_command("SORT_RO", "{src}z", "BY", "h_*->n", "GET", "h_*->f")
         p.sort("{src}s", by="u_*", get="w_*", store="{d4}dst")
         p.lrange("{d4}dst", 0, -1)
+        p.execute_command("SORT_RO", "{src}l", "DESC", "LIMIT", "0", "3", "GET", "#")
         return p.execute()
     assert in_multi(r) == in_multi(ref)
+    # A pipeline mixing SORT_RO with and without key patterns keeps its order.
+    def pipelined(c):
+        p = c.pipeline(transaction=False)
+        p.execute_command("SORT_RO", "{src}l", "BY", "w_*", "LIMIT", "0", "4")
+        p.rpush("{src}l", "100")
+        p.execute_command("SORT_RO", "{src}l", "DESC", "LIMIT", "0", "2")
+        p.set("w_100", "-1")
+        p.execute_command("SORT_RO", "{src}l", "BY", "w_*", "LIMIT", "0", "2", "GET", "w_*")
+        return p.execute()
+    assert pipelined(r) == pipelined(ref)
     script = "return redis.call('SORT', KEYS[1], 'BY', 'w_*', 'GET', '#', 'GET', 'h_*->f')"
+    assert r.eval(script, 1, "{src}l") == ref.eval(script, 1, "{src}l")
+    script = "return redis.call('SORT_RO', KEYS[1], 'ALPHA', 'LIMIT', 0, 5)"
     assert r.eval(script, 1, "{src}l") == ref.eval(script, 1, "{src}l")
     ref.close()
 
