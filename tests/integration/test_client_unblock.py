@@ -161,3 +161,36 @@ def test_blocking_inside_multi_is_not_blocked(r):
     p.execute_command("WAIT", "1", "100000")
     assert p.execute() == [None, 0]
     assert clients_info(r) == (0, 0)
+
+
+def paused_writes(srv, unblock):
+    """Three writes held back by CLIENT PAUSE WRITE: blocked_clients and clients_in_timeout_table
+    while they wait, CLIENT UNBLOCK's reply for one of them (if unblock), and their replies."""
+    c = srv.client()
+    c.flushall()
+    c.execute_command("CLIENT", "PAUSE", "60000", "WRITE")
+    try:
+        paused = [Blocked(srv, "SET", f"{{k{i}}}", "v") for i in range(3)]
+        assert wait_for(lambda: clients_info(c) == (3, 0), 10), clients_info(c)
+        unblocked = c.execute_command("CLIENT", "UNBLOCK", paused[0].id) if unblock else None
+        counts = clients_info(c)
+    finally:
+        c.execute_command("CLIENT", "UNPAUSE")
+    replies = [b.join() for b in paused]
+    assert wait_for(lambda: clients_info(c) == (0, 0), 10)
+    c.close()
+    return counts, unblocked, replies
+
+
+def test_paused_clients_count_as_blocked(server, redis_server):
+    """A command that CLIENT PAUSE holds back counts in blocked_clients (not in the timeout
+    table), as in Redis."""
+    assert paused_writes(server, False) == paused_writes(redis_server, False) == \
+        ((3, 0), None, [b"+OK\r\n"] * 3)
+
+
+@pytest.mark.shardis_only
+def test_paused_clients_cannot_be_unblocked(server):
+    # Redis 7.0 and 7.2 abort on this (replyToBlockedClientTimedOut has no reply for a client a
+    # pause postponed); shardis leaves the client paused and replies 0.
+    assert paused_writes(server, True) == ((3, 0), 0, [b"+OK\r\n"] * 3)
