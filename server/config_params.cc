@@ -198,6 +198,7 @@ void RegisterConfigParams(ConfigRegistry& r) {
   }
 
   RegisterPersistenceParams(r);
+  RegisterKeyspaceEventsParam(r);
 
   // --- Start-up flags, read-only at runtime.
   r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
@@ -212,7 +213,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("io-threads", "1"));
   r.Add(ReadOnly("maxmemory-clients", "0"));
   r.Add(ReadOnly("maxmemory-eviction-tenacity", "10"));
-  r.Add(ReadOnly("notify-keyspace-events", ""));
   r.Add(ReadOnly("replica-read-only", "yes"));
 }
 
