@@ -205,6 +205,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       BeforeChange(hash);
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
+      NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
       NoteModified(key);
       JournalDel(key);
       deadline_sum_ -= e.value();
