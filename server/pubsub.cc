@@ -196,6 +196,7 @@ void CmdPublish(ArgSlice args, ConnContext& ctx) {
 // least one subscriber on some thread.
 template <PubSubRegistry::Map& (PubSubRegistry::*kMap)()>
 void ListActiveChannels(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 3) return ctx.rb.Error(SubcommandSyntaxError(args));  // one pattern at most
   std::vector<std::vector<std::string>> found(shard::shard_set->size());
   shard::shard_set->AwaitAll([&](shard::Shard& s) {
     for (const auto& [channel, subscribers] : (PubSubRegistry::current().*kMap)()) {
@@ -389,13 +390,13 @@ void RegisterPubSubFamily(CommandRegistry* r) {
   r->Register({.name = "sunsubscribe", .arity = -1, .flags = kF, .keys = kEveryArg,
                .acl_categories = "pubsub slow", .on_conn = CmdUnsubscribe<SubKind::kShardChannel>,
                .docs = {.group = "pubsub", .since = "7.0.0",
-                        .complexity = "O(N) where N is the number of shard channels to "
-                                      "unsubscribe.",
+                        .complexity = "O(N) where N is the number of clients already "
+                                      "subscribed to a shard channel.",
                         .summary = "Drops the connection's shard channel subscriptions, or some "
                                    "of them.",
                         .key_flags = "not_key"}});
-  r->Register({.name = "spublish", .arity = 3,
-               .flags = kPubSub | kLoading | kStale | kFast | kMayReplicate, .keys = kOneKey,
+  r->Register({.name = "spublish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
+               .keys = kOneKey,
                .acl_categories = "pubsub fast", .on_conn = CmdPublish<true>,
                .docs = {.group = "pubsub", .since = "7.0.0",
                         .complexity = "O(N) where N is the number of clients subscribed to the "
