@@ -84,6 +84,13 @@ void NotifyTargetSet(std::string_view dst, int src_db, int dst_db, bool delete_s
   shard::NotifyKeyspaceEvent(shard::kNotifyGeneric, event, dst, dst_db);
 }
 
+// Puts value at dst as Redis' dbDelete + dbAdd do: a key replaced is a new key (its "new" event).
+void StoreReplacing(Db& to, std::string_view dst, uint64_t dst_hash, CompactValue value,
+                    int64_t expire_at, int64_t now_ms) {
+  to.Erase(dst, dst_hash, now_ms);
+  to.Store(dst, dst_hash, std::move(value), expire_at, now_ms);
+}
+
 // The outcome of a transfer.
 enum class Outcome { kNoSource, kTargetExists, kDone };
 
@@ -116,12 +123,12 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
         // The same heap: move the cell itself.
         CompactValue value = from.Take(it, src, src_hash, &expire_at);
         from.NoteModified(src);
-        to.Store(dst, dst_hash, std::move(value), expire_at, t.now_ms);
+        StoreReplacing(to, dst, dst_hash, std::move(value), expire_at, t.now_ms);
       } else {
         expire_at = from.ExpireAt(it, src, src_hash);
         CompactValue copy = it.value().IsString() ? CompactValue::FromString(it.value().ToString())
                                                   : core::CloneObject(it.value());
-        to.Store(dst, dst_hash, std::move(copy), expire_at, t.now_ms);
+        StoreReplacing(to, dst, dst_hash, std::move(copy), expire_at, t.now_ms);
       }
       to.NoteModified(dst);
       t.shard.AddDirty();  // one change for RENAME, COPY and MOVE alike, as in Redis
@@ -141,7 +148,7 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       outcome = Outcome::kTargetExists;
       return;
     }
-    to.Store(dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
+    StoreReplacing(to, dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
     to.NoteModified(dst);
     t.shard.AddDirty();  // the whole transfer counts once, here
     NotifyTargetSet(dst, src_db, dst_db, delete_source);

@@ -361,10 +361,13 @@ void CmdSetOpStore(ArgSlice args, ConnContext& ctx) {
     const std::string_view key = tx.key(0);
     Db::Iterator it = t.db.Find(key, tx.hash(0), t.now_ms);
     const bool existed = Db::Found(it);
-    if (existed) t.db.Erase(it, key, tx.hash(0));
-    if (!result.empty()) {
+    if (result.empty()) {
+      if (existed) t.db.Erase(it, key, tx.hash(0));
+    } else {
+      // Redis' setKey: an existing key is overwritten (no "new" event) and loses its TTL.
       bool inserted;
       it = t.db.FindOrInsert(key, tx.hash(0), t.now_ms, &inserted);
+      if (!inserted) t.db.SetExpire(it, key, tx.hash(0), 0);
       SetRef::InitCell(&it.value(), result.front());
       SetRef s(it.value());
       for (const std::string& m : result) s.Add(m);

@@ -89,7 +89,7 @@ COMMANDS = [
     ("SPOP", "st1"), ("SADD", "st3", "x", "y", "z"), ("SPOP", "st3", "1"), ("SPOP", "st3", "5"),
     ("SADD", "st4", "a", "b"), ("SADD", "st5", "b", "c"), ("SINTERSTORE", "st6", "st4", "st5"),
     ("SUNIONSTORE", "st7", "st4", "st5"), ("SDIFFSTORE", "st8", "st4", "st4"),
-    ("SDIFFSTORE", "st7", "st4", "st4"),
+    ("SDIFFSTORE", "st7", "st4", "st4"), ("SUNIONSTORE", "st6", "st4", "st5"),
     # sorted sets
     ("ZADD", "z1", "1", "a", "2", "b", "3", "c"), ("ZADD", "z1", "1", "a"),
     ("ZINCRBY", "z1", "5", "a"), ("ZREM", "z1", "b"), ("ZREM", "z1", "zz"),
@@ -99,6 +99,7 @@ COMMANDS = [
     ("ZPOPMIN", "z2"), ("ZPOPMAX", "z2", "5"), ("ZUNIONSTORE", "z4", "2", "z1", "z3"),
     ("ZINTERSTORE", "z5", "2", "z1", "z3"), ("ZRANGESTORE", "z6", "z1", "0", "-1"),
     ("ZDIFFSTORE", "z4", "1", "none"), ("ZADD", "z7", "1", "a"), ("ZPOPMIN", "z7", "3"),
+    ("ZUNIONSTORE", "z6", "1", "z1"), ("ZRANGESTORE", "z6", "z1", "0", "0"),
     # streams
     ("XADD", "x1", "1-1", "f", "v"), ("XADD", "x1", "MAXLEN", "1", "2-1", "f", "v"),
     ("XTRIM", "x1", "MAXLEN", "0"), ("XTRIM", "x1", "MAXLEN", "0"), ("XADD", "x1", "3-1", "f", "v"),
@@ -109,12 +110,26 @@ COMMANDS = [
     ("XGROUP", "DESTROY", "x1", "g1"), ("XGROUP", "CREATE", "x2", "g", "0", "MKSTREAM"),
     # bits, HyperLogLog, geo
     ("SETBIT", "b1", "7", "1"), ("SETBIT", "b1", "7", "1"), ("BITFIELD", "b1", "SET", "u8", "0", "255"),
-    ("BITOP", "OR", "b2", "b1", "b1"), ("BITOP", "AND", "b3", "none"), ("BITOP", "AND", "b2", "none"),
+    ("BITOP", "OR", "b2", "b1", "b1"), ("BITOP", "OR", "b2", "b1", "b1"),
+    ("BITOP", "AND", "b3", "none"), ("BITOP", "AND", "b2", "none"),
     ("PFADD", "p1", "a", "b"), ("PFADD", "p1", "a"), ("PFMERGE", "p2", "p1"),
     ("GEOADD", "g1", "13.361389", "38.115556", "Palermo"),
     ("GEOSEARCHSTORE", "g2", "g1", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"),
     ("GEORADIUS", "g1", "15", "37", "200", "km", "STORE", "g3"),
+    ("GEORADIUS", "g1", "15", "37", "200", "km", "STORE", "g3"),
     ("GEOSEARCHSTORE", "g3", "g1", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"),
+    ("RPUSH", "so", "3", "1", "2"), ("SORT", "so", "STORE", "so2"), ("SORT", "so", "STORE", "so2"),
+    ("SORT", "none", "STORE", "so2"), ("COPY", "so", "h1", "REPLACE"), ("COPY", "so", "so", "DB", "2"),
+    ("DEL", "so"),
+]
+
+
+# Reads of missing keys: each publishes "keymiss" (class m) where Redis' lookupKeyRead misses.
+MISSES = [
+    ("GET", "nokey"), ("HGET", "nokey", "f"), ("LRANGE", "nokey", "0", "-1"),
+    ("MGET", "nokey", "s3"), ("EXISTS", "nokey"), ("TYPE", "nokey"), ("TTL", "nokey"),
+    ("SMEMBERS", "nokey"), ("ZSCORE", "nokey", "a"), ("XRANGE", "nokey", "-", "+"),
+    ("GETRANGE", "nokey", "0", "1"), ("STRLEN", "nokey"), ("DUMP", "nokey"), ("PFCOUNT", "nokey"),
 ]
 
 
@@ -162,12 +177,12 @@ def test_nothing_published_when_empty(sh, server):
     sub.close()
 
 
-def differential(sh, reference, server, redis_server, classes):
+def differential(sh, reference, server, redis_server, classes, commands=COMMANDS):
     subs = [keyspace_subscriber(server) for _ in range(3)]  # on different threads, likely
     ref_sub = keyspace_subscriber(redis_server)
     for conn in (sh, reference):
         assert conn.call("CONFIG", "SET", "notify-keyspace-events", classes) == b"OK"
-        run_all(conn, COMMANDS)
+        run_all(conn, commands)
     expected = per_key(drain(ref_sub))
     assert expected[0] or expected[1], "the reference published nothing"
     for sub in subs:
@@ -178,6 +193,10 @@ def differential(sh, reference, server, redis_server, classes):
 
 def test_events_match_redis(sh, reference, server, redis_server):
     differential(sh, reference, server, redis_server, "KEA")
+
+
+def test_new_and_keymiss_events_match_redis(sh, reference, server, redis_server):
+    differential(sh, reference, server, redis_server, "KEAnm", COMMANDS + MISSES)
 
 
 def test_keyspace_only_and_keyevent_only(sh, reference, server, redis_server):
@@ -201,6 +220,33 @@ def test_expired_event(sh, server):
     assert wait_for(lambda: got.extend(drain(sub, 0.2)) or len(got) >= 20, 5), got
     assert sorted(got) == sorted(("__keyevent@0__:expired", f"e{i}") for i in range(20))
     sub.close()
+
+
+def test_lazy_expired_event_matches_redis(sh, reference, server, redis_server):
+    """With the active cycle off, a key expires when a command touches it: each command's
+    events come after the expiry's."""
+    subs = {sh: keyspace_subscriber(server), reference: keyspace_subscriber(redis_server)}
+    got = {}
+    for conn, sub in subs.items():
+        assert conn.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == b"OK"
+        try:
+            conn.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+            for key in ("a", "b", "c", "d"):
+                conn.call("SET", key, "1", "PX", "20")
+            conn.call("RPUSH", "l", "x")
+            conn.call("PEXPIRE", "l", "20")
+            time.sleep(0.1)
+            conn.call("GET", "a")            # read: expired
+            conn.call("SET", "b", "2")       # overwritten: expired, then set
+            conn.call("INCR", "c")           # expired, then a new counter
+            conn.call("EXISTS", "d")
+            conn.call("LPUSH", "l", "y")     # expired, then a new list
+            got[conn] = per_key(drain(sub))
+        finally:
+            conn.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        sub.close()
+    assert got[sh] == got[reference]
+    assert got[sh][0][("0", "b")] == ["set", "expire", "expired", "set"]
 
 
 def test_evicted_event(sh, server):
