@@ -323,7 +323,9 @@ void CmdPubSub(ArgSlice args, ConnContext& ctx) { DispatchSub(kPubSubContainer, 
 void UnsubscribeAll(ConnectionState& conn) {
   for (SubKind kind : {SubKind::kChannel, SubKind::kPattern, SubKind::kShardChannel}) {
     SubKindFacts facts = FactsOf(kind, conn);
-    for (const std::string& name : facts.mine) PubSubRegistry::Remove(facts.registered, name, &conn);
+    for (const std::string& name : facts.mine) {
+      PubSubRegistry::Remove(facts.registered, name, &conn);
+    }
     facts.mine.clear();
   }
 }

@@ -75,8 +75,8 @@ bool Exists(Db& db, std::string_view key, int64_t now_ms) {
 // Redis' events of a transfer, one per side, each sent by the shard of its key: RENAME's
 // rename_from/rename_to, MOVE's move_from/move_to (in their own databases), COPY's copy_to.
 void NotifySourceGone(std::string_view src, int src_db, int dst_db) {
-  shard::NotifyKeyspaceEvent(shard::kNotifyGeneric, src_db == dst_db ? "rename_from" : "move_from", src,
-                             src_db);
+  const std::string_view event = src_db == dst_db ? "rename_from" : "move_from";
+  shard::NotifyKeyspaceEvent(shard::kNotifyGeneric, event, src, src_db);
 }
 void NotifyTargetSet(std::string_view dst, int src_db, int dst_db, bool delete_source) {
   const std::string_view event =

@@ -534,8 +534,8 @@ std::vector<std::string> GroupIdForm(std::string_view key, std::string_view grou
 // ---- XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
 //      [FORCE] [JUSTID] [LASTID id]
 
-// XCLAIM and XAUTOCLAIM made their consumer in the group of the stream at key: a change, with
-// Redis' event.
+// XCLAIM and XAUTOCLAIM made their consumer in the group of the stream at key: a change of its
+// own in Redis, with its event.
 void NoteConsumerCreated(ShardContext& ctx, std::string_view key) {
   ctx.shard.AddDirty();
   NotifyKeyspaceEvent(ctx, kNotifyStream, "xgroup-createconsumer", key);
@@ -625,7 +625,7 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
       bool created;
       consumer = g->GetOrCreateConsumer(args[3], now, &created);
       consumer->seen_time = now;
-      if (created) NoteConsumerCreated(ctx, args[1]);  // a new consumer is a change of its own in Redis
+      if (created) NoteConsumerCreated(ctx, args[1]);
     }
     if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
     nack->delivery_time = deliverytime;
@@ -1182,7 +1182,7 @@ class StreamWaiter final : public BlockedClient {
     // served the client, as Redis propagates them.
     std::vector<std::vector<std::string>> journal;
     const bool journaling = args_.group_read && owner.journal().on();
-    StreamReadOne(owner, key, s, ids_[i], args_, shard::NowMs(), rb,
+    StreamReadOne(owner, db, key, s, ids_[i], args_, shard::NowMs(), rb,
                   journaling ? &journal : nullptr);
     if (journaling) owner.journal().AppendEffect(db.index(), journal);
     Finish();
@@ -1345,7 +1345,7 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
 
 }  // namespace
 
-bool StreamReadOne(shard::Shard& shard, std::string_view key, Stream* s, StreamID after,
+bool StreamReadOne(shard::Shard& shard, Db& db, std::string_view key, Stream* s, StreamID after,
                    const StreamReadArgs& args, int64_t now_ms, core::ReplyBuilder& rb,
                    std::vector<std::vector<std::string>>* journal) {
   StreamGroup* g = args.group_read ? s->FindGroup(args.group) : nullptr;
@@ -1364,7 +1364,10 @@ bool StreamReadOne(shard::Shard& shard, std::string_view key, Stream* s, StreamI
     bool created;
     consumer = g->GetOrCreateConsumer(args.consumer, now_ms, &created);
     consumer->seen_time = now_ms;
-    if (created) shard.AddDirty();
+    if (created) {
+      shard.AddDirty();
+      shard::NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", key, db.index());
+    }
     // Redis 7.0 journals a new consumer only for NOACK: otherwise the XCLAIMs make it.
     if (created && args.noack && journal != nullptr) {
       journal->push_back({"XGROUP", "CREATECONSUMER", std::string(key), std::string(args.group),
@@ -1452,8 +1455,8 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
       part.set_resp3(resp3);
       // A group read changes the group, but Redis 7.0 does not signal the key modified: WATCH
       // is not failed by it.
-      served[i] = StreamReadOne(t.shard, tx.key(i), StreamOf(it), ids[i], args, t.now_ms, part,
-                                journaling ? &journal[i] : nullptr);
+      served[i] = StreamReadOne(t.shard, t.db, tx.key(i), StreamOf(it), ids[i], args, t.now_ms,
+                                part, journaling ? &journal[i] : nullptr);
       if (served[i] && args.group_read) t.shard.AddDirty();
     }
   });

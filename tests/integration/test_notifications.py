@@ -108,6 +108,8 @@ COMMANDS = [
     ("XGROUP", "CREATECONSUMER", "x1", "g1", "c1"), ("XGROUP", "DELCONSUMER", "x1", "g1", "c1"),
     ("XGROUP", "SETID", "x1", "g1", "0"), ("XGROUP", "DESTROY", "x1", "g1"),
     ("XGROUP", "DESTROY", "x1", "g1"), ("XGROUP", "CREATE", "x2", "g", "0", "MKSTREAM"),
+    ("XADD", "x2", "1-1", "f", "v"), ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "x2", ">"),
+    ("XCLAIM", "x2", "g", "bob", "0", "1-1"), ("XAUTOCLAIM", "x2", "g", "carol", "0", "0"),
     # bits, HyperLogLog, geo
     ("SETBIT", "b1", "7", "1"), ("SETBIT", "b1", "7", "1"), ("BITFIELD", "b1", "SET", "u8", "0", "255"),
     ("BITOP", "OR", "b2", "b1", "b1"), ("BITOP", "OR", "b2", "b1", "b1"),
