@@ -17,6 +17,7 @@
 #include "server/subcommand.h"
 #include "shard/keyspace_events.h"
 #include "shard/shard_set.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
@@ -147,6 +148,11 @@ void ReplySubscription(core::ReplyBuilder& rb, std::string_view kind, const std:
 template <SubKind kKind>
 void CmdSubscribe(ArgSlice args, ConnContext& ctx) {
   ConnectionState& conn = ctx.conn;
+  // Redis refuses SSUBSCRIBE to a client that expects one reply per command (its
+  // CLIENT_DENY_BLOCKING, set while EXEC runs), though it lets SUBSCRIBE through there.
+  if (kKind == SubKind::kShardChannel && shard::Transaction::CurrentExec() != nullptr) {
+    return ctx.rb.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+  }
   SubKindFacts facts = FactsOf(kKind, conn);
   for (size_t i = 1; i < args.size(); ++i) {
     std::string name(args[i]);

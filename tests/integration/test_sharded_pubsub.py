@@ -48,6 +48,9 @@ def session_resp2(port):
     step(pub, "SPUBLISH", "a", "nobody")
     step(pub, "SSUBSCRIBE")
     step(pub, "SPUBLISH", "a")
+    for args in (("MULTI",), ("SSUBSCRIBE", "a"), ("SPUBLISH", "a", "m"), ("EXEC",)):
+        step(pub, *args)  # refused inside EXEC: no subscribed state afterwards
+    step(pub, "GET", "x")
     sub.close()
     pub.close()
     return out
