@@ -198,7 +198,6 @@ void RegisterConfigParams(ConfigRegistry& r) {
   }
 
   RegisterPersistenceParams(r);
-  RegisterKeyspaceEventsParam(r);
 
   // --- Start-up flags, read-only at runtime.
   r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
@@ -214,6 +213,9 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("maxmemory-clients", "0"));
   r.Add(ReadOnly("maxmemory-eviction-tenacity", "10"));
   r.Add(ReadOnly("replica-read-only", "yes"));
+
+  // Registered last: it must win over any fixed placeholder of the same name.
+  RegisterKeyspaceEventsParam(r);
 }
 
 }  // namespace shardis::server
