@@ -53,8 +53,7 @@ constexpr struct {
 
 void internal::PublishKeyspaceEvent(uint32_t, std::string_view event, std::string_view key,
                                     int db) {
-  io::Proactor* self = io::Proactor::current();
-  if (self == nullptr || g_publisher == nullptr) return;
+  if (g_publisher == nullptr) return;
   const uint32_t flags = tl_keyspace_events;
   EventMessages m;
   m.event = event;
@@ -62,9 +61,12 @@ void internal::PublishKeyspaceEvent(uint32_t, std::string_view event, std::strin
   if (flags & kNotifyKeyspace) m.keyspace_channel = core::Concat("__keyspace@", db, "__:", key);
   if (flags & kNotifyKeyevent) m.keyevent_channel = core::Concat("__keyevent@", db, "__:", event);
   if (m.keyspace_channel.empty() && m.keyevent_channel.empty()) return;
-  const unsigned threads = shard_set->size();
-  for (unsigned t = 0; t < threads; ++t) {
-    if (t != self->index()) self->Post(t, io::Task{&DeliverTask, new EventMessages(m)});
+  // Off the proactor threads (unit tests) there is only this thread to deliver to.
+  if (io::Proactor* self = io::Proactor::current(); self != nullptr) {
+    const unsigned threads = shard_set->size();
+    for (unsigned t = 0; t < threads; ++t) {
+      if (t != self->index()) self->Post(t, io::Task{&DeliverTask, new EventMessages(m)});
+    }
   }
   Deliver(m);
 }
