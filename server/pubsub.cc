@@ -6,6 +6,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/glob.h"
 #include "core/reply_builder.h"
 #include "core/string_util.h"
+#include "io/proactor.h"
 #include "server/command.h"
 #include "server/subcommand.h"
 #include "shard/keyspace_events.h"
@@ -22,6 +24,13 @@
 namespace shardis::server {
 
 namespace {
+
+// How many channels and patterns each thread's connections subscribe to (Redis' pubsub_channels
+// and pubsub_patterns sizes, per thread), so that keyspace notifications skip threads nobody
+// listens on. Written by the owning thread only, read by any with relaxed loads: a subscription
+// made while an event is on its way may miss that event, as it may in Redis.
+constexpr unsigned kMaxThreads = 1024;
+std::atomic<size_t> g_thread_subscriptions[kMaxThreads];
 
 // One thread's subscriptions: channel (or pattern) -> the local connections subscribed to it, in
 // subscription order. Only that thread touches it.
@@ -38,6 +47,13 @@ class PubSubRegistry {
   Map& channels() { return channels_; }
   Map& patterns() { return patterns_; }
   Map& shard_channels() { return shard_channels_; }
+
+  // After (un)subscribing: makes this thread's count of channels and patterns visible to others.
+  void PublishSubscriptionCount() const {
+    const unsigned thread = io::Proactor::current()->index() % kMaxThreads;
+    g_thread_subscriptions[thread].store(channels_.size() + patterns_.size(),
+                                         std::memory_order_relaxed);
+  }
 
   static void Add(Map& map, std::string_view name, ConnectionState* c) {
     map[name].push_back(c);
@@ -159,6 +175,7 @@ void CmdSubscribe(ArgSlice args, ConnContext& ctx) {
     if (facts.mine.insert(name).second) PubSubRegistry::Add(facts.registered, name, &conn);
     ReplySubscription(ctx.rb, facts.subscribe, &name, SubscriptionCount(kKind, conn));
   }
+  PubSubRegistry::current().PublishSubscriptionCount();
 }
 
 // UNSUBSCRIBE / PUNSUBSCRIBE / SUNSUBSCRIBE [name...]: no names means all of them.
@@ -180,6 +197,7 @@ void CmdUnsubscribe(ArgSlice args, ConnContext& ctx) {
     if (facts.mine.erase(name) > 0) PubSubRegistry::Remove(facts.registered, name, &conn);
     ReplySubscription(ctx.rb, facts.unsubscribe, &name, SubscriptionCount(kKind, conn));
   }
+  PubSubRegistry::current().PublishSubscriptionCount();
 }
 
 // PUBLISH channel message / SPUBLISH shardchannel message: every thread delivers to its own
@@ -334,6 +352,11 @@ void UnsubscribeAll(ConnectionState& conn) {
     }
     facts.mine.clear();
   }
+  PubSubRegistry::current().PublishSubscriptionCount();
+}
+
+bool ThreadHasSubscriptions(unsigned thread) {
+  return g_thread_subscriptions[thread % kMaxThreads].load(std::memory_order_relaxed) > 0;
 }
 
 size_t PublishOnThisThread(std::string_view channel, std::string_view message) {
@@ -349,7 +372,7 @@ bool AllowedWhileSubscribed(std::string_view name) {
 }
 
 void RegisterPubSubFamily(CommandRegistry* r) {
-  shard::SetKeyspaceEventPublisher(PublishOnThisThread);
+  shard::SetKeyspaceEventPublisher(PublishOnThisThread, ThreadHasSubscriptions);
   constexpr uint32_t kF = kPubSub | kNoScript | kLoading | kStale;
   r->Register({.name = "subscribe", .arity = -2, .flags = kF, .keys = kNoKeys,
                .acl_categories = "pubsub slow", .on_conn = CmdSubscribe<SubKind::kChannel>,

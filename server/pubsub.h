@@ -17,6 +17,9 @@ namespace shardis::server {
 // the patterns that match it); returns how many got it. Keyspace notifications use it on each
 // thread (shard/keyspace_events.h).
 size_t PublishOnThisThread(std::string_view channel, std::string_view message);
+// Whether connections of proactor thread `thread` subscribe to any channel or pattern (read from
+// any thread; a subscription this instant may not show yet).
+bool ThreadHasSubscriptions(unsigned thread);
 
 // Removes every subscription of conn (the connection calls it when it closes).
 void UnsubscribeAll(ConnectionState& conn);

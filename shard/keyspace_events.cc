@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "core/string_util.h"
 #include "io/proactor.h"
@@ -20,6 +21,7 @@ namespace {
 // time) and at start; read when a shard thread starts.
 std::atomic<uint32_t> g_keyspace_events{0};
 LocalPublisher g_publisher = nullptr;
+SubscribersCheck g_has_subscribers = nullptr;
 
 // One event's messages, as they travel to another thread.
 struct EventMessages {
@@ -54,6 +56,16 @@ constexpr struct {
 void internal::PublishKeyspaceEvent(uint32_t, std::string_view event, std::string_view key,
                                     int db) {
   if (g_publisher == nullptr) return;
+  // The threads to deliver to: those with subscribers; off the proactor threads (unit tests),
+  // only the calling thread.
+  io::Proactor* self = io::Proactor::current();
+  const unsigned threads = self != nullptr ? shard_set->size() : 0;
+  std::vector<unsigned> targets;
+  bool here = self == nullptr || g_has_subscribers(self->index());
+  for (unsigned t = 0; t < threads; ++t) {
+    if (t != self->index() && g_has_subscribers(t)) targets.push_back(t);
+  }
+  if (!here && targets.empty()) return;
   const uint32_t flags = tl_keyspace_events;
   EventMessages m;
   m.event = event;
@@ -61,14 +73,8 @@ void internal::PublishKeyspaceEvent(uint32_t, std::string_view event, std::strin
   if (flags & kNotifyKeyspace) m.keyspace_channel = core::Concat("__keyspace@", db, "__:", key);
   if (flags & kNotifyKeyevent) m.keyevent_channel = core::Concat("__keyevent@", db, "__:", event);
   if (m.keyspace_channel.empty() && m.keyevent_channel.empty()) return;
-  // Off the proactor threads (unit tests) there is only this thread to deliver to.
-  if (io::Proactor* self = io::Proactor::current(); self != nullptr) {
-    const unsigned threads = shard_set->size();
-    for (unsigned t = 0; t < threads; ++t) {
-      if (t != self->index()) self->Post(t, io::Task{&DeliverTask, new EventMessages(m)});
-    }
-  }
-  Deliver(m);
+  for (unsigned t : targets) self->Post(t, io::Task{&DeliverTask, new EventMessages(m)});
+  if (here) Deliver(m);
 }
 
 std::optional<uint32_t> ParseKeyspaceEvents(std::string_view classes) {
@@ -124,6 +130,9 @@ void LoadKeyspaceEventsOnThread() {
   internal::tl_keyspace_events = g_keyspace_events.load(std::memory_order_relaxed);
 }
 
-void SetKeyspaceEventPublisher(LocalPublisher publisher) { g_publisher = publisher; }
+void SetKeyspaceEventPublisher(LocalPublisher publisher, SubscribersCheck has_subscribers) {
+  g_publisher = publisher;
+  g_has_subscribers = has_subscribers;
+}
 
 }  // namespace shardis::shard

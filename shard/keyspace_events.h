@@ -8,7 +8,8 @@
 // NotifyKeyspaceEvent call is one thread-local load and one branch; nothing is built. When a
 // class is on, the owning shard builds the two messages once and posts them to every other thread
 // as one task per thread (Proactor::Post: never blocks, FIFO per pair of threads), and publishes
-// them on its own thread inline. Every event of a key starts on the key's shard, so each
+// them on its own thread inline (threads whose connections subscribe to nothing are skipped).
+// Every event of a key starts on the key's shard, so each
 // subscriber thread receives a key's events in the order they happened.
 #pragma once
 
@@ -67,9 +68,11 @@ void SetKeyspaceEvents(uint32_t flags);
 // Called by each shard thread when it starts: takes its copy of the setting.
 void LoadKeyspaceEventsOnThread();
 
-// How a thread delivers a message to its own subscribers (pub/sub's publish, set by the server at
-// start: shard/ does not know connections).
+// How a thread delivers a message to its own subscribers, and whether a thread has any (pub/sub's,
+// set by the server at start: shard/ does not know connections). Threads without subscribers are
+// skipped; with none anywhere an event costs no more than the disabled check and a few loads.
 using LocalPublisher = size_t (*)(std::string_view channel, std::string_view message);
-void SetKeyspaceEventPublisher(LocalPublisher publisher);
+using SubscribersCheck = bool (*)(unsigned thread);
+void SetKeyspaceEventPublisher(LocalPublisher publisher, SubscribersCheck has_subscribers);
 
 }  // namespace shardis::shard

@@ -28,7 +28,7 @@ size_t Record(std::string_view channel, std::string_view message) {
 class KeyspaceEventsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    SetKeyspaceEventPublisher(Record);
+    SetKeyspaceEventPublisher(Record, [](unsigned) { return true; });
     Published().clear();
   }
   void TearDown() override { Select(""); }
