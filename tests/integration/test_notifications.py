@@ -111,7 +111,8 @@ COMMANDS = [
     ("XADD", "x2", "1-1", "f", "v"), ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "x2", ">"),
     ("XCLAIM", "x2", "g", "bob", "0", "1-1"), ("XAUTOCLAIM", "x2", "g", "carol", "0", "0"),
     # bits, HyperLogLog, geo
-    ("SETBIT", "b1", "7", "1"), ("SETBIT", "b1", "7", "1"), ("BITFIELD", "b1", "SET", "u8", "0", "255"),
+    ("SETBIT", "b1", "7", "1"), ("SETBIT", "b1", "7", "1"),
+    ("BITFIELD", "b1", "SET", "u8", "0", "255"),
     ("BITOP", "OR", "b2", "b1", "b1"), ("BITOP", "OR", "b2", "b1", "b1"),
     ("BITOP", "AND", "b3", "none"), ("BITOP", "AND", "b2", "none"),
     ("PFADD", "p1", "a", "b"), ("PFADD", "p1", "a"), ("PFMERGE", "p2", "p1"),
@@ -121,7 +122,8 @@ COMMANDS = [
     ("GEORADIUS", "g1", "15", "37", "200", "km", "STORE", "g3"),
     ("GEOSEARCHSTORE", "g3", "g1", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"),
     ("RPUSH", "so", "3", "1", "2"), ("SORT", "so", "STORE", "so2"), ("SORT", "so", "STORE", "so2"),
-    ("SORT", "none", "STORE", "so2"), ("COPY", "so", "h1", "REPLACE"), ("COPY", "so", "so", "DB", "2"),
+    ("SORT", "none", "STORE", "so2"), ("COPY", "so", "h1", "REPLACE"),
+    ("COPY", "so", "so", "DB", "2"),
     ("DEL", "so"),
 ]
 
@@ -206,6 +208,28 @@ def test_keyspace_only_and_keyevent_only(sh, reference, server, redis_server):
     sh.call("FLUSHALL")
     reference.call("FLUSHALL")
     differential(sh, reference, server, redis_server, "Ehzst")
+
+
+def test_served_blocked_pops_match_redis(sh, reference, server, redis_server):
+    """A push that wakes blocked clients: its own event, then each served pop's."""
+    got = []
+    for conn, srv in ((sh, server), (reference, redis_server)):
+        sub = keyspace_subscriber(srv)
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+        blocked = [srv.raw() for _ in range(3)]
+        pops = (("BLPOP", "q", "0"), ("BLMOVE", "q", "q2", "LEFT", "RIGHT", "0"),
+                ("BZPOPMIN", "zq", "0"))
+        for c, cmd in zip(blocked, pops):
+            c.send_command(*cmd)
+        assert wait_for(lambda: b"blocked_clients:3" in conn.call("INFO", "clients"), 5)
+        conn.call("RPUSH", "q", "a", "b", "c")
+        conn.call("ZADD", "zq", "1", "m")
+        for c in blocked:
+            c.read_reply()
+            c.close()
+        got.append(per_key(drain(sub)))
+        sub.close()
+    assert got[0] == got[1]
 
 
 def test_expired_event(sh, server):
