@@ -216,19 +216,27 @@ void CmdPublish(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(int64_t(total));
 }
 
+// The channels (or patterns) of one kind with subscribers on some thread, matching `glob`.
+absl::flat_hash_set<std::string> DistinctNames(PubSubRegistry::Map& (PubSubRegistry::*map)(),
+                                               std::string_view glob) {
+  std::vector<std::vector<std::string>> found(shard::shard_set->size());
+  shard::shard_set->AwaitAll([&](shard::Shard& s) {
+    for (const auto& [name, subscribers] : (PubSubRegistry::current().*map)()) {
+      if (glob == "*" || core::GlobMatch(glob, name)) found[s.id()].push_back(name);
+    }
+  });
+  absl::flat_hash_set<std::string> names;
+  for (auto& list : found) names.insert(list.begin(), list.end());
+  return names;
+}
+
 // PUBSUB CHANNELS [pattern] / PUBSUB SHARDCHANNELS [pattern]: the (shard) channels with at
 // least one subscriber on some thread.
 template <PubSubRegistry::Map& (PubSubRegistry::*kMap)()>
 void ListActiveChannels(ArgSlice args, ConnContext& ctx) {
   if (args.size() > 3) return ctx.rb.Error(SubcommandSyntaxError(args));  // one pattern at most
-  std::vector<std::vector<std::string>> found(shard::shard_set->size());
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
-    for (const auto& [channel, subscribers] : (PubSubRegistry::current().*kMap)()) {
-      if (args.size() < 3 || core::GlobMatch(args[2], channel)) found[s.id()].push_back(channel);
-    }
-  });
-  absl::flat_hash_set<std::string> channels;
-  for (auto& list : found) channels.insert(list.begin(), list.end());
+  const absl::flat_hash_set<std::string> channels =
+      DistinctNames(kMap, args.size() < 3 ? std::string_view("*") : args[2]);
   ctx.rb.ArrayHeader(channels.size());
   for (const std::string& c : channels) ctx.rb.Bulk(c);
 }
@@ -278,15 +286,7 @@ void PubSubShardNumSub(ArgSlice args, ConnContext& ctx) {
 
 // PUBSUB NUMPAT: distinct patterns subscribed to, over every thread.
 void PubSubNumPat(ArgSlice, ConnContext& ctx) {
-  std::vector<std::vector<std::string>> found(shard::shard_set->size());
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
-    for (const auto& [pattern, subscribers] : PubSubRegistry::current().patterns()) {
-      found[s.id()].push_back(pattern);
-    }
-  });
-  absl::flat_hash_set<std::string> patterns;
-  for (auto& list : found) patterns.insert(list.begin(), list.end());
-  ctx.rb.Integer(int64_t(patterns.size()));
+  ctx.rb.Integer(int64_t(DistinctNames(&PubSubRegistry::patterns, "*").size()));
 }
 
 void PubSubHelp(ArgSlice, ConnContext& ctx) {
@@ -353,6 +353,12 @@ void UnsubscribeAll(ConnectionState& conn) {
     facts.mine.clear();
   }
   PubSubRegistry::current().PublishSubscriptionCount();
+}
+
+PubSubTotals CountPubSub() {
+  return {.channels = DistinctNames(&PubSubRegistry::channels, "*").size(),
+          .patterns = DistinctNames(&PubSubRegistry::patterns, "*").size(),
+          .shard_channels = DistinctNames(&PubSubRegistry::shard_channels, "*").size()};
 }
 
 bool ThreadHasSubscriptions(unsigned thread) {

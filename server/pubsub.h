@@ -21,6 +21,15 @@ size_t PublishOnThisThread(std::string_view channel, std::string_view message);
 // any thread; a subscription this instant may not show yet).
 bool ThreadHasSubscriptions(unsigned thread);
 
+// INFO's pubsub_channels, pubsub_patterns and pubsubshard_channels: the distinct names with
+// subscribers on some thread. Hops to every thread: call from a connection's fiber.
+struct PubSubTotals {
+  size_t channels = 0;
+  size_t patterns = 0;
+  size_t shard_channels = 0;
+};
+PubSubTotals CountPubSub();
+
 // Removes every subscription of conn (the connection calls it when it closes).
 void UnsubscribeAll(ConnectionState& conn);
 

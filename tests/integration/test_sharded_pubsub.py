@@ -112,3 +112,22 @@ def test_client_list_counts_shard_subscriptions(r, server):
     line = c.call("CLIENT", "INFO").decode()
     assert " ssub=2 " in line and " sub=0 " in line and "flags=P" in line
     c.close()
+
+
+def test_info_counts_match_redis(r, server, redis_server):
+    def counts(srv):
+        subs = [srv.raw() for _ in range(4)]
+        for i, c in enumerate(subs):
+            c.send_command("SSUBSCRIBE", "a", f"s{i}")
+            c.read_reply()
+            c.read_reply()
+            c.call("SUBSCRIBE", "c")
+            c.call("PSUBSCRIBE", "p*")
+        with srv.raw() as q:
+            info = q.call("INFO", "stats").decode()
+        for c in subs:
+            c.close()
+        return [line for line in info.split("\r\n") if line.startswith("pubsub")]
+
+    assert counts(server) == counts(redis_server) == [
+        "pubsub_channels:1", "pubsub_patterns:1", "pubsubshard_channels:5"]
