@@ -1,5 +1,6 @@
 // CLIENT ID / GETNAME / SETNAME / INFO / LIST / KILL / PAUSE / UNPAUSE / REPLY / SETINFO /
-// NO-EVICT / NO-TOUCH / GETREDIR / HELP.
+// NO-EVICT / NO-TOUCH / HELP; TRACKING, CACHING, GETREDIR and TRACKINGINFO are in
+// client_tracking.cc.
 //
 // CLIENT LIST and CLIENT KILL reach every client with one hop to every thread: each thread formats
 // (or closes) its own connections, writing into its slot of a vector the calling fiber owns. A
@@ -16,6 +17,7 @@
 #include "core/string_util.h"
 #include "server/arg_parser.h"
 #include "server/client_pause.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/server_state.h"
@@ -43,6 +45,9 @@ std::string ClientFlags(const ConnectionState& c) {
   if (c.pubsub.count() > 0) f.push_back('P');
   if (c.multi.active) f.push_back('x');
   if (c.blocked) f.push_back('b');
+  if (c.tracking.on) f.push_back('t');
+  if (c.tracking.broken_redirect) f.push_back('R');
+  if (c.tracking.bcast) f.push_back('B');
   if (c.close_after_reply) f.push_back('c');
   if (c.killed) f.push_back('A');
   if (c.no_evict) f.push_back('e');
@@ -320,12 +325,13 @@ void ClientOnOff(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
-void ClientGetRedir(ArgSlice, ConnContext& ctx) { ctx.rb.Integer(-1); }
-
 void ClientHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "CLIENT",
-            {"GETNAME", "    Return the name of the current connection.", "GETREDIR",
-             "    Return the client ID tracking redirects to (-1: none).", "ID",
+            {"CACHING (YES|NO)",
+             "    In OPTIN/OPTOUT tracking mode: whether the next command's keys are tracked.",
+             "GETNAME", "    Return the name of the current connection.", "GETREDIR",
+             "    Return the client ID tracking redirects to (0: none, -1: tracking is off).",
+             "ID",
              "    Return the ID of the current connection.", "INFO",
              "    Return information about the current connection.",
              "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
@@ -349,7 +355,11 @@ void ClientHelp(ArgSlice, ConnContext& ctx) {
              "PAUSE <timeout> [WRITE|ALL]",
              "    Suspend all, or just write, clients for <timeout> milliseconds.",
              "UNPAUSE", "    Stop the current client pause, resuming traffic.",
-             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection."});
+             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+             "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+             "         [OPTIN] [OPTOUT] [NOLOOP]",
+             "    Turn client-side caching invalidations on or off for this connection.",
+             "TRACKINGINFO", "    Show this connection's tracking settings."});
 }
 
 constexpr uint32_t kConnSub = kNoScript | kLoading | kStale;
@@ -394,7 +404,22 @@ constexpr SubCommand kClientSubs[] = {
     {.name = "getredir", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
      .handler = ClientGetRedir,
      .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
-              .summary = "Returns the client ID tracking notifications are redirected to."}},
+              .summary = "Returns the client ID to which the connection's tracking notifications "
+                         "are redirected."}},
+    {.name = "tracking", .arity = -3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientTracking,
+     .docs = {.group = "connection", .since = "6.0.0",
+              .complexity = "O(1). Some options may introduce additional complexity.",
+              .summary = "Controls server-assisted client-side caching for the connection."}},
+    {.name = "caching", .arity = 3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientCaching,
+     .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
+              .summary = "Instructs the server whether to track the keys in the next request."}},
+    {.name = "trackinginfo", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientTrackingInfo,
+     .docs = {.group = "connection", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns information about server-assisted client-side caching for the "
+                         "connection."}},
     {.name = "kill", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
      .handler = ClientKill,
      .docs = {.group = "connection", .since = "2.4.0",

@@ -119,6 +119,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterLatencyFamily(r);
   RegisterAuthFamily(r);
   RegisterMonitorCommand(r);
+  RegisterLolwutCommand(r);
   RegisterScriptFamily(r);
   RegisterFunctionFamily(r);
   AssignCommandStatsIds(r);  // last: every command and container is known

@@ -56,6 +56,7 @@ class Connection final : public PushSink,
     uint32_t slot;  // into slots_
     int db;
     bool resp3;
+    bool tracked;         // its key is remembered for the client's tracking (TrackingReaderOf)
     uint64_t hash;        // of args[1]
     uint64_t start_tick;  // the clock (Tick()) when it was dispatched, for its statistics
   };

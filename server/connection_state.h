@@ -12,6 +12,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "server/client_buffers.h"
+#include "shard/tracking_table.h"
 #include "shard/watch_table.h"
 
 namespace shardis::server {
@@ -56,6 +57,18 @@ struct PubSubState {
   size_t count() const { return channels.size() + patterns.size() + shard_channels.size(); }
   // What (P)(UN)SUBSCRIBE's replies count (Redis' clientSubscriptionsCount: no shard channels).
   size_t channels_and_patterns() const { return channels.size() + patterns.size(); }
+};
+
+// CLIENT TRACKING (client_tracking.h): client-side caching.
+struct TrackingState {
+  bool on = false;
+  bool bcast = false, optin = false, optout = false, noloop = false;
+  bool caching = false;          // CLIENT CACHING yes (OPTIN) or no (OPTOUT), for the next command
+  bool broken_redirect = false;  // the redirect client went away
+  uint64_t redirect = 0;         // the client id invalidations go to; 0: this client
+  unsigned redirect_thread = 0;  // where that client lives
+  std::vector<std::string> prefixes;  // BCAST
+  shard::TrackedReader reader;        // this client, as the shards remember it
 };
 
 // MULTI: the commands queued for EXEC (copies: the input buffer is reused meanwhile).
@@ -107,6 +120,7 @@ struct ConnectionState {
   std::vector<std::pair<int, std::string>> watched;
 
   PubSubState pubsub;
+  TrackingState tracking;
   PushSink* push = nullptr;  // the connection itself
 };
 

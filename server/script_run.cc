@@ -1,5 +1,7 @@
 #include "server/script_run.h"
 
+#include "server/client_tracking.h"
+
 #include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 
@@ -333,6 +335,8 @@ void ScriptRun::RunOnShard(const CommandSpec& spec, std::span<const std::string_
     rb.set_resp3(resp3);
     ShardContext sctx{t.shard, t.shard.db(db_), rb, t.now_ms, hash};
     sctx.journal_unit = unit;
+    // The caller waits for the script meanwhile: its tracking state holds still.
+    sctx.reader = TrackingReaderOf(caller_);
     RunShardCommand(spec, args, sctx);
   });
 }
@@ -352,7 +356,12 @@ void ScriptRun::RunInConnection(const CommandSpec& spec, std::span<const std::st
   effect.Clear();
   const uint64_t dirty = tx_.dirty_count();
   const int db = db_;
+  // The handler's transactions run as the caller, and a read remembers its keys for the caller's
+  // tracking, as Redis tracks the keys a script's read-only commands read.
+  shard::CurrentCommandClient() = {
+      caller_.id, (spec.flags & kReadOnly) ? TrackingReaderOf(caller_) : nullptr};
   spec.on_conn(args, ctx);
+  shard::CurrentCommandClient() = {};
   shard::JournalUnit* unit = propagate ? unit_ : &discarded_;
   if (effect.set()) {
     unit->Add(db, effect.commands());
@@ -500,6 +509,9 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
     shard::JournalCommand journal{conn.db, args, &unit};
     shard::JournalCommandScope journal_scope(&journal);
     const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
+    // The run's writes are the caller's (NOLOOP tracking); set here, as this fiber may be a
+    // worker on another thread.
+    shard::CurrentCommandClient() = {conn.id, nullptr};
     std::optional<shard::Transaction> tx;
     if (mode == ScriptRun::Mode::kGlobal) {
       tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);

@@ -5,6 +5,7 @@
 // calling fiber owns, then the fiber merges the slots.
 #include <sys/time.h>
 
+#include <algorithm>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/arg_parser.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/persistence_config.h"
@@ -68,6 +70,8 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
           t.shard.blocking().NoteDbReady(ctx.conn.db);
         }
         // Blocked clients get a look: an XREADGROUP waiter fails once its stream is gone.
+        // Tracking clients hear that every key changed (Redis does so for FLUSHDB too).
+        InvalidateTrackingOnFlush(t.shard);
       },
       /*conclude=*/true);
   if (kAll) {
@@ -182,11 +186,21 @@ void DebugSleep(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
+// DEBUG ERROR message: the message as an error reply, no "ERR" added, so clients can simulate
+// LOADING, READONLY, OOM... Line breaks become spaces, as in Redis.
+void DebugError(ArgSlice args, ConnContext& ctx) {
+  std::string msg(args[2]);
+  std::replace(msg.begin(), msg.end(), '\r', ' ');
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  ctx.rb.Error(msg);
+}
+
 void DebugHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "DEBUG",
             {"POPULATE <count> [<prefix>] [<size>]",
              "    Create <count> string keys named <prefix>:<num> ('key' by default) holding",
-             "    value:<num>, cut or zero-padded to <size> bytes when given.",
+             "    value:<num>, cut or zero-padded to <size> bytes when given.", "ERROR <string>",
+             "    Return a Redis protocol error with <string> as message.",
              "SET-ACTIVE-EXPIRE <0|1>",
              "    Setting it to 0 disables expiring keys in background when they are not",
              "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -200,6 +214,7 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
     return DebugPopulate(args, ctx);
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "error") && args.size() == 3) return DebugError(args, ctx);
   if (core::EqualsIgnoreCase(sub, "set-active-expire") && args.size() == 3) {
     // Redis reads the flag with atoi; here anything but a non-zero integer turns it off.
     int64_t on = 0;

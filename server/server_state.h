@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
 #include "server/connection_state.h"
@@ -53,12 +54,24 @@ class ServerThreadState {
   ThreadStats& stats() { return stats_; }
   // The clients connected to this thread; a ConnectionState is registered while its fiber runs.
   const absl::flat_hash_set<ConnectionState*>& connections() const { return connections_; }
-  void AddConnection(ConnectionState* c) { connections_.insert(c); }
-  void RemoveConnection(ConnectionState* c) { connections_.erase(c); }
+  void AddConnection(ConnectionState* c) {
+    connections_.insert(c);
+    by_id_[c->id] = c;
+  }
+  void RemoveConnection(ConnectionState* c) {
+    connections_.erase(c);
+    by_id_.erase(c->id);
+  }
+  // The client with this id if it lives on this thread, else nullptr.
+  ConnectionState* FindConnection(uint64_t id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
 
  private:
   ThreadStats stats_;
   absl::flat_hash_set<ConnectionState*> connections_;
+  absl::flat_hash_map<uint64_t, ConnectionState*> by_id_;
 };
 
 // A unique, increasing client id (CLIENT ID). Called once per accepted connection, not per request.

@@ -34,7 +34,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     if (e.value() <= now_ms) {
       // Expired: it is a new key now.
       NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
-      NoteModified(key);
+      NoteModified(key, /*writer=*/0);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
       it.value().Reset();
@@ -82,7 +82,7 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
   // Lazy and active expiry both come here (key may live in the cell erased below).
   NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
-  NoteModified(key);
+  NoteModified(key, /*writer=*/0);
   // Redis propagates an expiry as DEL: a replay (whose loader keeps keys whose deadline passed,
   // as Redis' does) must not see the key after this point.
   JournalDel(key);

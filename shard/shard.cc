@@ -19,7 +19,8 @@ int64_t NowMs() {
 Shard::Shard(uint32_t id) : id_(id) {
   heap_.Install();
   LoadKeyspaceEventsOnThread();
-  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_);
+  tracking_.set_shard(id);
+  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_);
 }
 
 Shard::~Shard() {
