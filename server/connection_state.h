@@ -17,6 +17,7 @@
 
 namespace shardis::server {
 
+class BlockedClient;
 struct CommandSpec;
 
 // The memory a connection holds for its client, in CLIENT LIST's fields (Connection::Buffers says
@@ -102,7 +103,8 @@ struct ConnectionState {
   bool authenticated = true;  // false until AUTH while the default user has a password
   bool monitor = false;       // MONITOR (monitor.cc)
   bool killed = false;        // CLIENT KILL: the connection is closing
-  bool blocked = false;       // waiting in a blocking command (CLIENT LIST flag b)
+  // The blocking command it waits in now, if any (CLIENT LIST flag b, CLIENT UNBLOCK).
+  BlockedClient* blocked = nullptr;
   bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH

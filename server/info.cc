@@ -189,7 +189,7 @@ std::string BuildInfo(unsigned sections) {
     field("client_recent_max_output_buffer", total.recent_peaks.output);
     field("blocked_clients", total.stats.blocked_clients);
     field("tracking_clients", TrackingClients());
-    field("clients_in_timeout_table", 0);
+    field("clients_in_timeout_table", total.stats.clients_in_timeout_table);
   }
   if (sections & kSecMemory) {
     // used_memory is exact: the bytes of the shards' values (each shard counts its own heap),

@@ -18,6 +18,7 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/arg_parser.h"
+#include "server/blocked_client.h"
 #include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
@@ -230,8 +231,17 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
 // ------------------------------------------------------------------------------------------------
 // WAIT, TIME
 
+// A client in WAIT: no key serves it; its timeout, a hang-up or CLIENT UNBLOCK end the wait.
+class ReplicaAckWaiter final : public BlockedClient {
+ public:
+  explicit ReplicaAckWaiter(ConnContext& ctx) : BlockedClient(ctx, {}) {}
+  Offer TryServe(shard::Shard&, shard::Db&, std::string_view) override { return Offer::kGone; }
+};
+
 // WAIT numreplicas timeout: there are no replicas, so the answer is 0 - after the timeout when
-// replicas were asked for, as Redis does (a timeout of 0, "forever", answers at once).
+// replicas were asked for, as Redis does (a timeout of 0, "forever", answers at once). The wait
+// is a blocked client's (INFO blocked_clients, CLIENT UNBLOCK); inside MULTI or a script it does
+// not wait, as in Redis.
 void CmdWait(ArgSlice args, ConnContext& ctx) {
   int64_t replicas, timeout_ms;
   if (!core::ParseInt64(args[1], &replicas)) return ctx.rb.Error(kNotIntegerErr);
@@ -239,8 +249,10 @@ void CmdWait(ArgSlice args, ConnContext& ctx) {
     return ctx.rb.Error("ERR timeout is not an integer or out of range");
   }
   if (timeout_ms < 0) return ctx.rb.Error("ERR timeout is negative");
-  if (replicas > 0 && timeout_ms > 0) {
-    io::Proactor::current()->SleepFor(std::chrono::milliseconds(timeout_ms));
+  if (replicas > 0 && timeout_ms > 0 && ctx.conn.may_block()) {
+    ReplicaAckWaiter waiter(ctx);
+    waiter.Wait(shard::NowMs() + timeout_ms);
+    if (waiter.ReplyIfUnblockedWithError(ctx.rb)) return;
   }
   ctx.rb.Integer(0);
 }

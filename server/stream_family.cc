@@ -1201,7 +1201,7 @@ class StreamWaiter final : public BlockedClient {
     Unregister();
     if (served) {
       ctx_.rb.output()->append(reply_);
-    } else {
+    } else if (!ReplyIfUnblockedWithError(ctx_.rb)) {
       ctx_.rb.NullArray();
     }
   }

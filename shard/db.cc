@@ -206,7 +206,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
       NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
-      NoteModified(key);
+      NoteModified(key, /*writer=*/0);  // active expiry: no client did it
       JournalDel(key);
       deadline_sum_ -= e.value();
       if (Found(it)) prime_.Erase(it);
