@@ -66,7 +66,8 @@ void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms
                " name=", c.name, " age=", (now_ms - c.created_ms) / 1000,
                " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", ClientFlags(c),
                " db=", c.db, " sub=", c.pubsub.channels.size(),
-               " psub=", c.pubsub.patterns.size(), " ssub=0 multi=",
+               " psub=", c.pubsub.patterns.size(), " ssub=",
+               c.pubsub.shard_channels.size(), " multi=",
                c.multi.active ? int64_t(c.multi.queue.size()) : int64_t(-1));
   core::Append(out, " qbuf=", b.qbuf, " qbuf-free=", b.qbuf_free, " argv-mem=", b.argv_mem,
                " multi-mem=0 rbs=0 rbp=0 obl=", b.obl, " oll=", b.oll, " omem=", b.omem,

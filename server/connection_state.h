@@ -53,7 +53,11 @@ class PushSink {
 struct PubSubState {
   absl::flat_hash_set<std::string> channels;
   absl::flat_hash_set<std::string> patterns;
-  size_t count() const { return channels.size() + patterns.size(); }
+  absl::flat_hash_set<std::string> shard_channels;  // SSUBSCRIBE
+  // Every subscription: the client is in subscribed state while it has one.
+  size_t count() const { return channels.size() + patterns.size() + shard_channels.size(); }
+  // What (P)(UN)SUBSCRIBE's replies count (Redis' clientSubscriptionsCount: no shard channels).
+  size_t channels_and_patterns() const { return channels.size() + patterns.size(); }
 };
 
 // CLIENT TRACKING (client_tracking.h): client-side caching.

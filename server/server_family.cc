@@ -201,8 +201,12 @@ void DebugHelp(ArgSlice, ConnContext& ctx) {
             {"POPULATE <count> [<prefix>] [<size>]",
              "    Create <count> string keys named <prefix>:<num> ('key' by default) holding",
              "    value:<num>, cut or zero-padded to <size> bytes when given.", "ERROR <string>",
-             "    Return a Redis protocol error with <string> as message.", "SLEEP <seconds>",
-             "    Sleep this connection for <seconds>. Decimals allowed."});
+             "    Return a Redis protocol error with <string> as message.",
+             "SET-ACTIVE-EXPIRE <0|1>",
+             "    Setting it to 0 disables expiring keys in background when they are not",
+             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+             "    default.",
+             "SLEEP <seconds>", "    Sleep this connection for <seconds>. Decimals allowed."});
 }
 
 void CmdDebug(ArgSlice args, ConnContext& ctx) {
@@ -212,6 +216,13 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
   if (core::EqualsIgnoreCase(sub, "error") && args.size() == 3) return DebugError(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "set-active-expire") && args.size() == 3) {
+    // Redis reads the flag with atoi; here anything but a non-zero integer turns it off.
+    int64_t on = 0;
+    if (!core::ParseInt64(args[2], &on)) on = 0;
+    shard::shard_set->set_active_expire(on != 0);
+    return ctx.rb.Ok();
+  }
   if (core::EqualsIgnoreCase(sub, "reload")) return DebugReload(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
   ctx.rb.Error(SubcommandSyntaxError(args));

@@ -458,15 +458,19 @@ void ReplyOutput(const SortOutput& out, core::ReplyBuilder& rb) {
 }
 
 // Replaces dst with a list of items (deletes it when there are none), as setKey/dbDelete do.
-// Counts the changes as Redis does: one per item stored, or one for deleting dst.
+// Counts the changes as Redis does: one per item stored, or one for deleting dst; publishes
+// Redis' keyspace event (sortstore, or del).
 void StoreList(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash, int64_t now_ms,
                const std::vector<std::optional<std::string>>& items) {
   Db::Iterator it = db.Find(key, hash, now_ms);
   const bool existed = Db::Found(it);
-  if (existed) db.Erase(it, key, hash);
-  if (!items.empty()) {
+  if (items.empty()) {
+    if (existed) db.Erase(it, key, hash);
+  } else {
+    // Redis' setKey: an existing key is overwritten (no "new" event) and loses its TTL.
     bool inserted;
     it = db.FindOrInsert(key, hash, now_ms, &inserted);
+    if (!inserted) db.SetExpire(it, key, hash, 0);
     auto* list = core::ShardNew<core::List>();
     for (const std::optional<std::string>& item : items) {
       list->Push(core::ListEnd::kTail, item ? std::string_view(*item) : std::string_view());
@@ -476,8 +480,10 @@ void StoreList(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
   if (existed || !items.empty()) db.NoteModified(key);
   if (!items.empty()) {
     shard.AddDirty(items.size());
+    shard::NotifyKeyspaceEvent(kNotifyList, "sortstore", key, db.index());
   } else if (existed) {
     shard.AddDirty();
+    shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db.index());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "shard/keyspace_events.h"
 #include "shard/shard.h"
 #include "shard/shard_set.h"
 
@@ -92,6 +93,7 @@ bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
     if (db.Erase(key, core::HashBytes(key), now_ms)) {
       db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
       db.JournalDel(key);    // replayed, the key goes as it went here
+      NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, index);
       ++s.stats().evicted_keys;
       return true;
     }
