@@ -110,6 +110,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterPersistenceFamily(r);
   RegisterInfoCommand(r);
   RegisterConfigFamily(r);
+  RegisterMemoryFamily(r);
   RegisterCommandFamily(r);
   RegisterClientFamily(r);
   RegisterMultiFamily(r);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -48,17 +47,6 @@ std::string BytesToHuman(uint64_t n) {
   char buf[64];
   snprintf(buf, sizeof(buf), "%.2f%c", d, kUnits[unit]);
   return buf;
-}
-
-// used_memory_peak: the largest used_memory INFO has seen (Redis samples it in its cron; we sample
-// it whenever INFO computes used_memory). Returns the peak including `used`.
-size_t UpdatePeakMemory(size_t used) {
-  // Relaxed is enough: the value is a statistic, and the CAS loop only keeps it monotonic.
-  static std::atomic<size_t> peak{0};
-  size_t seen = peak.load(std::memory_order_relaxed);
-  while (seen < used && !peak.compare_exchange_weak(seen, used, std::memory_order_relaxed)) {
-  }
-  return seen < used ? used : seen;
 }
 
 std::string TimevalSeconds(const timeval& tv) {
@@ -171,8 +159,8 @@ std::string BuildInfo(unsigned sections) {
     field("server_time_usec", int64_t(tv.tv_sec) * 1000000 + tv.tv_usec);
     field("uptime_in_seconds", uptime_s);
     field("uptime_in_days", uptime_s / 86400);
-    field("hz", 10);
-    field("configured_hz", 10);
+    field("hz", int64_t(shard::Hz()));
+    field("configured_hz", int64_t(shard::Hz()));
     field("lru_clock", (now_ms / 1000) & ((1 << 24) - 1));
     field("executable", info.executable);
     field("config_file", info.config_file);
