@@ -60,8 +60,6 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
     {"io-threads", "1"},
     {"io-threads-do-reads", "no"},
     {"jemalloc-bg-thread", "yes"},
-    {"latency-tracking", "yes"},
-    {"latency-tracking-info-percentiles", "50 99 99.9"},
     {"lazyfree-lazy-eviction", "no"},
     {"lazyfree-lazy-expire", "no"},
     {"lazyfree-lazy-server-del", "no"},

@@ -19,6 +19,7 @@
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
 #include "server/latency_monitor.h"
+#include "server/latency_tracking.h"
 #include "server/persistence_config.h"
 #include "server/script_run.h"
 #include "server/slowlog.h"
@@ -246,6 +247,12 @@ void RegisterConfigParams(ConfigRegistry& r) {
   }
 
   r.Add(MutableInt("hz", "", 0, INT32_MAX, shard::Hz, shard::SetHz));
+  r.Add(MutableBool("latency-tracking", "", LatencyTracking, SetLatencyTracking));
+  r.Add(ValidatedString(
+      "latency-tracking-info-percentiles", "",
+      [](std::string_view v) { return ParseLatencyPercentiles(v).status(); },
+      [] { return FormatLatencyPercentiles(LatencyPercentiles()); },
+      [](std::string_view v) { SetLatencyPercentiles(*ParseLatencyPercentiles(v)); }));
   RegisterDataTypeParams(r);
   RegisterPersistenceParams(r);
 

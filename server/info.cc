@@ -19,6 +19,7 @@
 #include "server/aof.h"
 #include "server/command.h"
 #include "server/command_stats.h"
+#include "server/latency_tracking.h"
 #include "server/metrics.h"
 #include "server/persistence_status.h"
 #include "server/server_state.h"
@@ -387,16 +388,20 @@ std::string BuildInfo(unsigned sections) {
   }
   if (sections & kSecLatencyStats) {
     header("Latencystats");
-    // Redis' default latency-tracking-info-percentiles "50 99 99.9", in microseconds.
-    for (size_t i = 0; i < cmds.latency.size(); ++i) {
+    // As Redis: nothing while latency-tracking is off; the configured percentiles, in
+    // microseconds.
+    const std::vector<double> percentiles = LatencyPercentiles();
+    for (size_t i = 0; i < cmds.latency.size() && LatencyTracking(); ++i) {
       const core::LatencyHistogram* h = cmds.latency[i].get();
       if (h == nullptr || h->count() == 0) continue;
-      char line[160];
-      snprintf(line, sizeof(line), "p50=%.3f,p99=%.3f,p99.9=%.3f",
-               double(h->ValueAtPercentile(50)) / 1000.0, double(h->ValueAtPercentile(99)) / 1000.0,
-               double(h->ValueAtPercentile(99.9)) / 1000.0);
-      core::Append(&out, "latency_percentiles_usec_", CommandStatsName(uint32_t(i)), ":", line,
-                   "\r\n");
+      core::Append(&out, "latency_percentiles_usec_", CommandStatsName(uint32_t(i)), ":");
+      for (size_t j = 0; j < percentiles.size(); ++j) {
+        char value[32];
+        snprintf(value, sizeof(value), "%.3f",
+                 double(h->ValueAtPercentile(percentiles[j])) / 1000.0);
+        core::Append(&out, j == 0 ? "p" : ",p", FormatPercentile(percentiles[j]), "=", value);
+      }
+      out += "\r\n";
     }
   }
   if (sections & kSecCluster) {
