@@ -147,8 +147,9 @@ void RegisterDataTypeParams(ConfigRegistry& r) {
   constexpr int64_t kMax = INT64_MAX;
   // A parameter and, when `alias` is not empty, its other name.
   auto add = [&r](ConfigParam p, std::string_view alias = {}) {
-    if (!alias.empty()) r.Add(Alias(alias, p));
+    ConfigParam other = alias.empty() ? ConfigParam{} : Alias(alias, p);
     r.Add(std::move(p));
+    if (!alias.empty()) r.Add(std::move(other));
   };
   add(MutableInt("hash-max-listpack-entries", "hash_max_listpack_entries", 0, kMax,
                  core::HashMaxListpackEntries, core::SetHashMaxListpackEntries),

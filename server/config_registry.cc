@@ -225,8 +225,7 @@ ConfigParam MutableString(std::string_view name, std::string_view flag,
 ConfigParam Alias(std::string_view name, const ConfigParam& main) {
   ConfigParam alias = main;
   alias.name = name;
-  alias.alias_of = main.name;
-  alias.flag = {};  // the start value comes from the main parameter's flag
+  alias.alias_of = main.name;  // same flag: a config file line of either name sets it
   return alias;
 }
 

@@ -592,3 +592,21 @@ def test_start_log_explains_maxmemory(tmp_path, procs):
     q = procs(args=["--maxmemory=2gb"])
     assert q.ready(), q.output()
     assert "maxmemory 2.00GiB (set by command line)" in q.output()
+
+
+def test_config_rewrite_writes_an_alias_once(tmp_path, procs):
+    conf = tmp_path / "alias.conf"
+    port = free_port()
+    conf.write_text(f"port {port}\nhash-max-ziplist-entries 256\nsave \"\"\n")
+    p = procs(config=conf, args=["--port=%d" % port])
+    assert p.ready(port), p.output()
+    c = p.client(port)
+    assert cfg(c, "hash-max-listpack-entries") == {"hash-max-listpack-entries": "256"}
+    assert c.config_set("hash-max-listpack-entries", "300")
+    assert c.config_set("hz", "20")
+    assert c.config_rewrite()
+    lines = conf.read_text().splitlines()
+    # The line keeps the name it was written with; the main name is not added a second time.
+    assert "hash-max-ziplist-entries 300" in lines
+    assert not any(line.startswith("hash-max-listpack-entries") for line in lines)
+    assert "hz 20" in lines
