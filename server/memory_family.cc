@@ -15,6 +15,7 @@
 #include "core/shard_heap.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
+#include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/key_lookup.h"
 #include "server/metrics.h"
@@ -37,15 +38,17 @@ constexpr size_t kSlotBytes = 2 * sizeof(core::CompactValue);
 // any other option a syntax error, and 0 samples every element.
 void MemoryUsage(ArgSlice args, ConnContext& ctx) {
   size_t samples = kDefaultSamples;
-  for (size_t i = 3; i < args.size(); ++i) {
-    if (!core::EqualsIgnoreCase(args[i], "samples") || i + 1 == args.size()) {
-      return ctx.rb.Error(kSyntaxErr);
+  ArgParser p(args, 3);
+  while (p.HasNext()) {
+    if (p.Check("SAMPLES", 1)) {
+      const int64_t n = p.Next<int64_t>();
+      if (p.ok() && n < 0) p.Fail(kSyntaxErr);
+      samples = size_t(n);  // 0: all
+    } else {
+      p.Fail(kSyntaxErr);
     }
-    int64_t n;
-    if (!core::ParseInt64(args[++i], &n)) return ctx.rb.Error(kNotIntegerErr);
-    if (n < 0) return ctx.rb.Error(kSyntaxErr);
-    samples = size_t(n);  // 0: all
   }
+  if (p.ReplyError(ctx.rb)) return;
   size_t bytes = 0;
   const bool found = InspectSubKey(args, ctx, [&](const Db::Iterator& it) {
     const core::CompactValue& v = it.value();
