@@ -79,6 +79,7 @@ bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase) {
   if (s.empty()) return p.empty();
 
   constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t stars_passed = 0;  // runs of '*' behind pi, for Redis' nesting bound
   size_t pi = 0;
   size_t si = 0;
   size_t star_pi = kNone;  // pattern index just after the most recent run of '*'
@@ -87,6 +88,7 @@ bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase) {
     if (pi < p.size() && p[pi] == '*') {
       while (pi < p.size() && p[pi] == '*') ++pi;
       if (pi == p.size()) return true;  // a trailing star swallows the rest
+      if (++stars_passed > kMaxGlobStars) return false;
       star_pi = pi;
       star_si = si;
       continue;

@@ -501,8 +501,7 @@ void List::Pos(std::string_view value, int64_t rank, size_t count, size_t maxlen
                absl::FunctionRef<void(size_t)> on_match) const {
   const Encoded e(value);
   const bool forward = rank > 0;
-  // Matches to skip. Redis 7.0 negates INT64_MIN into itself, which then skips nothing.
-  uint64_t skip = rank == INT64_MIN ? 0 : static_cast<uint64_t>(forward ? rank : -rank) - 1;
+  uint64_t skip = static_cast<uint64_t>(forward ? rank : -rank) - 1;  // matches to skip
   size_t found = 0;
   size_t seen = 0;
   Iterator it = forward ? At(0) : At(-1);

@@ -110,7 +110,7 @@ class List {
   void ForRange(size_t first, size_t count, absl::FunctionRef<void(std::string_view)> fn) const;
 
   // LPOS: compares elements with value from the head (rank > 0) or the tail (rank < 0), skips
-  // the first |rank|-1 matches (INT64_MIN: none, as Redis 7.0 does), then calls on_match(index
+  // the first |rank|-1 matches (rank is never INT64_MIN), then calls on_match(index
   // from the head) for up to `count` matches (0: all); looks at no more than maxlen elements
   // (0: all).
   void Pos(std::string_view value, int64_t rank, size_t count, size_t maxlen,

@@ -1,5 +1,6 @@
 // CLIENT ID / GETNAME / SETNAME / INFO / LIST / KILL / PAUSE / UNPAUSE / REPLY / SETINFO /
-// NO-EVICT / NO-TOUCH / GETREDIR / HELP.
+// NO-EVICT / NO-TOUCH / HELP; TRACKING, CACHING, GETREDIR and TRACKINGINFO are in
+// client_tracking.cc.
 //
 // CLIENT LIST and CLIENT KILL reach every client with one hop to every thread: each thread formats
 // (or closes) its own connections, writing into its slot of a vector the calling fiber owns. A
@@ -15,7 +16,9 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/arg_parser.h"
+#include "server/blocked_client.h"
 #include "server/client_pause.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/server_state.h"
@@ -42,7 +45,10 @@ std::string ClientFlags(const ConnectionState& c) {
   if (c.monitor) f.push_back('O');
   if (c.pubsub.count() > 0) f.push_back('P');
   if (c.multi.active) f.push_back('x');
-  if (c.blocked) f.push_back('b');
+  if (c.blocked != nullptr) f.push_back('b');
+  if (c.tracking.on) f.push_back('t');
+  if (c.tracking.broken_redirect) f.push_back('R');
+  if (c.tracking.bcast) f.push_back('B');
   if (c.close_after_reply) f.push_back('c');
   if (c.killed) f.push_back('A');
   if (c.no_evict) f.push_back('e');
@@ -201,6 +207,32 @@ size_t KillClients(const KillFilter& filter, ConnContext& ctx) {
   return total;
 }
 
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends the wait of a client blocked in BLPOP & co., XREAD
+// BLOCK or WAIT, on whichever thread it lives: 1 if it was blocked, 0 otherwise.
+void ClientUnblock(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 4) return ctx.rb.Error(SubcommandSyntaxError(args));
+  bool with_error = false;
+  if (args.size() == 4) {
+    if (core::EqualsIgnoreCase(args[3], "error")) {
+      with_error = true;
+    } else if (!core::EqualsIgnoreCase(args[3], "timeout")) {
+      return ctx.rb.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  }
+  int64_t id;
+  if (!core::ParseInt64(args[2], &id)) return ctx.rb.Error(kNotIntegerErr);
+  // The client's own thread ends its wait (nothing about a client is touched elsewhere).
+  std::vector<char> unblocked(shard::shard_set->size(), 0);
+  shard::shard_set->AwaitAll([&](Shard& s) {
+    for (ConnectionState* c : ServerThreadState::current().connections()) {
+      if (int64_t(c->id) == id && c->blocked != nullptr) {
+        unblocked[s.id()] = c->blocked->Unblock(with_error);
+      }
+    }
+  });
+  ctx.rb.Integer(std::count(unblocked.begin(), unblocked.end(), 1));
+}
+
 // CLIENT KILL ip:port | CLIENT KILL <filter> <value> ... (ID, ADDR, LADDR, TYPE, USER, SKIPME,
 // MAXAGE).
 void ClientKill(ArgSlice args, ConnContext& ctx) {
@@ -319,12 +351,13 @@ void ClientOnOff(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
-void ClientGetRedir(ArgSlice, ConnContext& ctx) { ctx.rb.Integer(-1); }
-
 void ClientHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "CLIENT",
-            {"GETNAME", "    Return the name of the current connection.", "GETREDIR",
-             "    Return the client ID tracking redirects to (-1: none).", "ID",
+            {"CACHING (YES|NO)",
+             "    In OPTIN/OPTOUT tracking mode: whether the next command's keys are tracked.",
+             "GETNAME", "    Return the name of the current connection.", "GETREDIR",
+             "    Return the client ID tracking redirects to (0: none, -1: tracking is off).",
+             "ID",
              "    Return the ID of the current connection.", "INFO",
              "    Return information about the current connection.",
              "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
@@ -347,8 +380,14 @@ void ClientHelp(ArgSlice, ConnContext& ctx) {
              "    * MAXAGE <maxage>", "      Kill connections older than the specified age.",
              "PAUSE <timeout> [WRITE|ALL]",
              "    Suspend all, or just write, clients for <timeout> milliseconds.",
+             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+             "    End the wait of a blocked client, as a timeout or with an error.",
              "UNPAUSE", "    Stop the current client pause, resuming traffic.",
-             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection."});
+             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+             "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+             "         [OPTIN] [OPTOUT] [NOLOOP]",
+             "    Turn client-side caching invalidations on or off for this connection.",
+             "TRACKINGINFO", "    Show this connection's tracking settings."});
 }
 
 constexpr uint32_t kConnSub = kNoScript | kLoading | kStale;
@@ -394,11 +433,29 @@ constexpr SubCommand kClientSubs[] = {
      .handler = ClientGetRedir,
      .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
               .summary = "Returns the client ID tracking notifications are redirected to."}},
+    {.name = "tracking", .arity = -3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientTracking,
+     .docs = {.group = "connection", .since = "6.0.0",
+              .complexity = "O(1). Some options may introduce additional complexity.",
+              .summary = "Turns client-side caching invalidations on or off for the connection."}},
+    {.name = "caching", .arity = 3, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientCaching,
+     .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
+              .summary = "Says whether the next command's keys are tracked (OPTIN/OPTOUT modes)."}},
+    {.name = "trackinginfo", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
+     .handler = ClientTrackingInfo,
+     .docs = {.group = "connection", .since = "6.2.0", .complexity = "O(1)",
+              .summary = "Returns the connection's client-side caching settings."}},
     {.name = "kill", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
      .handler = ClientKill,
      .docs = {.group = "connection", .since = "2.4.0",
               .complexity = "O(N) where N is the number of client connections",
               .summary = "Terminates open connections."}},
+    {.name = "unblock", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientUnblock,
+     .docs = {.group = "connection", .since = "5.0.0",
+              .complexity = "O(log N) where N is the number of client connections",
+              .summary = "Ends another client's wait in a blocking command."}},
     {.name = "pause", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
      .handler = ClientPause,
      .docs = {.group = "connection", .since = "2.9.50", .complexity = "O(1)",

@@ -25,12 +25,16 @@ struct ScanOptions {
   bool use_pattern = false;
   std::string_view type;  // SCAN's TYPE
   bool use_type = false;
+  bool no_values = false;  // HSCAN's NOVALUES (Redis 7.4): fields only
 
   bool Matches(std::string_view s) const { return !use_pattern || core::GlobMatch(pattern, s); }
 };
 
-// Parses args[from..], TYPE only when with_type (SCAN); on error replies it and returns false.
-inline bool ParseScanOptions(ArgSlice args, size_t from, bool with_type, core::ReplyBuilder& rb,
+// What a SCAN command walks: the options TYPE and NOVALUES belong to one kind each.
+enum class ScanTarget { kKeyspace, kHash, kSetOrZSet };
+
+// Parses args[from..]; on error replies it and returns false.
+inline bool ParseScanOptions(ArgSlice args, size_t from, ScanTarget target, core::ReplyBuilder& rb,
                              ScanOptions* opts) {
   ArgParser p(args, from);
   while (p.HasNext()) {
@@ -41,9 +45,12 @@ inline bool ParseScanOptions(ArgSlice args, size_t from, bool with_type, core::R
     } else if (p.Check("MATCH", 1)) {
       opts->pattern = p.Next();
       opts->use_pattern = opts->pattern != "*";
-    } else if (with_type && p.Check("TYPE", 1)) {
+    } else if (target == ScanTarget::kKeyspace && p.Check("TYPE", 1)) {
       opts->type = p.Next();
       opts->use_type = true;
+    } else if (p.Check("NOVALUES")) {
+      if (target != ScanTarget::kHash) p.Fail("ERR NOVALUES option can only be used in HSCAN");
+      opts->no_values = true;
     } else {
       p.Fail(kSyntaxErr);
     }
@@ -66,9 +73,7 @@ inline bool ParseRandomCount(std::string_view arg, core::ReplyBuilder& rb, int64
     return false;
   }
   if (*count == INT64_MIN) {
-    rb.Error(
-        "ERR value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
+    rb.Error(kOutOfLongRangeErr);
     return false;
   }
   return true;

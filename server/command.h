@@ -49,6 +49,8 @@ struct ShardContext {
   // entries XCLAIM moved), while the AOF is on: what the journal records instead of the command
   // sent.
   shard::JournalEffect journal_effect{};
+  // CLIENT TRACKING: the client whose reads this command's key is remembered for, if any.
+  const shard::TrackedReader* reader = nullptr;
   bool journaling() const { return shard.journal().on(); }
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
@@ -130,11 +132,16 @@ struct CommandSpec {
   uint32_t flags;
   KeyRange keys;
   std::string_view acl_categories;  // space separated, without '@', e.g. "write string slow"
-  // Exactly one handler is set. Commands whose only key is args[1] use on_shard: the connection
-  // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
+  // Commands whose only key is args[1] use on_shard: the connection routes them to the owner
+  // (batched with the rest of the pipeline). Everything else uses on_conn. Exactly one handler is
+  // set, except for a command that has both and keys_found_while_running: it runs with on_shard
+  // unless that says otherwise for the command line (RunsOnShard).
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
   KeyFinder key_finder = nullptr;  // set for movablekeys commands only
+  // Set for a command that may also touch keys it finds only while it runs (SORT's BY/GET
+  // patterns): true for such a command line. A script holds every shard to run it.
+  bool (*keys_found_while_running)(ArgSlice args) = nullptr;
   JournalRewriter journal_rewrite = nullptr;  // on_shard writes only
   CommandDocs docs = {};
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands (subcommand.h), a
@@ -149,9 +156,16 @@ struct CommandSpec {
   uint32_t sub_stats_base = 0;
 };
 
+// Whether this command line runs with on_shard (else with on_conn). Every place that chooses
+// between the two asks this.
+inline bool RunsOnShard(const CommandSpec& spec, ArgSlice args) {
+  if (spec.on_shard == nullptr) return false;
+  return spec.on_conn == nullptr || !spec.keys_found_while_running(args);
+}
+
 // Runs a single-key command on its shard (the one place that does, so that what every write
 // must do afterwards happens for all of them): wakes clients blocked on the key and, when the
-// write changed a WATCHed key, fails its watchers' EXEC.
+// write changed a WATCHed or tracked key, fails its watchers' EXEC and tells its trackers.
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
 // Records a write that changed something in the journal (the AOF is on).
 void JournalShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx);
@@ -163,7 +177,14 @@ int64_t KeyDeadlineAfterWrite(std::string_view key, ShardContext& ctx);
 // false when the key has no deadline.
 bool PexpireatForm(std::string_view key, ShardContext& ctx, std::vector<std::string>* form);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
-  if (!(spec.flags & kWrite)) return spec.on_shard(args, ctx);
+  if (!(spec.flags & kWrite)) {
+    // A tracking client's read remembers its key on the shard, as it reads it (Redis'
+    // trackingRememberKeys): no write can come in between unnoticed.
+    if (ctx.reader != nullptr && (spec.flags & kReadOnly)) [[unlikely]] {
+      ctx.shard.tracking().Remember(args[1], *ctx.reader);
+    }
+    return spec.on_shard(args, ctx);
+  }
   // maxmemory (eviction.h): one relaxed load when no limit is set.
   if ((spec.flags & kDenyOom) && shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
     if (!shard::MakeRoomForWrite(ctx.shard, ctx.now_ms)) return ctx.rb.Error(shard::kOomError);
@@ -171,7 +192,7 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
   ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags
   // The journal takes what changed something, as Redis propagates what moved its dirty counter.
   const uint64_t dirty = ctx.shard.stats().dirty;
-  if (ctx.db.IsWatched(args[1])) [[unlikely]] {
+  if (ctx.db.WantsModifiedSignal(args[1])) [[unlikely]] {
     RunWatchedWrite(spec, args, ctx);
   } else {
     spec.on_shard(args, ctx);
@@ -233,12 +254,17 @@ void RegisterBlockingFamily(CommandRegistry* registry);
 void RegisterPubSubFamily(CommandRegistry* registry);
 void RegisterAuthFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
+void RegisterLolwutCommand(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
 void RegisterFunctionFamily(CommandRegistry* registry);
 
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";
 inline constexpr std::string_view kNotIntegerErr = "ERR value is not an integer or out of range";
+// Redis' getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX) without a message.
+inline constexpr std::string_view kOutOfLongRangeErr =
+    "ERR value is out of range, value must between -9223372036854775807 and "
+    "9223372036854775807";
 inline constexpr std::string_view kNotFloatErr = "ERR value is not a valid float";
 // Redis' getPositiveLongFromObjectOrReply without a message: not a number or negative.
 inline constexpr std::string_view kMustBePositiveErr =

@@ -209,6 +209,10 @@ void RegisterConfigParams(ConfigRegistry& r) {
       "latency-monitor-threshold", "latency_monitor_threshold", 0, INT64_MAX,
       [] { return LatencyMonitorThreshold(); }, [](int64_t v) { SetLatencyMonitorThreshold(v); }));
 
+  r.Add(MutableInt(
+      "tracking-table-max-keys", "", 0, INT64_MAX,
+      [] { return int64_t(shard::TrackingTableMaxKeys()); },
+      [](int64_t v) { shard::SetTrackingTableMaxKeys(size_t(v)); }));
   // Redis 7 renamed lua-time-limit; both names work.
   r.Add(MutableInt(
       "busy-reply-threshold", "busy_reply_threshold", 0, INT64_MAX,

@@ -14,6 +14,7 @@
 #include "server/auth.h"
 #include "server/client_buffers.h"
 #include "server/client_pause.h"
+#include "server/client_tracking.h"
 #include "server/command_stats.h"
 #include "server/http_connection.h"
 #include "server/monitor.h"
@@ -132,6 +133,7 @@ void Connection::Run() {
   // Nothing of this client may stay registered with its thread or the shards.
   closing_ = true;
   UnsubscribeAll(state_);
+  if (state_.tracking.on) DisableTracking(state_);
   StopMonitoring(state_);
   // The buffer of a send in flight must outlive it, and the fd must stay open until it ends;
   // the same for the receive.
@@ -324,6 +326,7 @@ bool Connection::ProcessInput() {
     } else {
       Dispatch(p, now_ms);
     }
+    if (state_.tracking.caching) [[unlikely]] EndCachingAnswer(state_, p.spec);
     if (feed_monitors_) [[unlikely]] {
       feed_monitors_ = false;
       FeedMonitors(state_, ArgSlice(args_.data() + p.begin, p.count));
@@ -432,7 +435,8 @@ void Connection::PlanBatch() {
     }
     p.spec = prev_spec;
     p.arity_ok = p.spec != nullptr && ArityOk(*p.spec, args.size());
-    if (p.arity_ok && p.spec->on_shard != nullptr) {
+    p.on_shard = p.arity_ok && RunsOnShard(*p.spec, args);
+    if (p.on_shard) {
       p.hash = core::HashBytes(args[1]);
       p.shard = shard::shard_set->ShardOf(args[1], p.hash);
       local_keys += p.shard == self;
@@ -444,10 +448,10 @@ void Connection::PlanBatch() {
   // only makes a prefetch useless, never wrong.
   shard::Db& db = shard::Shard::current()->db(state_.db);
   for (const Parsed& p : parsed_) {
-    if (p.arity_ok && p.spec->on_shard != nullptr && p.shard == self) db.Prefetch(p.hash);
+    if (p.on_shard && p.shard == self) db.Prefetch(p.hash);
   }
   for (const Parsed& p : parsed_) {
-    if (p.arity_ok && p.spec->on_shard != nullptr && p.shard == self) db.PrefetchSlots(p.hash);
+    if (p.on_shard && p.shard == self) db.PrefetchSlots(p.hash);
   }
 }
 
@@ -550,7 +554,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   feed_monitors_ = MonitorsActive();
 
-  if (spec->on_shard != nullptr) {
+  if (cmd.on_shard) {
     // Redis' order: once a command waits for another shard, the ones after it wait for it.
     if (cmd.shard != proactor_->index() || !(runs_.empty() || relaxed_order_)) {
       return Enqueue(cmd, now_ms);
@@ -567,6 +571,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     rb_.set_output(target);
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
+    ctx.reader = TrackingReaderOf(state_);
+    shard::CurrentCommandClient() = {state_.id, nullptr};  // inline: nothing runs in between
     const uint64_t start = clock_tick_;
     RunShardCommand(*spec, args, ctx);
     RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(*target, reply_at), args,
@@ -583,6 +589,10 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   ConnContext ctx{state_, rb_};
   const size_t reply_at = out_.size();
   const uint64_t start = clock_tick_;
+  // The Transactions the handler makes run as this client and, for a read-only command of a
+  // tracking client, remember their keys (set here: another fiber may have changed it).
+  shard::CurrentCommandClient() = {
+      state_.id, (flags & kReadOnly) && !(flags & kScript) ? TrackingReaderOf(state_) : nullptr};
   if (write) {
     // The Transactions the handler runs journal the command (Transaction::SendJournalPayload).
     shard::JournalCommand journal{state_.db, args, nullptr};
@@ -591,6 +601,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   } else {
     spec->on_conn(args, ctx);
   }
+  shard::CurrentCommandClient() = {};
   RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start, IsErrorReply(out_, reply_at),
              args, state_);
 }
@@ -611,8 +622,8 @@ void Connection::Enqueue(const Parsed& cmd, int64_t now_ms) {
   if (used_slots_ == slots_.size()) slots_.emplace_back();
   const uint32_t slot = used_slots_++;
   slots_[slot].clear();
-  queued_.push_back(
-      {cmd.spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3, cmd.hash, clock_tick_});
+  queued_.push_back({cmd.spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3,
+                     TrackingReaderOf(state_) != nullptr, cmd.hash, clock_tick_});
   queued_now_ms_ = now_ms;
   runs_.Add(cmd.shard);
 }
@@ -650,6 +661,7 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
   }
   core::ReplyBuilder rb;
   shard::TxQueue& txq = shard.tx_queue();
+  shard::CommandClientScope as_client({state_.id, nullptr});
   // The client's output limit bounds the replies of a run too: once they pass what is left of it,
   // the client is going to be closed (FlushQueued), and, as Redis stops executing a client
   // scheduled to be closed, the rest are skipped rather than buffered.
@@ -667,6 +679,7 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
     rb.set_output(&slots_[item.slot]);
     rb.set_resp3(item.resp3);
     ShardContext ctx{shard, shard.db(item.db), rb, queued_now_ms_, item.hash};
+    if (item.tracked) [[unlikely]] ctx.reader = &state_.tracking.reader;
     RunShardCommand(*item.spec, args, ctx);
     produced += slots_[item.slot].size();
     if (produced > slot_budget_) [[unlikely]] {
@@ -683,7 +696,9 @@ void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
   std::vector<std::string_view> keys;
   keys.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) keys.push_back(args_[queued_[i].args_begin + 1]);
+  shard::CurrentCommandClient() = {state_.id, nullptr};  // the transaction takes it
   shard::Transaction tx(queued_[begin].db, keys, shard::Transaction::kWrite);
+  shard::CurrentCommandClient() = {};
   DCHECK(tx.shards().size() == 1 && tx.shards()[0] == sid);
   tx.Run(
       [&](shard::TxShard& t) {
@@ -693,6 +708,7 @@ void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
           rb.set_output(&slots_[item.slot]);
           rb.set_resp3(item.resp3);
           ShardContext ctx{t.shard, t.db, rb, t.now_ms, item.hash};
+          if (item.tracked) [[unlikely]] ctx.reader = &state_.tracking.reader;
           RunShardCommand(*item.spec, ArgSlice(args_.data() + item.args_begin, item.args_count),
                           ctx);
         }

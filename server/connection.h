@@ -56,6 +56,7 @@ class Connection final : public PushSink,
     uint32_t slot;  // into slots_
     int db;
     bool resp3;
+    bool tracked;         // its key is remembered for the client's tracking (TrackingReaderOf)
     uint64_t hash;        // of args[1]
     uint64_t start_tick;  // the clock (Tick()) when it was dispatched, for its statistics
   };
@@ -64,6 +65,7 @@ class Connection final : public PushSink,
     uint32_t begin, count;    // the command's args in args_
     const CommandSpec* spec;  // null: unknown command
     bool arity_ok;
+    bool on_shard;   // arity_ok and RunsOnShard
     unsigned shard;  // owner of args[1], for on_shard commands
     uint64_t hash;   // core::HashBytes(args[1]), for on_shard commands
   };

@@ -12,10 +12,12 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "server/client_buffers.h"
+#include "shard/tracking_table.h"
 #include "shard/watch_table.h"
 
 namespace shardis::server {
 
+class BlockedClient;
 struct CommandSpec;
 
 // The memory a connection holds for its client, in CLIENT LIST's fields (Connection::Buffers says
@@ -54,6 +56,18 @@ struct PubSubState {
   size_t count() const { return channels.size() + patterns.size(); }
 };
 
+// CLIENT TRACKING (client_tracking.h): client-side caching.
+struct TrackingState {
+  bool on = false;
+  bool bcast = false, optin = false, optout = false, noloop = false;
+  bool caching = false;          // CLIENT CACHING yes (OPTIN) or no (OPTOUT), for the next command
+  bool broken_redirect = false;  // the redirect client went away
+  uint64_t redirect = 0;         // the client id invalidations go to; 0: this client
+  unsigned redirect_thread = 0;  // where that client lives
+  std::vector<std::string> prefixes;  // BCAST
+  shard::TrackedReader reader;        // this client, as the shards remember it
+};
+
 // MULTI: the commands queued for EXEC (copies: the input buffer is reused meanwhile).
 struct MultiState {
   struct Queued {
@@ -85,7 +99,8 @@ struct ConnectionState {
   bool authenticated = true;  // false until AUTH while the default user has a password
   bool monitor = false;       // MONITOR (monitor.cc)
   bool killed = false;        // CLIENT KILL: the connection is closing
-  bool blocked = false;       // waiting in a blocking command (CLIENT LIST flag b)
+  // The blocking command it waits in now, if any (CLIENT LIST flag b, CLIENT UNBLOCK).
+  BlockedClient* blocked = nullptr;
   bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH
@@ -103,6 +118,7 @@ struct ConnectionState {
   std::vector<std::pair<int, std::string>> watched;
 
   PubSubState pubsub;
+  TrackingState tracking;
   PushSink* push = nullptr;  // the connection itself
 };
 

@@ -223,7 +223,7 @@ void CmdScan(ArgSlice args, ConnContext& ctx) {
   uint64_t cursor;
   if (!core::ParseScanCursor(args[1], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
   ScanOptions opts;
-  if (!ParseScanOptions(args, 2, /*with_type=*/true, ctx.rb, &opts)) return;
+  if (!ParseScanOptions(args, 2, ScanTarget::kKeyspace, ctx.rb, &opts)) return;
   const unsigned nshards = shard::shard_set->size();
   uint64_t sid = cursor >> kScanShardShift;
   uint64_t table_cursor = cursor & ((uint64_t{1} << kScanShardShift) - 1);

@@ -274,7 +274,7 @@ void CmdHRandField(ArgSlice args, ShardContext& ctx) {
   }
 }
 
-// HSCAN key cursor [MATCH pattern] [COUNT count]
+// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void CmdHScan(ArgSlice args, ShardContext& ctx) {
   uint64_t cursor;
   if (!core::ParseScanCursor(args[2], &cursor)) return ctx.rb.Error(kInvalidCursorErr);
@@ -283,7 +283,7 @@ void CmdHScan(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
   ScanOptions opts;
-  if (!ParseScanOptions(args, 3, /*with_type=*/false, ctx.rb, &opts)) return;
+  if (!ParseScanOptions(args, 3, ScanTarget::kHash, ctx.rb, &opts)) return;
   std::vector<std::pair<std::string_view, std::string_view>> found;
   // Views into the hash: nothing changes it before the reply is written.
   HashRef h(it.value());
@@ -292,10 +292,10 @@ void CmdHScan(ArgSlice args, ShardContext& ctx) {
   });
   ctx.rb.ArrayHeader(2);
   ctx.rb.Bulk(std::to_string(cursor));
-  ctx.rb.ArrayHeader(found.size() * 2);
+  ctx.rb.ArrayHeader(found.size() * (opts.no_values ? 1 : 2));
   for (const auto& [f, v] : found) {
     ctx.rb.Bulk(f);
-    ctx.rb.Bulk(v);
+    if (!opts.no_values) ctx.rb.Bulk(v);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "io/proactor.h"
 #include "server/admission.h"
 #include "server/aof.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/latency_tracking.h"
@@ -175,8 +176,8 @@ std::string BuildInfo(unsigned sections) {
     field("client_recent_max_input_buffer", total.recent_peaks.input);
     field("client_recent_max_output_buffer", total.recent_peaks.output);
     field("blocked_clients", total.stats.blocked_clients);
-    field("tracking_clients", 0);
-    field("clients_in_timeout_table", 0);
+    field("tracking_clients", TrackingClients());
+    field("clients_in_timeout_table", total.stats.clients_in_timeout_table);
   }
   if (sections & kSecMemory) {
     // used_memory is exact: the bytes of the shards' values (each shard counts its own heap),
@@ -321,9 +322,9 @@ std::string BuildInfo(unsigned sections) {
     field("active_defrag_key_misses", 0);
     field("total_active_defrag_time", 0);
     field("current_active_defrag_time", 0);
-    field("tracking_total_keys", 0);
-    field("tracking_total_items", 0);
-    field("tracking_total_prefixes", 0);
+    field("tracking_total_keys", shard::TrackedKeysTotal());
+    field("tracking_total_items", shard::TrackedItemsTotal());
+    field("tracking_total_prefixes", shard::TrackedPrefixesTotal());
     field("unexpected_error_replies", 0);
     field("total_error_replies", cmds.total_error_replies);
     field("dump_payload_sanitizations", 0);

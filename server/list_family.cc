@@ -186,6 +186,8 @@ void CmdLPos(ArgSlice args, ShardContext& ctx) {
   while (p.HasNext()) {
     if (p.Check("RANK", 1)) {
       rank = p.Next<int64_t>();
+      // Redis 7.2 refuses LONG_MIN, whose negation would overflow.
+      if (p.ok() && rank == INT64_MIN) p.Fail(kOutOfLongRangeErr);
       if (p.ok() && rank == 0) p.Fail(kRankZeroErr);
     } else if (p.Check("COUNT", 1)) {
       count = p.NextInRange(0, INT64_MAX, "ERR COUNT can't be negative");
@@ -201,9 +203,7 @@ void CmdLPos(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   std::vector<size_t> matches;
   if (Db::Found(it)) {
-    // Redis 7.0 computes "matches - rank + 1 >= count" to stop, which overflows for
-    // RANK -9223372036854775808: then COUNT never stops it (every match is returned).
-    const size_t limit = count < 0 ? 1 : rank == INT64_MIN ? 0 : static_cast<size_t>(count);
+    const size_t limit = count < 0 ? 1 : static_cast<size_t>(count);
     ListOf(it)->Pos(args[2], rank, limit, static_cast<size_t>(maxlen),
                     [&](size_t i) { matches.push_back(i); });
   }

@@ -22,6 +22,7 @@
 #include "io/proactor_pool.h"
 #include "server/command.h"
 #include "server/client_buffers.h"
+#include "server/client_tracking.h"
 #include "server/instantaneous_metrics.h"
 #include "server/listener.h"
 #include "server/config_registry.h"
@@ -193,6 +194,7 @@ int Main(int argc, char** argv) {
   info.config_file = config.config_file;
 
   RegisterAllFamilies(&Registry());
+  InstallTrackingDelivery();
 
   const unsigned ports = 1 + (FLAGS_memcached_port > 0) + (FLAGS_admin_port > 0);
   if (absl::Status status = AdjustOpenFilesLimit(ReservedFds(threads, ports)); !status.ok()) {

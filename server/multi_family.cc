@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "server/client_tracking.h"
 #include "server/command_stats.h"
 #include "server/key_lookup.h"
 #include "shard/shard_set.h"
@@ -76,7 +77,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
     const size_t reply_at = ctx.rb.output()->size();
     const uint64_t start = CommandClockNow();
-    if (q.spec->on_shard != nullptr) {
+    if (RunsOnShard(*q.spec, args)) {
       const uint64_t hash = core::HashBytes(args[1]);
       const unsigned sid = shard::shard_set->ShardOf(args[1], hash);
       reply.clear();
@@ -88,6 +89,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
         rb.set_resp3(resp3);
         ShardContext sctx{t.shard, t.shard.db(db_index), rb, t.now_ms, hash};
         sctx.journal_unit = unit;
+        sctx.reader = TrackingReaderOf(conn);  // the connection waits for the EXEC meanwhile
         RunShardCommand(*q.spec, args, sctx);
       });
       ctx.rb.output()->append(reply);
@@ -96,7 +98,10 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
       const int db_index = conn.db;
       shard::JournalEffect& effect = shard::CurrentJournalCommand()->effect;
       effect.Clear();
+      shard::CurrentCommandClient() = {
+          conn.id, (q.spec->flags & kReadOnly) ? TrackingReaderOf(conn) : nullptr};
       q.spec->on_conn(args, ctx);
+      shard::CurrentCommandClient() = {};
       if (journal_on && effect.set()) {
         unit->Add(db_index, effect.commands());
       } else if (journal_on && tx.dirty_count() != dirty) {
@@ -121,8 +126,10 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   // The keys to hold: those of single-key commands, unless some command needs the whole keyspace.
   bool global = false;
   std::vector<std::string_view> keys;
+  std::vector<std::string_view> args;
   for (const MultiState::Queued& q : conn.multi.queue) {
-    if (q.spec->on_shard != nullptr) {
+    args.assign(q.args.begin(), q.args.end());
+    if (RunsOnShard(*q.spec, args)) {
       keys.push_back(q.args[1]);
     } else if (IsDataCommand(q) || core::EqualsIgnoreCase(q.spec->name, "select")) {
       global = true;
@@ -134,6 +141,7 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   shard::JournalUnit unit;
   shard::JournalCommand journal{db_index, {}, &unit};
   shard::JournalCommandScope journal_scope(&journal);
+  shard::CurrentCommandClient() = {conn.id, nullptr};  // the EXEC's writes are the client's
   std::optional<shard::Transaction> tx;
   if (global) {
     tx.emplace(db_index, shard::Transaction::AllShards{}, shard::Transaction::kWrite);

@@ -168,7 +168,7 @@ void PubSubNumSub(ArgSlice args, ConnContext& ctx) {
       if (it != channels.end()) counts[s.id()][i] = int64_t(it->second.size());
     }
   });
-  ctx.rb.MapHeader(n);
+  ctx.rb.ArrayHeader(n * 2);  // flat even in RESP3, as Redis replies it (not a map)
   for (size_t i = 0; i < n; ++i) {
     int64_t total = 0;
     for (const auto& per_thread : counts) total += per_thread[i];

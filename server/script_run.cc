@@ -1,5 +1,7 @@
 #include "server/script_run.h"
 
+#include "server/client_tracking.h"
+
 #include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 
@@ -250,9 +252,10 @@ bool ScriptRun::IsHeld(std::string_view key) {
 
 bool ScriptRun::Covered(const CommandSpec& spec, uint32_t flags,
                         std::span<const std::string_view> args, std::vector<int>* positions) {
-  // Keys a key finder cannot parse, a keyless command that reads or writes data (DBSIZE, KEYS,
-  // FLUSHDB, ...) and another database need every shard.
+  // Keys a key finder cannot parse, keys found only while the command runs, a keyless command
+  // that reads or writes data (DBSIZE, KEYS, FLUSHDB, ...) and another database need every shard.
   if (!CommandKeyPositions(spec, args, positions) ||
+      (spec.keys_found_while_running != nullptr && spec.keys_found_while_running(args)) ||
       (positions->empty() && (flags & (kWrite | kReadOnly))) ||
       (!positions->empty() && db_ != tx_.db_index())) {
     needs_every_shard_ = true;
@@ -292,7 +295,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     std::vector<int>& positions = positions_;
     positions.clear();
     if (!Covered(*spec, flags, args, &positions)) return CallResult::kAbort;
-    if (write && spec->on_shard == nullptr) {
+    if (write && !RunsOnShard(*spec, args)) {
       // A multi-key write: save every key it may change first, each on its shard.
       bool too_large = false;
       for (int i : positions) {
@@ -305,7 +308,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     }
   }
   const uint64_t start = CommandClockNow();
-  if (spec->on_shard != nullptr) {
+  if (RunsOnShard(*spec, args)) {
     bool too_large = false;
     RunOnShard(*spec, args, write, options.resp3, options.propagate, reply, &too_large);
     if (too_large) return CallResult::kAbort;
@@ -333,6 +336,8 @@ void ScriptRun::RunOnShard(const CommandSpec& spec, std::span<const std::string_
     rb.set_resp3(resp3);
     ShardContext sctx{t.shard, t.shard.db(db_), rb, t.now_ms, hash};
     sctx.journal_unit = unit;
+    // The caller waits for the script meanwhile: its tracking state holds still.
+    sctx.reader = TrackingReaderOf(caller_);
     RunShardCommand(spec, args, sctx);
   });
 }
@@ -352,7 +357,12 @@ void ScriptRun::RunInConnection(const CommandSpec& spec, std::span<const std::st
   effect.Clear();
   const uint64_t dirty = tx_.dirty_count();
   const int db = db_;
+  // The handler's transactions run as the caller, and a read remembers its keys for the caller's
+  // tracking, as Redis tracks the keys a script's read-only commands read.
+  shard::CurrentCommandClient() = {
+      caller_.id, (spec.flags & kReadOnly) ? TrackingReaderOf(caller_) : nullptr};
   spec.on_conn(args, ctx);
+  shard::CurrentCommandClient() = {};
   shard::JournalUnit* unit = propagate ? unit_ : &discarded_;
   if (effect.set()) {
     unit->Add(db, effect.commands());
@@ -500,6 +510,9 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
     shard::JournalCommand journal{conn.db, args, &unit};
     shard::JournalCommandScope journal_scope(&journal);
     const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
+    // The run's writes are the caller's (NOLOOP tracking); set here, as this fiber may be a
+    // worker on another thread.
+    shard::CurrentCommandClient() = {conn.id, nullptr};
     std::optional<shard::Transaction> tx;
     if (mode == ScriptRun::Mode::kGlobal) {
       tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);

@@ -5,6 +5,7 @@
 // calling fiber owns, then the fiber merges the slots.
 #include <sys/time.h>
 
+#include <algorithm>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/arg_parser.h"
+#include "server/blocked_client.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/persistence_config.h"
@@ -68,6 +71,8 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
           t.shard.blocking().NoteDbReady(ctx.conn.db);
         }
         // Blocked clients get a look: an XREADGROUP waiter fails once its stream is gone.
+        // Tracking clients hear that every key changed (Redis does so for FLUSHDB too).
+        InvalidateTrackingOnFlush(t.shard);
       },
       /*conclude=*/true);
   if (kAll) {
@@ -182,11 +187,21 @@ void DebugSleep(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
+// DEBUG ERROR message: the message as an error reply, no "ERR" added, so clients can simulate
+// LOADING, READONLY, OOM... Line breaks become spaces, as in Redis.
+void DebugError(ArgSlice args, ConnContext& ctx) {
+  std::string msg(args[2]);
+  std::replace(msg.begin(), msg.end(), '\r', ' ');
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  ctx.rb.Error(msg);
+}
+
 void DebugHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "DEBUG",
             {"POPULATE <count> [<prefix>] [<size>]",
              "    Create <count> string keys named <prefix>:<num> ('key' by default) holding",
-             "    value:<num>, cut or zero-padded to <size> bytes when given.", "SLEEP <seconds>",
+             "    value:<num>, cut or zero-padded to <size> bytes when given.", "ERROR <string>",
+             "    Return a Redis protocol error with <string> as message.", "SLEEP <seconds>",
              "    Sleep this connection for <seconds>. Decimals allowed."});
 }
 
@@ -196,6 +211,7 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
     return DebugPopulate(args, ctx);
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "error") && args.size() == 3) return DebugError(args, ctx);
   if (core::EqualsIgnoreCase(sub, "reload")) return DebugReload(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
   ctx.rb.Error(SubcommandSyntaxError(args));
@@ -204,8 +220,17 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
 // ------------------------------------------------------------------------------------------------
 // WAIT, TIME
 
+// A client in WAIT: no key serves it; its timeout, a hang-up or CLIENT UNBLOCK end the wait.
+class ReplicaAckWaiter final : public BlockedClient {
+ public:
+  explicit ReplicaAckWaiter(ConnContext& ctx) : BlockedClient(ctx, {}) {}
+  Offer TryServe(shard::Shard&, shard::Db&, std::string_view) override { return Offer::kGone; }
+};
+
 // WAIT numreplicas timeout: there are no replicas, so the answer is 0 - after the timeout when
-// replicas were asked for, as Redis does (a timeout of 0, "forever", answers at once).
+// replicas were asked for, as Redis does (a timeout of 0, "forever", answers at once). The wait
+// is a blocked client's (INFO blocked_clients, CLIENT UNBLOCK); inside MULTI or a script it does
+// not wait, as in Redis.
 void CmdWait(ArgSlice args, ConnContext& ctx) {
   int64_t replicas, timeout_ms;
   if (!core::ParseInt64(args[1], &replicas)) return ctx.rb.Error(kNotIntegerErr);
@@ -213,8 +238,10 @@ void CmdWait(ArgSlice args, ConnContext& ctx) {
     return ctx.rb.Error("ERR timeout is not an integer or out of range");
   }
   if (timeout_ms < 0) return ctx.rb.Error("ERR timeout is negative");
-  if (replicas > 0 && timeout_ms > 0) {
-    io::Proactor::current()->SleepFor(std::chrono::milliseconds(timeout_ms));
+  if (replicas > 0 && timeout_ms > 0 && ctx.conn.may_block()) {
+    ReplicaAckWaiter waiter(ctx);
+    waiter.Wait(shard::NowMs() + timeout_ms);
+    if (waiter.ReplyIfUnblockedWithError(ctx.rb)) return;
   }
   ctx.rb.Integer(0);
 }

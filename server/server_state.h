@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
 #include "server/connection_state.h"
@@ -41,6 +42,7 @@ struct ThreadStats {
   uint64_t protocol_errors = 0;
   uint64_t unknown_commands = 0;  // errors replied for commands not in the table
   int64_t blocked_clients = 0;    // clients waiting in BLPOP & co. now (a gauge)
+  int64_t clients_in_timeout_table = 0;  // those of them with a timeout (a gauge)
   // Clients closed by client-query-buffer-limit and client-output-buffer-limit (Redis 7.2).
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
@@ -53,12 +55,24 @@ class ServerThreadState {
   ThreadStats& stats() { return stats_; }
   // The clients connected to this thread; a ConnectionState is registered while its fiber runs.
   const absl::flat_hash_set<ConnectionState*>& connections() const { return connections_; }
-  void AddConnection(ConnectionState* c) { connections_.insert(c); }
-  void RemoveConnection(ConnectionState* c) { connections_.erase(c); }
+  void AddConnection(ConnectionState* c) {
+    connections_.insert(c);
+    by_id_[c->id] = c;
+  }
+  void RemoveConnection(ConnectionState* c) {
+    connections_.erase(c);
+    by_id_.erase(c->id);
+  }
+  // The client with this id if it lives on this thread, else nullptr.
+  ConnectionState* FindConnection(uint64_t id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
 
  private:
   ThreadStats stats_;
   absl::flat_hash_set<ConnectionState*> connections_;
+  absl::flat_hash_map<uint64_t, ConnectionState*> by_id_;
 };
 
 // A unique, increasing client id (CLIENT ID). Called once per accepted connection, not per request.

@@ -206,7 +206,7 @@ void CmdSScan(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
   ScanOptions opts;
-  if (!ParseScanOptions(args, 3, /*with_type=*/false, ctx.rb, &opts)) return;
+  if (!ParseScanOptions(args, 3, ScanTarget::kSetOrZSet, ctx.rb, &opts)) return;
   // Copies: an intset's members are formatted into a scratch buffer.
   std::vector<std::string> found;
   cursor = SetRef(it.value()).Scan(cursor, opts.count, [&](std::string_view m) {

@@ -374,6 +374,11 @@ void CmdXSetId(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return ctx.rb.Error("ERR no such key");
   Stream* s = StreamOf(it);
+  // Redis 7.2: an ID at or below a deleted one could be added again.
+  if (id < s->max_deleted_entry_id()) {
+    return ctx.rb.Error(
+        "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id");
+  }
   if (s->length() > 0) {
     if (id < s->last_valid_id()) {
       return ctx.rb.Error(
@@ -1178,7 +1183,7 @@ class StreamWaiter final : public BlockedClient {
     Unregister();
     if (served) {
       ctx_.rb.output()->append(reply_);
-    } else {
+    } else if (!ReplyIfUnblockedWithError(ctx_.rb)) {
       ctx_.rb.NullArray();
     }
   }
@@ -1223,9 +1228,10 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
       streams_arg = p.pos();
       streams_count = p.Remaining();
       if (streams_count % 2 != 0) {
-        return ctx.rb.Error(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
-            "specified.");
+        // Redis 7.2 names the command and its "newest" ID.
+        return ctx.rb.Error(core::Concat("ERR Unbalanced '", kGroup ? "xreadgroup" : "xread",
+                                         "' list of streams: for each stream key an ID or '",
+                                         kGroup ? ">" : "$", "' must be specified."));
       }
       streams_count /= 2;
       break;
@@ -1279,14 +1285,21 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
       return ctx.rb.Error(core::Concat("NOGROUP No such key '", keys[i], "' or consumer group '",
                                        ra.group, "' in XREADGROUP with GROUP option"));
     }
+    if (kGroup && (id_arg == "$" || id_arg == "+")) {
+      return ctx.rb.Error(core::Concat(
+          "ERR The ", id_arg,
+          " ID is meaningless in the context of XREADGROUP: you want to read "
+          "the history of this consumer by specifying a proper ID, or use the > ID to get new "
+          "messages. The ",
+          id_arg, " ID would just return an empty result set."));
+    }
     if (id_arg == "$") {
-      if (kGroup) {
-        return ctx.rb.Error(
-            "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "
-            "history of this consumer by specifying a proper ID, or use the > ID to get new "
-            "messages. The $ ID would just return an empty result set.");
-      }
       ids[i] = last_ids[i];
+    } else if (id_arg == "+") {  // Redis 7.4: the last entry, i.e. after the ID before it
+      ids[i] = last_ids[i];
+      if (state[i] == 1 && !ids[i].Decr()) {
+        return ctx.rb.Error("ERR the stream last element ID is 0-0");
+      }
     } else if (id_arg == ">") {
       if (!kGroup) {
         return ctx.rb.Error(

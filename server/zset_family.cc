@@ -209,16 +209,24 @@ void CmdZMScore(ArgSlice args, ShardContext& ctx) {
   }
 }
 
-// ZRANK/ZREVRANK key member (Redis 7.0: no WITHSCORE; the arity rejects it).
+// ZRANK/ZREVRANK key member [WITHSCORE] (Redis 7.2's zrankGenericCommand).
 template <bool kReverse>
 void CmdZRank(ArgSlice args, ShardContext& ctx) {
+  if (args.size() > 4) return ctx.rb.Error(WrongArgsError(args[0]));
+  const bool withscore = args.size() == 4;
+  if (withscore && !core::EqualsIgnoreCase(args[3], "withscore")) {
+    return ctx.rb.Error(kSyntaxErr);
+  }
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kZSet, kForRead, &wrong_type);
   if (wrong_type) return;
-  if (!Db::Found(it)) return ctx.rb.Null();
-  const int64_t rank = AsZSet(it)->Rank(args[2], kReverse);
-  if (rank < 0) return ctx.rb.Null();
+  double score = 0;
+  const int64_t rank = Db::Found(it) ? AsZSet(it)->Rank(args[2], kReverse, &score) : -1;
+  if (rank < 0) return withscore ? ctx.rb.NullArray() : ctx.rb.Null();
+  if (!withscore) return ctx.rb.Integer(rank);
+  ctx.rb.ArrayHeader(2);
   ctx.rb.Integer(rank);
+  ctx.rb.Double(score);
 }
 
 void CmdZCount(ArgSlice args, ShardContext& ctx) {
@@ -487,9 +495,7 @@ void CmdZRandMember(ArgSlice args, ShardContext& ctx) {
   if (args.size() >= 3) {
     if (!core::ParseInt64(args[2], &l)) return ctx.rb.Error(kNotIntegerErr);
     if (l == std::numeric_limits<int64_t>::min()) {
-      return ctx.rb.Error(
-          "ERR value is out of range, value must between -9223372036854775807 and "
-          "9223372036854775807");
+      return ctx.rb.Error(kOutOfLongRangeErr);
     }
     if (args.size() > 4 || (args.size() == 4 && !core::EqualsIgnoreCase(args[3], "withscores"))) {
       return ctx.rb.Error(kSyntaxErr);
@@ -576,7 +582,7 @@ void CmdZScan(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return ReplyEmptyScan(ctx.rb);
   ScanOptions opts;
-  if (!ParseScanOptions(args, 3, /*with_type=*/false, ctx.rb, &opts)) return;
+  if (!ParseScanOptions(args, 3, ScanTarget::kSetOrZSet, ctx.rb, &opts)) return;
   std::vector<ViewEntry> found;
   const uint64_t next = AsZSet(it)->Scan(cursor, opts.count, [&](std::string_view m, double s) {
     if (opts.Matches(m)) found.emplace_back(m, s);
@@ -871,12 +877,12 @@ void RegisterZSetFamily(CommandRegistry* r) {
                         .complexity = "O(N) where N is the number of members being requested.",
                         .summary = "Returns the scores of several members of a sorted set.",
                         .key_flags = "RO access"}});
-  r->Register({.name = "zrank", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+  r->Register({.name = "zrank", .arity = -3, .flags = kR | kF, .keys = kOneKey,
                .acl_categories = "read sortedset fast", .on_shard = CmdZRank<false>,
                .docs = {.group = "sorted-set", .since = "2.0.0", .complexity = "O(log(N))",
                         .summary = "Returns the rank of a member of a sorted set, lowest score "
                                    "first.", .key_flags = "RO access"}});
-  r->Register({.name = "zrevrank", .arity = 3, .flags = kR | kF, .keys = kOneKey,
+  r->Register({.name = "zrevrank", .arity = -3, .flags = kR | kF, .keys = kOneKey,
                .acl_categories = "read sortedset fast", .on_shard = CmdZRank<true>,
                .docs = {.group = "sorted-set", .since = "2.0.0", .complexity = "O(log(N))",
                         .summary = "Returns the rank of a member of a sorted set, highest score "

@@ -32,7 +32,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     ExpireTable::Iterator e = expire_.Find(hash, key);
     if (e.value() <= now_ms) {
       // Expired: it is a new key now.
-      NoteModified(key);
+      NoteModified(key, /*writer=*/0);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
       it.value().Reset();
@@ -76,7 +76,7 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
 }
 
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
-  NoteModified(key);
+  NoteModified(key, /*writer=*/0);
   // Redis propagates an expiry as DEL: a replay (whose loader keeps keys whose deadline passed,
   // as Redis' does) must not see the key after this point.
   JournalDel(key);
@@ -199,7 +199,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       BeforeChange(hash);
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
-      NoteModified(key);
+      NoteModified(key, /*writer=*/0);  // active expiry: no client did it
       JournalDel(key);
       deadline_sum_ -= e.value();
       if (Found(it)) prime_.Erase(it);

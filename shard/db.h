@@ -16,6 +16,7 @@
 #include "core/dash_table.h"
 #include "shard/blocking.h"
 #include "shard/journal.h"
+#include "shard/tracking_table.h"
 #include "shard/watch_table.h"
 
 namespace shardis::shard {
@@ -138,11 +139,13 @@ class Db {
   // The WATCHed keys of this database (see watch_table.h). Writes touch them: command handlers
   // through the connection's dispatch, expiry and Clear here.
   WatchTable& watches() { return watches_; }
-  // A write changed key (Redis' signalModifiedKey): its watchers' EXEC will fail. Every command
-  // that modifies a key calls it (single-key commands through RunShardCommand); expiry and Clear
-  // call it here.
-  void NoteModified(std::string_view key) {
+  // A write changed key (Redis' signalModifiedKey): its watchers' EXEC will fail, and clients
+  // that track it hear of it. Every command that modifies a key calls it (single-key commands
+  // through RunShardCommand); expiry and Clear call it here. `writer`: the client whose command
+  // it was (NOLOOP tracking), 0 when no command did it (expiry, eviction).
+  void NoteModified(std::string_view key, uint64_t writer = CurrentCommandClient().id) {
     if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
+    if (tracking_->active()) [[unlikely]] tracking_->Invalidate(key, writer);
     if (!mc_meta_.empty()) [[unlikely]] DropMcMetaSlow(key, core::HashBytes(key));
     NoteReady(key);
   }
@@ -158,14 +161,19 @@ class Db {
       journal_->AppendCommand(index_, args);
     }
   }
-  bool IsWatched(std::string_view key) const {
-    return !watches_.empty() && watches_.Contains(key);
+  // Whether a write to key must find out if it changed the key, to call NoteModified: the key is
+  // WATCHed, or clients track keys on this shard.
+  bool WantsModifiedSignal(std::string_view key) const {
+    return (!watches_.empty() && watches_.Contains(key)) || tracking_->active();
   }
-  // Set once by the Shard: this database's index, the shard's blocked clients and its journal.
-  void Attach(int index, BlockingRegistry* blocking, ShardJournal* journal) {
+  // Set once by the Shard: this database's index, the shard's blocked clients, its journal and
+  // its tracking table.
+  void Attach(int index, BlockingRegistry* blocking, ShardJournal* journal,
+              TrackingTable* tracking) {
     index_ = index;
     blocking_ = blocking;
     journal_ = journal;
+    tracking_ = tracking;
   }
   int index() const { return index_; }
 
@@ -254,6 +262,8 @@ class Db {
   ShardJournal* journal_ = nullptr;
   BlockingRegistry* blocking_ = &no_blocking_;
   static inline BlockingRegistry no_blocking_;  // until Attach (tests use a bare Db)
+  TrackingTable* tracking_ = &no_tracking_;
+  static inline TrackingTable no_tracking_;
 };
 
 template <typename Fn>

@@ -90,7 +90,7 @@ bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
     // A key a transaction holds stays: the transaction counts on it between its hops.
     if (s.tx_queue().any_locks() && s.tx_queue().Conflicts(index, key, /*write=*/true)) continue;
     if (db.Erase(key, core::HashBytes(key), now_ms)) {
-      db.NoteModified(key);  // WATCHers of an evicted key fail their EXEC, as in Redis
+      db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
       db.JournalDel(key);    // replayed, the key goes as it went here
       ++s.stats().evicted_keys;
       return true;

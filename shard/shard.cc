@@ -16,7 +16,8 @@ int64_t NowMs() {
 
 Shard::Shard(uint32_t id) : id_(id) {
   heap_.Install();
-  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_);
+  tracking_.set_shard(id);
+  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_);
 }
 
 Shard::~Shard() {

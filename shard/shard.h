@@ -9,6 +9,7 @@
 #include "shard/blocking.h"
 #include "shard/db.h"
 #include "shard/journal.h"
+#include "shard/tracking_table.h"
 #include "shard/tx_queue.h"
 
 namespace shardis::shard {
@@ -49,6 +50,8 @@ class Shard {
   TxQueue& tx_queue() { return tx_queue_; }
   // The clients blocked on this shard's keys (BLPOP, ...).
   BlockingRegistry& blocking() { return blocking_; }
+  // The keys and prefixes clients track here (CLIENT TRACKING).
+  TrackingTable& tracking() { return tracking_; }
   // Serves blocked clients whose keys became ready, if any (after every write's command or
   // transaction step on this shard).
   void ServeBlocked() {
@@ -82,6 +85,7 @@ class Shard {
   ShardJournal journal_;
   TxQueue tx_queue_;
   BlockingRegistry blocking_;
+  TrackingTable tracking_;
   uint64_t snapshot_version_ = 0;
   ShardSnapshot* snapshot_ = nullptr;
 };

@@ -133,6 +133,7 @@ void ShardSet::Start() {
     Shard* shard = shards_[p->index()].get();
     Shard::set_current(shard);
     p->Launch([this, shard] { ExpiryLoop(shard); });
+    p->Launch([shard] { TrackingLoop(shard); });
   });
 }
 
@@ -175,6 +176,25 @@ void ShardSet::ExpiryLoop(Shard* shard) {
       if (removed * 10 <= examined) break;
       boost::this_fiber::yield();
     }
+  }
+}
+
+void ShardSet::TrackingLoop(Shard* shard) {
+  // The nap lives here, not in the shard, which is gone when the last sleep ends.
+  Proactor::Nap nap;
+  shard->tracking().set_flush_nap(&nap);
+  while (!tl_stopping) {
+    nap.SleepFor(kExpiryPeriod);
+    if (tl_stopping) break;  // the shard is gone
+    // A transaction at work here (an EXEC, a multi-key command) may write more keys in its next
+    // hop: its keys go out together, as Redis sends what one event-loop pass wrote. Not for long.
+    for (int i = 0; i < 10 && shard->tx_queue().any_locks(); ++i) {
+      nap.SleepFor(std::chrono::milliseconds(1));
+      if (tl_stopping) return;
+    }
+    shard->tracking().FlushBroadcasts();
+    // A lowered tracking-table-max-keys takes effect here, as in Redis' cron.
+    shard->tracking().EnforceLimit();
   }
 }
 

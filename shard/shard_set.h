@@ -72,6 +72,8 @@ class ShardSet {
 
  private:
   void ExpiryLoop(Shard* shard);
+  // CLIENT TRACKING's BCAST messages and table limit, on each shard (tracking_table.h).
+  static void TrackingLoop(Shard* shard);
   PeriodicHook periodic_hook_ = nullptr;
 
   io::ProactorPool* pool_;

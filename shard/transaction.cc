@@ -51,6 +51,7 @@ Transaction::Transaction(int db_index, AllShards, Mode mode, Transaction* outer)
 }
 
 void Transaction::Init() {
+  client_ = CurrentCommandClient();
   if (outer_ == nullptr) outer_ = CurrentExec();
   origin_ = io::Proactor::current()->index();
   if (outer_ == nullptr && mode_ == kWrite) journal_id_ = NewJournalId();
@@ -229,6 +230,8 @@ void Transaction::RunNested(std::span<const unsigned> sids,
   auto nested = [&](TxShard& outer_shard) {
     Shard& s = outer_shard.shard;
     TxShard t{s, s.db(db_index_), outer_shard.now_ms, by_shard_[s.id()]};
+    CommandClientScope as_client(client_);
+    RememberReadKeys(t);
     fn(t);
   };
   absl::FunctionRef<void(TxShard&)> phase(nested);
@@ -321,6 +324,8 @@ void Transaction::ExecPhase(TxPart* p) {
   Db& db = shard.db(tx->db_index_);
   TxShard t{shard, db, NowMs(), tx->by_shard_[part->sid]};
   const uint64_t dirty = shard.stats().dirty;
+  CommandClientScope as_client(tx->client_);
+  tx->RememberReadKeys(t);
   (*tx->phase_fn_)(t);
   part->dirty += shard.stats().dirty - dirty;
   if (tx->conclude_in_phase_) MarkJournal(part, shard);
@@ -332,6 +337,11 @@ void Transaction::ExecPhase(TxPart* p) {
   }
   Complete(part);
   shard.ServeBlocked();  // keys this phase made ready, unless a transaction still holds them
+}
+
+void Transaction::RememberReadKeys(TxShard& t) const {
+  if (client_.reader == nullptr) [[likely]] return;
+  for (uint32_t i : t.keys) t.shard.tracking().Remember(keys_[i], *client_.reader);
 }
 
 void Transaction::MarkJournal(Part* part, Shard& shard) {

@@ -137,6 +137,9 @@ class Transaction {
   // At the conclusion on a shard: records where the transaction concluded in the shard's journal
   // (a write transaction that ran a phase, with the AOF on).
   static void MarkJournal(Part* part, Shard& shard);
+  // CLIENT TRACKING: the phase's keys are read for client_'s reader (every phase: remembering
+  // twice changes nothing).
+  void RememberReadKeys(TxShard& t) const;
   static void Complete(Part* part);
   static void OnDone(void* arg);  // on the coordinator's thread
 
@@ -156,6 +159,10 @@ class Transaction {
   bool concluded_ = false;
   bool phase_ran_ = false;
   bool journaled_ = true;
+  // The client it runs for, taken from the thread at construction: its shards' phases run as that
+  // client (NOLOOP tracking), and remember the keys they hold for its reader, if it has one (a
+  // read-only command of a tracking client).
+  CommandClient client_;
   uint64_t journal_id_ = 0;  // for the markers (NewJournalId), when a write at the top level
   // The phase in progress.
   const absl::FunctionRef<void(TxShard&)>* phase_fn_ = nullptr;

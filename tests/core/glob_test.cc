@@ -92,12 +92,32 @@ TEST(GlobTest, PathologicalPatternsAreFast) {
   const std::string str(20000, 'a');
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(GlobMatch(pattern, str));
-  EXPECT_TRUE(GlobMatch(pattern.substr(0, pattern.size() - 1), str));
+  // Past kMaxGlobStars runs of '*', Redis 7.2 gives up even where a match exists.
+  EXPECT_FALSE(GlobMatch(pattern.substr(0, pattern.size() - 1), str));
+  std::string stars_and_any;  // Redis' regression test for CVE-2024-31228
+  for (int i = 0; i < 50000; ++i) stars_and_any += "*?";
+  EXPECT_FALSE(GlobMatch(stars_and_any, std::string(50000, 'a')));
   EXPECT_FALSE(GlobMatch(std::string(100000, '*') + "b", std::string(100000, 'a')));
   EXPECT_TRUE(GlobMatch(std::string(100000, '*') + "a", std::string(100000, 'a')));
   EXPECT_FALSE(GlobMatch("*" + std::string(1000, 'a') + "b", std::string(20000, 'a')));
   // Quadratic at worst (like Redis): far below a second here, and no recursion at all.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// Redis 7.2 counts the runs of '*' followed by something: up to 1000 match, the 1001st fails.
+TEST(GlobTest, NestedStarBound) {
+  const std::string str(3000, 'a');
+  auto stars = [](size_t runs) {
+    std::string p;
+    for (size_t i = 0; i < runs; ++i) p += "*a";
+    return p;
+  };
+  EXPECT_TRUE(GlobMatch(stars(kMaxGlobStars), str));
+  EXPECT_FALSE(GlobMatch(stars(kMaxGlobStars + 1), str));
+  EXPECT_TRUE(GlobMatch(stars(kMaxGlobStars) + "*", str));  // a trailing run is free
+  EXPECT_FALSE(GlobMatch(stars(kMaxGlobStars + 1) + "*", str));
+  EXPECT_TRUE(GlobMatch(stars(kMaxGlobStars) + "**", str));
+  EXPECT_TRUE(GlobMatch(std::string(5000, '*'), str));  // one run, however long
 }
 
 }  // namespace

@@ -236,9 +236,7 @@ def test_xgroup_errors(raw):
         b"-ERR value for ENTRIESREAD must be positive or -1\r\n")
     assert raw.call_raw("XGROUP", "FOO") == b"-ERR unknown subcommand 'FOO'. Try XGROUP HELP.\r\n"
     assert raw.call_raw("XINFO", "STREAM", "nokey") == b"-ERR no such key\r\n"
-    assert raw.call_raw("XREAD", "STREAMS", "s", "t", "0") == (
-        b"-ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
-        b"specified.\r\n")
+    # An unbalanced XREAD list (Redis 7.2's error text): test_compat72.py.
     assert raw.call_raw("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "$").startswith(
         b"-ERR The $ ID is meaningless in the context of XREADGROUP")
 

@@ -140,9 +140,7 @@ def test_zadd_errors_and_flags(raw):
     assert raw.call_raw("ZADD", "s", "1", "a") == WRONGTYPE
     assert raw.call_raw("ZRANGE", "s", "0", "-1") == WRONGTYPE
     assert raw.call_raw("ZUNIONSTORE", "d", "2", "z", "s") == WRONGTYPE
-    # Redis 7.0 has no ZRANK ... WITHSCORE (a 7.2 addition).
-    assert raw.call_raw("ZRANK", "z", "a", "WITHSCORE") == (
-        b"-ERR wrong number of arguments for 'zrank' command\r\n")
+    # ZRANK ... WITHSCORE (Redis 7.2): test_compat72.py.
 
 
 def test_range_errors(raw):

@@ -1,0 +1,451 @@
+"""Redis 7.2 behaviours (and two of Redis 7.4 that clients already send), bounded glob matching,
+and small gaps: each checked against the Debian redis-server 7.0 where 7.0 and 7.2 agree, else
+against 7.2's (or 7.4's) documented behaviour and marked shardis_only.
+
+Covered: glob patterns with many stars (KEYS, SCAN/HSCAN/SSCAN/ZSCAN MATCH, PSUBSCRIBE, CONFIG
+GET); ZRANK/ZREVRANK WITHSCORE; HSCAN NOVALUES (7.4); XREAD ... + (7.4); GETRANGE, BITCOUNT,
+BITPOS, XADD and XSETID argument checks; LPOS RANK bounds; CLIENT NO-TOUCH; PUBSUB NUMSUB under
+RESP3; DEBUG ERROR; LOLWUT; ZRANDMEMBER on small sets; XCLAIM/XAUTOCLAIM of deleted entries.
+"""
+
+import random
+import time
+
+import pytest
+
+from conftest import Error, RespMap, Verbatim
+
+shardis_only = pytest.mark.shardis_only
+
+
+def both(server, redis_server):
+    """A raw connection to each server, both flushed."""
+    conns = [server.raw(), redis_server.raw()]
+    for c in conns:
+        c.call("FLUSHALL")
+    return conns
+
+
+def same_replies(server, redis_server, commands):
+    """Runs the commands on both servers and asserts the raw replies are byte-identical."""
+    sut, ref = both(server, redis_server)
+    try:
+        for cmd in commands:
+            got, want = sut.call_raw(*cmd), ref.call_raw(*cmd)
+            assert got == want, f"{cmd}: {got!r} != {want!r}"
+    finally:
+        sut.close()
+        ref.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Glob matching: Redis' bound of 1000 nested stars, and no pattern can make a command spin.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pathological_glob_patterns_finish_quickly(server, redis_server):
+    long_key = "a" * 3000
+    commands = [
+        ["SET", long_key, "1"],
+        ["HSET", "h", long_key, "v"],
+        ["SADD", "s", long_key],
+        ["ZADD", "z", "1", long_key],
+    ]
+    patterns = ["a*" * 40 + "b", "*a" * 1000, "*a" * 1001, "*a" * 1001 + "*", "*?" * 50000,
+                "*" * 20000 + "b", "a*" * 999 + "*"]
+    for pattern in patterns:
+        commands += [["KEYS", pattern], ["SCAN", "0", "MATCH", pattern, "COUNT", "100"],
+                     ["HSCAN", "h", "0", "MATCH", pattern], ["SSCAN", "s", "0", "MATCH", pattern],
+                     ["ZSCAN", "z", "0", "MATCH", pattern]]
+    start = time.monotonic()
+    same_replies(server, redis_server, commands)
+    assert time.monotonic() - start < 10
+
+
+def test_glob_bound_applies_to_psubscribe(server):
+    sub = server.client().pubsub()
+    pub = server.client()
+    try:
+        sub.psubscribe("*a" * 1001, "*a" * 1000)
+        for _ in range(2):
+            assert sub.get_message(timeout=5)["type"] == "psubscribe"
+        assert pub.publish("a" * 1500, "hi") == 1  # only the pattern with 1000 stars matches
+        msg = sub.get_message(timeout=5)
+        assert msg["type"] == "pmessage" and msg["pattern"] == b"*a" * 1000
+    finally:
+        sub.close()
+        pub.close()
+
+
+def test_glob_in_config_get(raw):
+    start = time.monotonic()
+    assert raw.call("CONFIG", "GET", "*m" * 5000 + "b") == []
+    assert b"maxmemory" in raw.call("CONFIG", "GET", "m*a*x*m*e*m*o*r*y")[0::2]
+    assert time.monotonic() - start < 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Redis 7.2 (and 7.4) command behaviour.
+# ---------------------------------------------------------------------------------------------
+
+
+@shardis_only  # ZRANK ... WITHSCORE is Redis 7.2's
+def test_zrank_withscore(raw):
+    raw.call("ZADD", "z", "1", "a", "2.5", "b")
+    assert raw.call_raw("ZRANK", "z", "b", "WITHSCORE") == b"*2\r\n:1\r\n$3\r\n2.5\r\n"
+    assert raw.call_raw("ZREVRANK", "z", "b", "withscore") == b"*2\r\n:0\r\n$3\r\n2.5\r\n"
+    assert raw.call_raw("ZRANK", "z", "a") == b":0\r\n"
+    assert raw.call_raw("ZRANK", "z", "x", "WITHSCORE") == b"*-1\r\n"
+    assert raw.call_raw("ZRANK", "nokey", "x", "WITHSCORE") == b"*-1\r\n"
+    assert raw.call_raw("ZRANK", "nokey", "x") == b"$-1\r\n"
+    assert raw.call_raw("ZRANK", "z", "a", "WITHSCORES") == b"-ERR syntax error\r\n"
+    assert raw.call_raw("ZREVRANK", "z", "a", "WITHSCORE", "x") == (
+        b"-ERR wrong number of arguments for 'zrevrank' command\r\n")
+    raw.call("SET", "str", "x")
+    assert raw.call_raw("ZRANK", "str", "a", "WITHSCORE").startswith(b"-WRONGTYPE")
+    raw.call("HELLO", "3")
+    assert raw.call_raw("ZRANK", "z", "b", "WITHSCORE") == b"*2\r\n:1\r\n,2.5\r\n"
+    assert raw.call_raw("ZRANK", "z", "x", "WITHSCORE") == b"_\r\n"
+    assert raw.call_raw("ZRANK", "z", "x") == b"_\r\n"
+
+
+@shardis_only  # NOVALUES is Redis 7.4's
+def test_hscan_novalues(raw):
+    raw.call("HSET", "h", "f1", "v1", "f2", "v2", "g", "v3")
+    cursor, fields = raw.call("HSCAN", "h", "0", "NOVALUES")
+    assert cursor == b"0" and sorted(fields) == [b"f1", b"f2", b"g"]
+    cursor, fields = raw.call("HSCAN", "h", "0", "MATCH", "f*", "novalues", "COUNT", "100")
+    assert sorted(fields) == [b"f1", b"f2"]
+    assert raw.call("HSCAN", "nokey", "0", "NOVALUES") == [b"0", []]
+    raw.call("SADD", "s", "a")
+    raw.call("ZADD", "z", "1", "a")
+    err = b"-ERR NOVALUES option can only be used in HSCAN\r\n"
+    assert raw.call_raw("SSCAN", "s", "0", "NOVALUES") == err
+    assert raw.call_raw("ZSCAN", "z", "0", "NOVALUES") == err
+    assert raw.call_raw("SCAN", "0", "NOVALUES") == err
+    # A big hash walks in several calls, fields only.
+    raw.call("HSET", "big", *[x for i in range(500) for x in (f"f{i}", f"v{i}")])
+    seen, cursor = [], b"0"
+    while True:
+        cursor, fields = raw.call("HSCAN", "big", cursor, "NOVALUES")
+        seen += fields
+        if cursor == b"0":
+            break
+    assert set(seen) == {f"f{i}".encode() for i in range(500)}
+
+
+@shardis_only  # XREAD ... + is Redis 7.4's
+def test_xread_plus_reads_the_last_entry(raw):
+    raw.call("XADD", "s", "1-1", "a", "1")
+    raw.call("XADD", "s", "2-1", "b", "2")
+    assert raw.call("XREAD", "STREAMS", "s", "+") == [[b"s", [[b"2-1", [b"b", b"2"]]]]]
+    assert raw.call("XREAD", "COUNT", "5", "STREAMS", "nokey", "s", "+", "+") == [
+        [b"s", [[b"2-1", [b"b", b"2"]]]]]
+    assert raw.call("XREAD", "STREAMS", "nokey", "+") is None
+    raw.call("XDEL", "s", "2-1")  # the last ID stays 2-1: nothing comes after 2-0
+    assert raw.call("XREAD", "STREAMS", "s", "+") is None
+    raw.call("XGROUP", "CREATE", "e", "g", "$", "MKSTREAM")
+    assert raw.call_raw("XREAD", "STREAMS", "e", "+") == (
+        b"-ERR the stream last element ID is 0-0\r\n")
+    assert raw.call_raw("XREADGROUP", "GROUP", "g", "c", "STREAMS", "e", "+").startswith(
+        b"-ERR The + ID is meaningless in the context of XREADGROUP")
+
+
+@shardis_only  # the error texts name the command since Redis 7.2
+def test_xread_unbalanced_streams_error(raw):
+    raw.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    assert raw.call_raw("XREAD", "STREAMS", "s", "t", "0") == (
+        b"-ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be "
+        b"specified.\r\n")
+    assert raw.call_raw("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "t", ">") == (
+        b"-ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must "
+        b"be specified.\r\n")
+
+
+def test_getrange_bitcount_bitpos_arguments_as_redis(server, redis_server):
+    """Redis 7.0 and 7.2 agree on these (getrangeCommand, bitcountCommand, bitposCommand)."""
+    commands = [["SET", "k", "hello"], ["SET", "e", ""]]
+    for start, end in [(-1, -5), (5, 3), (-100, -50), (0, -100), (-3, -1), (0, -1), (-1, -1),
+                       (4, 100), (5, 5), (-5, 0), (2, -4), (3, 1), (0, 0), (-9223372036854775808,
+                                                                           9223372036854775807)]:
+        commands += [["GETRANGE", "k", str(start), str(end)], ["GETRANGE", "e", str(start), str(end)],
+                     ["GETRANGE", "nokey", str(start), str(end)]]
+    commands += [["GETRANGE", "k", "x", "1"], ["GETRANGE", "k", "0"]]
+    commands += [["BITCOUNT", "k", *args] for args in
+                 ([], ["0"], ["0", "1"], ["0", "1", "BIT"], ["0", "1", "byte"], ["0", "-1", "BIT"],
+                  ["BIT"], ["0", "1", "BIT", "x"], ["0", "1", "NIBBLE"], ["x", "1"], ["-5", "-1"],
+                  ["5", "1", "BIT"])]
+    commands += [["BITCOUNT", "nokey", "0"], ["BITCOUNT", "nokey", "0", "1", "BIT"]]
+    commands += [["BITPOS", "k", *args] for args in
+                 (["1"], ["0"], ["1", "BIT"], ["1", "0", "BIT"], ["1", "0", "1", "BIT"],
+                  ["0", "0", "-1", "byte"], ["1", "0", "-1", "BYTE", "x"], ["2"], ["1", "x"],
+                  ["0", "2", "1"], ["1", "-1"], ["0", "0", "1", "BIT", "BIT"])]
+    commands += [["BITPOS", "nokey", "0"], ["BITPOS", "nokey", "1", "0", "-1", "BIT"]]
+    same_replies(server, redis_server, commands)
+
+
+@shardis_only  # Redis 7.0 negates the lowest RANK into itself
+def test_lpos_rank_bounds(raw):
+    raw.call("RPUSH", "l", "a", "b", "a", "c", "a")
+    err = (b"-ERR value is out of range, value must between -9223372036854775807 and "
+           b"9223372036854775807\r\n")
+    assert raw.call_raw("LPOS", "l", "a", "RANK", "-9223372036854775808") == err
+    assert raw.call_raw("LPOS", "l", "a", "RANK", "-9223372036854775808", "COUNT", "1") == err
+    assert raw.call_raw("LPOS", "l", "a", "RANK", "-9223372036854775807") == b"$-1\r\n"
+    assert raw.call_raw("LPOS", "l", "a", "RANK", "9223372036854775807", "COUNT", "0") == (
+        b"*0\r\n")
+    assert raw.call("LPOS", "l", "a", "RANK", "-2", "COUNT", "0") == [2, 0]
+    assert raw.call_raw("LPOS", "l", "a", "RANK", "0").startswith(b"-ERR RANK can't be zero")
+    assert raw.call_raw("LPOS", "l", "a", "RANK", "x") == (
+        b"-ERR value is not an integer or out of range\r\n")
+
+
+def test_xadd_xsetid_id_errors_as_redis(server, redis_server):
+    """Redis 7.0 and 7.2 agree on these; 7.2's one addition is checked below."""
+    same_replies(server, redis_server, [
+        ["XADD", "s", "1-1", "a", "1"], ["XSETID", "s", "0-1"], ["XSETID", "s", "1-0"],
+        ["XSETID", "s", "5-5", "ENTRIESADDED", "0"], ["XSETID", "s", "5-5", "ENTRIESADDED", "1"],
+        ["XSETID", "s", "5-5", "ENTRIESADDED", "2", "MAXDELETEDID", "9-9"],
+        ["XSETID", "s", "5-5", "ENTRIESADDED", "-1"], ["XSETID", "s", "+"], ["XSETID", "s", "x"],
+        ["XSETID", "nokey", "1-1"], ["XADD", "s", "0-0", "a", "1"], ["XADD", "s", "0-5", "a", "1"],
+        ["XADD", "s", "5-5", "a", "1"], ["XADD", "s", "5-*", "a", "1"], ["XADD", "s", "abc", "a", "1"],
+        ["XADD", "e", "0-*", "a", "1"], ["XADD", "e2", "0-0", "a", "1"],
+        ["XADD", "s", "18446744073709551615-18446744073709551615", "a", "1"],
+        ["XADD", "s", "*", "a", "1"], ["XADD", "s", "18446744073709551615-*", "a", "1"],
+        ["XADD", "s", "1-18446744073709551616", "a", "1"], ["XADD", "s", "1-2-3", "a", "1"],
+    ])
+
+
+@shardis_only  # Redis 7.2 keeps XSETID from going below a deleted ID
+def test_xsetid_below_max_deleted_id(raw):
+    for i in range(1, 4):
+        raw.call("XADD", "s", f"{i}-0", "f", "v")
+    raw.call("XDEL", "s", "3-0")
+    err = b"-ERR The ID specified in XSETID is smaller than current max_deleted_entry_id\r\n"
+    assert raw.call_raw("XSETID", "s", "2-5") == err
+    assert raw.call_raw("XSETID", "s", "3-0") == b"+OK\r\n"
+    raw.call("XDEL", "s", "1-0", "2-0")
+    assert raw.call_raw("XSETID", "s", "0-1") == err  # even on an empty stream
+    assert raw.call_raw("XSETID", "s", "4-0", "MAXDELETEDID", "3-5") == b"+OK\r\n"
+    assert raw.call_raw("XSETID", "s", "3-4") == err
+
+
+@shardis_only  # CLIENT NO-TOUCH is Redis 7.2's
+def test_client_no_touch(server):
+    conn, other = server.raw(), server.raw()
+    try:
+        def flags(c):
+            info = c.call("CLIENT", "INFO").decode()
+            return next(f for f in info.split() if f.startswith("flags=")).split("=", 1)[1]
+
+        assert flags(conn) == "N"
+        assert conn.call("CLIENT", "NO-TOUCH", "ON") == b"OK"
+        assert flags(conn) == "T"
+        own_id = conn.call("CLIENT", "ID")
+        listed = [line for line in other.call("CLIENT", "LIST").decode().splitlines()
+                  if f"id={own_id} " in line]
+        assert len(listed) == 1 and " flags=T " in listed[0]
+        # OBJECT commands behave as before.
+        conn.call("SET", "k", "v")
+        assert conn.call("OBJECT", "ENCODING", "k") == b"embstr"
+        assert isinstance(conn.call("OBJECT", "IDLETIME", "k"), int)
+        assert conn.call("CLIENT", "NO-TOUCH", "off") == b"OK"
+        assert flags(conn) == "N"
+        assert conn.call_raw("CLIENT", "NO-TOUCH", "maybe") == b"-ERR syntax error\r\n"
+        conn.call("CLIENT", "NO-TOUCH", "ON")
+        conn.call("RESET")
+        assert flags(conn) == "N"
+    finally:
+        conn.close()
+        other.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Bugs and small gaps.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pubsub_numsub_is_a_flat_array_in_resp3(server):
+    sub, conn = server.client().pubsub(), server.raw()
+    try:
+        sub.subscribe("news")
+        assert sub.get_message(timeout=5)["type"] == "subscribe"
+        conn.call("HELLO", "3")
+        reply = conn.call("PUBSUB", "NUMSUB", "news", "none")
+        assert not isinstance(reply, RespMap)
+        assert reply == [b"news", 1, b"none", 0]
+        assert conn.call_raw("PUBSUB", "NUMSUB") == b"*0\r\n"
+    finally:
+        sub.close()
+        conn.close()
+
+
+def test_debug_error(server, redis_server):
+    same_replies(server, redis_server, [
+        ["DEBUG", "ERROR", "LOADING Redis is loading the dataset in memory"],
+        ["DEBUG", "ERROR", "READONLY You can't write against a read only replica."],
+        ["DEBUG", "ERROR", "OOM command not allowed"],
+        ["DEBUG", "ERROR", "two\r\nlines\n"],
+        ["DEBUG", "ERROR", ""],
+        ["DEBUG", "error", "x", "y"],
+    ])
+
+
+def test_lolwut(server, redis_server):
+    sut, ref = both(server, redis_server)
+    try:
+        # Without art (every version but 5 and 6): the same reply, byte for byte.
+        for cmd in (["LOLWUT"], ["LOLWUT", "VERSION", "7"], ["LOLWUT", "version", "1"],
+                    ["LOLWUT", "VERSION", "x"], ["LOLWUT", "VERSION", "5", "x"],
+                    ["LOLWUT", "VERSION", "6", "1", "x"]):
+            assert sut.call_raw(*cmd) == ref.call_raw(*cmd), cmd
+        version = ref.call("LOLWUT").decode().split()[-1]
+        for cmd in (["LOLWUT", "VERSION", "5"], ["LOLWUT", "VERSION", "6"],
+                    ["LOLWUT", "VERSION", "5", "1", "1", "1"],
+                    ["LOLWUT", "VERSION", "5", "10000", "10000", "10000"],
+                    ["LOLWUT", "VERSION", "6", "-5", "0", "0"]):
+            art = sut.call(*cmd).decode()
+            assert art.endswith(f". Redis ver. {version}\n"), cmd
+            assert len(art.splitlines()) > 1, cmd  # some art before the version line
+        sut.call("HELLO", "3")
+        assert isinstance(sut.call("LOLWUT"), Verbatim)
+    finally:
+        sut.close()
+        ref.close()
+
+
+def zrandmember_checks(conn, members, seed):
+    """ZRANDMEMBER's answers on the sorted set `members` (member -> score) under key z: every
+    pick is a member with its own score; positive counts give distinct members."""
+    rng = random.Random(seed)
+    real = {m.encode(): float(s) for m, s in members.items()}
+    for _ in range(20):
+        count = rng.choice([1, 2, 3, 5, len(members), len(members) + 1, 100, -1, -2, -5, -100])
+        withscores = rng.random() < 0.5
+        reply = conn.call("ZRANDMEMBER", "z", str(count), *(["WITHSCORES"] if withscores else []))
+        if withscores:
+            pairs = [tuple(p) for p in reply] if reply and isinstance(reply[0], list) else list(
+                zip(reply[0::2], reply[1::2]))
+        else:
+            pairs = [(m, None) for m in reply]
+        for m, s in pairs:
+            assert m in real, (members, count, reply)
+            if s is not None:
+                assert float(s) == real[m], (members, count, reply)
+        if count > 0:
+            assert len(pairs) == min(count, len(real)) == len({m for m, _ in pairs})
+        else:
+            assert len(pairs) == -count
+    assert conn.call("ZRANDMEMBER", "z") in real
+
+
+@pytest.mark.parametrize("protocol", ["2", "3"])
+def test_zrandmember_on_small_sets_returns_members(server, protocol):
+    """Packed (listpack) sets of integers, non-canonical numbers, binary and long members."""
+    conn = server.raw()
+    rng = random.Random(17)
+    pool = ["a", "b", "1", "-3", "300", "01", "-0", "1.0", " 1", "+1", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775808", "18446744073709551615", "",
+            "a\x00b", "4294967296", "127", "128", "-129", "32767", "65536", "x" * 40, "y" * 70]
+    try:
+        conn.call("HELLO", protocol)
+        for trial in range(60):
+            conn.call("DEL", "z", "z2")
+            members = {m: rng.choice([0, 1, -1, 2.5, 1e300]) for m in
+                       rng.sample(pool, rng.randint(1, 8))}
+            conn.call("ZADD", "z", *[x for m, s in members.items() for x in (repr(s), m)])
+            if trial % 3 == 1:  # a set that went through a store and a removal
+                conn.call("ZUNIONSTORE", "z2", "1", "z")
+                conn.call("ZADD", "z2", "5", "gone")
+                conn.call("ZREM", "z2", "gone")
+                conn.call("RENAME", "z2", "z")
+            zrandmember_checks(conn, members, trial)
+    finally:
+        conn.close()
+
+
+def test_xclaim_and_xautoclaim_drop_deleted_entries(server, redis_server):
+    """Deleted or trimmed entries leave the PEL; XAUTOCLAIM lists them in its third element."""
+    setup = [["XADD", "s", f"{i}-0", "f", str(i)] for i in range(1, 6)] + [
+        ["XGROUP", "CREATE", "s", "g", "0"],
+        ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"],
+        ["XDEL", "s", "2-0"], ["XTRIM", "s", "MINID", "2-0"]]
+    checks = [
+        ["XPENDING", "s", "g"],
+        ["XCLAIM", "s", "g", "c2", "0", "1-0", "2-0", "3-0", "JUSTID"],
+        ["XPENDING", "s", "g"],
+        ["XCLAIM", "s", "g", "c2", "0", "1-0", "9-0"],
+        ["XDEL", "s", "4-0"],
+        ["XAUTOCLAIM", "s", "g", "c3", "0", "0", "COUNT", "1", "JUSTID"],
+        ["XAUTOCLAIM", "s", "g", "c3", "0", "0", "COUNT", "10", "JUSTID"],
+        ["XPENDING", "s", "g"],
+        ["XDEL", "s", "3-0", "5-0"],
+        ["XAUTOCLAIM", "s", "g", "c4", "0", "0"],
+        ["XPENDING", "s", "g"],
+        ["XLEN", "s"],
+    ]
+    same_replies(server, redis_server, setup + checks)
+
+
+def test_zrandmember_after_packed_set_changes(server):
+    """After each change of a small set (re-scores, removals, pops, stores), ZRANDMEMBER picks
+    only members ZRANGE lists."""
+    conn = server.raw()
+    rng = random.Random(72)
+    pool = ["a", "b", "1", "-3", "300", "01", "x" * 40, "127", "-129", "65536", "", "1.5", "m"]
+    try:
+        conn.call("DEL", "{k}z", "{k}o")
+        for _ in range(400):
+            member, op = rng.choice(pool), rng.random()
+            if op < 0.4:
+                conn.call("ZADD", "{k}z", repr(rng.choice([0, 1, -1, 2.5, rng.random()])), member)
+            elif op < 0.5:
+                conn.call("ZINCRBY", "{k}z", "1", member)
+            elif op < 0.65:
+                conn.call("ZREM", "{k}z", member)
+            elif op < 0.7:
+                conn.call("ZPOPMIN", "{k}z")
+            elif op < 0.8:
+                conn.call("ZADD", "{k}o", "3", member)
+                conn.call("ZUNIONSTORE", "{k}z", "2", "{k}z", "{k}o")
+            elif op < 0.9:
+                conn.call("ZREMRANGEBYSCORE", "{k}z", "2", "3")
+            else:
+                conn.call("ZRANGESTORE", "{k}z", "{k}z", "0", "4")
+            real = set(conn.call("ZRANGE", "{k}z", "0", "-1"))
+            for count in ("1", "2", "-4", "20"):
+                reply = conn.call("ZRANDMEMBER", "{k}z", count, "WITHSCORES")
+                assert set(reply[0::2]) <= real, (real, count, reply)
+    finally:
+        conn.close()
+
+
+def test_dirty_counter_counts_only_changes(server, redis_server):
+    """SETBIT and BITFIELD SET count only when the value changes; XREADGROUP counts each stream
+    it serves (Redis 7.0 and 7.2 agree; more in test_dirty_counter.py)."""
+    sut, ref = both(server, redis_server)
+
+    def changes(conn):
+        info = conn.call("INFO", "persistence").decode()
+        return int(info.split("rdb_changes_since_last_save:")[1].split()[0])
+
+    commands = [
+        ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "7", "0"],
+        ["SETBIT", "b", "100", "0"], ["SETBIT", "b", "100", "0"],
+        ["BITFIELD", "f", "SET", "u8", "0", "5"], ["BITFIELD", "f", "SET", "u8", "0", "5"],
+        ["BITFIELD", "f", "GET", "u8", "0"], ["BITFIELD", "f", "INCRBY", "u8", "0", "0"],
+        ["XADD", "s", "1-0", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"],
+        ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"],
+        ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
+    ]
+    try:
+        for cmd in commands:
+            before = changes(sut), changes(ref)
+            sut.call(*cmd)
+            ref.call(*cmd)
+            assert changes(sut) - before[0] == changes(ref) - before[1], cmd
+    finally:
+        sut.close()
+        ref.close()
