@@ -144,7 +144,6 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
     {"tls-session-cache-size", "20480"},
     {"tls-session-cache-timeout", "300"},
     {"tls-session-caching", "yes"},
-    {"tracking-table-max-keys", "1000000"},
     {"unixsocket", ""},
     {"unixsocketperm", "0"},
 };

@@ -26,7 +26,8 @@ namespace {
 // Active expiry: how many keys a shard removes per step before yielding to its connections. How
 // often it looks is the hz.
 constexpr size_t kExpiryChunk = 512;
-constexpr auto kPeriodicHookPeriod = std::chrono::milliseconds(100);
+// The pace of the periodic hook and of the tracking broadcasts, whatever the hz.
+constexpr auto kTickPeriod = std::chrono::milliseconds(100);
 
 // Redis' CONFIG_DEFAULT_HZ and the bounds it clamps the configured value to.
 constexpr int kDefaultHz = 10;
@@ -152,12 +153,12 @@ void SetHz(int hz) { g_hz.store(std::clamp(hz, kMinHz, kMaxHz), std::memory_orde
 
 void ShardSet::ExpiryLoop(Shard* shard) {
   Proactor* p = Proactor::current();
-  auto next_hook = std::chrono::steady_clock::now() + kPeriodicHookPeriod;
+  auto next_hook = std::chrono::steady_clock::now() + kTickPeriod;
   while (!tl_stopping) {
     p->SleepFor(std::chrono::milliseconds(1000 / Hz()));
     if (tl_stopping) break;  // the shard is gone
     if (const auto now = std::chrono::steady_clock::now(); now >= next_hook) {
-      next_hook = now + kPeriodicHookPeriod;
+      next_hook = now + kTickPeriod;
       // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no
       // writes.
       MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
@@ -184,7 +185,7 @@ void ShardSet::TrackingLoop(Shard* shard) {
   Proactor::Nap nap;
   shard->tracking().set_flush_nap(&nap);
   while (!tl_stopping) {
-    nap.SleepFor(kExpiryPeriod);
+    nap.SleepFor(kTickPeriod);
     if (tl_stopping) break;  // the shard is gone
     // A transaction at work here (an EXEC, a multi-key command) may write more keys in its next
     // hop: its keys go out together, as Redis sends what one event-loop pass wrote. Not for long.
