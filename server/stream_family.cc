@@ -1215,6 +1215,12 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
   ArgParser p(args, 1);
   while (p.HasNext()) {
     if (p.Check("BLOCK", 1)) {
+      // Redis refuses BLOCK from scripts outright (elsewhere that cannot block, as in MULTI,
+      // it acts as an expired timeout), naming the command as the script spelt it.
+      if (ctx.conn.in_script) {
+        return ctx.rb.Error(core::Concat("ERR ", args[0],
+                                         " command is not allowed with BLOCK option from scripts"));
+      }
       if (!core::ParseInt64(p.Next(), &timeout)) {
         return ctx.rb.Error("ERR timeout is not an integer or out of range");
       }

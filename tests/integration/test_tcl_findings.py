@@ -31,3 +31,25 @@ def test_blocking_timeout_beyond_long_long_is_out_of_range(raw, cmd):
         assert raw.call_raw(*args) == b"-ERR timeout is out of range\r\n", args
     args = ["-1e30" if a == "{t}" else a for a in cmd]
     assert raw.call_raw(*args) == b"-ERR timeout is negative\r\n"
+
+
+def test_xread_block_refused_in_scripts(server, redis_server):
+    """unit/scripting "Scripts can't run XREAD and XREADGROUP with BLOCK option"; without BLOCK
+    they read as usual."""
+    scripts = [
+        "return redis.pcall('xread','STREAMS','s','$')",
+        "return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')",
+        "return redis.pcall('XREAD','block','x','STREAMS','s','$')",
+        "return redis.pcall('xreadgroup','group','g','c','STREAMS','s','>')",
+        "return redis.pcall('xreadgroup','group','g','c','BLOCK',0,'STREAMS','s','>')",
+    ]
+    replies = []
+    for target in (server, redis_server):
+        c = target.raw()
+        c.call("FLUSHALL")
+        c.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+        replies.append([c.call_raw("EVAL", body, "1", "s") for body in scripts])
+        c.close()
+    ours, theirs = replies
+    assert ours[1] == b"-ERR xread command is not allowed with BLOCK option from scripts\r\n"
+    assert ours == theirs
