@@ -248,6 +248,14 @@ bool AllowedWhileSubscribed(std::string_view name) {
   return false;
 }
 
+bool RepliesArePushes(std::string_view name) {
+  for (std::string_view push :
+       {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe"}) {
+    if (name == push) return true;
+  }
+  return false;
+}
+
 void RegisterPubSubFamily(CommandRegistry* r) {
   constexpr uint32_t kF = kPubSub | kNoScript | kLoading | kStale;
   r->Register({.name = "subscribe", .arity = -2, .flags = kF, .keys = kNoKeys,

@@ -33,6 +33,32 @@ def test_blocking_timeout_beyond_long_long_is_out_of_range(raw, cmd):
     assert raw.call_raw(*args) == b"-ERR timeout is negative\r\n"
 
 
+@shardis_only  # differential: compares with the redis_server fixture itself
+def test_exec_of_a_deny_oom_transaction_under_maxmemory(server, redis_server):
+    """unit/multi "EXEC with at least one use-memory command should fail": memory runs out after
+    the queueing; EXEC is refused with EXECABORT and the transaction is gone. A transaction of
+    reads only still runs."""
+    conns = [server.raw(), redis_server.raw()]
+    admins = [server.raw(), redis_server.raw()]
+    try:
+        replies = []
+        for c, admin in zip(conns, admins):
+            c.call("FLUSHALL")
+            got = [c.call_raw(*cmd) for cmd in (["MULTI"], ["SET", "x", "1"], ["GET", "x"])]
+            assert admin.call("CONFIG", "SET", "maxmemory", "1") == b"OK"
+            got += [c.call_raw(*cmd) for cmd in (["EXEC"], ["EXEC"], ["MULTI"], ["GET", "x"],
+                                                 ["EXEC"], ["GET", "x"])]
+            assert admin.call("CONFIG", "SET", "maxmemory", "0") == b"OK"
+            replies.append(got)
+        ours, theirs = replies
+        assert ours[3] == (b"-EXECABORT Transaction discarded because of: OOM command not "
+                           b"allowed when used memory > 'maxmemory'.\r\n")
+        assert ours == theirs
+    finally:
+        for c in conns + admins:
+            c.close()
+
+
 def test_xread_block_refused_in_scripts(server, redis_server):
     """unit/scripting "Scripts can't run XREAD and XREADGROUP with BLOCK option"; without BLOCK
     they read as usual."""
