@@ -79,3 +79,42 @@ def test_xread_block_refused_in_scripts(server, redis_server):
     ours, theirs = replies
     assert ours[1] == b"-ERR xread command is not allowed with BLOCK option from scripts\r\n"
     assert ours == theirs
+
+
+@shardis_only  # differential: compares with the redis_server fixture itself
+def test_allow_oom_scripts_write_over_maxmemory(server, redis_server):
+    """unit/scripting "allow-oom shebang flag", unit/functions "verify allow-omm allows running any
+    command": over maxmemory a script without flags cannot write, one with allow-oom can."""
+    library = ("#!lua name=oomlib\n"
+               "redis.register_function{function_name='f1', callback=function() "
+               "return redis.call('set', 'x', '1') end, flags={'allow-oom'}}\n"
+               "redis.register_function{function_name='f2', callback=function() "
+               "return redis.call('set', 'x', '1') end}")
+    scripts = [
+        ["EVAL", "redis.call('set','x',1) return 1", "1", "x"],
+        ["EVAL", "return redis.call('get','x')", "1", "x"],
+        ["EVAL", "#!lua flags=\nreturn 1", "0"],
+        ["EVAL", "#!lua flags=allow-oom\nredis.call('set','x',1) return 1", "1", "x"],
+        ["EVAL", "#!lua flags=allow-oom\nredis.call('set','x',2) redis.call('incr','x') "
+                 "return redis.call('get','x')", "1", "x"],
+        ["EVAL", "#!lua flags=no-writes\nredis.call('get','x') return 1", "0"],
+        ["FCALL", "f1", "0"], ["FCALL", "f2", "0"], ["GET", "x"],
+    ]
+    replies = []
+    for target in (server, redis_server):
+        c, admin = target.raw(), target.raw()
+        try:
+            c.call("FLUSHALL")
+            c.call("FUNCTION", "FLUSH")
+            c.call("SET", "x", "123")
+            c.call("FUNCTION", "LOAD", library)
+            assert admin.call("CONFIG", "SET", "maxmemory", "1") == b"OK"
+            replies.append([c.call_raw(*cmd) for cmd in scripts])
+        finally:
+            admin.call("CONFIG", "SET", "maxmemory", "0")
+            c.call("FUNCTION", "FLUSH")
+            c.close()
+            admin.close()
+    ours, theirs = replies
+    assert ours[3] == b":1\r\n"
+    assert ours == theirs
