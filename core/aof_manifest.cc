@@ -25,17 +25,6 @@ bool NeedsRepr(std::string_view s) {
   return false;
 }
 
-// sdssplitargs on one line without '\n' or NUL bytes. The inline-request parser splits exactly
-// like sdssplitargs; the leading space keeps a line that starts with '*' from being read as a
-// multibulk header. False on unbalanced quotes or a closing quote not followed by a space.
-bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
-  RespParser parser;
-  const std::string request = Concat(" ", line, "\r\n");
-  if (parser.Parse(request.data(), request.size()) != RespParser::Result::kDone) return false;
-  out->assign(parser.args().begin(), parser.args().end());
-  return true;
-}
-
 // The text before the first NUL: Redis handles these values as C strings.
 std::string_view CString(std::string_view s) { return s.substr(0, s.find('\0')); }
 

@@ -842,6 +842,58 @@ void ProtectTable(lua_State* L, Impl* impl) {
   MarkReadonly(L, impl, -1);
 }
 
+// Lua 5.1 runs a chunk that starts with "\27" (LUA_SIGNATURE) as precompiled bytecode, which a
+// script can craft to read and write memory outside the sandbox. Redis' Lua only ever parses
+// text; loadstring and load here make the parser read such a chunk as text by putting a space
+// in front of it, so it fails as Redis' does (a syntax error: nil and the message).
+int LoadResult(lua_State* L, int status) {
+  if (status == 0) return 1;
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
+// loadstring(text [, chunkname])
+int TextOnlyLoadstring(lua_State* L) {
+  size_t len;
+  const char* text = luaL_checklstring(L, 1, &len);
+  const char* chunkname = luaL_optstring(L, 2, text);
+  if (len > 0 && text[0] == LUA_SIGNATURE[0]) {
+    const std::string padded = Concat(" ", std::string_view(text, len));
+    return LoadResult(L, luaL_loadbuffer(L, padded.data(), padded.size(), chunkname));
+  }
+  return LoadResult(L, luaL_loadbuffer(L, text, len, chunkname));
+}
+
+// load's reader: a space, then the pieces the script's function returns (Lua's generic_reader;
+// the function is at stack index 1, slot 3 keeps the last piece alive).
+const char* TextOnlyReader(lua_State* L, void* started, size_t* size) {
+  if (!*static_cast<bool*>(started)) {
+    *static_cast<bool*>(started) = true;
+    *size = 1;
+    return " ";
+  }
+  luaL_checkstack(L, 2, "too many nested functions");
+  lua_pushvalue(L, 1);
+  lua_call(L, 0, 1);
+  if (lua_isnil(L, -1)) {
+    *size = 0;
+    return nullptr;
+  }
+  if (!lua_isstring(L, -1)) luaL_error(L, "reader function must return a string");
+  lua_replace(L, 3);
+  return lua_tolstring(L, 3, size);
+}
+
+// load(function [, chunkname])
+int TextOnlyLoad(lua_State* L) {
+  const char* chunkname = luaL_optstring(L, 2, "=(load)");
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 3);
+  bool started = false;
+  return LoadResult(L, lua_load(L, TextOnlyReader, &started, chunkname));
+}
+
 void OpenLibrary(lua_State* L, const char* name, lua_CFunction open) {
   lua_pushcfunction(L, open);
   lua_pushstring(L, name);
@@ -885,6 +937,10 @@ LuaInterpreter::LuaInterpreter(std::string_view version, int64_t version_num)
     lua_pushnil(L);
     lua_setglobal(L, name.c_str());
   }
+  lua_pushcfunction(L, TextOnlyLoadstring);
+  lua_setglobal(L, "loadstring");
+  lua_pushcfunction(L, TextOnlyLoad);
+  lua_setglobal(L, "load");
 
   // The set of read-only proxies (weak keys: a proxy is never collected while a global holds it,
   // but the set must not keep anything alive).

@@ -304,4 +304,15 @@ RespParser::Result RespParser::Fail(std::string_view msg) {
   return Result::kError;
 }
 
+bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
+  // The inline-request parser splits exactly like sdssplitargs; the leading space keeps a line
+  // that starts with '*' from being read as a multibulk header.
+  RespParser parser;
+  std::string request = " ";
+  request.append(line).append("\r\n");
+  if (parser.Parse(request.data(), request.size()) != RespParser::Result::kDone) return false;
+  out->assign(parser.args().begin(), parser.args().end());
+  return true;
+}
+
 }  // namespace shardis::core

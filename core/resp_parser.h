@@ -107,4 +107,8 @@ class RespParser {
   std::string error_;
 };
 
+// Redis' sdssplitargs on one line without '\n' or NUL bytes (AOF manifests, a function
+// library's first line). False on unbalanced quotes or a closing quote not followed by a space.
+bool SplitArgs(std::string_view line, std::vector<std::string>* out);
+
 }  // namespace shardis::core

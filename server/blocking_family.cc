@@ -119,9 +119,12 @@ bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadlin
   }
   // Rounded up, as Redis does: 0.001 s is 1 ms even where the product lands just below 1.
   const long double ms = ceill(seconds * 1000.0L);
-  // Redis casts to long long; out of range that gives LLONG_MIN on x86, hence "negative".
-  const long long tval =
-      (ms >= -9.2e18L && ms <= 9.2e18L) ? static_cast<long long>(ms) : LLONG_MIN;
+  if (ms > static_cast<long double>(LLONG_MAX)) {
+    rb.Error("ERR timeout is out of range");
+    return false;
+  }
+  // Redis casts to long long; below its range that gives LLONG_MIN on x86, hence "negative".
+  const long long tval = ms >= -9.2e18L ? static_cast<long long>(ms) : LLONG_MIN;
   if (tval < 0) {
     rb.Error("ERR timeout is negative");
     return false;

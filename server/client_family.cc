@@ -307,6 +307,7 @@ void ClientReply(ArgSlice args, ConnContext& ctx) {
   if (p.Check("on")) {
     ctx.conn.reply_off = false;
     ctx.conn.reply_skip_next = false;
+    ctx.conn.reply_skip = false;
     ctx.rb.Ok();
   } else if (p.Check("off")) {
     ctx.conn.reply_off = true;

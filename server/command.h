@@ -51,6 +51,9 @@ struct ShardContext {
   shard::JournalEffect journal_effect{};
   // CLIENT TRACKING: the client whose reads this command's key is remembered for, if any.
   const shard::TrackedReader* reader = nullptr;
+  // A script's command that needs no maxmemory check (Redis' scriptVerifyOOM): the script has
+  // the allow-oom flag, or an earlier command of the script wrote (a run is never cut halfway).
+  bool skip_memory_check = false;
   bool journaling() const { return shard.journal().on(); }
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);
@@ -186,7 +189,8 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
     return spec.on_shard(args, ctx);
   }
   // maxmemory (eviction.h): one relaxed load when no limit is set.
-  if ((spec.flags & kDenyOom) && shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
+  if ((spec.flags & kDenyOom) && !ctx.skip_memory_check && shard::MemoryLimit::maxmemory() != 0)
+      [[unlikely]] {
     if (!shard::MakeRoomForWrite(ctx.shard, ctx.now_ms)) return ctx.rb.Error(shard::kOomError);
   }
   ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags

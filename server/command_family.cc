@@ -302,6 +302,8 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   std::vector<int> positions;
   if (!CommandKeyPositions(*spec, cmd, &positions) ||
       (spec->key_finder != nullptr && positions.empty())) {
+    // EVAL/FCALL may name no keys (numkeys 0): Redis answers with no keys, not an error.
+    if (spec->flags & kNoMandatoryKeys) return ctx.rb.ArrayHeader(0);
     return ctx.rb.Error("ERR Invalid arguments specified for command");
   }
   if (positions.empty()) return ctx.rb.Error("ERR The command has no key arguments");

@@ -400,23 +400,26 @@ std::string* Connection::NextReplyTarget(uint32_t* slot) {
 
 namespace {
 
-// Redis' processCommand: the OOM check applies to kDenyOom commands and to every command queued
-// in MULTI except those that end or reset the transaction. flags: the call's (a container's
-// subcommand's: XGROUP CREATE is kDenyOom).
-bool NeedsMemoryAdmission(const CommandSpec& spec, uint32_t flags, bool in_multi) {
-  if (in_multi) {
-    return spec.name != "exec" && spec.name != "discard" && spec.name != "quit" &&
-           spec.name != "reset";
+// Whether a command queued for EXEC has any of the flags.
+bool MultiHasFlag(const ConnectionState& state, uint32_t flag) {
+  for (const MultiState::Queued& q : state.multi.queue) {
+    if (CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & flag) return true;
   }
-  return (flags & kDenyOom) && spec.on_conn != nullptr;
+  return false;
 }
 
 // Whether EXEC would run a write: Redis counts it as a write command then (MISCONF).
-bool MultiHasWrites(const ConnectionState& state) {
-  for (const MultiState::Queued& q : state.multi.queue) {
-    if (CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & kWrite) return true;
+bool MultiHasWrites(const ConnectionState& state) { return MultiHasFlag(state, kWrite); }
+
+// Redis' processCommand: the OOM check applies to kDenyOom commands, to an EXEC that would run
+// one, and to every command queued in MULTI except those that end or reset the transaction.
+// flags: the call's (a container's subcommand's: XGROUP CREATE is kDenyOom).
+bool NeedsMemoryAdmission(const CommandSpec& spec, uint32_t flags, const ConnectionState& state) {
+  if (spec.name == "exec") return state.multi.active && MultiHasFlag(state, kDenyOom);
+  if (state.multi.active) {
+    return spec.name != "discard" && spec.name != "quit" && spec.name != "reset";
   }
-  return false;
+  return (flags & kDenyOom) && spec.on_conn != nullptr;
 }
 
 }  // namespace
@@ -500,7 +503,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
   // ones that run in the connection and, as in Redis, anything queued in MULTI.
   if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
-    if (NeedsMemoryAdmission(*spec, flags, state_.multi.active)) {
+    if (NeedsMemoryAdmission(*spec, flags, state_)) {
       FlushQueued();  // admission may hop: what was queued before runs first
       if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
     }
@@ -608,14 +611,18 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
 
 void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
   // Everything before this command is in out_ after the first flush; after the second, its reply
-  // is exactly what follows the mark (an OFF that CLIENT REPLY ON ends keeps ON's +OK).
-  const bool skip = state_.reply_skip_next;
+  // is exactly what follows the mark (an OFF or a SKIP that CLIENT REPLY ON ends keeps ON's +OK).
+  state_.reply_skip = state_.reply_skip_next;
   state_.reply_skip_next = false;
   FlushQueued();
   const size_t mark = out_.size();
   Dispatch(cmd, now_ms);
   FlushQueued();
-  if (skip || state_.reply_off) out_.resize(mark);
+  // Subscription confirmations are pushes and go out anyway; an error reply (arity) does not.
+  const bool pushed = cmd.spec != nullptr && RepliesArePushes(cmd.spec->name) &&
+                      out_.size() > mark && out_[mark] != '-';
+  if ((state_.reply_skip || state_.reply_off) && !pushed) out_.resize(mark);
+  state_.reply_skip = false;
 }
 
 void Connection::Enqueue(const Parsed& cmd, int64_t now_ms) {
@@ -727,8 +734,9 @@ void Connection::Reject(const CommandSpec* spec, std::string_view message, std::
     UnwatchAll(state_);
     rb_.set_output(&out_);
     rb_.set_resp3(state_.resp3);
-    return rb_.Error(core::Concat("EXECABORT Transaction discarded because of: ",
-                                  code == "ERR" ? "" : code, code == "ERR" ? "" : " ", message));
+    const bool coded = !code.empty() && code != "ERR";
+    return rb_.Error(core::Concat("EXECABORT Transaction discarded because of: ", coded ? code : "",
+                                  coded ? " " : "", message));
   }
   uint32_t slot;
   rb_.set_output(NextReplyTarget(&slot));

@@ -112,6 +112,9 @@ struct ConnectionState {
   // CLIENT REPLY: OFF drops every reply; SKIP drops the reply of the command after it.
   bool reply_off = false;
   bool reply_skip_next = false;
+  // The running command's reply is dropped (it follows SKIP); CLIENT REPLY ON keeps its own
+  // reply by clearing it (Redis checks its flags when a reply is added; RESET leaves this one).
+  bool reply_skip = false;
   bool replies_altered() const { return reply_off || reply_skip_next; }
 
   MultiState multi;

@@ -305,7 +305,9 @@ void FcallGeneric(ArgSlice args, ConnContext& ctx, bool read_only_command) {
   const std::string name = function->info.name;
   ArgSlice keys = args.subspan(3, size_t(numkeys));
   ArgSlice argv = args.subspan(3 + size_t(numkeys));
+  const bool allow_oom = function->info.flags & core::kScriptAllowOom;
   auto run = [&](ScriptRun& host, core::ReplyBuilder& rb) {
+    host.set_allow_oom(allow_oom);
     return ThreadLua().CallFunction(name, keys, argv, host, rb);
   };
   if (RunScriptAtomically(ctx, keys, read_only_command || no_writes, function->global, args,

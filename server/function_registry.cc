@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/resp_parser.h"
 #include "server/script_run.h"
 #include "shard/shard_set.h"
 
@@ -34,17 +35,9 @@ bool ParseMetadata(std::string_view payload, LibraryMetadata* md, std::string* e
     *error = "Invalid library metadata";
     return false;
   }
-  std::vector<std::string_view> parts;
-  std::string_view line = payload.substr(0, eol);
-  while (!line.empty()) {
-    const size_t start = line.find_first_not_of(" \t\r");
-    if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    const size_t end = std::min(line.find_first_of(" \t\r"), line.size());
-    parts.push_back(line.substr(0, end));
-    line.remove_prefix(end);
-  }
-  if (parts.empty()) {
+  // Split as Redis splits it (sdssplitargs): name="foo" is name=foo.
+  std::vector<std::string> parts;
+  if (!core::SplitArgs(payload.substr(0, eol), &parts) || parts.empty()) {
     *error = "Invalid library metadata";
     return false;
   }
@@ -56,7 +49,7 @@ bool ParseMetadata(std::string_view payload, LibraryMetadata* md, std::string* e
         *error = "Invalid metadata value, name argument was given multiple times";
         return false;
       }
-      md->name = std::string(parts[i].substr(5));
+      md->name = parts[i].substr(5);
       named = true;
       continue;
     }

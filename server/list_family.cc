@@ -348,7 +348,11 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
           src_state = StateOf(t.db, src, tx.hash(0), t.now_ms);
           if (src_state != KeyState::kList) return;
           dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
-          if (dst_state == KeyState::kWrongType) return;
+          if (dst_state == KeyState::kWrongType) {
+            // The source keeps its element: a BLMOVE woken for it passes it to the next waiter.
+            t.db.NoteReady(src);
+            return;
+          }
           // Looked up again: the destination's lookup may have expired (erased) a key.
           Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
           List* list = ListOf(it);
@@ -378,6 +382,9 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
           if (src_state != KeyState::kList) continue;
           Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
           ListOf(it)->Index(from == ListEnd::kHead ? 0 : -1, &value);
+          // Should the destination be WRONGTYPE, the element stays: a BLMOVE woken for it then
+          // passes it to the next waiter (served once the transaction lets the key go).
+          t.db.NoteReady(src);
         } else {
           dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
         }

@@ -377,6 +377,14 @@ bool AllowedWhileSubscribed(std::string_view name) {
   return false;
 }
 
+bool RepliesArePushes(std::string_view name) {
+  for (std::string_view push :
+       {"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe"}) {
+    if (name == push) return true;
+  }
+  return false;
+}
+
 void RegisterPubSubFamily(CommandRegistry* r) {
   shard::SetKeyspaceEventPublisher(PublishOnThisThread, ThreadHasSubscriptions);
   constexpr uint32_t kF = kPubSub | kNoScript | kLoading | kStale;

@@ -37,4 +37,8 @@ void UnsubscribeAll(ConnectionState& conn);
 // (P|S)UNSUBSCRIBE, PING, QUIT and RESET).
 bool AllowedWhileSubscribed(std::string_view command_name);
 
+// Whether the command's replies are pushes: (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE confirm each
+// channel with one, and Redis sends them even under CLIENT REPLY OFF or SKIP (CLIENT_PUSHING).
+bool RepliesArePushes(std::string_view command_name);
+
 }  // namespace shardis::server

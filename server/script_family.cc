@@ -103,6 +103,7 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
   // The run may happen on another thread (the keys' shard's, see RunScriptAtomically): it uses
   // that thread's cache and interpreter, which have every script (AddScript).
   auto run = [&](ScriptRun& host, core::ReplyBuilder& rb) {
+    host.set_allow_oom(flags & core::kScriptAllowOom);
     ScriptCache& here = ScriptCache::current();
     const CachedScript* known = here.Find(sha);
     if (known == nullptr) {  // flushed meanwhile

@@ -290,6 +290,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
       return CallResult::kReplied;
     }
   }
+  skip_memory_check_ = allow_oom_ || wrote_;
   wrote_ |= write;
   if (mode_ == Mode::kDeclared) {
     std::vector<int>& positions = positions_;
@@ -338,6 +339,7 @@ void ScriptRun::RunOnShard(const CommandSpec& spec, std::span<const std::string_
     sctx.journal_unit = unit;
     // The caller waits for the script meanwhile: its tracking state holds still.
     sctx.reader = TrackingReaderOf(caller_);
+    sctx.skip_memory_check = skip_memory_check_;
     RunShardCommand(spec, args, sctx);
   });
 }

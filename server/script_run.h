@@ -87,6 +87,8 @@ class ScriptRun : public core::ScriptHost {
 
   // The command that runs the script (EVAL, FCALL, ...), for FUNCTION STATS.
   void set_command(std::span<const std::string_view> command) { command_ = command; }
+  // The script's allow-oom flag: its deny-oom commands run even over maxmemory.
+  void set_allow_oom(bool allow_oom) { allow_oom_ = allow_oom; }
   static std::optional<BusyScriptInfo> FirstBusy();
 
   // KillBusyScripts on this thread: the kinds of busy runs it found.
@@ -156,6 +158,8 @@ class ScriptRun : public core::ScriptHost {
   std::vector<std::unique_ptr<std::string>> added_keys_;
   bool needs_every_shard_ = false;
   bool wrote_ = false;          // a write command ran (Redis' SCRIPT_WRITE_DIRTY)
+  bool allow_oom_ = false;      // the script's allow-oom flag
+  bool skip_memory_check_ = false;  // for the running command: allow-oom, or wrote_ before it
   int64_t start_ms_;
   bool is_function_;            // FCALL (else EVAL): which KILL stops it, which -BUSY text
   bool busy_ = false;           // in this thread's busy list

@@ -203,6 +203,10 @@ int64_t ApplyTrim(Stream* s, const AddTrimArgs& a) {
   return s->Trim(a.strategy == AddTrimArgs::kMaxLen ? a.maxlen : -1, a.minid, a.approx, a.limit);
 }
 
+void ReplyIdNotAfterTop(ShardContext& ctx) {
+  ctx.rb.Error("ERR The ID specified in XADD is equal or smaller than the target stream top item");
+}
+
 // ---- XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
 
 void CmdXAdd(ArgSlice args, ShardContext& ctx) {
@@ -237,18 +241,13 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
     if (a.seq_given) {
       id = a.id;
     } else if (last.ms == a.id.ms) {
-      if (last.seq == UINT64_MAX) {
-        // Redis 7.0 fails here without setting errno, so xaddCommand picks this message.
-        return ctx.rb.Error("ERR Elements are too large to be stored");
-      }
+      // No sequence is left after last.seq: Redis 7.2 reports it as an ID that is too small.
+      if (last.seq == UINT64_MAX) return ReplyIdNotAfterTop(ctx);
       id = StreamID{last.ms, last.seq + 1};
     } else {
       id = a.id;
     }
-    if (id <= last) {
-      return ctx.rb.Error(
-          "ERR The ID specified in XADD is equal or smaller than the target stream top item");
-    }
+    if (id <= last) return ReplyIdNotAfterTop(ctx);
   } else {
     uint64_t ms = uint64_t(ctx.now_ms);
     if (ms > last.ms) {
@@ -1234,6 +1233,12 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
   ArgParser p(args, 1);
   while (p.HasNext()) {
     if (p.Check("BLOCK", 1)) {
+      // Redis refuses BLOCK from scripts outright (elsewhere that cannot block, as in MULTI,
+      // it acts as an expired timeout), naming the command as the script spelt it.
+      if (ctx.conn.in_script) {
+        return ctx.rb.Error(core::Concat("ERR ", args[0],
+                                         " command is not allowed with BLOCK option from scripts"));
+      }
       if (!core::ParseInt64(p.Next(), &timeout)) {
         return ctx.rb.Error("ERR timeout is not an integer or out of range");
       }

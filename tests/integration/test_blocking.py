@@ -153,6 +153,23 @@ def test_blmove_and_brpoplpush_across_shards(r, server):
     assert r.lrange("d", 0, -1) == [b"e"]
 
 
+@pytest.mark.parametrize("cmd", ["BRPOPLPUSH", "BLMOVE"])
+def test_move_to_wrong_type_passes_the_element_on(r, server, cmd):
+    """TCL unit/type/list "BRPOPLPUSH with multiple blocked clients": the first waiter's
+    destination is a string, so it gets WRONGTYPE and the element goes to the next waiter."""
+    ends = ["RIGHT", "LEFT"] if cmd == "BLMOVE" else []
+    for i, (bad, good) in enumerate([("t1{t}", "t2{t}"), ("bad", "good")]):  # one shard, several
+        src = f"src{i}{{t}}"
+        r.set(bad, "nolist")
+        first = block(r, server, cmd, src, bad, *ends, "0", expect_blocked=1)
+        second = block(r, server, cmd, src, good, *ends, "0", expect_blocked=2)
+        r.lpush(src, "foo")
+        assert first.join().startswith(b"WRONGTYPE")
+        assert second.join() == b"foo"
+        assert r.lrange(good, 0, -1) == [b"foo"]
+        assert r.exists(src) == 0
+
+
 def test_swapdb_wakes_clients(r, server):
     b = block(r, server, "BLPOP", "swapped", "0", expect_blocked=1)
     other = server.client(db=1)

@@ -316,6 +316,17 @@ def test_client_reply_off_and_skip(srv):
         assert c.call("ECHO", "after-reset") == b"after-reset"
 
 
+def test_client_reply_on_after_skip_replies(srv):
+    """TCL unit/introspection "CLIENT REPLY ON: unset SKIP flag": ON cancels the SKIP before it
+    replies, so its +OK is sent; RESET leaves the SKIP, so its reply is dropped."""
+    with srv.raw() as c:
+        c.send(c.encode("CLIENT", "REPLY", "SKIP") + c.encode("CLIENT", "REPLY", "ON"))
+        assert c.read_reply()[0] == b"+OK\r\n"
+        assert c.call("PING") == b"PONG"
+        c.send(c.encode("CLIENT", "REPLY", "SKIP") + c.encode("RESET") + c.encode("ECHO", "next"))
+        assert c.read_reply()[1] == b"next"
+
+
 def test_maxclients_refusal(server_factory):
     srv = server_factory(threads=2, args=["--maxclients=3"], redis_args=["--maxclients", "3"])
     first = srv.raw()

@@ -366,6 +366,8 @@ GETKEYS_CASES = [
     "lmpop 0 a left", "zunion 5 a b", "zunion x a b", "xread streams s1", "xread count 1 s1 0",
     "sort k store", "georadius k 0 0 1 km store", "object help", "object encoding",
     "xgroup create s", "ping", "nosuchcommand k", "get",
+    # Scripts may name no keys: no keys, not an error (TCL "COMMAND GETKEYS EVAL without keys").
+    "eval x 0", "eval x abc", "eval x 2 k", "eval x 1 k", "fcall f 0", "evalsha_ro x 0",
 ]
 
 

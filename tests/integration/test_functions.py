@@ -67,6 +67,13 @@ LOAD_CASES = {
     "engine": [("FUNCTION", "LOAD", "#!js name=x\n")],
     "engine_case": [("FUNCTION", "LOAD", "#!LUA name=x\nredis.register_function('f', function() end)")],
     "bad_lib_name": [("FUNCTION", "LOAD", "#!lua name=a-b\n")],
+    # The first line is split as Redis' sdssplitargs (TCL "function test name with quotes").
+    "quoted_name": [("FUNCTION", "LOAD", "#!lua name=\"foo\"\nredis.register_function('f', function() return 1 end)"),
+                    ("FCALL", "f", "0")],
+    "quoted_space": [("FUNCTION", "LOAD", "#!lua name=\"a b\"\n")],
+    "unbalanced_quote": [("FUNCTION", "LOAD", "#!lua name=\"foo\n")],
+    "crlf_first_line": [("FUNCTION", "LOAD", "#!lua name=crlf\r\nredis.register_function('g', function() return 2 end)"),
+                        ("FCALL", "g", "0")],
     "call_at_load": [("FUNCTION", "LOAD", lib("l", "redis.call('set', 'x', 'y')"))],
     "string_at_load": [("FUNCTION", "LOAD", lib("l", "local s = string.format('%d', 1)"))],
     "global_at_load": [("FUNCTION", "LOAD", lib("l", "x = 1"))],

@@ -74,6 +74,32 @@ def test_resp3_pushes_and_commands(r, server):
     c.close()
 
 
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_subscription_pushes_ignore_client_reply_off(r, server, protocol):
+    """TCL unit/pubsub "PubSub messages with CLIENT REPLY OFF": confirmations and messages are
+    pushes, sent under CLIENT REPLY OFF or SKIP; other replies (errors included) are not."""
+    c = server.raw()
+    c.call("HELLO", str(protocol))
+    c.send(c.encode("CLIENT", "REPLY", "OFF") + c.encode("SUBSCRIBE", "ch") +
+           c.encode("PSUBSCRIBE", "c*") + c.encode("SUBSCRIBE"))
+    assert c.read_reply()[1] == [b"subscribe", b"ch", 1]
+    assert c.read_reply()[1] == [b"psubscribe", b"c*", 2]
+    assert r.publish("ch", "hello") == 2
+    assert c.read_reply()[1] == [b"message", b"ch", b"hello"]
+    assert c.read_reply()[1] == [b"pmessage", b"c*", b"ch", b"hello"]
+    c.send(c.encode("UNSUBSCRIBE", "ch") + c.encode("PUNSUBSCRIBE", "c*") +
+           c.encode("CLIENT", "REPLY", "ON"))
+    assert c.read_reply()[1] == [b"unsubscribe", b"ch", 1]
+    assert c.read_reply()[1] == [b"punsubscribe", b"c*", 0]
+    assert c.read_reply()[1] == b"OK"
+    c.send(c.encode("CLIENT", "REPLY", "SKIP") + c.encode("SUBSCRIBE", "x") +
+           c.encode("UNSUBSCRIBE", "x") + c.encode("PING"))
+    assert c.read_reply()[1] == [b"subscribe", b"x", 1]
+    assert c.read_reply()[1] == [b"unsubscribe", b"x", 0]
+    assert c.read_reply()[1] == b"PONG"
+    c.close()
+
+
 def test_messages_keep_publish_order(r, server):
     c = server.raw()
     c.call("SUBSCRIBE", "seq")
