@@ -7,6 +7,7 @@
 #include "core/string_util.h"
 #include "server/auth.h"
 #include "server/arg_parser.h"
+#include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/monitor.h"
@@ -109,12 +110,14 @@ void Hello(ArgSlice args, ConnContext& ctx) {
   ctx.rb.ArrayHeader(0);
 }
 
-// RESET: the connection as if it were new: no MULTI, no WATCH, no subscriptions, database 0,
-// RESP2, no name, not monitoring, replies on, and not authenticated when a password is set.
+// RESET: the connection as if it were new: no MULTI, no WATCH, no subscriptions, no tracking,
+// database 0, RESP2, no name, not monitoring, replies on, and not authenticated when a password
+// is set.
 void Reset(ArgSlice, ConnContext& ctx) {
   DiscardMulti(ctx.conn);
   UnwatchAll(ctx.conn);
   UnsubscribeAll(ctx.conn);
+  DisableTracking(ctx.conn);
   StopMonitoring(ctx.conn);
   ctx.conn.authenticated = !AuthRequired();
   ctx.conn.reply_off = false;

@@ -348,3 +348,13 @@ def test_info_and_client_list(server, r):
     off = server.raw()
     assert off.call("CLIENT", "TRACKINGINFO") == [b"flags", [b"off"], b"redirect", -1,
                                                   b"prefixes", []]
+
+
+def test_reset_turns_tracking_off(server, r):
+    c = resp3(server)
+    c.call("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "rs:")
+    assert c.call("RESET") == b"RESET"
+    assert c.call("CLIENT", "TRACKINGINFO") == [b"flags", [b"off"], b"redirect", -1,
+                                                b"prefixes", []]
+    r.set(b"rs:1", b"x")
+    assert_no_message(c)
