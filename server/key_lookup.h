@@ -19,9 +19,12 @@ namespace shardis::server {
 
 enum LookupMode : bool { kForWrite = false, kForRead = true };
 
+// kNoTouch: Redis' LOOKUP_NOTOUCH (the key's access clock stays as it was).
+enum TouchMode : bool { kNoTouch = false, kTouch = true };
+
 inline shard::Db::Iterator LookupRead(shard::Shard& shard, shard::Db& db, std::string_view key,
-                                      uint64_t hash, int64_t now_ms) {
-  shard::Db::Iterator it = db.Find(key, hash, now_ms);
+                                      uint64_t hash, int64_t now_ms, TouchMode touch = kTouch) {
+  shard::Db::Iterator it = touch ? db.Find(key, hash, now_ms) : db.Peek(key, hash, now_ms);
   if (shard::Db::Found(it)) {
     ++shard.stats().keyspace_hits;
   } else {
