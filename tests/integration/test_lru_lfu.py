@@ -11,22 +11,18 @@ import time
 import pytest
 
 from conftest import Server
+from test_maxmemory import sh as maxmemory_client  # noqa: F401 (a fixture)
 
 shardis_only = pytest.mark.shardis_only
 
 
 @pytest.fixture
-def sh(server):
-    c = server.client()
-    c.flushall()
-    c.config_resetstat()
-    yield c
-    c.config_set("maxmemory", 0)
-    c.config_set("maxmemory-policy", "noeviction")
-    c.config_set("lfu-log-factor", 10)
-    c.config_set("lfu-decay-time", 1)
-    c.flushall()
-    c.close()
+def sh(maxmemory_client):
+    """test_maxmemory's client (flushed; maxmemory and the policy reset afterwards), with the LFU
+    settings reset too."""
+    yield maxmemory_client
+    maxmemory_client.config_set("lfu-log-factor", 10)
+    maxmemory_client.config_set("lfu-decay-time", 1)
 
 
 @pytest.fixture
