@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/access_clock.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/admission.h"
@@ -174,7 +175,7 @@ std::string BuildInfo(unsigned sections) {
     field("uptime_in_days", uptime_s / 86400);
     field("hz", 10);
     field("configured_hz", 10);
-    field("lru_clock", (now_ms / 1000) & ((1 << 24) - 1));
+    field("lru_clock", core::LruClock(now_ms));
     field("executable", info.executable);
     field("config_file", info.config_file);
     field("io_threads_active", 0);

@@ -34,7 +34,8 @@ constexpr std::string_view kSameObjectErr = "ERR source and destination objects 
 struct SourceValue {
   bool found = false;
   int64_t expire_at_ms = 0;
-  std::string bytes;  // a string's bytes
+  uint32_t access_clock = 0;  // a moved key keeps its LRU/LFU clock, as Redis keeps the object
+  std::string bytes;          // a string's bytes
   // An object: read (never written or freed) by the destination's thread.
   bool is_object = false;
   core::ValueType type = core::ValueType::kString;
@@ -49,6 +50,7 @@ SourceValue ReadSource(Db& db, std::string_view key, int64_t now_ms) {
   if (!Db::Found(it)) return src;
   src.found = true;
   src.expire_at_ms = db.ExpireAt(it, key, hash);
+  src.access_clock = db.AccessClock(it);
   const CompactValue& v = it.value();
   if (v.IsString()) {
     v.AppendTo(&src.bytes);
@@ -100,10 +102,11 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       }
       int64_t expire_at;
       if (delete_source) {
-        // The same heap: move the cell itself.
+        // The same heap: move the cell itself, and its access clock.
+        const uint32_t clock = from.AccessClock(it);
         CompactValue value = from.Take(it, src, src_hash, &expire_at);
         from.NoteModified(src);
-        to.Store(dst, dst_hash, std::move(value), expire_at, t.now_ms);
+        to.SetAccessClock(to.Store(dst, dst_hash, std::move(value), expire_at, t.now_ms), clock);
       } else {
         expire_at = from.ExpireAt(it, src, src_hash);
         CompactValue copy = it.value().IsString() ? CompactValue::FromString(it.value().ToString())
@@ -126,7 +129,9 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       outcome = Outcome::kTargetExists;
       return;
     }
-    to.Store(dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
+    Db::Iterator stored =
+        to.Store(dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
+    if (delete_source) to.SetAccessClock(stored, value.access_clock);  // COPY makes a new key
     to.NoteModified(dst);
     t.shard.AddDirty();  // the whole transfer counts once, here
     outcome = Outcome::kDone;

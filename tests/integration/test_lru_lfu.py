@@ -125,6 +125,23 @@ def test_restore_idletime_and_freq(both):
                         ["RESTORE", "x", "0", "bad", "IDLETIME", "1", "FREQ", "1"]])
 
 
+def test_rename_and_move_keep_the_clock_copy_does_not(both):
+    for c in both:
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+        c.call("SET", "k", "v")
+        payload = c.call("DUMP", "k")
+        for i in range(20):  # keys on every shard
+            c.call("RESTORE", f"src:{i}", "0", payload, "FREQ", "100")
+            assert c.call("RENAME", f"src:{i}", f"dst:{i}") == b"OK"
+            assert c.call("OBJECT", "FREQ", f"dst:{i}") in (100, 101)  # RENAME's lookup counts
+            assert c.call("COPY", f"dst:{i}", f"copy:{i}") == 1
+            assert c.call("OBJECT", "FREQ", f"copy:{i}") == 5
+            assert c.call("MOVE", f"dst:{i}", "1") == 1
+            c.call("SELECT", "1")
+            assert c.call("OBJECT", "FREQ", f"dst:{i}") in (100, 101, 102)
+            c.call("SELECT", "0")
+
+
 def test_lfu_config_parameters(both):
     same_replies(both, [
         ["CONFIG", "GET", "lfu-log-factor"],
