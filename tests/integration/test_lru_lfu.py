@@ -252,7 +252,7 @@ def saved_file(c) -> str:
 
 
 @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu"])
-def test_rdb_keeps_idle_time_or_frequency(sh, tmp_path, policy):
+def test_rdb_keeps_idle_time_or_frequency(server, sh, tmp_path, policy):
     sh.config_set("maxmemory-policy", policy)
     sh.set("k", "v")
     payload = sh.dump("k")
@@ -279,8 +279,18 @@ def test_rdb_keeps_idle_time_or_frequency(sh, tmp_path, policy):
     ref.start()
     try:
         check_clocks(ref.client())
+        assert ref.client().save()  # redis-server's own file, for a fresh shardis below
     finally:
         ref.stop()
+    if server.kind == "shardis":
+        fresh = Server("shardis", tmp_path / "fresh", threads=server.threads,
+                       args=[f"--dir={tmp_path}", "--dbfilename=in.rdb",
+                             f"--maxmemory_policy={policy}"]).start()
+        try:
+            assert fresh.client().dbsize() == 51
+            check_clocks(fresh.client())
+        finally:
+            fresh.stop()
     sh.execute_command("DEBUG", "RELOAD")  # saves, flushes and loads
     assert sh.dbsize() == 51
     check_clocks(sh)
