@@ -79,7 +79,10 @@ void CmdSetBit(ArgSlice args, ShardContext& ctx) {
     v = static_cast<uint8_t>((v & ~(1u << bit)) | (unsigned(on) << bit));
     p[byte] = static_cast<char>(v);
   });
-  if (created || grows || old != bool(on)) ctx.shard.AddDirty();
+  if (created || grows || old != bool(on)) {
+    ctx.shard.AddDirty();
+    NotifyKeyspaceEvent(ctx, kNotifyString, "setbit", args[1]);
+  }
   ctx.rb.Integer(old ? 1 : 0);
 }
 
@@ -318,9 +321,11 @@ void CmdBitOp(ArgSlice args, ConnContext& ctx) {
       t.db.Store(dest, tx.hash(0), CompactValue::FromString(res), 0, t.now_ms);
       t.db.NoteModified(dest);
       t.shard.AddDirty();
+      shard::NotifyKeyspaceEvent(kNotifyString, "set", dest, t.db.index());
     } else if (t.db.Erase(dest, tx.hash(0), t.now_ms)) {
       t.db.NoteModified(dest);
       t.shard.AddDirty();
+      shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", dest, t.db.index());
     }
   });
   tx.Conclude();
@@ -592,6 +597,7 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
     }
   });
   ctx.shard.AddDirty(changes);
+  if (changes > 0) NotifyKeyspaceEvent(ctx, kNotifyString, "setbit", args[1]);
 }
 
 }  // namespace

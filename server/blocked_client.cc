@@ -49,28 +49,48 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
   poll_ = HangUpPoll();
   poll_.client = this;
   proactor->PollAsync(ctx_.conn.fd, POLLRDHUP, &poll_);
-  ++ServerThreadState::current().stats().blocked_clients;
-  ctx_.conn.blocked = true;
+  ThreadStats& stats = ServerThreadState::current().stats();
+  ++stats.blocked_clients;
+  if (deadline_ms != 0) ++stats.clients_in_timeout_table;
+  ctx_.conn.blocked = this;
+  unblocked_ = unblocked_with_error_ = false;
   bool served = false;
   for (;;) {
     if (woken_) {
       served = true;
       break;
     }
+    if (unblocked_) break;  // CLIENT UNBLOCK gave up for it
     const bool expired = deadline_ms != 0 && shard::NowMs() >= deadline_ms;
     if ((expired || poll_.fired) && GiveUp()) break;
     // Not yet, or a shard claimed the client just now: its wake-up is on the way.
     Sleep(expired || poll_.fired ? 0 : deadline_ms);
   }
-  --ServerThreadState::current().stats().blocked_clients;
-  ctx_.conn.blocked = false;
+  --stats.blocked_clients;
+  if (deadline_ms != 0) --stats.clients_in_timeout_table;
+  ctx_.conn.blocked = nullptr;
   woken_ = false;
   if (!poll_.done) proactor->CancelOp(&poll_);
   while (!poll_.done) Sleep(0);
   return served;
 }
 
+bool BlockedClient::Unblock(bool with_error) {
+  if (!GiveUp()) return false;
+  unblocked_ = true;
+  unblocked_with_error_ = with_error;
+  if (sleeping_) context::active()->schedule(fiber_);
+  return true;
+}
+
+bool BlockedClient::ReplyIfUnblockedWithError(core::ReplyBuilder& rb) const {
+  if (!unblocked_with_error_) return false;
+  rb.Error(kUnblockedErr);
+  return true;
+}
+
 void BlockedClient::Unregister() {
+  if (keys_.empty()) return;
   std::vector<unsigned> sids;
   for (std::string_view key : keys_) sids.push_back(shard::shard_set->ShardOf(key));
   std::sort(sids.begin(), sids.end());

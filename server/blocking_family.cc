@@ -181,6 +181,7 @@ class PopWaiter final : public BlockedClient {
         ctx_.rb.output()->append(reply_);
         return;
       }
+      if (ReplyIfUnblockedWithError(ctx_.rb)) return;
     }
     FinishPopReply(outcome, ctx_.rb);  // WRONGTYPE, or null: timed out or cannot block
   }
@@ -232,7 +233,10 @@ class MoveWaiter final : public BlockedClient {
       const bool served = Wait(deadline_ms);
       Unregister();
       // Redis replies every timed-out blocked client with a null array, even BLMOVE's.
-      if (!served) return ctx_.rb.NullArray();
+      if (!served) {
+        if (!ReplyIfUnblockedWithError(ctx_.rb)) ctx_.rb.NullArray();
+        return;
+      }
       woken = true;
       // The move that follows counts no change but is journaled, as Redis propagates it: LMOVE.
       if (shard::JournalCommand* journal = shard::CurrentJournalCommand(); journal != nullptr) {

@@ -16,6 +16,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/arg_parser.h"
+#include "server/blocked_client.h"
 #include "server/client_pause.h"
 #include "server/client_tracking.h"
 #include "server/command.h"
@@ -44,7 +45,7 @@ std::string ClientFlags(const ConnectionState& c) {
   if (c.monitor) f.push_back('O');
   if (c.pubsub.count() > 0) f.push_back('P');
   if (c.multi.active) f.push_back('x');
-  if (c.blocked) f.push_back('b');
+  if (c.blocked != nullptr) f.push_back('b');
   if (c.tracking.on) f.push_back('t');
   if (c.tracking.broken_redirect) f.push_back('R');
   if (c.tracking.bcast) f.push_back('B');
@@ -65,7 +66,8 @@ void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms
                " name=", c.name, " age=", (now_ms - c.created_ms) / 1000,
                " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", ClientFlags(c),
                " db=", c.db, " sub=", c.pubsub.channels.size(),
-               " psub=", c.pubsub.patterns.size(), " ssub=0 multi=",
+               " psub=", c.pubsub.patterns.size(), " ssub=",
+               c.pubsub.shard_channels.size(), " multi=",
                c.multi.active ? int64_t(c.multi.queue.size()) : int64_t(-1));
   core::Append(out, " qbuf=", b.qbuf, " qbuf-free=", b.qbuf_free, " argv-mem=", b.argv_mem,
                " multi-mem=0 rbs=0 rbp=0 obl=", b.obl, " oll=", b.oll, " omem=", b.omem,
@@ -204,6 +206,32 @@ size_t KillClients(const KillFilter& filter, ConnContext& ctx) {
   size_t total = 0;
   for (size_t n : killed) total += n;
   return total;
+}
+
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends the wait of a client blocked in BLPOP & co., XREAD
+// BLOCK or WAIT, on whichever thread it lives: 1 if it was blocked, 0 otherwise.
+void ClientUnblock(ArgSlice args, ConnContext& ctx) {
+  if (args.size() > 4) return ctx.rb.Error(SubcommandSyntaxError(args));
+  bool with_error = false;
+  if (args.size() == 4) {
+    if (core::EqualsIgnoreCase(args[3], "error")) {
+      with_error = true;
+    } else if (!core::EqualsIgnoreCase(args[3], "timeout")) {
+      return ctx.rb.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  }
+  int64_t id;
+  if (!core::ParseInt64(args[2], &id)) return ctx.rb.Error(kNotIntegerErr);
+  // The client's own thread ends its wait (nothing about a client is touched elsewhere).
+  std::vector<char> unblocked(shard::shard_set->size(), 0);
+  shard::shard_set->AwaitAll([&](Shard& s) {
+    for (ConnectionState* c : ServerThreadState::current().connections()) {
+      if (int64_t(c->id) == id && c->blocked != nullptr) {
+        unblocked[s.id()] = c->blocked->Unblock(with_error);
+      }
+    }
+  });
+  ctx.rb.Integer(std::count(unblocked.begin(), unblocked.end(), 1));
 }
 
 // CLIENT KILL ip:port | CLIENT KILL <filter> <value> ... (ID, ADDR, LADDR, TYPE, USER, SKIPME,
@@ -353,6 +381,8 @@ void ClientHelp(ArgSlice, ConnContext& ctx) {
              "    * MAXAGE <maxage>", "      Kill connections older than the specified age.",
              "PAUSE <timeout> [WRITE|ALL]",
              "    Suspend all, or just write, clients for <timeout> milliseconds.",
+             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+             "    End the wait of a blocked client, as a timeout or with an error.",
              "UNPAUSE", "    Stop the current client pause, resuming traffic.",
              "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
              "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
@@ -403,27 +433,30 @@ constexpr SubCommand kClientSubs[] = {
     {.name = "getredir", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
      .handler = ClientGetRedir,
      .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
-              .summary = "Returns the client ID to which the connection's tracking notifications "
-                         "are redirected."}},
+              .summary = "Returns the client ID tracking notifications are redirected to."}},
     {.name = "tracking", .arity = -3, .flags = kConnSub, .acl_categories = "slow connection",
      .handler = ClientTracking,
      .docs = {.group = "connection", .since = "6.0.0",
               .complexity = "O(1). Some options may introduce additional complexity.",
-              .summary = "Controls server-assisted client-side caching for the connection."}},
+              .summary = "Turns client-side caching invalidations on or off for the connection."}},
     {.name = "caching", .arity = 3, .flags = kConnSub, .acl_categories = "slow connection",
      .handler = ClientCaching,
      .docs = {.group = "connection", .since = "6.0.0", .complexity = "O(1)",
-              .summary = "Instructs the server whether to track the keys in the next request."}},
+              .summary = "Says whether the next command's keys are tracked (OPTIN/OPTOUT modes)."}},
     {.name = "trackinginfo", .arity = 2, .flags = kConnSub, .acl_categories = "slow connection",
      .handler = ClientTrackingInfo,
      .docs = {.group = "connection", .since = "6.2.0", .complexity = "O(1)",
-              .summary = "Returns information about server-assisted client-side caching for the "
-                         "connection."}},
+              .summary = "Returns the connection's client-side caching settings."}},
     {.name = "kill", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
      .handler = ClientKill,
      .docs = {.group = "connection", .since = "2.4.0",
               .complexity = "O(N) where N is the number of client connections",
               .summary = "Terminates open connections."}},
+    {.name = "unblock", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
+     .handler = ClientUnblock,
+     .docs = {.group = "connection", .since = "5.0.0",
+              .complexity = "O(log N) where N is the number of client connections",
+              .summary = "Ends another client's wait in a blocking command."}},
     {.name = "pause", .arity = -3, .flags = kAdminSub, .acl_categories = kAdminConnAcl,
      .handler = ClientPause,
      .docs = {.group = "connection", .since = "2.9.50", .complexity = "O(1)",

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string_view>
 
 #include "io/proactor.h"
+#include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard.h"
 
@@ -41,10 +43,21 @@ bool Applies(const ConnectionState& conn, const CommandSpec& spec, std::string_v
   return false;
 }
 
+// While it lives, the client counts in INFO's blocked_clients, as Redis counts a client whose
+// command a pause postpones.
+class CountedAsBlocked {
+ public:
+  CountedAsBlocked() { ++ServerThreadState::current().stats().blocked_clients; }
+  ~CountedAsBlocked() { --ServerThreadState::current().stats().blocked_clients; }
+  CountedAsBlocked(const CountedAsBlocked&) = delete;
+  CountedAsBlocked& operator=(const CountedAsBlocked&) = delete;
+};
+
 }  // namespace
 
 bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec,
                      std::string_view sub_name) {
+  std::optional<CountedAsBlocked> blocked;
   for (;;) {
     if (conn.killed) return false;
     int64_t end = internal::g_pause_end_ms.load(std::memory_order_relaxed);
@@ -56,6 +69,7 @@ bool WaitWhilePaused(const ConnectionState& conn, const CommandSpec& spec,
       return true;
     }
     if (!Applies(conn, spec, sub_name)) return true;
+    if (!blocked) blocked.emplace();
     io::Proactor::current()->SleepFor(std::chrono::milliseconds(std::min<int64_t>(end - now, 10)));
   }
 }

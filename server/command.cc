@@ -13,7 +13,11 @@
 namespace shardis::server {
 
 void CommandRegistry::Register(const CommandSpec& spec) {
-  CHECK((spec.on_shard == nullptr) != (spec.on_conn == nullptr)) << spec.name;
+  CHECK(spec.on_shard != nullptr || spec.on_conn != nullptr) << spec.name;
+  // Both handlers: keys_found_while_running chooses (RunsOnShard).
+  CHECK(spec.on_shard == nullptr || spec.on_conn == nullptr ||
+        spec.keys_found_while_running != nullptr)
+      << spec.name;
   // on_shard runs on the shard of args[1]: only a command whose one key is there may have it.
   CHECK(spec.on_shard == nullptr || (spec.keys.first == 1 && spec.keys.last == 1)) << spec.name;
   CHECK(!spec.docs.group.empty() && !spec.docs.since.empty()) << "no docs for " << spec.name;

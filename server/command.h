@@ -132,11 +132,16 @@ struct CommandSpec {
   uint32_t flags;
   KeyRange keys;
   std::string_view acl_categories;  // space separated, without '@', e.g. "write string slow"
-  // Exactly one handler is set. Commands whose only key is args[1] use on_shard: the connection
-  // routes them to the owner (batched with the rest of the pipeline). Everything else uses on_conn.
+  // Commands whose only key is args[1] use on_shard: the connection routes them to the owner
+  // (batched with the rest of the pipeline). Everything else uses on_conn. Exactly one handler is
+  // set, except for a command that has both and keys_found_while_running: it runs with on_shard
+  // unless that says otherwise for the command line (RunsOnShard).
   ShardHandler on_shard = nullptr;
   ConnHandler on_conn = nullptr;
   KeyFinder key_finder = nullptr;  // set for movablekeys commands only
+  // Set for a command that may also touch keys it finds only while it runs (SORT's BY/GET
+  // patterns): true for such a command line. A script holds every shard to run it.
+  bool (*keys_found_while_running)(ArgSlice args) = nullptr;
   JournalRewriter journal_rewrite = nullptr;  // on_shard writes only
   CommandDocs docs = {};
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands (subcommand.h), a
@@ -150,6 +155,13 @@ struct CommandSpec {
   uint32_t stats_id = 0;
   uint32_t sub_stats_base = 0;
 };
+
+// Whether this command line runs with on_shard (else with on_conn). Every place that chooses
+// between the two asks this.
+inline bool RunsOnShard(const CommandSpec& spec, ArgSlice args) {
+  if (spec.on_shard == nullptr) return false;
+  return spec.on_conn == nullptr || !spec.keys_found_while_running(args);
+}
 
 // Runs a single-key command on its shard (the one place that does, so that what every write
 // must do afterwards happens for all of them): wakes clients blocked on the key and, when the

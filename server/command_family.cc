@@ -9,6 +9,7 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "server/command_docs_args.h"
 #include "server/connection_state.h"
 #include "server/command_keys.h"
 #include "server/subcommand.h"
@@ -189,10 +190,14 @@ void CommandInfo(ArgSlice args, ConnContext& ctx) {
 }
 
 // A COMMAND DOCS map: summary, since, group, complexity (left out when there is none, as Redis
-// does for MONITOR) and, for a container, its subcommands' maps.
-void ReplyDoc(core::ReplyBuilder& rb, const CommandDocs& doc, const Container* c) {
+// does for MONITOR), Redis' doc flags and argument tree (command_docs_args.h) and, for a
+// container, its subcommands' maps. Redis' `history` is not kept.
+void ReplyDoc(core::ReplyBuilder& rb, std::string_view name, const CommandDocs& doc,
+              const Container* c) {
   const bool has_complexity = !doc.complexity.empty();
-  rb.MapHeader(3 + (has_complexity ? 1 : 0) + (c != nullptr ? 1 : 0));
+  const CommandDocArgs* args = FindCommandDocArgs(name);
+  rb.MapHeader(3 + (has_complexity ? 1 : 0) + (args != nullptr ? args->fields : 0) +
+               (c != nullptr ? 1 : 0));
   rb.Bulk("summary");
   rb.Bulk(doc.summary);
   rb.Bulk("since");
@@ -203,12 +208,14 @@ void ReplyDoc(core::ReplyBuilder& rb, const CommandDocs& doc, const Container* c
     rb.Bulk("complexity");
     rb.Bulk(doc.complexity);
   }
+  if (args != nullptr) AppendDocEntries(rb, args->resp3);
   if (c == nullptr) return;
   rb.Bulk("subcommands");
   rb.MapHeader(c->subs.size());
   for (const SubCommand& sub : c->subs) {
-    rb.Bulk(core::Concat(c->name, "|", sub.name));
-    ReplyDoc(rb, sub.docs, nullptr);
+    const std::string sub_name = core::Concat(c->name, "|", sub.name);
+    rb.Bulk(sub_name);
+    ReplyDoc(rb, sub_name, sub.docs, nullptr);
   }
 }
 
@@ -224,7 +231,7 @@ void CommandDocsCmd(ArgSlice args, ConnContext& ctx) {
   ctx.rb.MapHeader(specs.size());
   for (const CommandSpec* spec : specs) {
     ctx.rb.Bulk(spec->name);
-    ReplyDoc(ctx.rb, spec->docs, spec->container);
+    ReplyDoc(ctx.rb, spec->name, spec->docs, spec->container);
   }
 }
 

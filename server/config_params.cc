@@ -222,8 +222,10 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnly("io-threads", "1"));
   r.Add(ReadOnly("maxmemory-clients", "0"));
   r.Add(ReadOnly("maxmemory-eviction-tenacity", "10"));
-  r.Add(ReadOnly("notify-keyspace-events", ""));
   r.Add(ReadOnly("replica-read-only", "yes"));
+
+  // Registered last: it must win over any fixed placeholder of the same name.
+  RegisterKeyspaceEventsParam(r);
 }
 
 }  // namespace shardis::server

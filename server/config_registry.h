@@ -96,6 +96,8 @@ class ConfigRegistry {
 // The process' registry, filled once at start (RegisterConfigParams) and read-only afterwards.
 ConfigRegistry& Config();
 void RegisterConfigParams(ConfigRegistry& r);
+// notify-keyspace-events (keyspace_events_config.cc).
+void RegisterKeyspaceEventsParam(ConfigRegistry& r);
 
 // Whether enable-protected-configs lets a client at `peer_addr` ("ip:port") CONFIG SET a
 // protected parameter.

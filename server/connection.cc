@@ -435,7 +435,8 @@ void Connection::PlanBatch() {
     }
     p.spec = prev_spec;
     p.arity_ok = p.spec != nullptr && ArityOk(*p.spec, args.size());
-    if (p.arity_ok && p.spec->on_shard != nullptr) {
+    p.on_shard = p.arity_ok && RunsOnShard(*p.spec, args);
+    if (p.on_shard) {
       p.hash = core::HashBytes(args[1]);
       p.shard = shard::shard_set->ShardOf(args[1], p.hash);
       local_keys += p.shard == self;
@@ -447,10 +448,10 @@ void Connection::PlanBatch() {
   // only makes a prefetch useless, never wrong.
   shard::Db& db = shard::Shard::current()->db(state_.db);
   for (const Parsed& p : parsed_) {
-    if (p.arity_ok && p.spec->on_shard != nullptr && p.shard == self) db.Prefetch(p.hash);
+    if (p.on_shard && p.shard == self) db.Prefetch(p.hash);
   }
   for (const Parsed& p : parsed_) {
-    if (p.arity_ok && p.spec->on_shard != nullptr && p.shard == self) db.PrefetchSlots(p.hash);
+    if (p.on_shard && p.shard == self) db.PrefetchSlots(p.hash);
   }
 }
 
@@ -553,7 +554,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   feed_monitors_ = MonitorsActive();
 
-  if (spec->on_shard != nullptr) {
+  if (cmd.on_shard) {
     // Redis' order: once a command waits for another shard, the ones after it wait for it.
     if (cmd.shard != proactor_->index() || !(runs_.empty() || relaxed_order_)) {
       return Enqueue(cmd, now_ms);

@@ -65,6 +65,7 @@ class Connection final : public PushSink,
     uint32_t begin, count;    // the command's args in args_
     const CommandSpec* spec;  // null: unknown command
     bool arity_ok;
+    bool on_shard;   // arity_ok and RunsOnShard
     unsigned shard;  // owner of args[1], for on_shard commands
     uint64_t hash;   // core::HashBytes(args[1]), for on_shard commands
   };

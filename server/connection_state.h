@@ -17,6 +17,7 @@
 
 namespace shardis::server {
 
+class BlockedClient;
 struct CommandSpec;
 
 // The memory a connection holds for its client, in CLIENT LIST's fields (Connection::Buffers says
@@ -52,7 +53,11 @@ class PushSink {
 struct PubSubState {
   absl::flat_hash_set<std::string> channels;
   absl::flat_hash_set<std::string> patterns;
-  size_t count() const { return channels.size() + patterns.size(); }
+  absl::flat_hash_set<std::string> shard_channels;  // SSUBSCRIBE
+  // Every subscription: the client is in subscribed state while it has one.
+  size_t count() const { return channels.size() + patterns.size() + shard_channels.size(); }
+  // What (P)(UN)SUBSCRIBE's replies count (Redis' clientSubscriptionsCount: no shard channels).
+  size_t channels_and_patterns() const { return channels.size() + patterns.size(); }
 };
 
 // CLIENT TRACKING (client_tracking.h): client-side caching.
@@ -98,7 +103,8 @@ struct ConnectionState {
   bool authenticated = true;  // false until AUTH while the default user has a password
   bool monitor = false;       // MONITOR (monitor.cc)
   bool killed = false;        // CLIENT KILL: the connection is closing
-  bool blocked = false;       // waiting in a blocking command (CLIENT LIST flag b)
+  // The blocking command it waits in now, if any (CLIENT LIST flag b, CLIENT UNBLOCK).
+  BlockedClient* blocked = nullptr;
   bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH

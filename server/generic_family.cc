@@ -61,6 +61,8 @@ void CmdDel(ArgSlice args, ConnContext& ctx) {
                                  if (!db.Erase(key, hash, now)) return false;
                                  db.NoteModified(key);
                                  shard.AddDirty();
+                                 shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key,
+                                                            db.index());
                                  return true;
                                }));
 }
@@ -145,8 +147,10 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
 
   if (when <= ctx.now_ms) {
     ctx.db.Erase(it, args[1], ctx.hash);  // a deadline already passed deletes the key
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", args[1]);
   } else {
     ctx.db.SetExpire(it, args[1], ctx.hash, when);
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", args[1]);
   }
   ctx.shard.AddDirty();
   ctx.rb.Integer(1);
@@ -173,6 +177,7 @@ void CmdPersist(ArgSlice args, ShardContext& ctx) {
   }
   ctx.db.SetExpire(it, args[1], ctx.hash, 0);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "persist", args[1]);
   ctx.rb.Integer(1);
 }
 
@@ -362,6 +367,7 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
     if (Db::Found(it)) {
       ctx.db.Erase(it, args[1], ctx.hash);
       ctx.shard.AddDirty();
+      NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", args[1]);
     }
     return ctx.rb.Ok();
   }
@@ -371,6 +377,7 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
     ctx.db.SetAccessClock(stored, clock);
   }
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "restore", args[1]);
   ctx.rb.Ok();
 }
 

@@ -376,7 +376,9 @@ void CmdGeoSearchStore(ArgSlice args, ConnContext& ctx) {
     items.emplace_back(std::move(p.member), q.storedist ? p.dist : p.score);
   }
   tx.RunOn(tx.shard_of(1), [&](shard::TxShard& t) {
-    StoreZSet(t.shard, t.db, tx.key(1), tx.hash(1), t.now_ms, items, /*count_each_member=*/true);
+    StoreZSet(t.shard, t.db, tx.key(1), tx.hash(1), t.now_ms, items, /*count_each_member=*/true,
+              core::EqualsIgnoreCase(args[0], "geosearchstore") ? "geosearchstore"
+                                                                 : "georadiusstore");
   });
   tx.Conclude();
   ctx.rb.Integer(int64_t(items.size()));

@@ -43,9 +43,12 @@ Db::Iterator FindOrCreateHash(ShardContext& ctx, std::string_view key) {
   return it;
 }
 
-// Deletes ctx's key when a removal emptied its hash (Redis deletes empty collections).
+// Deletes ctx's key when a removal emptied its hash (Redis deletes empty collections), with
+// Redis' "del" event.
 void EraseIfEmpty(ShardContext& ctx, Db::Iterator it, std::string_view key) {
-  if (HashRef(it.value()).Size() == 0) ctx.db.Erase(it, key, ctx.hash);
+  if (HashRef(it.value()).Size() != 0) return;
+  ctx.db.Erase(it, key, ctx.hash);
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", key);
 }
 
 // HSET key field value [field value ...] / HMSET: the count of new fields, or OK.
@@ -58,6 +61,7 @@ void CmdHSet(ArgSlice args, ShardContext& ctx) {
   int64_t added = 0;
   for (size_t i = 2; i < args.size(); i += 2) added += h.Set(args[i], args[i + 1]) ? 1 : 0;
   ctx.shard.AddDirty((args.size() - 2) / 2);  // one per field given, new or not, as in Redis
+  NotifyKeyspaceEvent(ctx, kNotifyHash, "hset", args[1]);
   if (kMulti) return ctx.rb.Ok();
   ctx.rb.Integer(added);
 }
@@ -66,7 +70,10 @@ void CmdHSetNx(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = FindOrCreateHash(ctx, args[1]);
   if (!Db::Found(it)) return;
   const bool added = HashRef(it.value()).Set(args[2], args[3], /*overwrite=*/false);
-  if (added) ctx.shard.AddDirty();
+  if (added) {
+    ctx.shard.AddDirty();
+    NotifyKeyspaceEvent(ctx, kNotifyHash, "hset", args[1]);
+  }
   ctx.rb.Integer(added ? 1 : 0);
 }
 
@@ -105,6 +112,7 @@ void CmdHDel(ArgSlice args, ShardContext& ctx) {
     deleted += h.Delete(args[i]) ? 1 : 0;
     if (h.Size() == 0) break;
   }
+  if (deleted > 0) NotifyKeyspaceEvent(ctx, kNotifyHash, "hdel", args[1]);
   EraseIfEmpty(ctx, it, args[1]);
   ctx.shard.AddDirty(deleted);
   ctx.rb.Integer(deleted);
@@ -152,6 +160,7 @@ void CmdHIncrBy(ArgSlice args, ShardContext& ctx) {
   char buf[core::kInt64BufSize];
   HashRef(it.value()).Set(args[2], std::string_view(buf, core::FormatInt64(value, buf)));
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyHash, "hincrby", args[1]);
   ctx.rb.Integer(value);
 }
 
@@ -175,6 +184,7 @@ void CmdHIncrByFloat(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) it = FindOrCreateHash(ctx, args[1]);
   HashRef(it.value()).Set(args[2], text);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyHash, "hincrbyfloat", args[1]);
   ctx.rb.Bulk(text);
 }
 

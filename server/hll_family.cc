@@ -70,6 +70,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
     it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
     it.value().SetString(h);
     ctx.shard.AddDirty(updated);  // Redis counts each element that changed a register
+    NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", args[1]);
     return ctx.rb.Integer(1);
   }
   CompactValue& cell = it.value();
@@ -84,6 +85,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
       if (updated) hll::InvalidateCache(p);
     });
     ctx.shard.AddDirty(updated);
+    if (updated) NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", args[1]);
     return ctx.rb.Integer(updated ? 1 : 0);
   }
   std::string h(cur);
@@ -98,6 +100,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
   if (updated) {
     hll::InvalidateCache(h.data());
     cell.SetString(h);
+    NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", args[1]);
   }
   ctx.shard.AddDirty(updated);
   ctx.rb.Integer(updated ? 1 : 0);
@@ -243,6 +246,8 @@ void CmdPfMerge(ArgSlice args, ConnContext& ctx) {
     it.value().SetString(h);
     t.db.NoteModified(tx.key(0));
     t.shard.AddDirty();
+    // Redis announces PFMERGE as a PFADD (a mass add of elements).
+    shard::NotifyKeyspaceEvent(kNotifyString, "pfadd", tx.key(0), t.db.index());
   });
   tx.Conclude();
   if (corrupted) return ctx.rb.Error(kCorruptedErr);

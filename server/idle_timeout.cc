@@ -27,7 +27,7 @@ constexpr unsigned kTicksPerCheck = 10;
 thread_local unsigned tl_ticks = 0;
 
 bool MayTimeOut(const ConnectionState& c) {
-  return !c.killed && !c.blocked && !c.executing && !c.monitor && c.pubsub.count() == 0;
+  return !c.killed && c.blocked == nullptr && !c.executing && !c.monitor && c.pubsub.count() == 0;
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "server/command_stats.h"
 #include "server/metrics.h"
 #include "server/persistence_status.h"
+#include "server/pubsub.h"
 #include "server/server_state.h"
 #include "server/snapshot.h"
 #include "shard/memory_limit.h"
@@ -189,7 +190,7 @@ std::string BuildInfo(unsigned sections) {
     field("client_recent_max_output_buffer", total.recent_peaks.output);
     field("blocked_clients", total.stats.blocked_clients);
     field("tracking_clients", TrackingClients());
-    field("clients_in_timeout_table", 0);
+    field("clients_in_timeout_table", total.stats.clients_in_timeout_table);
   }
   if (sections & kSecMemory) {
     // used_memory is exact: the bytes of the shards' values (each shard counts its own heap),
@@ -321,9 +322,10 @@ std::string BuildInfo(unsigned sections) {
     field("current_eviction_exceeded_time", 0);
     field("keyspace_hits", total.shard.keyspace_hits);
     field("keyspace_misses", total.shard.keyspace_misses);
-    field("pubsub_channels", 0);
-    field("pubsub_patterns", 0);
-    field("pubsubshard_channels", 0);
+    const PubSubTotals pubsub = CountPubSub();
+    field("pubsub_channels", pubsub.channels);
+    field("pubsub_patterns", pubsub.patterns);
+    field("pubsubshard_channels", pubsub.shard_channels);
     field("latest_fork_usec", 0);
     field("total_forks", 0);
     field("migrate_cached_sockets", 0);

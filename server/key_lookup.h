@@ -13,9 +13,24 @@
 #include "core/compact_value.h"
 #include "server/command.h"
 #include "shard/db.h"
+#include "shard/keyspace_events.h"
 #include "shard/shard.h"
 
 namespace shardis::server {
+
+// Redis' notifyKeyspaceEvent for a key of ctx's database (shard/keyspace_events.h): one load and
+// one branch while no class is selected.
+inline void NotifyKeyspaceEvent(ShardContext& ctx, uint32_t type, std::string_view event,
+                                std::string_view key) {
+  shard::NotifyKeyspaceEvent(type, event, key, ctx.db.index());
+}
+using shard::kNotifyGeneric;
+using shard::kNotifyHash;
+using shard::kNotifyList;
+using shard::kNotifySet;
+using shard::kNotifyStream;
+using shard::kNotifyString;
+using shard::kNotifyZset;
 
 enum LookupMode : bool { kForWrite = false, kForRead = true };
 
@@ -29,6 +44,7 @@ inline shard::Db::Iterator LookupRead(shard::Shard& shard, shard::Db& db, std::s
     ++shard.stats().keyspace_hits;
   } else {
     ++shard.stats().keyspace_misses;
+    shard::NotifyKeyspaceEvent(shard::kNotifyKeyMiss, "keymiss", key, db.index());
   }
   return it;
 }

@@ -44,6 +44,20 @@ constexpr std::string_view kRankZeroErr =
 
 List* ListOf(Db::Iterator it) { return static_cast<List*>(it.value().object()); }
 
+// Redis' list events: lpush/rpush for a push at either end, lpop/rpop for a pop, and "del" when
+// the pop (or LREM, LTRIM) emptied the list and removed the key.
+void NotifyPushed(Db& db, std::string_view key, ListEnd end) {
+  shard::NotifyKeyspaceEvent(kNotifyList, end == ListEnd::kHead ? "lpush" : "rpush", key,
+                             db.index());
+}
+void NotifyListEvent(Db& db, std::string_view key, std::string_view event, bool deleted) {
+  shard::NotifyKeyspaceEvent(kNotifyList, event, key, db.index());
+  if (deleted) shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db.index());
+}
+void NotifyPopped(Db& db, std::string_view key, ListEnd end, bool deleted) {
+  NotifyListEvent(db, key, end == ListEnd::kHead ? "lpop" : "rpop", deleted);
+}
+
 // ---- Single-key commands (on the key's shard).
 
 template <ListEnd kEnd, bool kOnlyIfExists>
@@ -61,6 +75,7 @@ void CmdPush(ArgSlice args, ShardContext& ctx) {
   List* list = ListOf(it);
   for (size_t i = 2; i < args.size(); ++i) list->Push(kEnd, args[i]);
   ctx.shard.AddDirty(args.size() - 2);
+  NotifyPushed(ctx.db, args[1], kEnd);
   ctx.rb.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -127,6 +142,7 @@ void CmdLSet(ArgSlice args, ShardContext& ctx) {
   if (!core::ParseInt64(args[2], &index)) return ctx.rb.Error(kNotIntegerErr);
   if (!ListOf(it)->Set(index, args[3])) return ctx.rb.Error(kIndexOutOfRangeErr);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyList, "lset", args[1]);
   ctx.rb.Ok();
 }
 
@@ -146,6 +162,7 @@ void CmdLInsert(ArgSlice args, ShardContext& ctx) {
   List* list = ListOf(it);
   if (!list->Insert(args[3], args[4], after)) return ctx.rb.Integer(-1);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyList, "linsert", args[1]);
   ctx.rb.Integer(static_cast<int64_t>(list->size()));
 }
 
@@ -157,8 +174,10 @@ void CmdLRem(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   const size_t removed = ListOf(it)->Remove(args[3], count);
-  if (ListOf(it)->empty()) ctx.db.Erase(it, args[1], ctx.hash);
+  const bool emptied = ListOf(it)->empty();
+  if (emptied) ctx.db.Erase(it, args[1], ctx.hash);
   ctx.shard.AddDirty(removed);  // one per element removed
+  if (removed > 0) NotifyListEvent(ctx.db, args[1], "lrem", emptied);
   ctx.rb.Integer(static_cast<int64_t>(removed));
 }
 
@@ -174,7 +193,9 @@ void CmdLTrim(ArgSlice args, ShardContext& ctx) {
     const size_t before = ListOf(it)->size();
     ListOf(it)->Trim(start, stop);
     ctx.shard.AddDirty(before - ListOf(it)->size());  // one per element trimmed away
-    if (ListOf(it)->empty()) ctx.db.Erase(it, args[1], ctx.hash);
+    const bool emptied = ListOf(it)->empty();
+    if (emptied) ctx.db.Erase(it, args[1], ctx.hash);
+    NotifyListEvent(ctx.db, args[1], "ltrim", emptied);
   }
   ctx.rb.Ok();
 }
@@ -279,8 +300,10 @@ size_t PopFromList(Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
       break;
   }
   list->PopN(end, n, [&](std::string_view v) { rb.Bulk(v); });
-  if (list->empty()) db.Erase(it, key, hash);
+  const bool emptied = list->empty();
+  if (emptied) db.Erase(it, key, hash);
   db.NoteModified(key);
+  NotifyPopped(db, key, end, emptied);
   return n;
 }
 
@@ -296,6 +319,7 @@ size_t PushToList(Db& db, std::string_view key, uint64_t hash, int64_t now_ms, L
   List* list = ListOf(it);
   list->Push(end, value);
   db.NoteModified(key);
+  NotifyPushed(db, key, end);
   return list->size();
 }
 
@@ -333,11 +357,15 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
           if (src == dst) {
             list->Push(to, value);  // a rotation: the list never empties
             t.db.NoteModified(src);
+            NotifyPushed(t.db, src, to);  // Redis' order: the push, then the pop
+            NotifyPopped(t.db, src, from, false);
             return;
           }
-          if (list->empty()) t.db.Erase(it, src, tx.hash(0));
+          const bool emptied = list->empty();
+          if (emptied) t.db.Erase(it, src, tx.hash(0));
           t.db.NoteModified(src);
           PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
+          NotifyPopped(t.db, src, from, emptied);
         },
         /*conclude=*/true);
   } else {
@@ -367,8 +395,10 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
                 ListOf(it)->Pop(from, &popped);
                 DCHECK_EQ(popped, value);
                 if (count_change) t.shard.AddDirty();
-                if (ListOf(it)->empty()) t.db.Erase(it, src, tx.hash(0));
+                const bool emptied = ListOf(it)->empty();
+                if (emptied) t.db.Erase(it, src, tx.hash(0));
                 t.db.NoteModified(src);
+                NotifyPopped(t.db, src, from, emptied);
               } else {
                 PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
               }

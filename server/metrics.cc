@@ -64,6 +64,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.stats.protocol_errors += t.stats.protocol_errors;
       total.stats.unknown_commands += t.stats.unknown_commands;
       total.stats.blocked_clients += t.stats.blocked_clients;
+      total.stats.clients_in_timeout_table += t.stats.clients_in_timeout_table;
       total.stats.client_query_buffer_limit_disconnections +=
           t.stats.client_query_buffer_limit_disconnections;
       total.stats.client_output_buffer_limit_disconnections +=

@@ -77,7 +77,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
     const size_t reply_at = ctx.rb.output()->size();
     const uint64_t start = CommandClockNow();
-    if (q.spec->on_shard != nullptr) {
+    if (RunsOnShard(*q.spec, args)) {
       const uint64_t hash = core::HashBytes(args[1]);
       const unsigned sid = shard::shard_set->ShardOf(args[1], hash);
       reply.clear();
@@ -126,8 +126,10 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   // The keys to hold: those of single-key commands, unless some command needs the whole keyspace.
   bool global = false;
   std::vector<std::string_view> keys;
+  std::vector<std::string_view> args;
   for (const MultiState::Queued& q : conn.multi.queue) {
-    if (q.spec->on_shard != nullptr) {
+    args.assign(q.args.begin(), q.args.end());
+    if (RunsOnShard(*q.spec, args)) {
       keys.push_back(q.args[1]);
     } else if (IsDataCommand(q) || core::EqualsIgnoreCase(q.spec->name, "select")) {
       global = true;

@@ -17,6 +17,7 @@
 #include "server/arg_parser.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "shard/keyspace_events.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -73,6 +74,26 @@ bool Exists(Db& db, std::string_view key, int64_t now_ms) {
   return Db::Found(db.Find(key, core::HashBytes(key), now_ms));
 }
 
+// Redis' events of a transfer, one per side, each sent by the shard of its key: RENAME's
+// rename_from/rename_to, MOVE's move_from/move_to (in their own databases), COPY's copy_to.
+void NotifySourceGone(std::string_view src, int src_db, int dst_db) {
+  const std::string_view event = src_db == dst_db ? "rename_from" : "move_from";
+  shard::NotifyKeyspaceEvent(shard::kNotifyGeneric, event, src, src_db);
+}
+void NotifyTargetSet(std::string_view dst, int src_db, int dst_db, bool delete_source) {
+  const std::string_view event =
+      !delete_source ? "copy_to" : (src_db == dst_db ? "rename_to" : "move_to");
+  shard::NotifyKeyspaceEvent(shard::kNotifyGeneric, event, dst, dst_db);
+}
+
+// Puts value at dst as Redis' dbDelete + dbAdd do: a key replaced is a new key (its "new" event).
+// Returns the entry.
+Db::Iterator StoreReplacing(Db& to, std::string_view dst, uint64_t dst_hash, CompactValue value,
+                            int64_t expire_at, int64_t now_ms) {
+  to.Erase(dst, dst_hash, now_ms);
+  return to.Store(dst, dst_hash, std::move(value), expire_at, now_ms);
+}
+
 // The outcome of a transfer.
 enum class Outcome { kNoSource, kTargetExists, kDone };
 
@@ -106,15 +127,18 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
         const uint32_t clock = from.AccessClock(it);
         CompactValue value = from.Take(it, src, src_hash, &expire_at);
         from.NoteModified(src);
-        to.SetAccessClock(to.Store(dst, dst_hash, std::move(value), expire_at, t.now_ms), clock);
+        to.SetAccessClock(StoreReplacing(to, dst, dst_hash, std::move(value), expire_at, t.now_ms),
+                          clock);
       } else {
         expire_at = from.ExpireAt(it, src, src_hash);
         CompactValue copy = it.value().IsString() ? CompactValue::FromString(it.value().ToString())
                                                   : core::CloneObject(it.value());
-        to.Store(dst, dst_hash, std::move(copy), expire_at, t.now_ms);
+        StoreReplacing(to, dst, dst_hash, std::move(copy), expire_at, t.now_ms);
       }
       to.NoteModified(dst);
       t.shard.AddDirty();  // one change for RENAME, COPY and MOVE alike, as in Redis
+      if (delete_source) NotifySourceGone(src, src_db, dst_db);
+      NotifyTargetSet(dst, src_db, dst_db, delete_source);
       outcome = Outcome::kDone;
     }, /*conclude=*/true);
     return outcome;
@@ -129,11 +153,12 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       outcome = Outcome::kTargetExists;
       return;
     }
-    Db::Iterator stored =
-        to.Store(dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
+    Db::Iterator stored = StoreReplacing(to, dst, core::HashBytes(dst), CopyOf(value),
+                                         value.expire_at_ms, t.now_ms);
     if (delete_source) to.SetAccessClock(stored, value.access_clock);  // COPY makes a new key
     to.NoteModified(dst);
     t.shard.AddDirty();  // the whole transfer counts once, here
+    NotifyTargetSet(dst, src_db, dst_db, delete_source);
     outcome = Outcome::kDone;
   });
   if (outcome == Outcome::kDone && delete_source) {
@@ -141,6 +166,7 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       Db& from = t.shard.db(src_db);
       from.Erase(src, core::HashBytes(src), t.now_ms);
       from.NoteModified(src);
+      NotifySourceGone(src, src_db, dst_db);
     });
   }
   return outcome;

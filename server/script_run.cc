@@ -252,9 +252,10 @@ bool ScriptRun::IsHeld(std::string_view key) {
 
 bool ScriptRun::Covered(const CommandSpec& spec, uint32_t flags,
                         std::span<const std::string_view> args, std::vector<int>* positions) {
-  // Keys a key finder cannot parse, a keyless command that reads or writes data (DBSIZE, KEYS,
-  // FLUSHDB, ...) and another database need every shard.
+  // Keys a key finder cannot parse, keys found only while the command runs, a keyless command
+  // that reads or writes data (DBSIZE, KEYS, FLUSHDB, ...) and another database need every shard.
   if (!CommandKeyPositions(spec, args, positions) ||
+      (spec.keys_found_while_running != nullptr && spec.keys_found_while_running(args)) ||
       (positions->empty() && (flags & (kWrite | kReadOnly))) ||
       (!positions->empty() && db_ != tx_.db_index())) {
     needs_every_shard_ = true;
@@ -294,7 +295,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     std::vector<int>& positions = positions_;
     positions.clear();
     if (!Covered(*spec, flags, args, &positions)) return CallResult::kAbort;
-    if (write && spec->on_shard == nullptr) {
+    if (write && !RunsOnShard(*spec, args)) {
       // A multi-key write: save every key it may change first, each on its shard.
       bool too_large = false;
       for (int i : positions) {
@@ -307,7 +308,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     }
   }
   const uint64_t start = CommandClockNow();
-  if (spec->on_shard != nullptr) {
+  if (RunsOnShard(*spec, args)) {
     bool too_large = false;
     RunOnShard(*spec, args, write, options.resp3, options.propagate, reply, &too_large);
     if (too_large) return CallResult::kAbort;

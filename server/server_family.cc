@@ -18,6 +18,7 @@
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/arg_parser.h"
+#include "server/blocked_client.h"
 #include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
@@ -200,8 +201,12 @@ void DebugHelp(ArgSlice, ConnContext& ctx) {
             {"POPULATE <count> [<prefix>] [<size>]",
              "    Create <count> string keys named <prefix>:<num> ('key' by default) holding",
              "    value:<num>, cut or zero-padded to <size> bytes when given.", "ERROR <string>",
-             "    Return a Redis protocol error with <string> as message.", "SLEEP <seconds>",
-             "    Sleep this connection for <seconds>. Decimals allowed."});
+             "    Return a Redis protocol error with <string> as message.",
+             "SET-ACTIVE-EXPIRE <0|1>",
+             "    Setting it to 0 disables expiring keys in background when they are not",
+             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+             "    default.",
+             "SLEEP <seconds>", "    Sleep this connection for <seconds>. Decimals allowed."});
 }
 
 void CmdDebug(ArgSlice args, ConnContext& ctx) {
@@ -211,6 +216,13 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
   if (core::EqualsIgnoreCase(sub, "error") && args.size() == 3) return DebugError(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "set-active-expire") && args.size() == 3) {
+    // Redis reads the flag with atoi; here anything but a non-zero integer turns it off.
+    int64_t on = 0;
+    if (!core::ParseInt64(args[2], &on)) on = 0;
+    shard::shard_set->set_active_expire(on != 0);
+    return ctx.rb.Ok();
+  }
   if (core::EqualsIgnoreCase(sub, "reload")) return DebugReload(args, ctx);
   if (core::EqualsIgnoreCase(sub, "help") && args.size() == 2) return DebugHelp(args, ctx);
   ctx.rb.Error(SubcommandSyntaxError(args));
@@ -219,8 +231,17 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
 // ------------------------------------------------------------------------------------------------
 // WAIT, TIME
 
+// A client in WAIT: no key serves it; its timeout, a hang-up or CLIENT UNBLOCK end the wait.
+class ReplicaAckWaiter final : public BlockedClient {
+ public:
+  explicit ReplicaAckWaiter(ConnContext& ctx) : BlockedClient(ctx, {}) {}
+  Offer TryServe(shard::Shard&, shard::Db&, std::string_view) override { return Offer::kGone; }
+};
+
 // WAIT numreplicas timeout: there are no replicas, so the answer is 0 - after the timeout when
-// replicas were asked for, as Redis does (a timeout of 0, "forever", answers at once).
+// replicas were asked for, as Redis does (a timeout of 0, "forever", answers at once). The wait
+// is a blocked client's (INFO blocked_clients, CLIENT UNBLOCK); inside MULTI or a script it does
+// not wait, as in Redis.
 void CmdWait(ArgSlice args, ConnContext& ctx) {
   int64_t replicas, timeout_ms;
   if (!core::ParseInt64(args[1], &replicas)) return ctx.rb.Error(kNotIntegerErr);
@@ -228,8 +249,10 @@ void CmdWait(ArgSlice args, ConnContext& ctx) {
     return ctx.rb.Error("ERR timeout is not an integer or out of range");
   }
   if (timeout_ms < 0) return ctx.rb.Error("ERR timeout is negative");
-  if (replicas > 0 && timeout_ms > 0) {
-    io::Proactor::current()->SleepFor(std::chrono::milliseconds(timeout_ms));
+  if (replicas > 0 && timeout_ms > 0 && ctx.conn.may_block()) {
+    ReplicaAckWaiter waiter(ctx);
+    waiter.Wait(shard::NowMs() + timeout_ms);
+    if (waiter.ReplyIfUnblockedWithError(ctx.rb)) return;
   }
   ctx.rb.Integer(0);
 }

@@ -42,6 +42,7 @@ struct ThreadStats {
   uint64_t protocol_errors = 0;
   uint64_t unknown_commands = 0;  // errors replied for commands not in the table
   int64_t blocked_clients = 0;    // clients waiting in BLPOP & co. now (a gauge)
+  int64_t clients_in_timeout_table = 0;  // those of them with a timeout (a gauge)
   // Clients closed by client-query-buffer-limit and client-output-buffer-limit (Redis 7.2).
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;

@@ -32,6 +32,12 @@ using shard::Db;
 
 // --- Single-key commands.
 
+// Redis' events of a removal from a set (srem, spop), then "del" when it emptied the set.
+void NotifySetChange(Db& db, std::string_view key, std::string_view event, bool emptied) {
+  shard::NotifyKeyspaceEvent(kNotifySet, event, key, db.index());
+  if (emptied) shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db.index());
+}
+
 void CmdSAdd(ArgSlice args, ShardContext& ctx) {
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kSet, kForWrite, &wrong_type);
@@ -45,6 +51,7 @@ void CmdSAdd(ArgSlice args, ShardContext& ctx) {
   int64_t added = 0;
   for (size_t i = 2; i < args.size(); ++i) added += s.Add(args[i]) ? 1 : 0;
   ctx.shard.AddDirty(added);
+  if (added > 0) NotifyKeyspaceEvent(ctx, kNotifySet, "sadd", args[1]);
   ctx.rb.Integer(added);
 }
 
@@ -55,14 +62,17 @@ void CmdSRem(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   SetRef s(it.value());
   int64_t removed = 0;
+  bool emptied = false;
   for (size_t i = 2; i < args.size(); ++i) {
     removed += s.Remove(args[i]) ? 1 : 0;
     if (s.Size() == 0) {
       ctx.db.Erase(it, args[1], ctx.hash);
+      emptied = true;
       break;
     }
   }
   ctx.shard.AddDirty(removed);
+  if (removed > 0) NotifySetChange(ctx.db, args[1], "srem", emptied);
   ctx.rb.Integer(removed);
 }
 
@@ -128,8 +138,10 @@ void CmdSPop(ArgSlice args, ShardContext& ctx) {
     const std::string m = s.Random(rng);
     s.Remove(m);
     if (journal) srem->push_back(m);
-    if (s.Size() == 0) ctx.db.Erase(it, args[1], ctx.hash);
+    const bool emptied = s.Size() == 0;
+    if (emptied) ctx.db.Erase(it, args[1], ctx.hash);
     ctx.shard.AddDirty();
+    NotifySetChange(ctx.db, args[1], "spop", emptied);
     return ctx.rb.Bulk(m);
   }
   if (count == 0) return ctx.rb.SetHeader(0);
@@ -138,8 +150,10 @@ void CmdSPop(ArgSlice args, ShardContext& ctx) {
     if (journal) ctx.journal_effect.Replace({"DEL", std::string(args[1])});
     ReplyWholeSet(ctx.rb, s);
     ctx.db.Erase(it, args[1], ctx.hash);
+    NotifySetChange(ctx.db, args[1], "spop", true);
     return;
   }
+  NotifySetChange(ctx.db, args[1], "spop", false);
   ctx.rb.SetHeader(count);
   for (int64_t i = 0; i < count; ++i) {
     const std::string m = s.Random(rng);
@@ -221,6 +235,11 @@ void CmdSScan(ArgSlice args, ShardContext& ctx) {
 // --- Multi-key commands.
 
 enum class SetOp { kInter, kUnion, kDiff };
+
+// The event of a *STORE that stored a set.
+constexpr std::string_view StoreEventOf(SetOp op) {
+  return op == SetOp::kInter ? "sinterstore" : (op == SetOp::kUnion ? "sunionstore" : "sdiffstore");
+}
 
 // What the read phase learnt about each source key (indexed like the transaction's keys; each
 // shard writes only the slots of its own keys).
@@ -342,10 +361,13 @@ void CmdSetOpStore(ArgSlice args, ConnContext& ctx) {
     const std::string_view key = tx.key(0);
     Db::Iterator it = t.db.Find(key, tx.hash(0), t.now_ms);
     const bool existed = Db::Found(it);
-    if (existed) t.db.Erase(it, key, tx.hash(0));
-    if (!result.empty()) {
+    if (result.empty()) {
+      if (existed) t.db.Erase(it, key, tx.hash(0));
+    } else {
+      // Redis' setKey: an existing key is overwritten (no "new" event) and loses its TTL.
       bool inserted;
       it = t.db.FindOrInsert(key, tx.hash(0), t.now_ms, &inserted);
+      if (!inserted) t.db.SetExpire(it, key, tx.hash(0), 0);
       SetRef::InitCell(&it.value(), result.front());
       SetRef s(it.value());
       for (const std::string& m : result) s.Add(m);
@@ -353,6 +375,11 @@ void CmdSetOpStore(ArgSlice args, ConnContext& ctx) {
     if (existed || !result.empty()) {
       t.db.NoteModified(key);
       t.shard.AddDirty();  // one for the store or the delete, as in Redis
+    }
+    if (!result.empty()) {
+      shard::NotifyKeyspaceEvent(kNotifySet, StoreEventOf(kOp), key, t.db.index());
+    } else if (existed) {
+      shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key, t.db.index());
     }
   });
   tx.Conclude();
@@ -426,7 +453,9 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
             if (Db::Found(it)) {
               SetRef s(it.value());
               s.Remove(member);
-              if (s.Size() == 0) t.db.Erase(it, key, tx.hash(i));
+              const bool emptied = s.Size() == 0;
+              if (emptied) t.db.Erase(it, key, tx.hash(i));
+              NotifySetChange(t.db, key, "srem", emptied);
             }
             t.db.NoteModified(key);
             t.shard.AddDirty();
@@ -437,6 +466,7 @@ void CmdSMove(ArgSlice args, ConnContext& ctx) {
             if (SetRef(it.value()).Add(member)) {
               t.db.NoteModified(key);
               t.shard.AddDirty();  // Redis counts the add apart from the removal
+              shard::NotifyKeyspaceEvent(kNotifySet, "sadd", key, t.db.index());
             }
           }
         }

@@ -261,7 +261,8 @@ void CmdXAdd(ArgSlice args, ShardContext& ctx) {
   std::vector<std::string_view> fv(args.begin() + field_pos, args.end());
   s->Append(id, fv);
   ReplyID(ctx.rb, id);
-  ApplyTrim(s, a);
+  NotifyKeyspaceEvent(ctx, kNotifyStream, "xadd", args[1]);
+  if (ApplyTrim(s, a) > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xtrim", args[1]);
   if (ctx.journaling() && !(a.id_given && a.seq_given)) {
     // The journal replays the id that was made (from the clock, or the next sequence), not a new
     // one, as Redis propagates XADD.
@@ -285,6 +286,7 @@ void CmdXTrim(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   const int64_t trimmed = ApplyTrim(StreamOf(it), a);
   ctx.shard.AddDirty(trimmed);
+  if (trimmed > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xtrim", args[1]);
   ctx.rb.Integer(trimmed);
 }
 
@@ -344,6 +346,7 @@ void CmdXDel(ArgSlice args, ShardContext& ctx) {
     }
   }
   ctx.shard.AddDirty(deleted);
+  if (deleted > 0) NotifyKeyspaceEvent(ctx, kNotifyStream, "xdel", args[1]);
   ctx.rb.Integer(deleted);
 }
 
@@ -393,6 +396,7 @@ void CmdXSetId(ArgSlice args, ShardContext& ctx) {
   if (entries_added != -1) s->set_entries_added(uint64_t(entries_added));
   if (!max_xdel.IsZero()) s->set_max_deleted_entry_id(max_xdel);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyStream, "xsetid", args[1]);
   ctx.rb.Ok();
 }
 
@@ -535,6 +539,13 @@ std::vector<std::string> GroupIdForm(std::string_view key, std::string_view grou
 // ---- XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
 //      [FORCE] [JUSTID] [LASTID id]
 
+// XCLAIM and XAUTOCLAIM made their consumer in the group of the stream at key: a change of its
+// own in Redis, with its event.
+void NoteConsumerCreated(ShardContext& ctx, std::string_view key) {
+  ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyStream, "xgroup-createconsumer", key);
+}
+
 void CmdXClaim(ArgSlice args, ShardContext& ctx) {
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], core::ValueType::kStream, kForRead, &wrong_type);
@@ -619,7 +630,7 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
       bool created;
       consumer = g->GetOrCreateConsumer(args[3], now, &created);
       consumer->seen_time = now;
-      if (created) ctx.shard.AddDirty();  // a new consumer is a change of its own in Redis
+      if (created) NoteConsumerCreated(ctx, args[1]);
     }
     if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
     nack->delivery_time = deliverytime;
@@ -707,7 +718,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
       bool created;
       consumer = g->GetOrCreateConsumer(args[3], now, &created);
       consumer->seen_time = now;
-      if (created) ctx.shard.AddDirty();
+      if (created) NoteConsumerCreated(ctx, args[1]);
     }
     if (nack->consumer != consumer) {
       nack->consumer->pel.erase(id);
@@ -813,6 +824,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       }
       sc.db.NoteModified(args[2]);
       sc.shard.AddDirty();  // the group; a stream made by MKSTREAM is not counted apart
+      NotifyKeyspaceEvent(sc, kNotifyStream, "xgroup-create", args[2]);
       return sc.rb.Ok();
     }
     if (setid && (args.size() == 5 || args.size() == 7)) {
@@ -826,6 +838,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       g->entries_read = entries_read;
       sc.db.NoteModified(args[2]);
       sc.shard.AddDirty();
+      NotifyKeyspaceEvent(sc, kNotifyStream, "xgroup-setid", args[2]);
       return sc.rb.Ok();
     }
     if (core::EqualsIgnoreCase(opt, "destroy") && args.size() == 4) {
@@ -835,6 +848,7 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       // when offered it (StreamWaiter).
       sc.db.NoteModified(args[2]);
       sc.shard.AddDirty();
+      NotifyKeyspaceEvent(sc, kNotifyStream, "xgroup-destroy", args[2]);
       return sc.rb.Integer(1);
     }
     if (core::EqualsIgnoreCase(opt, "createconsumer") && args.size() == 5) {
@@ -843,11 +857,15 @@ void XGroupKeyed(ArgSlice args, ConnContext& ctx) {
       if (created) {
         sc.db.NoteModified(args[2]);
         sc.shard.AddDirty();
+        NotifyKeyspaceEvent(sc, kNotifyStream, "xgroup-createconsumer", args[2]);
       }
       return sc.rb.Integer(created ? 1 : 0);
     }
     if (core::EqualsIgnoreCase(opt, "delconsumer") && args.size() == 5) {
-      if (g->FindConsumer(args[4]) != nullptr) sc.shard.AddDirty();  // only an existing one
+      if (g->FindConsumer(args[4]) != nullptr) {  // only an existing one counts and is announced
+        sc.shard.AddDirty();
+        NotifyKeyspaceEvent(sc, kNotifyStream, "xgroup-delconsumer", args[2]);
+      }
       int64_t pending = int64_t(g->DeleteConsumer(args[4]));
       sc.db.NoteModified(args[2]);
       return sc.rb.Integer(pending);
@@ -1169,7 +1187,7 @@ class StreamWaiter final : public BlockedClient {
     // served the client, as Redis propagates them.
     std::vector<std::vector<std::string>> journal;
     const bool journaling = args_.group_read && owner.journal().on();
-    StreamReadOne(owner, key, s, ids_[i], args_, shard::NowMs(), rb,
+    StreamReadOne(owner, db, key, s, ids_[i], args_, shard::NowMs(), rb,
                   journaling ? &journal : nullptr);
     if (journaling) owner.journal().AppendEffect(db.index(), journal);
     Finish();
@@ -1183,7 +1201,7 @@ class StreamWaiter final : public BlockedClient {
     Unregister();
     if (served) {
       ctx_.rb.output()->append(reply_);
-    } else {
+    } else if (!ReplyIfUnblockedWithError(ctx_.rb)) {
       ctx_.rb.NullArray();
     }
   }
@@ -1340,7 +1358,7 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
 
 }  // namespace
 
-bool StreamReadOne(shard::Shard& shard, std::string_view key, Stream* s, StreamID after,
+bool StreamReadOne(shard::Shard& shard, Db& db, std::string_view key, Stream* s, StreamID after,
                    const StreamReadArgs& args, int64_t now_ms, core::ReplyBuilder& rb,
                    std::vector<std::vector<std::string>>* journal) {
   StreamGroup* g = args.group_read ? s->FindGroup(args.group) : nullptr;
@@ -1359,7 +1377,10 @@ bool StreamReadOne(shard::Shard& shard, std::string_view key, Stream* s, StreamI
     bool created;
     consumer = g->GetOrCreateConsumer(args.consumer, now_ms, &created);
     consumer->seen_time = now_ms;
-    if (created) shard.AddDirty();
+    if (created) {
+      shard.AddDirty();
+      shard::NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", key, db.index());
+    }
     // Redis 7.0 journals a new consumer only for NOACK: otherwise the XCLAIMs make it.
     if (created && args.noack && journal != nullptr) {
       journal->push_back({"XGROUP", "CREATECONSUMER", std::string(key), std::string(args.group),
@@ -1447,8 +1468,8 @@ size_t StreamReadKeys(shard::Transaction& tx, std::span<const StreamID> ids,
       part.set_resp3(resp3);
       // A group read changes the group, but Redis 7.0 does not signal the key modified: WATCH
       // is not failed by it.
-      served[i] = StreamReadOne(t.shard, tx.key(i), StreamOf(it), ids[i], args, t.now_ms, part,
-                                journaling ? &journal[i] : nullptr);
+      served[i] = StreamReadOne(t.shard, t.db, tx.key(i), StreamOf(it), ids[i], args, t.now_ms,
+                                part, journaling ? &journal[i] : nullptr);
       if (served[i] && args.group_read) t.shard.AddDirty();
     }
   });

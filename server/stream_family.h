@@ -35,7 +35,7 @@ inline constexpr core::StreamID kStreamNewEntries = core::StreamID::Max();
 // `journal` (non-null while the AOF is on) gets the commands that replay a group read's changes,
 // as Redis 7.0 propagates them: an XCLAIM per entry delivered, XGROUP SETID after a NOACK read,
 // XGROUP CREATECONSUMER for a consumer a NOACK read made.
-bool StreamReadOne(shard::Shard& shard, std::string_view key, core::Stream* s,
+bool StreamReadOne(shard::Shard& shard, shard::Db& db, std::string_view key, core::Stream* s,
                    core::StreamID after, const StreamReadArgs& args, int64_t now_ms,
                    core::ReplyBuilder& rb, std::vector<std::vector<std::string>>* journal);
 

@@ -59,6 +59,12 @@ void StoreString(ShardContext& ctx, std::string_view key, std::string_view value
   OverwriteString(ctx, it, key, value, keep_ttl, at_ms);
 }
 
+// Redis' events of a SET: "set", then "expire" when the command gave the key a deadline.
+void NotifySet(ShardContext& ctx, std::string_view key, bool with_deadline) {
+  NotifyKeyspaceEvent(ctx, kNotifyString, "set", key);
+  if (with_deadline) NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", key);
+}
+
 // --- SET / GETEX option parsing (Redis' parseExtendedStringArgumentsOrReply).
 
 enum SetFlag : unsigned {
@@ -203,6 +209,7 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
   if (!(f & (kSetNx | kSetXx | kSetGet))) {  // the common case: one table probe
     StoreString(ctx, key, value, keep_ttl, at_ms);
     ctx.shard.AddDirty();
+    NotifySet(ctx, key, f & kAnyExpire);
     return ctx.rb.Ok();
   }
 
@@ -231,6 +238,7 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
     StoreString(ctx, key, value, keep_ttl, at_ms);
   }
   ctx.shard.AddDirty();
+  NotifySet(ctx, key, f & kAnyExpire);
   if (!(f & kSetGet)) ctx.rb.Ok();
 }
 
@@ -243,6 +251,7 @@ void CmdSetNx(ArgSlice args, ShardContext& ctx) {
   }
   it.value().SetString(args[2]);  // a new entry: no TTL to clear
   ctx.shard.AddDirty();
+  NotifySet(ctx, args[1], false);
   ctx.rb.Integer(1);
 }
 
@@ -256,6 +265,7 @@ void CmdSetEx(ArgSlice args, ShardContext& ctx) {
   }
   StoreString(ctx, args[1], args[3], false, at_ms);
   ctx.shard.AddDirty();
+  NotifySet(ctx, args[1], true);
   ctx.rb.Ok();
 }
 
@@ -265,12 +275,13 @@ void CmdGetSet(ArgSlice args, ShardContext& ctx) {
     ctx.rb.Null();
     StoreString(ctx, args[1], args[2], false, 0);
     ctx.shard.AddDirty();
-    return;
+    return NotifySet(ctx, args[1], false);
   }
   if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
   ReplyValue(ctx.rb, it.value());  // copied into the reply before the value changes
   OverwriteString(ctx, it, args[1], args[2], false, 0);
   ctx.shard.AddDirty();
+  NotifySet(ctx, args[1], false);
 }
 
 void CmdGetDel(ArgSlice args, ShardContext& ctx) {
@@ -280,6 +291,7 @@ void CmdGetDel(ArgSlice args, ShardContext& ctx) {
   ReplyValue(ctx.rb, it.value());
   ctx.db.Erase(it, args[1], ctx.hash);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", args[1]);
 }
 
 // GETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST]
@@ -298,10 +310,13 @@ void CmdGetEx(ArgSlice args, ShardContext& ctx) {
   ReplyValue(ctx.rb, it.value());
   if ((f & (kExAt | kPxAt)) && at_ms <= ctx.now_ms) {
     ctx.db.Erase(it, args[1], ctx.hash);  // an absolute deadline already in the past
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", args[1]);
   } else if (f & kAnyExpire) {
     ctx.db.SetExpire(it, args[1], ctx.hash, at_ms);
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "expire", args[1]);
   } else if ((f & kPersist) && ctx.db.ExpireAt(it, args[1], ctx.hash) != 0) {
     ctx.db.SetExpire(it, args[1], ctx.hash, 0);
+    NotifyKeyspaceEvent(ctx, kNotifyGeneric, "persist", args[1]);
   } else {
     ctx.unchanged = true;  // a plain read, or PERSIST of a key without TTL
     return;
@@ -339,6 +354,7 @@ void IncrBy(ShardContext& ctx, std::string_view key, int64_t incr) {
   }
   cell.SetInt(value);
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyString, "incrby", key);
   ctx.rb.Integer(value);
 }
 
@@ -382,6 +398,7 @@ void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
     StoreString(ctx, args[1], text, false, 0);
   }
   ctx.shard.AddDirty();
+  NotifyKeyspaceEvent(ctx, kNotifyString, "incrbyfloat", args[1]);
   ctx.rb.Bulk(text);
 }
 
@@ -393,15 +410,16 @@ void CmdAppend(ArgSlice args, ShardContext& ctx) {
   CompactValue& cell = it.value();
   if (inserted) {
     cell.SetString(args[2]);  // a new key, even for an empty string, as in Redis
-    ctx.shard.AddDirty();
-    return ctx.rb.Integer(int64_t(args[2].size()));
-  }
-  if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
-  if (int64_t(cell.StringSize() + args[2].size()) > kMaxStringLen) {
-    return ctx.rb.Error(kStringTooLongErr);
+  } else {
+    if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
+    if (int64_t(cell.StringSize() + args[2].size()) > kMaxStringLen) {
+      return ctx.rb.Error(kStringTooLongErr);
+    }
+    cell.Append(args[2]);
   }
   ctx.shard.AddDirty();  // even for an empty suffix, as in Redis
-  ctx.rb.Integer(int64_t(cell.Append(args[2])));
+  NotifyKeyspaceEvent(ctx, kNotifyString, "append", args[1]);
+  ctx.rb.Integer(int64_t(cell.StringSize()));
 }
 
 void CmdStrLen(ArgSlice args, ShardContext& ctx) {
@@ -454,7 +472,9 @@ void CmdSetRange(ArgSlice args, ShardContext& ctx) {
     if (too_long()) return ctx.rb.Error(kStringTooLongErr);
   }
   ctx.shard.AddDirty();
-  ctx.rb.Integer(int64_t(it.value().SetRange(size_t(offset), value)));
+  const size_t length = it.value().SetRange(size_t(offset), value);
+  NotifyKeyspaceEvent(ctx, kNotifyString, "setrange", args[1]);
+  ctx.rb.Integer(int64_t(length));
 }
 
 // --- Multi-key commands: one transaction over all their keys (see shard/transaction.h), so that
@@ -507,6 +527,7 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
           it.value().SetString(args[2 * i + 2]);
           t.db.SetExpire(it, tx.key(i), tx.hash(i), 0);  // MSET clears the TTL, as SET does
           t.db.NoteModified(tx.key(i));
+          shard::NotifyKeyspaceEvent(kNotifyString, "set", tx.key(i), t.db.index());
         }
         t.shard.AddDirty(t.keys.size());  // one per key given, repeated keys too, as in Redis
       },
@@ -539,6 +560,7 @@ void CmdMSetNx(ArgSlice args, ConnContext& ctx) {
           Db::Iterator it = t.db.FindOrInsert(tx.key(i), tx.hash(i), t.now_ms, &inserted);
           it.value().SetString(args[2 * i + 2]);
           t.db.NoteModified(tx.key(i));
+          shard::NotifyKeyspaceEvent(kNotifyString, "set", tx.key(i), t.db.index());
         }
         t.shard.AddDirty(t.keys.size());
       },

@@ -65,9 +65,19 @@ void ReplyEntries(core::ReplyBuilder& rb, const Entries& entries, bool withscore
   }
 }
 
-// Removes the key when its set became empty (Redis deletes empty collections).
-void EraseIfEmpty(Db& db, Db::Iterator it, std::string_view key, uint64_t hash) {
-  if (AsZSet(it)->size() == 0) db.Erase(it, key, hash);
+// Removes the key when its set became empty (Redis deletes empty collections); returns whether it
+// did.
+bool EraseIfEmpty(Db& db, Db::Iterator it, std::string_view key, uint64_t hash) {
+  if (AsZSet(it)->size() != 0) return false;
+  db.Erase(it, key, hash);
+  return true;
+}
+
+// Redis' events of a removal from a sorted set (zrem, zremrangebyscore, zpopmin, ...), then "del"
+// when it emptied the set.
+void NotifyZSetRemoval(Db& db, std::string_view key, std::string_view event, bool emptied) {
+  shard::NotifyKeyspaceEvent(kNotifyZset, event, key, db.index());
+  if (emptied) shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db.index());
 }
 
 }  // namespace
@@ -76,11 +86,13 @@ void EraseIfEmpty(Db& db, Db::Iterator it, std::string_view key, uint64_t hash) 
 // deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
 // the size of the stored set.
 size_t StoreZSet(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
-                 int64_t now_ms, const std::vector<OwnedEntry>& items, bool count_each_member) {
+                 int64_t now_ms, const std::vector<OwnedEntry>& items, bool count_each_member,
+                 std::string_view event) {
   if (items.empty()) {
     if (db.Erase(key, hash, now_ms)) {
       db.NoteModified(key);
       shard.AddDirty();
+      shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db.index());
     }
     return 0;
   }
@@ -93,6 +105,7 @@ size_t StoreZSet(shard::Shard& shard, Db& db, std::string_view key, uint64_t has
   if (!inserted) db.SetExpire(it, key, hash, 0);
   db.NoteModified(key);
   shard.AddDirty(count_each_member ? z->size() : 1);
+  shard::NotifyKeyspaceEvent(kNotifyZset, event, key, db.index());
   return z->size();
 }
 
@@ -166,6 +179,7 @@ void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags) {
     }
   }
   ctx.shard.AddDirty(added + updated);  // a member whose score stayed is no change
+  if (added + updated > 0) NotifyKeyspaceEvent(ctx, kNotifyZset, incr ? "zincr" : "zadd", args[1]);
   if (incr) return processed ? ctx.rb.Double(score) : ctx.rb.Null();
   ctx.rb.Integer(ch ? added + updated : added);
 }
@@ -395,7 +409,7 @@ void CmdZRangeStore(ArgSlice args, ConnContext& ctx) {
   size_t stored = 0;
   tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
     stored = StoreZSet(t.shard, t.db, tx.key(0), tx.hash(0), t.now_ms, items,
-                       /*count_each_member=*/false);
+                       /*count_each_member=*/false, "zrangestore");
   });
   tx.Conclude();
   ctx.rb.Integer(int64_t(stored));
@@ -414,8 +428,9 @@ void CmdZRem(ArgSlice args, ShardContext& ctx) {
     if (z->Erase(args[j])) ++deleted;
     if (z->size() == 0) break;
   }
-  EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+  const bool emptied = EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
   ctx.shard.AddDirty(deleted);
+  if (deleted > 0) NotifyZSetRemoval(ctx.db, args[1], "zrem", emptied);
   ctx.rb.Integer(deleted);
 }
 
@@ -452,8 +467,15 @@ void CmdZRemRange(ArgSlice args, ShardContext& ctx) {
   } else {
     removed = z->EraseRangeByLex(lex);
   }
-  EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
+  const bool emptied = EraseIfEmpty(ctx.db, it, args[1], ctx.hash);
   ctx.shard.AddDirty(removed);
+  if (removed > 0) {
+    NotifyZSetRemoval(ctx.db, args[1],
+                      kType == RangeType::kRank    ? "zremrangebyrank"
+                      : kType == RangeType::kScore ? "zremrangebyscore"
+                                                   : "zremrangebylex",
+                      emptied);
+  }
   ctx.rb.Integer(int64_t(removed));
 }
 
@@ -793,7 +815,10 @@ void CmdZSetOp(ArgSlice args, ConnContext& ctx) {
     size_t stored = 0;
     tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
       stored = StoreZSet(t.shard, t.db, tx.key(0), tx.hash(0), t.now_ms, result,
-                         /*count_each_member=*/false);
+                         /*count_each_member=*/false,
+                         kOp == SetOp::kUnion   ? "zunionstore"
+                         : kOp == SetOp::kInter ? "zinterstore"
+                                                : "zdiffstore");
     });
     tx.Conclude();
     ctx.rb.Integer(int64_t(stored));
@@ -840,8 +865,10 @@ size_t ZPopAndReply(Db& db, Db::Iterator it, std::string_view key, uint64_t hash
       z->EraseRangeByRank(0, n - 1);
     }
   }
-  if (z->size() == 0) db.Erase(it, key, hash);
+  const bool emptied = z->size() == 0;
+  if (emptied) db.Erase(it, key, hash);
   db.NoteModified(key);
+  if (n > 0) NotifyZSetRemoval(db, key, from_max ? "zpopmax" : "zpopmin", emptied);
   return n;
 }
 

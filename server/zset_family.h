@@ -39,9 +39,10 @@ void ZAddGeneric(ArgSlice args, ShardContext& ctx, unsigned base_flags);
 // deletes the key when there is nothing to store. Marks the key modified when it changed. Returns
 // the size of the stored set. Runs on the key's shard (the destination of a *STORE command).
 // Counts the changes on `shard` as Redis does: a delete counts one; a store counts one, or one per
-// member with count_each_member (GEORADIUS STORE, GEOSEARCHSTORE).
+// member with count_each_member (GEORADIUS STORE, GEOSEARCHSTORE). Publishes the keyspace event
+// `event` (the command's, e.g. "zunionstore") for a store, "del" for a delete.
 size_t StoreZSet(shard::Shard& shard, shard::Db& db, std::string_view key, uint64_t hash,
                  int64_t now_ms, const std::vector<std::pair<std::string, double>>& items,
-                 bool count_each_member);
+                 bool count_each_member, std::string_view event);
 
 }  // namespace shardis::server

@@ -1,5 +1,6 @@
 #include "shard/db.h"
 
+#include "shard/keyspace_events.h"
 #include "shard/snapshot.h"
 
 #include <algorithm>
@@ -32,6 +33,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     ExpireTable::Iterator e = expire_.Find(hash, key);
     if (e.value() <= now_ms) {
       // Expired: it is a new key now.
+      NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
       NoteModified(key, /*writer=*/0);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
@@ -46,6 +48,8 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     Touch(it, now_ms);
   }
   *inserted = fresh;
+  // Redis' dbAdd: every key created, before the event of the command that creates it.
+  if (fresh) NotifyKeyspaceEvent(kNotifyNew, "new", key, index_);
   return it;
 }
 
@@ -81,6 +85,8 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
 }
 
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
+  // Lazy and active expiry both come here (key may live in the cell erased below).
+  NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
   NoteModified(key, /*writer=*/0);
   // Redis propagates an expiry as DEL: a replay (whose loader keeps keys whose deadline passed,
   // as Redis' does) must not see the key after this point.
@@ -204,7 +210,8 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       BeforeChange(hash);
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
-      NoteModified(key);
+      NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
+      NoteModified(key, /*writer=*/0);  // active expiry: no client did it
       JournalDel(key);
       deadline_sum_ -= e.value();
       if (Found(it)) prime_.Erase(it);

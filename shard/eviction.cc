@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shard/access_clock.h"
+#include "shard/keyspace_events.h"
 #include "shard/shard.h"
 #include "shard/shard_set.h"
 
@@ -67,6 +68,7 @@ bool EvictKey(Shard& s, int index, const std::string& key, int64_t now_ms) {
   if (!db.Erase(key, core::HashBytes(key), now_ms)) return false;
   db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
   db.JournalDel(key);                  // replayed, the key goes as it went here
+  NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, index);
   ++s.stats().evicted_keys;
   return true;
 }

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include "shard/keyspace_events.h"
+
 namespace shardis::shard {
 
 namespace {
@@ -16,6 +18,7 @@ int64_t NowMs() {
 
 Shard::Shard(uint32_t id) : id_(id) {
   heap_.Install();
+  LoadKeyspaceEventsOnThread();
   tracking_.set_shard(id);
   for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_);
 }

@@ -145,6 +145,7 @@ void ShardSet::ExpiryLoop(Shard* shard) {
     // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no writes.
     MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
     if (periodic_hook_ != nullptr) periodic_hook_();
+    if (!active_expire_.load(std::memory_order_relaxed)) continue;
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.
     // As Redis: go on while more than a tenth of what was looked at had expired.

@@ -5,6 +5,7 @@
 
 #include <absl/functional/function_ref.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -69,11 +70,16 @@ class ShardSet {
   using PeriodicHook = void (*)();
   void set_periodic_hook(PeriodicHook hook) { periodic_hook_ = hook; }
 
+  // DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs (on by default; tests turn it
+  // off to see keys expire lazily, on access).
+  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+
  private:
   void ExpiryLoop(Shard* shard);
   // CLIENT TRACKING's BCAST messages and table limit, on each shard (tracking_table.h).
   static void TrackingLoop(Shard* shard);
   PeriodicHook periodic_hook_ = nullptr;
+  std::atomic<bool> active_expire_{true};
 
   io::ProactorPool* pool_;
   std::vector<std::unique_ptr<Shard>> shards_;  // shards_[i] is only touched by thread i

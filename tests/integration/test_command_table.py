@@ -91,3 +91,57 @@ def test_every_command_is_documented(server):
     undocumented = sorted(n for n, f in facts.items()
                           if not f.get("summary") or not f.get("group") or not f.get("since"))
     assert not undocumented, f"commands without docs: {undocumented}"
+
+
+def _docs_args(port: int, resp3: bool):
+    """{name: (arguments, doc_flags, deprecated_since)} for every command and subcommand."""
+    conn = RespConn(port)
+    try:
+        if resp3:
+            conn.call("HELLO", "3")
+        docs = _as_map(_text(conn.call("COMMAND", "DOCS")))
+    finally:
+        conn.close()
+    out = {}
+
+    def norm(x):
+        # RESP3 maps and RESP2 flat arrays alike: argument maps become sorted item tuples.
+        if isinstance(x, dict):
+            return tuple(sorted((k, norm(v)) for k, v in x.items()))
+        if isinstance(x, list):
+            return [norm(i) for i in x]
+        return x
+
+    def add(name, doc):
+        doc = _as_map(doc)
+        args = doc.get("arguments")
+        if args is not None and not resp3:
+            args = [_as_map(a) for a in args]
+
+            def fix(a):  # nested blocks are flat arrays too in RESP2
+                if "arguments" in a:
+                    a["arguments"] = [fix(_as_map(b)) for b in a["arguments"]]
+                return a
+            args = [fix(a) for a in args]
+        out[name] = (norm(args), doc.get("doc_flags"), doc.get("deprecated_since"))
+        for sub_name, sub_doc in _as_map(doc.get("subcommands", [])).items():
+            add(sub_name, sub_doc)
+
+    for name, doc in docs.items():
+        add(name, doc)
+    return out
+
+
+# Where shardis documents Redis 7.2's (or 7.4's) arguments (scripts/gen_command_docs.py ADJUST).
+ARGUMENTS_NEWER_THAN_REDIS_7_0 = {"zrank", "zrevrank", "hscan"}
+
+
+@pytest.mark.shardis_only
+@pytest.mark.parametrize("resp3", [False, True])
+def test_command_docs_arguments_match_redis(server, redis_server, resp3):
+    ours, theirs = _docs_args(server.port, resp3), _docs_args(redis_server.port, resp3)
+    mismatches = [name for name in sorted(set(ours) & set(theirs) - ARGUMENTS_NEWER_THAN_REDIS_7_0)
+                  if ours[name] != theirs[name]]
+    assert not mismatches, f"COMMAND DOCS arguments differ: {mismatches}"
+    args = dict(ours["zrank"][0][-1])
+    assert args["token"] == "WITHSCORE" and args["since"] == "7.2.0"

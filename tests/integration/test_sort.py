@@ -1,7 +1,7 @@
 """SORT and SORT_RO: numeric and ALPHA order, DESC, LIMIT clamping, BY nosort (natural order,
 score order for sorted sets), BY/GET patterns with strings and hash fields on the source's shard,
-STORE (also to a key on another shard, as one transaction), the score error, and the one
-difference from Redis: patterns that name keys on another shard are refused (the `server`
+STORE (also to a key on another shard, as one transaction), the score error, and BY/GET
+patterns naming keys on every shard, compared with redis-server, atomically (the `server`
 fixture runs every test with --threads 1, 2 and 4).
 """
 
@@ -9,8 +9,6 @@ import pytest
 import redis
 
 SCORE_ERR = "One or more scores can't be converted into double"
-CROSS_SHARD_ERR = ("SORT BY/GET patterns must name keys on the same shard as the sorted key "
-                   "(use a {hashtag})")
 
 
 def test_numeric_alpha_desc(r):
@@ -108,24 +106,146 @@ def test_by_and_get_patterns_on_one_shard(r):
     assert r.lrange("{t}dst", 0, -1) == [b"", b"z", b"y", b"x"]
 
 
-@pytest.mark.shardis_only
-def test_pattern_on_another_shard_is_refused(server, r):
-    elems = [str(i) for i in range(100)]
-    r.rpush("src", *elems)
-    r.mset({f"w_{e}": str(100 - int(e)) for e in elems})
-    if server.threads == 1:
-        # One shard: every key is local, as in Redis.
-        assert r.sort("src", by="w_*", start=0, num=2) == [b"99", b"98"]
-        assert r.sort("src", by="nosort", get="w_*", start=0, num=1) == [b"100"]
-        return
-    # 100 weight keys over several shards: some are not on src's shard.
-    with pytest.raises(redis.ResponseError, match=r"same shard as the sorted key"):
-        r.sort("src", by="w_*")
-    with pytest.raises(redis.ResponseError, match=r"same shard as the sorted key"):
-        r.sort("src", get=["#", "w_*"], store="dst")
-    assert r.exists("dst") == 0
-    # Constant patterns, "#" and patterns without '*' name no key: always fine.
+def seed_cross_shard(c):
+    """A list, a set and a sorted set whose BY/GET keys have no hashtag: with --threads 2 and 4
+    they spread over every shard. Sets and sorted sets load in hash order in Redis, so they are
+    sorted by unique weights (u_*) only: ties would keep different orders."""
+    elems = [str(i) for i in range(60)]
+    c.rpush("{src}l", *elems)
+    c.sadd("{src}s", *elems)
+    c.zadd("{src}z", {e: (i * 7) % 13 for i, e in enumerate(elems)})
+    for i, e in enumerate(elems):
+        if i % 11 != 0:  # some weights missing
+            c.set(f"w_{e}", str((i * 37) % 17))
+        c.set(f"u_{e}", str((i * 7) % 61))
+        c.hset(f"h_{e}", mapping={"n": str((i * 5) % 9), "f": f"v{(i * 3) % 7}"})
+        if i % 5 == 0:
+            c.set(f"o_{e}", f"obj{e}")
+    c.set("{x}str", "x")
+
+
+CROSS_SHARD_SORTS = [
+    ["SORT", "{src}l", "BY", "w_*"],
+    ["SORT", "{src}l", "BY", "w_*", "DESC", "LIMIT", "3", "10"],
+    ["SORT", "{src}l", "BY", "h_*->n", "GET", "#", "GET", "o_*", "GET", "h_*->f"],
+    ["SORT", "{src}l", "BY", "h_*->f", "ALPHA", "GET", "w_*"],
+    ["SORT", "{src}l", "BY", "nosort", "GET", "o_*", "GET", "#", "LIMIT", "5", "20"],
+    ["SORT", "{src}l", "GET", "w_*", "LIMIT", "0", "7"],
+    ["SORT", "{src}s", "BY", "u_*", "GET", "#", "GET", "w_*"],
+    ["SORT", "{src}z", "BY", "nosort", "GET", "h_*->n", "DESC", "LIMIT", "2", "9"],
+    ["SORT", "{src}z", "BY", "u_*", "ALPHA", "DESC"],
+    ["SORT_RO", "{src}l", "BY", "w_*", "GET", "h_*->f"],
+    ["SORT_RO", "{src}s", "BY", "u_*", "GET", "#", "GET", "h_*->n", "LIMIT", "10", "5"],
+    ["SORT", "{x}str", "BY", "w_*"],
+    ["SORT", "{src}missing", "BY", "w_*", "GET", "o_*"],
+]
+
+
+def reply_or_error(c, cmd):
+    try:
+        return c.execute_command(*cmd)
+    except redis.ResponseError as e:
+        return ("error", str(e))
+
+
+def test_patterns_on_every_shard_match_redis(r, redis_server):
+    ref = redis_server.client()
+    ref.flushall()
+    seed_cross_shard(r)
+    seed_cross_shard(ref)
+    for cmd in CROSS_SHARD_SORTS:
+        assert reply_or_error(r, cmd) == reply_or_error(ref, cmd), cmd
+    # STORE to a destination on yet another shard, and to the source's own shard.
+    for dst in ("{d1}dst", "{d2}dst", "{src}dst"):
+        cmd = ["SORT", "{src}l", "BY", "h_*->n", "GET", "o_*", "GET", "#", "STORE", dst]
+        assert reply_or_error(r, cmd) == reply_or_error(ref, cmd)
+        assert r.lrange(dst, 0, -1) == ref.lrange(dst, 0, -1)
+    # A weight that is not a number, on another shard: the error, and nothing stored.
+    for c in (r, ref):
+        c.set("w_7", "oops")
+    for cmd in (["SORT", "{src}l", "BY", "w_*"],
+                ["SORT", "{src}l", "BY", "w_*", "STORE", "{d3}dst"]):
+        assert reply_or_error(r, cmd) == reply_or_error(ref, cmd)
+    assert r.exists("{d3}dst") == ref.exists("{d3}dst") == 0
+    # Inside MULTI/EXEC and a script, where the enclosing transaction holds every shard.
+    for c in (r, ref):
+        c.set("w_7", "5")
+    def in_multi(c):
+        p = c.pipeline(transaction=True)
+        p.set("w_1", "1000")
+        p.sort("{src}l", by="w_*", start=0, num=5, desc=True, get=["#", "o_*"])
+        p.execute_command("SORT_RO", "{src}z", "BY", "h_*->n", "GET", "h_*->f")
+        p.sort("{src}s", by="u_*", get="w_*", store="{d4}dst")
+        p.lrange("{d4}dst", 0, -1)
+        p.execute_command("SORT_RO", "{src}l", "DESC", "LIMIT", "0", "3", "GET", "#")
+        return p.execute()
+    assert in_multi(r) == in_multi(ref)
+    # A pipeline mixing SORT_RO with and without key patterns keeps its order.
+    def pipelined(c):
+        p = c.pipeline(transaction=False)
+        p.execute_command("SORT_RO", "{src}l", "BY", "w_*", "LIMIT", "0", "4")
+        p.rpush("{src}l", "100")
+        p.execute_command("SORT_RO", "{src}l", "DESC", "LIMIT", "0", "2")
+        p.set("w_100", "-1")
+        p.execute_command("SORT_RO", "{src}l", "BY", "w_*", "LIMIT", "0", "2", "GET", "w_*")
+        return p.execute()
+    assert pipelined(r) == pipelined(ref)
+    script = "return redis.call('SORT', KEYS[1], 'BY', 'w_*', 'GET', '#', 'GET', 'h_*->f')"
+    assert r.eval(script, 1, "{src}l") == ref.eval(script, 1, "{src}l")
+    script = "return redis.call('SORT_RO', KEYS[1], 'ALPHA', 'LIMIT', 0, 5)"
+    assert r.eval(script, 1, "{src}l") == ref.eval(script, 1, "{src}l")
+    ref.close()
+
+
+def test_constant_patterns_name_no_key(r):
+    r.rpush("src", *[str(i) for i in range(20)])
     assert r.sort("src", by="nosort", get=["#", "nostar"], start=0, num=1) == [b"0", None]
+    assert r.sort("src", by="w_*", start=0, num=2) == [b"0", b"1"]  # no weights: all 0
+
+
+def test_pattern_sort_is_atomic(server, r):
+    """Writers move weight keys on other shards in pairs (MULTI/EXEC keeps their sum 0), while
+    SORT BY/GET reads them: every result must show whole pairs."""
+    import threading
+    pairs = 8
+    elems = [f"a{i}" for i in range(pairs)] + [f"b{i}" for i in range(pairs)]
+    r.rpush("{src}l", *elems)
+    for i in range(pairs):
+        r.set(f"wa{i}", 0)
+        r.set(f"wb{i}", 0)
+    stop = threading.Event()
+    errors = []
+
+    def writer(seed):
+        c = server.client()
+        n = seed
+        try:
+            while not stop.is_set():
+                i = n % pairs
+                n += 1
+                p = c.pipeline(transaction=True)
+                p.incrby(f"wa{i}", 1)
+                p.decrby(f"wb{i}", 1)
+                p.execute()
+        except Exception as e:  # surfaced below
+            errors.append(e)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(150):
+            got = r.sort("{src}l", by="w*", get=["#", "w*"])
+            weights = {got[k].decode(): int(got[k + 1]) for k in range(0, len(got), 2)}
+            for i in range(pairs):
+                assert weights[f"a{i}"] + weights[f"b{i}"] == 0, weights
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors
 
 
 def test_store_across_shards(r):
