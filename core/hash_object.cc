@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include "core/runtime_setting.h"
 #include "core/value_object.h"
 
 DEFINE_uint64(hash_max_listpack_entries, 128,
@@ -11,8 +12,18 @@ DEFINE_uint64(hash_max_listpack_value, 64,
 
 namespace shardis::core {
 
-size_t HashMaxListpackEntries() { return FLAGS_hash_max_listpack_entries; }
-size_t HashMaxListpackValue() { return FLAGS_hash_max_listpack_value; }
+namespace {
+
+// The flags' values are copied in at start (ApplyConfigFlags), then CONFIG SET writes them.
+RuntimeSetting<size_t> g_hash_max_listpack_entries{128};
+RuntimeSetting<size_t> g_hash_max_listpack_value{64};
+
+}  // namespace
+
+size_t HashMaxListpackEntries() { return g_hash_max_listpack_entries.get(); }
+size_t HashMaxListpackValue() { return g_hash_max_listpack_value.get(); }
+void SetHashMaxListpackEntries(size_t n) { g_hash_max_listpack_entries.set(n); }
+void SetHashMaxListpackValue(size_t n) { g_hash_max_listpack_value.set(n); }
 
 void HashRef::InitCell(CompactValue* cell) {
   cell->SetObject(ValueType::kHash, PackedStrings::New(), kHashListpack);

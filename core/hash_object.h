@@ -25,9 +25,12 @@ namespace shardis::core {
 
 enum HashEncoding : uint8_t { kHashListpack = 0, kHashTable = 1 };
 
-// The thresholds (gflags next to their use in hash_object.cc; CONFIG SET may change them).
+// The thresholds (gflags next to their use in hash_object.cc give the start values; CONFIG SET
+// changes them through the setters).
 size_t HashMaxListpackEntries();
 size_t HashMaxListpackValue();
+void SetHashMaxListpackEntries(size_t n);
+void SetHashMaxListpackValue(size_t n);
 
 class HashRef {
  public:

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/runtime_setting.h"
+
 namespace shardis::core::hll {
 
 namespace {
@@ -115,7 +117,13 @@ uint64_t Estimate(const int* histo) {
   return static_cast<uint64_t>(static_cast<double>(std::llroundl(kAlphaInf * m * m / z)));
 }
 
+// Copied from the flag at start (ApplyConfigFlags), then written by CONFIG SET.
+RuntimeSetting<size_t> g_sparse_max_bytes{kSparseMaxBytesDefault};
+
 }  // namespace
+
+size_t SparseMaxBytes() { return g_sparse_max_bytes.get(); }
+void SetSparseMaxBytes(size_t n) { g_sparse_max_bytes.set(n); }
 
 uint64_t MurmurHash64A(const void* key, size_t len, uint64_t seed) {
   constexpr uint64_t m = 0xc6a4a7935bd1e995ull;

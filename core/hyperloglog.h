@@ -42,6 +42,9 @@ inline constexpr uint8_t kSparse = 1;
 inline constexpr int kSparseValMax = 32;
 // Redis' hll-sparse-max-bytes default (the server's --hll_sparse_max_bytes).
 inline constexpr size_t kSparseMaxBytesDefault = 3000;
+// The configured hll-sparse-max-bytes (the flag gives the start value; CONFIG SET changes it).
+size_t SparseMaxBytes();
+void SetSparseMaxBytes(size_t n);
 
 // Redis' MurmurHash64A (the little-endian reading of 8-byte words).
 uint64_t MurmurHash64A(const void* key, size_t len, uint64_t seed);

@@ -3,10 +3,11 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 #include "core/number.h"
+#include "core/runtime_setting.h"
+#include "core/sampled_bytes.h"
 #include "core/shard_heap.h"
 #include "core/value_object.h"
 
@@ -14,7 +15,8 @@ namespace shardis::core {
 
 namespace {
 
-std::atomic<int> g_list_max_listpack_size{kListMaxListpackSizeDefault};
+RuntimeSetting<int> g_list_max_listpack_size{kListMaxListpackSizeDefault};
+RuntimeSetting<int> g_list_compress_depth{0};
 
 // Redis' SIZE_SAFETY_LIMIT: the byte cap of a node when the limit is a count of entries.
 constexpr size_t kSafetyLimitBytes = 8192;
@@ -97,10 +99,11 @@ inline std::string_view View(const Decoded& d, char* scratch) {
 
 }  // namespace
 
-void SetListMaxListpackSize(int value) {
-  g_list_max_listpack_size.store(value, std::memory_order_relaxed);
-}
-int ListMaxListpackSize() { return g_list_max_listpack_size.load(std::memory_order_relaxed); }
+void SetListMaxListpackSize(int value) { g_list_max_listpack_size.set(value); }
+int ListMaxListpackSize() { return g_list_max_listpack_size.get(); }
+
+void SetListCompressDepth(int depth) { g_list_compress_depth.set(depth); }
+int ListCompressDepth() { return g_list_compress_depth.get(); }
 
 // A node: header then `cap` bytes of entries, of which `bytes` are used. One heap block.
 struct List::Node {
@@ -189,7 +192,7 @@ struct List::Encoded {
 void List::NodeLimits(size_t* max_bytes, size_t* max_count) {
   const int fill = ListMaxListpackSize();
   if (fill < 0) {
-    const int level = std::min(-fill, 5);  // -1..-5: 4 KiB << (level - 1)
+    const int level = fill < -5 ? 5 : -fill;  // -1..-5: 4 KiB << (level - 1); less is -5
     *max_bytes = (size_t{4096} << (level - 1)) - kNodeHeaderBytes;
     *max_count = SIZE_MAX;
   } else {
@@ -335,10 +338,12 @@ List* List::Clone() const {
   return copy;
 }
 
-size_t List::NodeBytes() const {
-  size_t total = 0;
-  for (const Node* n = head_; n != nullptr; n = n->next) total += ShardHeap::UsableSize(n);
-  return total;
+size_t List::NodeBytes(size_t samples) const {
+  SampledBytes nodes(samples, nodes_);
+  for (const Node* n = head_; n != nullptr && !nodes.Done(); n = n->next) {
+    nodes.Add(ShardHeap::UsableSize(n));
+  }
+  return nodes.Total();
 }
 
 // ---- Ends.

@@ -41,6 +41,10 @@ enum class ListEnd : uint8_t { kHead = 0, kTail = 1 };
 inline constexpr int kListMaxListpackSizeDefault = -2;
 void SetListMaxListpackSize(int value);
 int ListMaxListpackSize();
+// Redis' list-compress-depth. shardis does not compress list nodes: the value is kept only so
+// that CONFIG GET and CONFIG REWRITE show what was set.
+void SetListCompressDepth(int depth);
+int ListCompressDepth();
 
 class List {
   struct Node;
@@ -64,7 +68,8 @@ class List {
   bool empty() const { return size_ == 0; }
   size_t node_count() const { return nodes_; }
   // Heap bytes of the nodes (usable sizes), not counting this object.
-  size_t NodeBytes() const;
+  // The nodes are estimated from the first `samples` of them (0 = all; see SampledBytes).
+  size_t NodeBytes(size_t samples = 0) const;
 
   // ---- Both ends (LPUSH/RPUSH/LPOP/RPOP, and what the blocking commands reuse).
   void Push(ListEnd end, std::string_view value);

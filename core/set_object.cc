@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include "core/runtime_setting.h"
 #include "core/value_object.h"
 
 DEFINE_uint64(set_max_intset_entries, 512,
@@ -13,9 +14,21 @@ DEFINE_uint64(set_max_listpack_value, 64,
 
 namespace shardis::core {
 
-size_t SetMaxIntsetEntries() { return FLAGS_set_max_intset_entries; }
-size_t SetMaxListpackEntries() { return FLAGS_set_max_listpack_entries; }
-size_t SetMaxListpackValue() { return FLAGS_set_max_listpack_value; }
+namespace {
+
+// The flags' values are copied in at start (ApplyConfigFlags), then CONFIG SET writes them.
+RuntimeSetting<size_t> g_set_max_intset_entries{512};
+RuntimeSetting<size_t> g_set_max_listpack_entries{128};
+RuntimeSetting<size_t> g_set_max_listpack_value{64};
+
+}  // namespace
+
+size_t SetMaxIntsetEntries() { return g_set_max_intset_entries.get(); }
+size_t SetMaxListpackEntries() { return g_set_max_listpack_entries.get(); }
+size_t SetMaxListpackValue() { return g_set_max_listpack_value.get(); }
+void SetSetMaxIntsetEntries(size_t n) { g_set_max_intset_entries.set(n); }
+void SetSetMaxListpackEntries(size_t n) { g_set_max_listpack_entries.set(n); }
+void SetSetMaxListpackValue(size_t n) { g_set_max_listpack_value.set(n); }
 
 void SetRef::InitCell(CompactValue* cell, std::string_view first) {
   int64_t v;

@@ -25,9 +25,13 @@ namespace shardis::core {
 
 enum SetEncoding : uint8_t { kSetIntset = 0, kSetListpack = 1, kSetTable = 2 };
 
+// The thresholds (the gflags give the start values; CONFIG SET changes them through the setters).
 size_t SetMaxIntsetEntries();
 size_t SetMaxListpackEntries();
 size_t SetMaxListpackValue();
+void SetSetMaxIntsetEntries(size_t n);
+void SetSetMaxListpackEntries(size_t n);
+void SetSetMaxListpackValue(size_t n);
 
 class SetRef {
  public:

@@ -9,6 +9,8 @@
 
 #include "core/listpack.h"
 #include "core/number.h"
+#include "core/runtime_setting.h"
+#include "core/sampled_bytes.h"
 #include "core/varint.h"
 
 DEFINE_uint32(stream_node_max_entries, 100,
@@ -17,13 +19,24 @@ DEFINE_uint32(stream_node_max_bytes, 4096, "Most bytes in one packed stream node
 
 namespace shardis::core {
 
-size_t StreamNodeMaxEntries() { return FLAGS_stream_node_max_entries; }
+namespace {
+
+// The flags' values are copied in at start (ApplyConfigFlags), then CONFIG SET writes them.
+RuntimeSetting<size_t> g_stream_node_max_entries{100};
+RuntimeSetting<size_t> g_stream_node_max_bytes{4096};
+
+}  // namespace
+
+size_t StreamNodeMaxEntries() { return g_stream_node_max_entries.get(); }
+size_t StreamNodeMaxBytesSetting() { return g_stream_node_max_bytes.get(); }
 // As Redis: 0 (or more than its 1 GiB listpack limit) means the limit.
 size_t StreamNodeMaxBytes() {
   constexpr size_t kMax = size_t(1) << 30;
-  size_t v = FLAGS_stream_node_max_bytes;
+  const size_t v = StreamNodeMaxBytesSetting();
   return v == 0 || v > kMax ? kMax : v;
 }
+void SetStreamNodeMaxEntries(size_t n) { g_stream_node_max_entries.set(n); }
+void SetStreamNodeMaxBytes(size_t n) { g_stream_node_max_bytes.set(n); }
 
 // ---- IDs
 
@@ -213,6 +226,46 @@ struct Stream::Node {
 Stream::~Stream() {
   for (auto& [id, node] : nodes_) ShardDelete(node);
   for (auto& [name, g] : groups_) ShardDelete(g);
+}
+
+namespace {
+
+// A std::map node: the tree's links and colour (32 bytes in libstdc++) and the pair it holds.
+template <typename Map>
+size_t MapNodeBytes() {
+  return ShardHeap::GoodSize(32 + sizeof(typename Map::value_type));
+}
+
+// The heap block of a string, if it is too long for the string's own buffer.
+size_t StringHeapBytes(const ShardString& s) {
+  constexpr size_t kInlineCapacity = 15;  // libstdc++'s short-string buffer
+  return s.capacity() > kInlineCapacity ? ShardHeap::GoodSize(s.capacity() + 1) : 0;
+}
+
+}  // namespace
+
+size_t Stream::MallocBytes(size_t samples) const {
+  SampledBytes nodes(samples, nodes_.size());
+  for (auto it = nodes_.begin(); it != nodes_.end() && !nodes.Done(); ++it) {
+    nodes.Add(MapNodeBytes<NodeMap>() + ShardHeap::UsableSize(it->second) +
+              StringHeapBytes(it->second->buf));
+  }
+  size_t bytes = nodes.Total();
+  using PelMap = decltype(StreamGroup::pel);
+  const size_t nack_bytes = MapNodeBytes<PelMap>() + ShardHeap::GoodSize(sizeof(StreamNack));
+  for (const auto& [name, g] : groups_) {
+    bytes += MapNodeBytes<decltype(groups_)>() + StringHeapBytes(name) + ShardHeap::UsableSize(g) +
+             g->pel.size() * nack_bytes;
+    SampledBytes consumers(samples, g->consumers.size());
+    for (auto it = g->consumers.begin(); it != g->consumers.end() && !consumers.Done(); ++it) {
+      const StreamConsumer* c = it->second;
+      consumers.Add(MapNodeBytes<decltype(g->consumers)>() + StringHeapBytes(it->first) +
+                    ShardHeap::UsableSize(c) + StringHeapBytes(c->name) +
+                    c->pel.size() * MapNodeBytes<PelMap>());
+    }
+    bytes += consumers.Total();
+  }
+  return bytes;
 }
 
 StreamID Stream::first_id() const {

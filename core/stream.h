@@ -36,9 +36,13 @@
 
 namespace shardis::core {
 
-// The node limits (gflags stream_node_max_entries / stream_node_max_bytes, Redis' config names).
+// The node limits (gflags stream_node_max_entries / stream_node_max_bytes, Redis' config names,
+// give the start values; CONFIG SET changes them through the setters).
 size_t StreamNodeMaxEntries();
-size_t StreamNodeMaxBytes();
+size_t StreamNodeMaxBytes();         // the limit in effect (0 and huge values mean 1 GiB)
+size_t StreamNodeMaxBytesSetting();  // as configured, as CONFIG GET shows it
+void SetStreamNodeMaxEntries(size_t n);
+void SetStreamNodeMaxBytes(size_t n);
 
 struct StreamID {
   uint64_t ms = 0;
@@ -119,6 +123,11 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   Stream* Clone() const;  // deep copy on the calling thread's heap
+
+  // Heap bytes owned by the stream (for MEMORY USAGE), not counting this object: its nodes,
+  // estimated from the first `samples` of them (0 = all; see SampledBytes), and its consumer
+  // groups with their pending entries, estimated likewise per group.
+  size_t MallocBytes(size_t samples) const;
 
   size_t length() const { return length_; }
   StreamID last_id() const { return last_id_; }

@@ -4,6 +4,7 @@
 
 #include <bit>
 
+#include "core/sampled_bytes.h"
 #include "core/varint.h"
 
 namespace shardis::core {
@@ -131,10 +132,12 @@ void StringTable::MaybeShrink() {
   }
 }
 
-size_t StringTable::MemoryBytes() const {
-  size_t n = slots_ != nullptr ? ShardHeap::UsableSize(slots_) : 0;
-  ForEach([&](const char* b) { n += ShardHeap::UsableSize(b); });
-  return n;
+size_t StringTable::MemoryBytes(size_t samples) const {
+  SampledBytes blocks(samples, size_);
+  for (size_t i = 0; i < capacity_ && !blocks.Done(); ++i) {
+    if (slots_[i] > kTombstone) blocks.Add(ShardHeap::UsableSize(BlockOf(slots_[i])));
+  }
+  return (slots_ != nullptr ? ShardHeap::UsableSize(slots_) : 0) + blocks.Total();
 }
 
 }  // namespace shardis::core

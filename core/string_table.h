@@ -69,8 +69,9 @@ class StringTable {
     }
   }
 
-  // Memory of the slots and blocks (for tests and MEMORY USAGE later).
-  size_t MemoryBytes() const;
+  // Memory of the slots and blocks (usable sizes), the blocks estimated from the first `samples`
+  // of them (0 = all; see SampledBytes), for MEMORY USAGE. Not counting this object.
+  size_t MemoryBytes(size_t samples = 0) const;
 
  private:
   static constexpr uint64_t kEmpty = 0, kTombstone = 1;

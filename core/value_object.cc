@@ -35,6 +35,28 @@ void DestroyObject(ValueType type, void* obj, uint8_t encoding) {
   LOG(FATAL) << "DestroyObject: no object type " << static_cast<int>(type);
 }
 
+size_t ObjectMemoryBytes(const CompactValue& value, size_t samples) {
+  if (value.encoding() != CompactValue::Encoding::kObject) return 0;
+  const void* obj = value.object();
+  const size_t obj_bytes = ShardHeap::UsableSize(obj);
+  switch (value.type()) {
+    case ValueType::kHash:
+      if (value.object_encoding() == kHashListpack) return obj_bytes;
+      return obj_bytes + static_cast<const StringTable*>(obj)->MemoryBytes(samples);
+    case ValueType::kSet:
+      if (value.object_encoding() != kSetTable) return obj_bytes;  // one intset or packed block
+      return obj_bytes + static_cast<const StringTable*>(obj)->MemoryBytes(samples);
+    case ValueType::kList:
+      return obj_bytes + static_cast<const List*>(obj)->NodeBytes(samples);
+    case ValueType::kZSet:
+      return obj_bytes + static_cast<const ZSet*>(obj)->MallocBytes(samples);
+    case ValueType::kStream:
+      return obj_bytes + static_cast<const Stream*>(obj)->MallocBytes(samples);
+    default:
+      return obj_bytes;
+  }
+}
+
 std::string_view EncodingName(const CompactValue& value) {
   switch (value.encoding()) {
     case CompactValue::Encoding::kInt:

@@ -22,6 +22,11 @@ namespace shardis::core {
 // Frees an object that a cell owned (called by CompactValue; nothing else should need it).
 void DestroyObject(ValueType type, void* obj, uint8_t encoding);
 
+// MEMORY USAGE's estimate of the heap bytes an object value owns: the object and every block it
+// points to (usable sizes on the shard heap). A large collection is estimated from its first
+// `samples` elements (0 = all), as Redis' objectComputeSize. Strings: 0 (the cell tells).
+size_t ObjectMemoryBytes(const CompactValue& value, size_t samples);
+
 // OBJECT ENCODING's name for a value: "embstr"/"int"/"raw" for strings, the encoding of an
 // object ("listpack", "quicklist", "hashtable", "intset", "skiplist", "stream").
 std::string_view EncodingName(const CompactValue& value);

@@ -13,10 +13,12 @@
 #include <string>
 
 #include "core/number.h"
+#include "core/runtime_setting.h"
+#include "core/sampled_bytes.h"
 #include "core/shard_heap.h"
 #include "core/string_util.h"
-#include "core/varint.h"
 #include "core/value_object.h"
+#include "core/varint.h"
 
 DEFINE_uint32(zset_max_listpack_entries, 128,
               "sorted sets with more members use the skiplist encoding (Redis' config)");
@@ -25,8 +27,18 @@ DEFINE_uint32(zset_max_listpack_value, 64,
 
 namespace shardis::core {
 
-size_t ZSetMaxListpackEntries() { return FLAGS_zset_max_listpack_entries; }
-size_t ZSetMaxListpackValue() { return FLAGS_zset_max_listpack_value; }
+namespace {
+
+// The flags' values are copied in at start (ApplyConfigFlags), then CONFIG SET writes them.
+RuntimeSetting<size_t> g_zset_max_listpack_entries{128};
+RuntimeSetting<size_t> g_zset_max_listpack_value{64};
+
+}  // namespace
+
+size_t ZSetMaxListpackEntries() { return g_zset_max_listpack_entries.get(); }
+size_t ZSetMaxListpackValue() { return g_zset_max_listpack_value.get(); }
+void SetZSetMaxListpackEntries(size_t n) { g_zset_max_listpack_entries.set(n); }
+void SetZSetMaxListpackValue(size_t n) { g_zset_max_listpack_value.set(n); }
 
 // ---- Ranges.
 
@@ -400,16 +412,43 @@ struct NodeEq {
   }
 };
 
+// ShardAllocator that also keeps the usable size of the blocks it holds out, for MallocBytes: the
+// index is one large block, and mimalloc's size for a large block is not predictable from the
+// request (mi_good_size does not tell it).
+template <typename T>
+struct CountingShardAllocator {
+  using value_type = T;
+  explicit CountingShardAllocator(size_t* bytes) noexcept : bytes(bytes) {}
+  template <typename U>
+  CountingShardAllocator(const CountingShardAllocator<U>& other) noexcept : bytes(other.bytes) {}
+  T* allocate(size_t n) {
+    void* p = ShardHeap::Current()->Allocate(n * sizeof(T));
+    *bytes += ShardHeap::UsableSize(p);
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) noexcept {
+    *bytes -= ShardHeap::UsableSize(p);
+    ShardHeap::Current()->Free(p);
+  }
+  template <typename U>
+  bool operator==(const CountingShardAllocator<U>& other) const noexcept {
+    return bytes == other.bytes;
+  }
+
+  size_t* bytes;
+};
+
 }  // namespace
 
 struct ZSet::Large {
-  using Index = absl::flat_hash_set<ZNode*, NodeHash, NodeEq, ShardAllocator<ZNode*>>;
+  using Index = absl::flat_hash_set<ZNode*, NodeHash, NodeEq, CountingShardAllocator<ZNode*>>;
 
   ZNode* header;
   ZNode* tail = nullptr;
   size_t length = 0;
   int level = 1;
-  Index index;
+  size_t index_bytes = 0;  // the index's block, kept by its allocator
+  Index index{0, NodeHash{}, NodeEq{}, CountingShardAllocator<ZNode*>(&index_bytes)};
 
   Large() : header(NewNode(kMaxLevel, 0, {})) {}
   ~Large() {
@@ -641,14 +680,14 @@ ZSet* ZSet::Clone() const {
 
 size_t ZSet::size() const { return large_ != nullptr ? large_->length : PCount(packed_); }
 
-size_t ZSet::MallocBytes() const {
+size_t ZSet::MallocBytes(size_t samples) const {
   if (large_ == nullptr) return packed_ != nullptr ? ShardHeap::UsableSize(packed_) : 0;
-  size_t bytes = ShardHeap::UsableSize(large_) + ShardHeap::UsableSize(large_->header) +
-                 large_->index.capacity() * (sizeof(ZNode*) + 1);
-  for (ZNode* x = large_->first(); x != nullptr; x = x->next()) {
-    bytes += ShardHeap::UsableSize(x);
+  SampledBytes nodes(samples, large_->length);
+  for (ZNode* x = large_->first(); x != nullptr && !nodes.Done(); x = x->next()) {
+    nodes.Add(ShardHeap::UsableSize(x));
   }
-  return bytes;
+  return ShardHeap::UsableSize(large_) + ShardHeap::UsableSize(large_->header) +
+         large_->index_bytes + nodes.Total();
 }
 
 unsigned ZSet::Add(std::string_view member, double score, unsigned flags, double* new_score) {

@@ -31,9 +31,12 @@
 
 namespace shardis::core {
 
-// The thresholds of the packed encoding (gflags zset_max_listpack_entries/_value).
+// The thresholds of the packed encoding (gflags zset_max_listpack_entries/_value give the start
+// values; CONFIG SET changes them through the setters).
 size_t ZSetMaxListpackEntries();
 size_t ZSetMaxListpackValue();
+void SetZSetMaxListpackEntries(size_t n);
+void SetZSetMaxListpackValue(size_t n);
 
 // A score interval with optionally exclusive ends (ZRANGEBYSCORE min max, "(" = exclusive).
 struct ZScoreRange {
@@ -99,8 +102,9 @@ class ZSet {
 
   Encoding encoding() const { return large_ != nullptr ? kLarge : kPacked; }
   size_t size() const;
-  // Heap bytes owned by the set (for tests and MEMORY USAGE).
-  size_t MallocBytes() const;
+  // Heap bytes owned by the set (for tests and MEMORY USAGE), not counting this object; the
+  // skiplist nodes are estimated from the first `samples` of them (0 = all; see SampledBytes).
+  size_t MallocBytes(size_t samples = 0) const;
 
   // Redis' zsetAdd for one member: applies flags (kZAdd*), returns what happened (kZAddOut*). With
   // kZAddIncr, score is the increment. *new_score gets the member's score when it was added or

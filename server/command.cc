@@ -114,6 +114,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterPersistenceFamily(r);
   RegisterInfoCommand(r);
   RegisterConfigFamily(r);
+  RegisterMemoryFamily(r);
   RegisterCommandFamily(r);
   RegisterClientFamily(r);
   RegisterMultiFamily(r);

@@ -245,6 +245,7 @@ void RegisterPersistenceFamily(CommandRegistry* registry);
 void DebugReload(ArgSlice args, ConnContext& ctx);
 void RegisterInfoCommand(CommandRegistry* registry);
 void RegisterConfigFamily(CommandRegistry* registry);
+void RegisterMemoryFamily(CommandRegistry* registry);
 void RegisterCommandFamily(CommandRegistry* registry);
 void RegisterClientFamily(CommandRegistry* registry);
 void RegisterConnectionFamily(CommandRegistry* registry);

@@ -13,6 +13,7 @@
 
 #include "core/cycle_clock.h"
 #include "core/latency_histogram.h"
+#include "server/latency_tracking.h"
 #include "server/command.h"
 #include "server/slowlog.h"
 
@@ -89,10 +90,12 @@ inline void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t dura
   ++c.calls;
   c.duration_ns += duration_ns;
   c.failed += failed;
-  core::LatencyHistogram* h = s->latency[stats_id].get();
-  // Allocated at a command's first call on this thread, so only the commands in use cost memory.
-  if (h == nullptr) [[unlikely]] h = detail::NewLatencyHistogram(stats_id);
-  h->Add(duration_ns);
+  if (LatencyTracking()) {
+    core::LatencyHistogram* h = s->latency[stats_id].get();
+    // Allocated at a command's first call on this thread, so only the commands in use cost memory.
+    if (h == nullptr) [[unlikely]] h = detail::NewLatencyHistogram(stats_id);
+    h->Add(duration_ns);
+  }
   if (detail::MaybeSlowCall(duration_ns)) [[unlikely]] {
     detail::OfferSlowCall(spec, stats_id, duration_ns, args, conn);
   }

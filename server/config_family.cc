@@ -1,6 +1,7 @@
 // CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,26 +53,21 @@ void ConfigGet(ArgSlice args, ConnContext& ctx) {
 
 // As Redis 7: every pair is validated before any is applied, so a bad pair leaves every
 // parameter as it was. Setters cannot fail once a value is validated (they store into atomics),
-// so there is nothing to roll back.
+// so there is nothing to roll back. Redis' order of checks: first the names of every pair
+// (unknown, immutable, protected, loading, duplicate; shown as the client wrote them), then the
+// values (shown with the parameter's own name).
 void ConfigSet(ArgSlice args, ConnContext& ctx) {
   if (args.size() % 2 != 0) return ctx.rb.Error(WrongArgsError("config|set"));
-  struct Change {
-    const ConfigParam* param;
-    ConfigValue value;
-  };
-  std::vector<Change> changes;
   auto failed = [&](std::string_view name, std::string_view why) {
     ctx.rb.Error(core::Concat("ERR CONFIG SET failed (possibly related to argument '", name,
                               "') - ", why));
   };
+  std::vector<const ConfigParam*> params;
   for (size_t i = 2; i < args.size(); i += 2) {
     const ConfigParam* p = Config().Find(args[i]);
     if (p == nullptr) {
       return ctx.rb.Error(core::Concat(
           "ERR Unknown option or number of arguments for CONFIG SET - '", args[i], "'"));
-    }
-    for (const Change& c : changes) {
-      if (c.param == p) return failed(args[i], "duplicate parameter");
     }
     if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
     if (p->is_protected && !ProtectedConfigAllowed(ctx.conn.addr)) {
@@ -80,14 +76,22 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
     if (p->deny_loading && Persistence().loading.load(std::memory_order_relaxed)) {
       return ctx.rb.Error("LOADING Redis is loading the dataset in memory");
     }
-    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, args[i + 1]);
-    if (!v.ok()) return failed(args[i], std::string(v.status().message()));
-    if (p->check) {
-      if (absl::Status s = p->check(*v); !s.ok()) return failed(args[i], std::string(s.message()));
+    if (std::find(params.begin(), params.end(), p) != params.end()) {
+      return failed(args[i], "duplicate parameter");
     }
-    changes.push_back({p, *std::move(v)});
+    params.push_back(p);
   }
-  for (const Change& c : changes) c.param->set(c.value);
+  std::vector<ConfigValue> values;
+  for (size_t k = 0; k < params.size(); ++k) {
+    const ConfigParam& p = *params[k];
+    absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(p, args[3 + 2 * k]);
+    if (!v.ok()) return failed(p.name, std::string(v.status().message()));
+    if (p.check) {
+      if (absl::Status s = p.check(*v); !s.ok()) return failed(p.name, std::string(s.message()));
+    }
+    values.push_back(*std::move(v));
+  }
+  for (size_t k = 0; k < params.size(); ++k) params[k]->set(values[k]);
   ctx.rb.Ok();
 }
 

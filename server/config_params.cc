@@ -4,7 +4,13 @@
 
 #include <string>
 
+#include "core/hash_object.h"
+#include "core/hyperloglog.h"
+#include "core/list.h"
+#include "core/set_object.h"
+#include "core/stream.h"
 #include "core/string_util.h"
+#include "core/zset.h"
 #include "server/admission.h"
 #include "server/aof.h"
 #include "server/auth.h"
@@ -13,12 +19,14 @@
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
 #include "server/latency_monitor.h"
+#include "server/latency_tracking.h"
 #include "server/persistence_config.h"
 #include "server/script_run.h"
 #include "server/slowlog.h"
 #include "server/tcp_keepalive.h"
 #include "shard/memory_limit.h"
 #include "shard/shard.h"
+#include "shard/shard_set.h"
 
 DEFINE_string(maxmemory, "",
               "memory limit for data, in bytes or with Redis units (100mb, 1gb); 0 = none; "
@@ -132,9 +140,53 @@ void RegisterPersistenceParams(ConfigRegistry& r) {
   r.Add(ReadOnly("bgsave_cpulist", ""));
 }
 
+// The encodings' thresholds and node sizes (core/), with Redis' bounds (its size_t ones: up to
+// LONG_MAX) and its old ziplist names as aliases. Shard threads read them on the data path through
+// core::RuntimeSetting, so a change reaches every shard at its next write.
+void RegisterDataTypeParams(ConfigRegistry& r) {
+  constexpr int64_t kMax = INT64_MAX;
+  // A parameter and, when `alias` is not empty, its other name.
+  auto add = [&r](ConfigParam p, std::string_view alias = {}) {
+    ConfigParam other = alias.empty() ? ConfigParam{} : Alias(alias, p);
+    r.Add(std::move(p));
+    if (!alias.empty()) r.Add(std::move(other));
+  };
+  add(MutableInt("hash-max-listpack-entries", "hash_max_listpack_entries", 0, kMax,
+                 core::HashMaxListpackEntries, core::SetHashMaxListpackEntries),
+      "hash-max-ziplist-entries");
+  add(MutableMemory("hash-max-listpack-value", "hash_max_listpack_value",
+                    core::HashMaxListpackValue, core::SetHashMaxListpackValue),
+      "hash-max-ziplist-value");
+  add(MutableInt("set-max-intset-entries", "set_max_intset_entries", 0, kMax,
+                 core::SetMaxIntsetEntries, core::SetSetMaxIntsetEntries));
+  add(MutableInt("set-max-listpack-entries", "set_max_listpack_entries", 0, kMax,
+                 core::SetMaxListpackEntries, core::SetSetMaxListpackEntries));
+  add(MutableInt("set-max-listpack-value", "set_max_listpack_value", 0, kMax,
+                 core::SetMaxListpackValue, core::SetSetMaxListpackValue));
+  add(MutableInt("zset-max-listpack-entries", "zset_max_listpack_entries", 0, kMax,
+                 core::ZSetMaxListpackEntries, core::SetZSetMaxListpackEntries),
+      "zset-max-ziplist-entries");
+  add(MutableMemory("zset-max-listpack-value", "zset_max_listpack_value",
+                    core::ZSetMaxListpackValue, core::SetZSetMaxListpackValue),
+      "zset-max-ziplist-value");
+  add(MutableInt("list-max-listpack-size", "list_max_listpack_size", INT32_MIN, INT32_MAX,
+                 core::ListMaxListpackSize, core::SetListMaxListpackSize),
+      "list-max-ziplist-size");
+  add(MutableInt("list-compress-depth", "", 0, INT32_MAX, core::ListCompressDepth,
+                 core::SetListCompressDepth));
+  add(MutableMemory("stream-node-max-bytes", "stream_node_max_bytes",
+                    core::StreamNodeMaxBytesSetting, core::SetStreamNodeMaxBytes));
+  add(MutableInt("stream-node-max-entries", "stream_node_max_entries", 0, kMax,
+                 core::StreamNodeMaxEntries, core::SetStreamNodeMaxEntries));
+  add(MutableMemory("hll-sparse-max-bytes", "hll_sparse_max_bytes", core::hll::SparseMaxBytes,
+                    core::hll::SetSparseMaxBytes));
+}
+
 }  // namespace
 
 void RegisterConfigParams(ConfigRegistry& r) {
+  RegisterFixedConfigParams(r);  // first: the real parameters below replace their entries
+
   // --- Runtime-settable.
   r.Add(MutableMemory(
       "maxmemory", "maxmemory", [] { return int64_t(MemoryLimit::maxmemory()); },
@@ -171,14 +223,12 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(MutableInt(
       "busy-reply-threshold", "busy_reply_threshold", 0, INT64_MAX,
       [] { return BusyReplyThresholdMs(); }, [](int64_t v) { SetBusyReplyThresholdMs(v); }));
-  r.Add(MutableInt(
-      "lua-time-limit", "", 0, INT64_MAX, [] { return BusyReplyThresholdMs(); },
-      [](int64_t v) { SetBusyReplyThresholdMs(v); }));
+  r.Add(Alias("lua-time-limit", *r.Find("busy-reply-threshold")));
   r.Add(MutableString(
       "requirepass", "requirepass", [] { return RequirePass(); },
       [](std::string_view v) { SetRequirePass(v); }));
   ConfigParam maxclients = MutableInt(
-      "maxclients", "maxclients", 1, INT64_MAX, [] { return int64_t(MaxClients()); },
+      "maxclients", "maxclients", 1, UINT32_MAX, [] { return int64_t(MaxClients()); },
       [](int64_t v) { SetMaxClients(size_t(v)); });
   maxclients.check = [](const ConfigValue& v) { return CheckMaxClients(size_t(v.number)); };
   r.Add(std::move(maxclients));
@@ -207,6 +257,14 @@ void RegisterConfigParams(ConfigRegistry& r) {
     r.Add(std::move(p));
   }
 
+  r.Add(MutableInt("hz", "", 0, INT32_MAX, shard::Hz, shard::SetHz));
+  r.Add(MutableBool("latency-tracking", "", LatencyTracking, SetLatencyTracking));
+  r.Add(ValidatedString(
+      "latency-tracking-info-percentiles", "",
+      [](std::string_view v) { return ParseLatencyPercentiles(v).status(); },
+      [] { return FormatLatencyPercentiles(LatencyPercentiles()); },
+      [](std::string_view v) { SetLatencyPercentiles(*ParseLatencyPercentiles(v)); }));
+  RegisterDataTypeParams(r);
   RegisterPersistenceParams(r);
 
   // --- Start-up flags, read-only at runtime.
@@ -214,15 +272,10 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
 
   // --- Redis parameters with a fixed value in shardis (clients and tools read them).
-  r.Add(ReadOnly("cluster-enabled", "no"));
-  r.Add(ReadOnly("daemonize", "no"));
+  // --- Redis parameters whose fixed value in shardis is not Redis' default (the others are in
+  // config_fixed_params.cc).
   r.Add(ReadOnly("databases", core::Concat(shard::Shard::kNumDbs)));
   r.Add(ReadOnly("enable-debug-command", "yes"));
-  r.Add(ReadOnly("hz", "10"));
-  r.Add(ReadOnly("io-threads", "1"));
-  r.Add(ReadOnly("maxmemory-clients", "0"));
-  r.Add(ReadOnly("maxmemory-eviction-tenacity", "10"));
-  r.Add(ReadOnly("replica-read-only", "yes"));
 
   // Registered last: it must win over any fixed placeholder of the same name.
   RegisterKeyspaceEventsParam(r);

@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/number.h"
@@ -11,26 +12,29 @@ namespace shardis::server {
 
 absl::StatusOr<int64_t> ParseMemory(std::string_view text) {
   static constexpr struct {
-    std::string_view suffix;
+    std::string_view name;
     int64_t mul;
-  } kUnits[] = {{"kb", 1024},    {"mb", 1024 * 1024},   {"gb", int64_t{1} << 30},
-                {"k", 1000},     {"m", 1000 * 1000},    {"g", 1000 * 1000 * 1000},
-                {"b", 1}};
-  std::string lower = core::ToLower(text);
-  std::string_view digits = lower;
-  int64_t mul = 1;
+  } kUnits[] = {{"", 1},
+                {"b", 1},
+                {"k", 1000},
+                {"kb", 1024},
+                {"m", 1000 * 1000},
+                {"mb", 1024 * 1024},
+                {"g", 1000 * 1000 * 1000},
+                {"gb", int64_t{1} << 30}};
+  auto invalid = [] { return absl::InvalidArgumentError("argument must be a memory value"); };
+  // As Redis' memtoull: leading digits (no sign, no spaces), then nothing or a unit. No digits
+  // at all reads as 0, as there ("kb" is 0).
+  const size_t unit_at = std::min(text.find_first_not_of("0123456789"), text.size());
+  const std::string_view digits = text.substr(0, unit_at), unit = text.substr(unit_at);
+  int64_t mul = 0;
   for (const auto& u : kUnits) {
-    if (digits.size() > u.suffix.size() && digits.ends_with(u.suffix)) {
-      digits.remove_suffix(u.suffix.size());
-      mul = u.mul;
-      break;
-    }
+    if (core::EqualsIgnoreCase(unit, u.name)) mul = u.mul;
   }
   int64_t n = 0;
-  // As Redis: digits only (no sign, no spaces), and the product must fit.
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos ||
-      !core::ParseInt64(digits, &n) || n > std::numeric_limits<int64_t>::max() / mul) {
-    return absl::InvalidArgumentError("argument must be a memory value");
+  if (mul == 0 || (!digits.empty() && !core::ParseInt64(digits, &n)) ||
+      n > std::numeric_limits<int64_t>::max() / mul) {
+    return invalid();
   }
   return n * mul;
 }
@@ -216,6 +220,13 @@ ConfigParam MutableString(std::string_view name, std::string_view flag,
           .is_mutable = true,
           .get = std::move(get),
           .set = [set = std::move(set)](const ConfigValue& v) { set(v.text); }};
+}
+
+ConfigParam Alias(std::string_view name, const ConfigParam& main) {
+  ConfigParam alias = main;
+  alias.name = name;
+  alias.alias_of = main.name;  // same flag: a config file line of either name sets it
+  return alias;
 }
 
 ConfigParam ReadOnly(std::string_view name, std::string value) {

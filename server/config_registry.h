@@ -47,6 +47,9 @@ struct ConfigParam {
   // SHARDIS_ variable is split as Redis splits a config line (runs of blanks, quotes), while
   // CONFIG SET splits at single spaces.
   bool accumulates = false;
+  // Redis' ALIAS_CONFIG (hash-max-ziplist-entries for hash-max-listpack-entries): another name of
+  // the parameter `alias_of`, sharing its value. CONFIG REWRITE writes only the main name.
+  std::string_view alias_of;
   int64_t min = std::numeric_limits<int64_t>::min();  // kInt and kMemory bounds
   int64_t max = std::numeric_limits<int64_t>::max();
   std::span<const std::string_view> choices;  // kEnum, in the order Redis' error text lists them
@@ -98,6 +101,10 @@ ConfigRegistry& Config();
 void RegisterConfigParams(ConfigRegistry& r);
 // notify-keyspace-events (keyspace_events_config.cc).
 void RegisterKeyspaceEventsParam(ConfigRegistry& r);
+// The Redis parameters shardis has no counterpart for, with Redis' defaults, read-only
+// (config_fixed_params.cc). RegisterConfigParams calls it first; a real parameter of the same name
+// registered later replaces its entry.
+void RegisterFixedConfigParams(ConfigRegistry& r);
 
 // Whether enable-protected-configs lets a client at `peer_addr` ("ip:port") CONFIG SET a
 // protected parameter.
@@ -120,6 +127,8 @@ ConfigParam MutableString(std::string_view name, std::string_view flag,
 // A memory parameter with a lower bound (Redis' client-query-buffer-limit: at least 1mb).
 ConfigParam MutableMemoryAtLeast(std::string_view name, std::string_view flag, int64_t min,
                                  std::function<int64_t()> get, std::function<void(int64_t)> set);
+// Another name of `main` (Redis' alias), e.g. Alias("list-max-ziplist-size", list_max_size).
+ConfigParam Alias(std::string_view name, const ConfigParam& main);
 // A parameter CONFIG SET refuses ("can't set immutable config"), shown with a fixed value.
 ConfigParam ReadOnly(std::string_view name, std::string value);
 ConfigParam ReadOnlyFn(std::string_view name, std::function<std::string()> get);

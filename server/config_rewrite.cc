@@ -87,11 +87,12 @@ absl::Status RewriteConfigFile(const std::string& path) {
       out.push_back(line);
       continue;
     }
-    if (!written.insert(p->name).second) continue;  // a duplicate: the first one holds the value
+    // A duplicate (or the other name of an alias): the first line holds the value.
+    if (!written.insert(p->alias_of.empty() ? p->name : p->alias_of).second) continue;
     out.push_back(core::Concat(p->name, " ", ConfigFileValue(*p, p->get())));
   }
   for (const ConfigParam& p : Config().params()) {
-    if (!p.is_mutable || written.contains(p.name)) continue;
+    if (!p.is_mutable || !p.alias_of.empty() || written.contains(p.name)) continue;
     const std::string value = p.get();
     if (value == Config().DefaultOf(p)) continue;
     if (!marked) {

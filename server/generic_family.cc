@@ -394,26 +394,17 @@ constexpr int64_t kSharedRefCount = 2147483647;
 // nil when it is missing.
 template <ObjectQuery kQuery>
 void ObjectSub(ArgSlice args, ConnContext& ctx) {
-  shard::Transaction tx(ctx.conn.db, args.subspan(2, 1), shard::Transaction::kRead);
-  bool found = false;
   std::string_view encoding;
   int64_t refcount = 1;
   uint32_t clock = 0;
   int64_t now_ms = 0;
-  tx.Run(
-      [&](shard::TxShard& t) {
-        Db::Iterator it = t.db.Peek(tx.key(0), tx.hash(0), t.now_ms);
-        if (!Db::Found(it)) return;
-        found = true;
-        clock = t.db.AccessClock(it);
-        now_ms = t.now_ms;
-        const core::CompactValue& v = it.value();
-        encoding = core::EncodingName(v);  // a literal: outlives the phase
-        if (v.IsInt() && v.AsInt() >= 0 && v.AsInt() < kSharedIntegers) {
-          refcount = kSharedRefCount;
-        }
-      },
-      /*conclude=*/true);
+  const bool found = InspectSubKey(args, ctx, [&](const Db::Iterator& it) {
+    clock = it.access_clock();
+    now_ms = shard::NowMs();
+    const core::CompactValue& v = it.value();
+    encoding = core::EncodingName(v);  // a literal: outlives the phase
+    if (v.IsInt() && v.AsInt() >= 0 && v.AsInt() < kSharedIntegers) refcount = kSharedRefCount;
+  });
   if (!found) return ctx.rb.Null();
   switch (kQuery) {
     case ObjectQuery::kEncoding:

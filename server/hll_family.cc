@@ -59,7 +59,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kString, kForWrite, &wrong_type);
   if (wrong_type) return;
-  const size_t max_bytes = FLAGS_hll_sparse_max_bytes;
+  const size_t max_bytes = hll::SparseMaxBytes();
   ArgSlice elements = args.subspan(2);
   if (!Db::Found(it)) {
     std::string h = hll::NewSparse();
@@ -224,7 +224,7 @@ void CmdPfMerge(ArgSlice args, ConnContext& ctx) {
   // Any dense input makes the destination dense right away (no sparse steps on the way).
   const bool use_dense = std::any_of(dense.begin(), dense.end(), [](uint8_t d) { return d; });
   bool corrupted = false;
-  const size_t max_bytes = FLAGS_hll_sparse_max_bytes;
+  const size_t max_bytes = hll::SparseMaxBytes();
   tx.RunOn(tx.shard_of(0), [&](shard::TxShard& t) {
     bool inserted;
     Db::Iterator it = t.db.FindOrInsert(tx.key(0), tx.hash(0), t.now_ms, &inserted);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -22,6 +21,7 @@
 #include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/command_stats.h"
+#include "server/latency_tracking.h"
 #include "server/metrics.h"
 #include "server/persistence_status.h"
 #include "server/pubsub.h"
@@ -51,17 +51,6 @@ std::string BytesToHuman(uint64_t n) {
   char buf[64];
   snprintf(buf, sizeof(buf), "%.2f%c", d, kUnits[unit]);
   return buf;
-}
-
-// used_memory_peak: the largest used_memory INFO has seen (Redis samples it in its cron; we sample
-// it whenever INFO computes used_memory). Returns the peak including `used`.
-size_t UpdatePeakMemory(size_t used) {
-  // Relaxed is enough: the value is a statistic, and the CAS loop only keeps it monotonic.
-  static std::atomic<size_t> peak{0};
-  size_t seen = peak.load(std::memory_order_relaxed);
-  while (seen < used && !peak.compare_exchange_weak(seen, used, std::memory_order_relaxed)) {
-  }
-  return seen < used ? used : seen;
 }
 
 std::string TimevalSeconds(const timeval& tv) {
@@ -174,8 +163,8 @@ std::string BuildInfo(unsigned sections) {
     field("server_time_usec", int64_t(tv.tv_sec) * 1000000 + tv.tv_usec);
     field("uptime_in_seconds", uptime_s);
     field("uptime_in_days", uptime_s / 86400);
-    field("hz", 10);
-    field("configured_hz", 10);
+    field("hz", int64_t(shard::Hz()));
+    field("configured_hz", int64_t(shard::Hz()));
     field("lru_clock", core::LruClock(now_ms));
     field("executable", info.executable);
     field("config_file", info.config_file);
@@ -403,16 +392,20 @@ std::string BuildInfo(unsigned sections) {
   }
   if (sections & kSecLatencyStats) {
     header("Latencystats");
-    // Redis' default latency-tracking-info-percentiles "50 99 99.9", in microseconds.
-    for (size_t i = 0; i < cmds.latency.size(); ++i) {
+    // As Redis: nothing while latency-tracking is off; the configured percentiles, in
+    // microseconds.
+    const std::vector<double> percentiles = LatencyPercentiles();
+    for (size_t i = 0; i < cmds.latency.size() && LatencyTracking(); ++i) {
       const core::LatencyHistogram* h = cmds.latency[i].get();
       if (h == nullptr || h->count() == 0) continue;
-      char line[160];
-      snprintf(line, sizeof(line), "p50=%.3f,p99=%.3f,p99.9=%.3f",
-               double(h->ValueAtPercentile(50)) / 1000.0, double(h->ValueAtPercentile(99)) / 1000.0,
-               double(h->ValueAtPercentile(99.9)) / 1000.0);
-      core::Append(&out, "latency_percentiles_usec_", CommandStatsName(uint32_t(i)), ":", line,
-                   "\r\n");
+      core::Append(&out, "latency_percentiles_usec_", CommandStatsName(uint32_t(i)), ":");
+      for (size_t j = 0; j < percentiles.size(); ++j) {
+        char value[32];
+        snprintf(value, sizeof(value), "%.3f",
+                 double(h->ValueAtPercentile(percentiles[j])) / 1000.0);
+        core::Append(&out, j == 0 ? "p" : ",p", FormatPercentile(percentiles[j]), "=", value);
+      }
+      out += "\r\n";
     }
   }
   if (sections & kSecCluster) {

@@ -8,13 +8,17 @@
 //   if (!Db::Found(it)) return ctx.rb.Integer(0);
 #pragma once
 
+#include <absl/functional/function_ref.h>
+
 #include <string_view>
 
 #include "core/compact_value.h"
 #include "server/command.h"
+#include "server/connection_state.h"
 #include "shard/db.h"
 #include "shard/keyspace_events.h"
 #include "shard/shard.h"
+#include "shard/transaction.h"
 
 namespace shardis::server {
 
@@ -75,6 +79,24 @@ inline shard::Db::Iterator FindTyped(shard::Shard& shard, shard::Db& db, core::R
 inline shard::Db::Iterator FindTyped(ShardContext& ctx, std::string_view key,
                                      core::ValueType type, LookupMode mode, bool* wrong_type) {
   return FindTyped(ctx.shard, ctx.db, ctx.rb, key, ctx.hash, ctx.now_ms, type, mode, wrong_type);
+}
+
+// For a subcommand that inspects a key (OBJECT ENCODING key, MEMORY USAGE key: args[2]): runs
+// fn on the key's shard with its entry if it exists, without counting a keyspace hit or miss and
+// without touching its access clock, as Redis' OBJECT and MEMORY do. Returns whether the key
+// exists.
+inline bool InspectSubKey(ArgSlice args, ConnContext& ctx,
+                          absl::FunctionRef<void(const shard::Db::Iterator&)> fn) {
+  shard::Transaction tx(ctx.conn.db, args.subspan(2, 1), shard::Transaction::kRead);
+  bool found = false;
+  tx.Run(
+      [&](shard::TxShard& t) {
+        shard::Db::Iterator it = t.db.Peek(tx.key(0), tx.hash(0), t.now_ms);
+        found = shard::Db::Found(it);
+        if (found) fn(it);
+      },
+      /*conclude=*/true);
+  return found;
 }
 
 }  // namespace shardis::server

@@ -419,7 +419,6 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
 }
 
 void RegisterListFamily(CommandRegistry* r) {
-  core::SetListMaxListpackSize(FLAGS_list_max_listpack_size);
   constexpr uint32_t kW = kWrite, kR = kReadOnly, kD = kDenyOom, kF = kFast;
   constexpr ListEnd kLeft = ListEnd::kHead, kRight = ListEnd::kTail;
   r->Register({.name = "lpush", .arity = -3, .flags = kW | kD | kF, .keys = kOneKey,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "core/string_util.h"
@@ -104,6 +105,17 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
   }
   if (parts & kGatherCommands) m.commands = GatherCommandStats(parts & kGatherLatency);
   return m;
+}
+
+// used_memory_peak: the largest used_memory INFO or MEMORY STATS has seen (Redis samples it in its
+// cron; we sample it whenever one of them computes used_memory). Returns the peak including `used`.
+size_t UpdatePeakMemory(size_t used) {
+  // Relaxed is enough: the value is a statistic, and the CAS loop only keeps it monotonic.
+  static std::atomic<size_t> peak{0};
+  size_t seen = peak.load(std::memory_order_relaxed);
+  while (seen < used && !peak.compare_exchange_weak(seen, used, std::memory_order_relaxed)) {
+  }
+  return seen < used ? used : seen;
 }
 
 size_t ResidentBytes(size_t fallback) {

@@ -60,6 +60,10 @@ enum GatherParts : unsigned {
 // Hops to every thread: call from a fiber.
 MetricsSnapshot GatherMetrics(unsigned parts);
 
+// used_memory_peak (INFO) and peak.allocated (MEMORY STATS): the largest used_memory either has
+// seen, including `used`. Any thread.
+size_t UpdatePeakMemory(size_t used);
+
 // The resident set size from /proc/self/statm, or `fallback` if it cannot be read.
 size_t ResidentBytes(size_t fallback);
 

@@ -225,7 +225,7 @@ absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out) {
 
 absl::Status ApplyConfigFlags() {
   for (const ConfigParam& p : Config().params()) {
-    if (p.flag.empty() || !p.set) continue;
+    if (p.flag.empty() || !p.set || !p.alias_of.empty()) continue;  // an alias: its main does it
     std::string value;
     if (!gflags::GetCommandLineOption(std::string(p.flag).c_str(), &value)) continue;
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(p, ListValue(&p, value));

@@ -160,6 +160,7 @@ class Db {
   // of the deadlines is kept; saturates at INT64_MAX.
   int64_t SumTtlMs(int64_t now_ms) const;
   // Memory of the tables themselves (slots and directories), not of what the cells point to.
+  size_t expire_table_bytes() const { return expire_.memory_bytes(); }
   size_t table_bytes() const {
     return prime_.memory_bytes() + expire_.memory_bytes() + mc_meta_.memory_bytes();
   }

@@ -4,6 +4,9 @@
 #include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <utility>
 #include <vector>
@@ -20,10 +23,18 @@ ShardSet* shard_set = nullptr;
 
 namespace {
 
-// Active expiry: how often a shard looks for expired keys, and how many it removes per step before
-// yielding to its connections.
-constexpr auto kExpiryPeriod = std::chrono::milliseconds(100);
+// Active expiry: how many keys a shard removes per step before yielding to its connections. How
+// often it looks is the hz.
 constexpr size_t kExpiryChunk = 512;
+// The pace of the periodic hook and of the tracking broadcasts, whatever the hz.
+constexpr auto kTickPeriod = std::chrono::milliseconds(100);
+
+// Redis' CONFIG_DEFAULT_HZ and the bounds it clamps the configured value to.
+constexpr int kDefaultHz = 10;
+constexpr int kMinHz = 1;
+constexpr int kMaxHz = 500;
+// Relaxed: one independent setting, read once per expiry period.
+std::atomic<int> g_hz{kDefaultHz};
 
 // Set on each thread by Stop(); read by that thread's expiry fiber. Per thread, so that no
 // variable is shared between threads.
@@ -137,14 +148,22 @@ void ShardSet::Stop() {
   });
 }
 
+int Hz() { return g_hz.load(std::memory_order_relaxed); }
+void SetHz(int hz) { g_hz.store(std::clamp(hz, kMinHz, kMaxHz), std::memory_order_relaxed); }
+
 void ShardSet::ExpiryLoop(Shard* shard) {
   Proactor* p = Proactor::current();
+  auto next_hook = std::chrono::steady_clock::now() + kTickPeriod;
   while (!tl_stopping) {
-    p->SleepFor(kExpiryPeriod);
+    p->SleepFor(std::chrono::milliseconds(1000 / Hz()));
     if (tl_stopping) break;  // the shard is gone
-    // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no writes.
-    MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
-    if (periodic_hook_ != nullptr) periodic_hook_();
+    if (const auto now = std::chrono::steady_clock::now(); now >= next_hook) {
+      next_hook = now + kTickPeriod;
+      // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no
+      // writes.
+      MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
+      if (periodic_hook_ != nullptr) periodic_hook_();
+    }
     if (!active_expire_.load(std::memory_order_relaxed)) continue;
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.
@@ -167,7 +186,7 @@ void ShardSet::TrackingLoop(Shard* shard) {
   Proactor::Nap nap;
   shard->tracking().set_flush_nap(&nap);
   while (!tl_stopping) {
-    nap.SleepFor(kExpiryPeriod);
+    nap.SleepFor(kTickPeriod);
     if (tl_stopping) break;  // the shard is gone
     // A transaction at work here (an EXEC, a multi-key command) may write more keys in its next
     // hop: its keys go out together, as Redis sends what one event-loop pass wrote. Not for long.

@@ -64,7 +64,8 @@ class ShardSet {
   // (ShardJournal::seq).
   Shard& shard(unsigned sid) { return *shards_[sid]; }
 
-  // A function every shard thread calls on its own thread every 100 ms (with active expiry), for
+  // A function every shard thread calls on its own thread every 100 ms (next to active expiry, but
+  // at that pace whatever the hz), for
   // the server's periodic work (INFO's instantaneous_ops_per_sec samples, closing idle clients).
   // Set once before Start().
   using PeriodicHook = void (*)();
@@ -84,6 +85,11 @@ class ShardSet {
   io::ProactorPool* pool_;
   std::vector<std::unique_ptr<Shard>> shards_;  // shards_[i] is only touched by thread i
 };
+
+// Redis' hz: how many times a second each shard looks for expired keys. SetHz clamps it to
+// 1..500, as Redis does with CONFIG SET hz. Any thread may read or set it.
+int Hz();
+void SetHz(int hz);
 
 // The process' shard set (set by main before serving).
 extern ShardSet* shard_set;

@@ -1,6 +1,5 @@
 #include "core/hash_object.h"
 
-#include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +10,6 @@
 
 #include "core/shard_heap.h"
 #include "core/value_object.h"
-
-DECLARE_uint64(hash_max_listpack_value);
 
 namespace shardis::core {
 namespace {
@@ -174,8 +171,8 @@ TEST(HashObject, ScanSurvivesResize) {
 // Lengths of 128 bytes and more take multi-byte varints, in the packed buffer (with a raised
 // value limit) and in the table's blocks.
 TEST(HashObject, LongFieldsAndValues) {
-  const uint64_t saved = FLAGS_hash_max_listpack_value;
-  FLAGS_hash_max_listpack_value = 20000;
+  const size_t saved = HashMaxListpackValue();
+  SetHashMaxListpackValue(20000);
   std::unordered_map<std::string, std::string> model;
   CompactValue cell;
   HashRef::InitCell(&cell);
@@ -197,7 +194,7 @@ TEST(HashObject, LongFieldsAndValues) {
   HashRef(cell).Set(std::string(70000, 'F'), "");
   model[std::string(70000, 'F')] = "";
   CheckSame(cell, model);
-  FLAGS_hash_max_listpack_value = saved;
+  SetHashMaxListpackValue(saved);
 }
 
 TEST(HashObject, RandomEntryIsMember) {

@@ -329,6 +329,25 @@ TEST(ZSetTest, PackedDecimalScoresAreCompact) {
   EXPECT_LE(z.MallocBytes(), 192u);
 }
 
+// MEMORY USAGE's figure is exactly what the set holds on the heap, index block included (a large
+// block's size is not its request), and sampling extrapolates from alike members.
+TEST(ZSetTest, MallocBytesIsTheHeapGrowth) {
+  ShardHeap* heap = ShardHeap::Current();
+  const size_t before = heap->used_bytes();
+  ZSet* z = ShardNew<ZSet>(ZSet::kLarge);
+  for (int j = 0; j < 30000; ++j) {
+    char member[16];
+    std::snprintf(member, sizeof(member), "member-%08d", j);
+    z->Add(member, j, 0, nullptr);
+  }
+  const size_t grown = heap->used_bytes() - before;
+  EXPECT_EQ(z->MallocBytes() + ShardHeap::UsableSize(z), grown);
+  const double sampled = double(z->MallocBytes(5) + ShardHeap::UsableSize(z));
+  EXPECT_NEAR(sampled, double(grown), 0.1 * double(grown));
+  ShardDelete(z);
+  EXPECT_EQ(heap->used_bytes(), before);
+}
+
 TEST(ZSetTest, LexRanges) {
   std::mt19937_64 rng(7);
   for (ZSet::Encoding enc : {ZSet::kPacked, ZSet::kLarge}) {

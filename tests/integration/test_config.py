@@ -98,7 +98,22 @@ SHARED_DEFAULTS = [
     "notify-keyspace-events", "proto-max-bulk-len", "replica-read-only", "save",
     "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "tcp-keepalive",
     "timeout", "maxclients", "requirepass",
+    # the encodings' thresholds and node sizes
+    "hash-max-listpack-value", "hash-max-ziplist-value", "set-max-intset-entries",
+    "zset-max-listpack-entries", "zset-max-listpack-value", "zset-max-ziplist-entries",
+    "zset-max-ziplist-value", "list-max-listpack-size", "list-max-ziplist-size",
+    "list-compress-depth", "stream-node-max-bytes", "stream-node-max-entries",
+    "hll-sparse-max-bytes", "busy-reply-threshold", "lua-time-limit",
+    # a few of the parameters shardis shows with Redis' fixed default
+    "repl-backlog-size", "lazyfree-lazy-eviction", "activedefrag", "tls-port", "loglevel",
+    "oom-score-adj-values", "latency-tracking-info-percentiles", "slave-read-only",
 ]
+
+# Redis 7.2 parameters the reference (Redis 7.0) does not have.
+REDIS_72_ONLY = {"set-max-listpack-entries", "set-max-listpack-value", "locale-collate",
+                 "cluster-announce-human-nodename"}
+# Parameters Redis 7.0 shows under `*` that Redis 7.2 hides (HIDDEN_CONFIG).
+HIDDEN_IN_72 = {"aof-disable-auto-gc"}
 
 
 @pytest.fixture
@@ -123,8 +138,9 @@ def sh(server):
 
 def test_config_get_values_match_redis(sh, ref):
     ours, theirs = cfg(sh, "*"), cfg(ref, "*")
-    # Every parameter shardis shows is one Redis has.
-    assert set(ours) <= set(theirs), set(ours) - set(theirs)
+    # Every parameter shardis shows is one Redis has, and every one Redis shows, shardis shows.
+    assert set(ours) - set(theirs) == REDIS_72_ONLY
+    assert set(theirs) - set(ours) == HIDDEN_IN_72
     for name in SHARED_DEFAULTS:
         assert ours[name] == theirs[name], name
 
@@ -210,6 +226,207 @@ def test_config_rewrite_without_file_matches_redis(server, redis_server):
     with server.raw() as ours, redis_server.raw() as theirs:
         assert ours.call_raw("CONFIG", "REWRITE") == theirs.call_raw("CONFIG", "REWRITE") == \
             b"-ERR The server is running without a config file\r\n"
+
+
+# ---- runtime parameters ---------------------------------------------------------------------
+
+# (name, value): valid values, set on both servers; CONFIG GET must then agree.
+RUNTIME_VALUES = [
+    ("hash-max-listpack-entries", "256"), ("hash-max-ziplist-entries", "100"),
+    ("hash-max-listpack-value", "1kb"), ("hash-max-ziplist-value", "100"),
+    ("set-max-intset-entries", "1000"), ("zset-max-listpack-entries", "0"),
+    ("zset-max-ziplist-entries", "64"), ("zset-max-listpack-value", "2k"),
+    ("zset-max-ziplist-value", "32"), ("list-max-listpack-size", "-3"),
+    ("list-max-ziplist-size", "7"), ("list-max-listpack-size", "-2147483648"),
+    ("list-compress-depth", "2"), ("stream-node-max-bytes", "8kb"),
+    ("stream-node-max-bytes", "0"), ("stream-node-max-entries", "50"),
+    ("hll-sparse-max-bytes", "4000"), ("zset-max-listpack-value", "kb"),
+    ("stream-node-max-bytes", "2B"), ("hz", "50"), ("hz", "0"), ("hz", "100000"),
+    ("timeout", "30"), ("slowlog-max-len", "10"), ("slowlog-log-slower-than", "-1"),
+    ("lua-time-limit", "100"), ("busy-reply-threshold", "200"), ("tcp-keepalive", "60"),
+    ("latency-monitor-threshold", "5"), ("proto-max-bulk-len", "1mb"),
+    ("client-query-buffer-limit", "2gb"), ("maxclients", "1000"),
+    ("latency-tracking", "no"), ("latency-tracking-info-percentiles", "50 99.99"),
+    ("latency-tracking-info-percentiles", ""),
+    ("latency-tracking-info-percentiles", "0 100 33.3333 1e1"),
+]
+
+
+def _restore(c, names_values: dict) -> None:
+    for name, value in names_values.items():
+        c.config_set(name, value)
+
+
+@pytest.mark.parametrize("name,value", RUNTIME_VALUES, ids=lambda v: str(v))
+def test_config_set_runtime_values_match_redis(sh, ref, name, value):
+    saved = {"ours": cfg(sh, name), "theirs": cfg(ref, name)}
+    try:
+        for c in (sh, ref):
+            assert c.config_set(name, value) is True
+        assert cfg(sh, name) == cfg(ref, name)
+    finally:
+        _restore(sh, saved["ours"])
+        _restore(ref, saved["theirs"])
+
+
+# Out-of-range values, bad types and duplicates: the same error as Redis.
+RUNTIME_ERRORS = [
+    ["hash-max-listpack-entries", "-1"], ["hash-max-listpack-entries", "abc"],
+    ["hash-max-ziplist-entries", "1.5"], ["hash-max-listpack-value", "-1"],
+    ["hash-max-listpack-value", "1x"], ["set-max-intset-entries", "-3"],
+    ["zset-max-listpack-value", "1kbb"], ["zset-max-listpack-value", "+1"], ["list-max-listpack-size", "9999999999"],
+    ["list-max-listpack-size", "x"], ["list-compress-depth", "-1"],
+    ["stream-node-max-entries", "-5"], ["stream-node-max-bytes", "-5"], ["hz", "-1"],
+    ["hz", "x"], ["hz", "99999999999"], ["maxclients", "0"], ["maxclients", "-1"],
+    ["maxclients", "4294967296"], ["timeout", "-1"], ["timeout", "2147483648"],
+    ["proto-max-bulk-len", "1000"], ["client-query-buffer-limit", "1k"],
+    ["slowlog-log-slower-than", "-2"], ["lua-time-limit", "-1"], ["tcp-keepalive", "x"],
+    ["hll-sparse-max-bytes", "-1"], ["latency-tracking", "maybe"],
+    ["latency-tracking-info-percentiles", "101"], ["latency-tracking-info-percentiles", "x"],
+    ["latency-tracking-info-percentiles", "50  99"], ["latency-tracking-info-percentiles", "-1"],
+    ["hz", "5", "hz", "6"], ["timeout", "1", "hz", "x"], ["hz", "5", "nosuch", "1"],
+    ["hash-max-listpack-entries", "5", "hash-max-listpack-entries", "x"],
+    # Redis checks every name before any value; a bad value is named as the parameter is.
+    ["hz", "x", "nosuch", "1"], ["hz", "x", "databases", "1"], ["HZ", "x"],
+    ["Hash-Max-Ziplist-Entries", "x"],
+]
+
+
+@pytest.mark.parametrize("args", RUNTIME_ERRORS, ids=lambda a: "-".join(a))
+def test_config_set_runtime_errors_match_redis(server, redis_server, args):
+    with server.raw() as ours, redis_server.raw() as theirs:
+        before = ours.call("CONFIG", "GET", *args[::2])
+        expected = theirs.call_raw("CONFIG", "SET", *args)
+        assert expected.startswith(b"-"), expected
+        assert ours.call_raw("CONFIG", "SET", *args) == expected
+        assert ours.call("CONFIG", "GET", *args[::2]) == before  # all or nothing
+
+
+def test_config_set_several_runtime_parameters_at_once(sh):
+    saved = cfg(sh, "hz") | cfg(sh, "timeout") | cfg(sh, "hash-max-listpack-entries")
+    try:
+        assert sh.execute_command("CONFIG", "SET", "hz", "20", "timeout", "40",
+                                  "hash-max-ziplist-entries", "9")
+        got = cfg(sh, "*")
+        assert (got["hz"], got["timeout"], got["hash-max-listpack-entries"],
+                got["hash-max-ziplist-entries"]) == ("20", "40", "9", "9")
+    finally:
+        _restore(sh, saved)
+
+
+def latencystats(c) -> dict:
+    return {k: v for k, v in c.info("latencystats").items()}
+
+
+@pytest.mark.parametrize("percentiles,shown", [
+    ("50 99.99", ["p50", "p99.99"]), ("", []), ("0 100 33.3333", ["p0", "p100", "p33.3333"]),
+])
+def test_config_latency_percentiles_shape_info_like_redis(sh, ref, percentiles, shown):
+    try:
+        for c in (sh, ref):
+            c.config_set("latency-tracking-info-percentiles", percentiles)
+            c.config_resetstat()
+            c.set("lat", "v")
+            # redis-py reads "p50=1.0,p99=2.0" as a dict, and an empty value as "".
+            line = latencystats(c)["latency_percentiles_usec_set"]
+            assert (list(line) if line != "" else []) == shown
+    finally:
+        for c in (sh, ref):
+            c.config_set("latency-tracking-info-percentiles", "50 99 99.9")
+            c.delete("lat")
+
+
+def test_config_latency_tracking_off_empties_latencystats(sh, ref):
+    try:
+        for c in (sh, ref):
+            c.config_set("latency-tracking", "no")
+            c.config_resetstat()
+            c.set("lat", "v")
+            assert latencystats(c) == {}
+            c.config_set("latency-tracking", "yes")
+            c.set("lat", "v")
+            assert "latency_percentiles_usec_set" in latencystats(c)
+    finally:
+        for c in (sh, ref):
+            c.config_set("latency-tracking", "yes")
+            c.delete("lat")
+
+
+def test_config_hz_is_clamped(sh):
+    try:
+        # As Redis, the value itself is clamped to 1..500.
+        for configured, effective in (("100", 100), ("0", 1), ("1000", 500), ("10", 10)):
+            sh.config_set("hz", configured)
+            info = sh.info("server")
+            assert (info["hz"], info["configured_hz"]) == (effective, effective)
+            assert cfg(sh, "hz") == {"hz": str(effective)}
+    finally:
+        sh.config_set("hz", "10")
+
+
+def test_config_active_expiry_follows_hz(sh):
+    try:
+        sh.config_set("hz", "100")
+        keys = sh.dbsize()
+        sh.execute_command("PSETEX", "short-lived", 1, "v")
+        # Removed by the active cycle (no access), within a few periods of 10 ms.
+        assert wait_for(lambda: sh.dbsize() == keys, 2)
+    finally:
+        sh.config_set("hz", "10")
+
+
+# (parameter, value that makes a tiny collection take its large encoding, build, encoding)
+ENCODING_SWITCHES = [
+    ("hash-max-listpack-entries", "2", lambda c, k: c.hset(k, mapping={"a": 1, "b": 2, "c": 3}),
+     "hashtable"),
+    ("hash-max-ziplist-value", "3", lambda c, k: c.hset(k, "f", "long value"), "hashtable"),
+    ("set-max-intset-entries", "2", lambda c, k: c.sadd(k, 1, 2, 3), "hashtable"),
+    ("zset-max-listpack-entries", "2", lambda c, k: c.zadd(k, {"a": 1, "b": 2, "c": 3}),
+     "skiplist"),
+    ("zset-max-ziplist-value", "3", lambda c, k: c.zadd(k, {"long member": 1}), "skiplist"),
+]
+
+
+@pytest.mark.parametrize("name,value,build,encoding", ENCODING_SWITCHES,
+                         ids=[e[0] for e in ENCODING_SWITCHES])
+def test_config_set_reaches_every_shard(sh, name, value, build, encoding):
+    saved = cfg(sh, name)
+    try:
+        sh.config_set(name, value)
+        # Keys spread over every shard of a multi-threaded server.
+        for i in range(16):
+            build(sh, f"enc-{i}")
+            assert sh.object("encoding", f"enc-{i}") == encoding, (name, i)
+    finally:
+        _restore(sh, saved)
+        sh.delete(*[f"enc-{i}" for i in range(16)])
+
+
+def test_config_set_set_max_listpack_entries(sh):
+    # Redis 7.2's listpack sets (Redis 7.0 has no such parameter).
+    saved = cfg(sh, "set-max-listpack-*")
+    try:
+        sh.config_set("set-max-listpack-entries", "2")
+        sh.sadd("lp", "a", "b")
+        assert sh.object("encoding", "lp") == "listpack"
+        sh.sadd("lp", "c")
+        assert sh.object("encoding", "lp") == "hashtable"
+        sh.config_set("set-max-listpack-value", "1")
+        sh.sadd("lp2", "ab")
+        assert sh.object("encoding", "lp2") == "hashtable"
+        with pytest.raises(redis.ResponseError, match="between 0 and 9223372036854775807"):
+            sh.config_set("set-max-listpack-value", "-1")
+    finally:
+        _restore(sh, saved)
+        sh.delete("lp", "lp2")
+
+
+def test_config_fixed_parameters_show_redis_defaults(sh):
+    got = cfg(sh, "*")
+    assert got["repl-backlog-size"] == "1048576" and got["lfu-log-factor"] == "10"
+    assert got["locale-collate"] == "" and got["supervised"] == "no"
+    with pytest.raises(redis.ResponseError, match="'lfu-log-factor'.*can't set immutable config"):
+        sh.config_set("lfu-log-factor", "5")
 
 
 def test_config_resetstat(sh):
@@ -375,3 +592,21 @@ def test_start_log_explains_maxmemory(tmp_path, procs):
     q = procs(args=["--maxmemory=2gb"])
     assert q.ready(), q.output()
     assert "maxmemory 2.00GiB (set by command line)" in q.output()
+
+
+def test_config_rewrite_writes_an_alias_once(tmp_path, procs):
+    conf = tmp_path / "alias.conf"
+    port = free_port()
+    conf.write_text(f"port {port}\nhash-max-ziplist-entries 256\nsave \"\"\n")
+    p = procs(config=conf, args=["--port=%d" % port])
+    assert p.ready(port), p.output()
+    c = p.client(port)
+    assert cfg(c, "hash-max-listpack-entries") == {"hash-max-listpack-entries": "256"}
+    assert c.config_set("hash-max-listpack-entries", "300")
+    assert c.config_set("hz", "20")
+    assert c.config_rewrite()
+    lines = conf.read_text().splitlines()
+    # The line keeps the name it was written with; the main name is not added a second time.
+    assert "hash-max-ziplist-entries 300" in lines
+    assert not any(line.startswith("hash-max-listpack-entries") for line in lines)
+    assert "hz 20" in lines
