@@ -18,6 +18,7 @@
 //   static bool Equal(const Key& key, const Probe& p);  // for every probe type used with Find*
 //                                                       // (and Probe = Key, for Insert's DCHECK)
 //   static constexpr bool kTriviallyRelocatable = ...;  // optional: move slots with memcpy
+//   static constexpr bool kAccessClock = ...;           // optional: a 24-bit clock per slot
 //
 // Iterators and Buckets are invalidated by any insert (a resize or split may move every entry of
 // a segment); Erase invalidates only the erased entry; Find never invalidates anything.
@@ -101,11 +102,17 @@ struct PolicyRelocatable : std::false_type {};
 template <typename Policy>
 struct PolicyRelocatable<Policy, std::void_t<decltype(Policy::kTriviallyRelocatable)>>
     : std::bool_constant<Policy::kTriviallyRelocatable> {};
+template <typename Policy, typename = void>
+struct PolicyAccessClock : std::false_type {};
+template <typename Policy>
+struct PolicyAccessClock<Policy, std::void_t<decltype(Policy::kAccessClock)>>
+    : std::bool_constant<Policy::kAccessClock> {};
 
 inline constexpr uint32_t kBucketBits = 6;
 inline constexpr uint32_t kBucketsPerSegment = 1u << kBucketBits;  // 64
 
-// The head of a segment; its slots follow it, then its control bytes.
+// The head of a segment; its slots follow it, then its control bytes, then (kAccessClock) the
+// access clocks.
 struct alignas(64) SegmentHeader {
   uint64_t versions[kBucketsPerSegment];  // one per bucket
   uint32_t local_depth;
@@ -121,10 +128,15 @@ struct alignas(64) SegmentHeader {
 inline constexpr size_t kSegmentClasses = 4;
 inline constexpr size_t kClassBlockBytes[kSegmentClasses] = {20 << 10, 24 << 10, 28 << 10,
                                                              32 << 10};
+// slot_bytes: what a slot costs besides its control byte (the slot, and its clock if any).
 constexpr uint32_t GroupsInBlock(size_t block_bytes, size_t slot_bytes) {
   return uint32_t((block_bytes - 64 - sizeof(SegmentHeader)) /
                   (GroupCtrl::kWidth * (slot_bytes + 1)));
 }
+
+// The bytes of a slot's access clock (Policy::kAccessClock): Redis' 24-bit LRU/LFU field.
+inline constexpr size_t kAccessClockBytes = 3;
+inline constexpr uint32_t kAccessClockMask = (1u << (8 * kAccessClockBytes)) - 1;
 
 }  // namespace dash_internal
 
@@ -161,6 +173,19 @@ class DashTable {
     // The key must not be changed in a way that changes its hash or equality.
     Key& key() const { return seg_->slot(slot_).key; }
     Value& value() const { return seg_->slot(slot_).value; }
+    // The slot's 24-bit access clock (Policy::kAccessClock only): 0 when inserted, kept while the
+    // entry lives (moves included), what the owner stores in it otherwise.
+    uint32_t access_clock() const {
+      static_assert(kAccessClock, "the Policy has no access clock");
+      uint32_t c = 0;
+      std::memcpy(&c, seg_->clock(seg_->groups()) + slot_ * kClockBytes, kClockBytes);
+      return c;
+    }
+    void set_access_clock(uint32_t c) const {
+      static_assert(kAccessClock, "the Policy has no access clock");
+      DCHECK_EQ(c & ~dash_internal::kAccessClockMask, 0u);
+      std::memcpy(seg_->clock(seg_->groups()) + slot_ * kClockBytes, &c, kClockBytes);
+    }
     bool operator==(const Iterator& o) const { return seg_ == o.seg_ && slot_ == o.slot_; }
 
    private:
@@ -298,6 +323,10 @@ class DashTable {
   };
   static constexpr bool kRelocatable =
       std::is_trivially_copyable_v<Slot> || dash_internal::PolicyRelocatable<Policy>::value;
+  static constexpr bool kAccessClock = dash_internal::PolicyAccessClock<Policy>::value;
+  static constexpr size_t kClockBytes = kAccessClock ? dash_internal::kAccessClockBytes : 0;
+  // What one slot costs in a segment besides its control byte.
+  static constexpr size_t kSlotBytes = sizeof(Slot) + kClockBytes;
   static_assert(alignof(Slot) <= 64, "slots are aligned to a cache line at most");
   static_assert(kRelocatable || std::is_nothrow_move_constructible_v<Slot>,
                 "a split moves entries: Key and Value need a noexcept move constructor");
@@ -308,19 +337,21 @@ class DashTable {
     uint64_t packed = 0;
     for (size_t c = 0; c < kSegmentClasses; ++c) {
       const uint64_t groups =
-          dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[c], sizeof(Slot));
+          dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[c], kSlotBytes);
       packed |= groups << (8 * c);
     }
     return packed;
   }();
-  static_assert(dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[0], sizeof(Slot)) >= 8,
+  static_assert(dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[0], kSlotBytes) >= 8,
                 "slots too large for the segment classes");
   static_assert(dash_internal::GroupsInBlock(dash_internal::kClassBlockBytes[kTopClass],
-                                             sizeof(Slot)) <= 255,
+                                             kSlotBytes) <= 255,
                 "slots too small for the segment classes (at most 255 groups)");
 
   // A segment: the header, then its slots ({Key, Value} by value, from a cache-line boundary, so
-  // their address needs no group count), then one control byte per slot.
+  // their address needs no group count), then one control byte per slot, then (kAccessClock)
+  // kClockBytes per slot: apart from the slots, so that a table with clocks keeps 32-byte slots
+  // (two per cache line) and probing reads the same control bytes.
   struct Segment : dash_internal::SegmentHeader {
     uint32_t groups() const { return GroupsOfClass(cls); }
     Slot& slot(uint32_t i) {
@@ -333,13 +364,16 @@ class DashTable {
                                        sizeof(dash_internal::SegmentHeader) +
                                        size_t(groups) * kGroupWidth * sizeof(Slot));
     }
+    unsigned char* clock(uint32_t groups) {
+      return reinterpret_cast<unsigned char*>(ctrl(groups)) + size_t(groups) * kGroupWidth;
+    }
     GroupCtrl Group(uint32_t groups, uint32_t g) {
       return GroupCtrl(ctrl(groups) + g * kGroupWidth);
     }
   };
   static constexpr size_t SegmentBytes(uint32_t c) {
-    const size_t bytes = sizeof(dash_internal::SegmentHeader) +
-                         size_t(SlotsOfClass(c)) * (sizeof(Slot) + 1);
+    const size_t bytes =
+        sizeof(dash_internal::SegmentHeader) + size_t(SlotsOfClass(c)) * (kSlotBytes + 1);
     return (bytes + 63) / 64 * 64;
   }
 
@@ -473,7 +507,10 @@ void SHARDIS_DASH::PrefetchSlots(uint64_t hash) const {
   }
   // Usually one candidate; a second is a fingerprint collision (1 in 128 per full slot).
   for (int n = 0; match && n < 2; ++n, match &= match - 1) {
-    __builtin_prefetch(&seg->slot(g * kGroupWidth + __builtin_ctz(match)));
+    const uint32_t i = g * kGroupWidth + __builtin_ctz(match);
+    __builtin_prefetch(&seg->slot(i));
+    // The access clock the command's lookup will write (Db::Touch).
+    if constexpr (kAccessClock) __builtin_prefetch(seg->clock(groups) + i * kClockBytes, 1);
   }
 }
 
@@ -707,6 +744,9 @@ void SHARDIS_DASH::Construct(Segment* seg, uint32_t i, uint64_t hash, Args&&... 
   int8_t* ctrl = seg->ctrl(seg->groups());
   if (ctrl[i] == kEmpty) ++seg->used;
   ctrl[i] = int8_t(Fingerprint(hash));
+  if constexpr (kAccessClock) {
+    std::memset(seg->clock(seg->groups()) + i * kClockBytes, 0, kClockBytes);
+  }
   ++seg->size;
   ++size_;
 }
@@ -735,6 +775,7 @@ void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* c
   struct Target {
     Segment* seg;
     int8_t* ctrl;
+    unsigned char* clock;
     uint32_t groups;
     uint32_t count;
     uint8_t fill[256];  // entries per group
@@ -745,10 +786,12 @@ void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* c
     target.seg = to[t];
     target.groups = to[t]->groups();
     target.ctrl = to[t]->ctrl(target.groups);
+    target.clock = to[t]->clock(target.groups);
     target.count = 0;
     std::memset(target.fill, 0, target.groups);
   }
   const uint32_t groups = from->groups();
+  [[maybe_unused]] const unsigned char* from_clock = from->clock(groups);
   constexpr uint32_t kAhead = 4;  // groups: the source is cold, read ahead of the moves
   for (uint32_t g = 0; g < kAhead && g < groups; ++g) PrefetchGroupSlots(from, g);
   for (uint32_t g = 0; g < groups; ++g) {
@@ -769,6 +812,9 @@ void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* c
         src.~Slot();
       }
       target.ctrl[i] = int8_t(Fingerprint(hash));
+      if constexpr (kAccessClock) {
+        std::memcpy(target.clock + i * kClockBytes, from_clock + src_i * kClockBytes, kClockBytes);
+      }
       ++target.count;
     }
   }

@@ -65,8 +65,6 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
     {"lazyfree-lazy-server-del", "no"},
     {"lazyfree-lazy-user-del", "no"},
     {"lazyfree-lazy-user-flush", "no"},
-    {"lfu-decay-time", "1"},
-    {"lfu-log-factor", "10"},
     {"locale-collate", ""},
     {"logfile", ""},
     {"loglevel", "notice"},

@@ -198,6 +198,12 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(MutableInt(
       "maxmemory-samples", "", 1, INT32_MAX, [] { return int64_t(MemoryLimit::samples()); },
       [](int64_t v) { MemoryLimit::set_samples(unsigned(v)); }));
+  r.Add(MutableInt(
+      "lfu-log-factor", "", 0, INT32_MAX, [] { return MemoryLimit::lfu_log_factor(); },
+      [](int64_t v) { MemoryLimit::set_lfu_log_factor(v); }));
+  r.Add(MutableInt(
+      "lfu-decay-time", "", 0, INT32_MAX, [] { return MemoryLimit::lfu_decay_time(); },
+      [](int64_t v) { MemoryLimit::set_lfu_decay_time(v); }));
 
   r.Add(MutableInt(
       "slowlog-log-slower-than", "slowlog_log_slower_than", -1, INT64_MAX,

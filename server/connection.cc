@@ -575,7 +575,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
     ctx.reader = TrackingReaderOf(state_);
-    shard::CurrentCommandClient() = {state_.id, nullptr};  // inline: nothing runs in between
+    // Inline: nothing runs in between.
+    shard::CurrentCommandClient() = {state_.id, nullptr, state_.no_touch};
     const uint64_t start = clock_tick_;
     RunShardCommand(*spec, args, ctx);
     RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(*target, reply_at), args,
@@ -595,7 +596,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // The Transactions the handler makes run as this client and, for a read-only command of a
   // tracking client, remember their keys (set here: another fiber may have changed it).
   shard::CurrentCommandClient() = {
-      state_.id, (flags & kReadOnly) && !(flags & kScript) ? TrackingReaderOf(state_) : nullptr};
+      state_.id, (flags & kReadOnly) && !(flags & kScript) ? TrackingReaderOf(state_) : nullptr,
+      state_.no_touch};
   if (write) {
     // The Transactions the handler runs journal the command (Transaction::SendJournalPayload).
     shard::JournalCommand journal{state_.db, args, nullptr};
@@ -668,7 +670,7 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
   }
   core::ReplyBuilder rb;
   shard::TxQueue& txq = shard.tx_queue();
-  shard::CommandClientScope as_client({state_.id, nullptr});
+  shard::CommandClientScope as_client({state_.id, nullptr, state_.no_touch});
   // The client's output limit bounds the replies of a run too: once they pass what is left of it,
   // the client is going to be closed (FlushQueued), and, as Redis stops executing a client
   // scheduled to be closed, the rest are skipped rather than buffered.
@@ -703,7 +705,8 @@ void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
   std::vector<std::string_view> keys;
   keys.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) keys.push_back(args_[queued_[i].args_begin + 1]);
-  shard::CurrentCommandClient() = {state_.id, nullptr};  // the transaction takes it
+  // The transaction takes it.
+  shard::CurrentCommandClient() = {state_.id, nullptr, state_.no_touch};
   shard::Transaction tx(queued_[begin].db, keys, shard::Transaction::kWrite);
   shard::CurrentCommandClient() = {};
   DCHECK(tx.shards().size() == 1 && tx.shards()[0] == sid);

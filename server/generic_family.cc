@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/access_clock.h"
 #include "core/glob.h"
 #include "core/number.h"
 #include "core/rdb_dump.h"
@@ -25,6 +26,7 @@
 #include "server/key_lookup.h"
 #include "server/persistence_config.h"
 #include "server/subcommand.h"
+#include "shard/access_clock.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -65,12 +67,23 @@ void CmdDel(ArgSlice args, ConnContext& ctx) {
                                }));
 }
 
-// EXISTS and TOUCH: a key given twice counts twice.
+// EXISTS and TOUCH: a key given twice counts twice. EXISTS leaves the access clocks alone (as
+// Redis 7.2); TOUCH sets them even for a CLIENT NO-TOUCH client.
 void CmdExists(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(
       CountOverKeys(args, ctx, shard::Transaction::kRead,
                     [](shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
-                      return Db::Found(LookupRead(s, db, key, hash, now));
+                      return Db::Found(LookupRead(s, db, key, hash, now, kNoTouch));
+                    }));
+}
+void CmdTouch(ArgSlice args, ConnContext& ctx) {
+  ctx.rb.Integer(
+      CountOverKeys(args, ctx, shard::Transaction::kRead,
+                    [](shard::Shard& s, Db& db, std::string_view key, uint64_t hash, int64_t now) {
+                      Db::Iterator it = LookupRead(s, db, key, hash, now, kNoTouch);
+                      if (!Db::Found(it)) return false;
+                      db.SetAccessClock(it, shard::TouchedAccessClock(db.AccessClock(it), now));
+                      return true;
                     }));
 }
 
@@ -188,7 +201,7 @@ std::string_view TypeName(core::ValueType type) {
 }
 
 void CmdType(ArgSlice args, ShardContext& ctx) {
-  Db::Iterator it = LookupRead(ctx.shard, ctx.db, args[1], ctx.hash, ctx.now_ms);
+  Db::Iterator it = LookupRead(ctx.shard, ctx.db, args[1], ctx.hash, ctx.now_ms, kNoTouch);
   if (!Db::Found(it)) return ctx.rb.SimpleString("none");
   ctx.rb.SimpleString(TypeName(it.value().type()));
 }
@@ -308,6 +321,7 @@ bool JournalRestore(ArgSlice args, ShardContext& ctx, std::vector<std::string>* 
 // Redis 7.0's restoreCommand, checks in its order: options, BUSYKEY, TTL, payload.
 void CmdRestore(ArgSlice args, ShardContext& ctx) {
   bool replace = false, absttl = false, idletime = false, freq = false;
+  int64_t idle_seconds = -1, frequency = -1;
   ArgParser p(args, 4);
   while (p.HasNext()) {
     if (p.Check("REPLACE")) {
@@ -316,18 +330,19 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
       absttl = true;
     } else if (!freq && p.Check("IDLETIME", 1)) {  // IDLETIME and FREQ exclude each other
       idletime = true;
-      if (p.Next<int64_t>() < 0) p.Fail("ERR Invalid IDLETIME value, must be >= 0");
+      idle_seconds = p.Next<int64_t>();
+      if (idle_seconds < 0) p.Fail("ERR Invalid IDLETIME value, must be >= 0");
     } else if (!idletime && p.Check("FREQ", 1)) {
       freq = true;
-      const int64_t f = p.Next<int64_t>();
-      if (f < 0 || f > 255) p.Fail("ERR Invalid FREQ value, must be >= 0 and <= 255");
+      frequency = p.Next<int64_t>();
+      if (frequency < 0 || frequency > 255) {
+        p.Fail("ERR Invalid FREQ value, must be >= 0 and <= 255");
+      }
     } else {
       p.Fail(kSyntaxErr);
     }
   }
   if (p.ReplyError(ctx.rb)) return;
-  // IDLETIME and FREQ are checked and dropped: shardis tracks neither access times nor LFU
-  // counters (OBJECT IDLETIME is 0, OBJECT FREQ refused without an LFU policy).
 
   Db::Iterator it = ctx.db.Find(args[1], ctx.hash, ctx.now_ms);
   if (!replace && Db::Found(it)) return ctx.rb.Error("BUSYKEY Target key name already exists.");
@@ -356,7 +371,11 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
     }
     return ctx.rb.Ok();
   }
-  ctx.db.Store(args[1], ctx.hash, std::move(value), ttl, ctx.now_ms);
+  Db::Iterator stored = ctx.db.Store(args[1], ctx.hash, std::move(value), ttl, ctx.now_ms);
+  uint32_t clock;
+  if (shard::RestoredAccessClock(frequency, idle_seconds, ctx.now_ms, &clock)) {
+    ctx.db.SetAccessClock(stored, clock);
+  }
   ctx.shard.AddDirty();
   NotifyKeyspaceEvent(ctx, kNotifyGeneric, "restore", args[1]);
   ctx.rb.Ok();
@@ -377,7 +396,11 @@ template <ObjectQuery kQuery>
 void ObjectSub(ArgSlice args, ConnContext& ctx) {
   std::string_view encoding;
   int64_t refcount = 1;
+  uint32_t clock = 0;
+  int64_t now_ms = 0;
   const bool found = InspectSubKey(args, ctx, [&](const Db::Iterator& it) {
+    clock = it.access_clock();
+    now_ms = shard::NowMs();
     const core::CompactValue& v = it.value();
     encoding = core::EncodingName(v);  // a literal: outlives the phase
     if (v.IsInt() && v.AsInt() >= 0 && v.AsInt() < kSharedIntegers) refcount = kSharedRefCount;
@@ -389,13 +412,22 @@ void ObjectSub(ArgSlice args, ConnContext& ctx) {
     case ObjectQuery::kRefCount:
       return ctx.rb.Integer(refcount);
     case ObjectQuery::kIdleTime:
-      return ctx.rb.Integer(0);  // access times are not tracked
+      if (shard::IsLfuPolicy(shard::MemoryLimit::policy())) {
+        return ctx.rb.Error(
+            "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that "
+            "when switching between policies at runtime LRU and LFU data will take some time to "
+            "adjust.");
+      }
+      return ctx.rb.Integer(core::LruIdleMs(clock, now_ms) / 1000);
     case ObjectQuery::kFreq:
-      // The only maxmemory-policy is noeviction: never LFU.
-      return ctx.rb.Error(
-          "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
-          "that when switching between policies at runtime LRU and LFU data will take some time "
-          "to adjust.");
+      if (!shard::IsLfuPolicy(shard::MemoryLimit::policy())) {
+        return ctx.rb.Error(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+            "note that when switching between policies at runtime LRU and LFU data will take "
+            "some time to adjust.");
+      }
+      return ctx.rb.Integer(
+          core::LfuDecayedCounter(clock, now_ms, shard::MemoryLimit::lfu_decay_time()));
   }
 }
 
@@ -478,7 +510,7 @@ void RegisterGenericFamily(CommandRegistry* r) {
                         .summary = "Counts how many of the given keys exist.", .key_flags = "RO",
                         .tips = "request_policy:multi_shard response_policy:agg_sum"}});
   r->Register({.name = "touch", .arity = -2, .flags = kR | kF, .keys = kAllKeys,
-               .acl_categories = "keyspace read fast", .on_conn = CmdExists,
+               .acl_categories = "keyspace read fast", .on_conn = CmdTouch,
                .docs = {.group = "generic", .since = "3.2.1",
                         .complexity = "O(N) where N is the number of keys that will be touched.",
                         .summary = "Counts the given keys that exist, updating their access time.",

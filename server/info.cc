@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/access_clock.h"
 #include "core/string_util.h"
 #include "io/proactor.h"
 #include "server/admission.h"
@@ -164,7 +165,7 @@ std::string BuildInfo(unsigned sections) {
     field("uptime_in_days", uptime_s / 86400);
     field("hz", int64_t(shard::Hz()));
     field("configured_hz", int64_t(shard::Hz()));
-    field("lru_clock", (now_ms / 1000) & ((1 << 24) - 1));
+    field("lru_clock", core::LruClock(now_ms));
     field("executable", info.executable);
     field("config_file", info.config_file);
     field("io_threads_active", 0);

@@ -38,9 +38,12 @@ using shard::kNotifyZset;
 
 enum LookupMode : bool { kForWrite = false, kForRead = true };
 
+// kNoTouch: Redis' LOOKUP_NOTOUCH (the key's access clock stays as it was).
+enum TouchMode : bool { kNoTouch = false, kTouch = true };
+
 inline shard::Db::Iterator LookupRead(shard::Shard& shard, shard::Db& db, std::string_view key,
-                                      uint64_t hash, int64_t now_ms) {
-  shard::Db::Iterator it = db.Find(key, hash, now_ms);
+                                      uint64_t hash, int64_t now_ms, TouchMode touch = kTouch) {
+  shard::Db::Iterator it = touch ? db.Find(key, hash, now_ms) : db.Peek(key, hash, now_ms);
   if (shard::Db::Found(it)) {
     ++shard.stats().keyspace_hits;
   } else {
@@ -79,15 +82,16 @@ inline shard::Db::Iterator FindTyped(ShardContext& ctx, std::string_view key,
 }
 
 // For a subcommand that inspects a key (OBJECT ENCODING key, MEMORY USAGE key: args[2]): runs
-// fn on the key's shard with its entry if it exists, without counting a keyspace hit or miss, as
-// Redis' OBJECT and MEMORY do. Returns whether the key exists.
+// fn on the key's shard with its entry if it exists, without counting a keyspace hit or miss and
+// without touching its access clock, as Redis' OBJECT and MEMORY do. Returns whether the key
+// exists.
 inline bool InspectSubKey(ArgSlice args, ConnContext& ctx,
                           absl::FunctionRef<void(const shard::Db::Iterator&)> fn) {
   shard::Transaction tx(ctx.conn.db, args.subspan(2, 1), shard::Transaction::kRead);
   bool found = false;
   tx.Run(
       [&](shard::TxShard& t) {
-        shard::Db::Iterator it = t.db.Find(tx.key(0), tx.hash(0), t.now_ms);
+        shard::Db::Iterator it = t.db.Peek(tx.key(0), tx.hash(0), t.now_ms);
         found = shard::Db::Found(it);
         if (found) fn(it);
       },

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dash_table.h"
 #include "core/number.h"
 #include "core/shard_heap.h"
 #include "core/string_util.h"
@@ -31,8 +32,9 @@ using shard::Shard;
 
 // Redis' OBJ_COMPUTE_SIZE_DEF_SAMPLES.
 constexpr size_t kDefaultSamples = 5;
-// A key's slot in its shard's table: the key cell and the value cell.
-constexpr size_t kSlotBytes = 2 * sizeof(core::CompactValue);
+// A key's slot in its shard's table: the key cell, the value cell and the key's access clock.
+constexpr size_t kSlotBytes =
+    2 * sizeof(core::CompactValue) + core::dash_internal::kAccessClockBytes;
 
 // MEMORY USAGE key [SAMPLES count]: as Redis, a bad count is "not an integer", a negative one or
 // any other option a syntax error, and 0 samples every element.

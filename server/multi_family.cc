@@ -99,7 +99,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
       shard::JournalEffect& effect = shard::CurrentJournalCommand()->effect;
       effect.Clear();
       shard::CurrentCommandClient() = {
-          conn.id, (q.spec->flags & kReadOnly) ? TrackingReaderOf(conn) : nullptr};
+          conn.id, (q.spec->flags & kReadOnly) ? TrackingReaderOf(conn) : nullptr, conn.no_touch};
       q.spec->on_conn(args, ctx);
       shard::CurrentCommandClient() = {};
       if (journal_on && effect.set()) {
@@ -141,7 +141,8 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   shard::JournalUnit unit;
   shard::JournalCommand journal{db_index, {}, &unit};
   shard::JournalCommandScope journal_scope(&journal);
-  shard::CurrentCommandClient() = {conn.id, nullptr};  // the EXEC's writes are the client's
+  // The EXEC's writes are the client's.
+  shard::CurrentCommandClient() = {conn.id, nullptr, conn.no_touch};
   std::optional<shard::Transaction> tx;
   if (global) {
     tx.emplace(db_index, shard::Transaction::AllShards{}, shard::Transaction::kWrite);

@@ -28,6 +28,7 @@ namespace shardis::server {
 
 namespace {
 
+using shard::Db;
 using shard::Shard;
 
 // Keys travel to their shard in batches of about this many bytes, with at most kBatchesInFlight
@@ -48,13 +49,16 @@ struct Batch {
     size_t at;  // of the key in `bytes`; the payload follows it
     size_t payload_size;
     int64_t expire_ms;
+    int64_t idle_seconds;  // IDLE / FREQ, -1: none
+    int freq;
     uint64_t offset;  // where its record starts in the file, for errors
   };
   std::string bytes;
   std::vector<Record> records;
 
   void Add(const core::RdbRawEntry& e, uint64_t offset) {
-    records.push_back({e.db, e.type, uint32_t(e.key.size()), bytes.size(), e.payload.size(), e.expire_ms, offset});
+    records.push_back({e.db, e.type, uint32_t(e.key.size()), bytes.size(), e.payload.size(),
+                       e.expire_ms, e.idle_seconds, e.freq, offset});
     bytes.append(e.key);
     bytes.append(e.payload);
   }
@@ -98,8 +102,13 @@ void InsertBatch(Shard& shard, const Batch& batch, int version, bool merge, Shar
       continue;
     }
     bool replaced = false;
-    shard.db(int(rec.db)).Store(key, hashes[i], std::move(value), rec.expire_ms >= 0 ? rec.expire_ms : 0,
-                                now_ms, &replaced);
+    Db& db = shard.db(int(rec.db));
+    Db::Iterator it = db.Store(key, hashes[i], std::move(value),
+                               rec.expire_ms >= 0 ? rec.expire_ms : 0, now_ms, &replaced);
+    // The file's IDLE or FREQ, when the policy tracks that kind (Redis' objectSetLRUOrLFU).
+    if (uint32_t clock; shard::RestoredAccessClock(rec.freq, rec.idle_seconds, now_ms, &clock)) {
+      db.SetAccessClock(it, clock);
+    }
     if (replaced && !merge) {
       // Redis refuses such a file; the load stops here.
       out->error = absl::DataLossError(core::Concat("RDB has duplicated key '", key, "' in DB ", rec.db));

@@ -35,7 +35,8 @@ constexpr std::string_view kSameObjectErr = "ERR source and destination objects 
 struct SourceValue {
   bool found = false;
   int64_t expire_at_ms = 0;
-  std::string bytes;  // a string's bytes
+  uint32_t access_clock = 0;  // a moved key keeps its LRU/LFU clock, as Redis keeps the object
+  std::string bytes;          // a string's bytes
   // An object: read (never written or freed) by the destination's thread.
   bool is_object = false;
   core::ValueType type = core::ValueType::kString;
@@ -50,6 +51,7 @@ SourceValue ReadSource(Db& db, std::string_view key, int64_t now_ms) {
   if (!Db::Found(it)) return src;
   src.found = true;
   src.expire_at_ms = db.ExpireAt(it, key, hash);
+  src.access_clock = db.AccessClock(it);
   const CompactValue& v = it.value();
   if (v.IsString()) {
     v.AppendTo(&src.bytes);
@@ -85,10 +87,11 @@ void NotifyTargetSet(std::string_view dst, int src_db, int dst_db, bool delete_s
 }
 
 // Puts value at dst as Redis' dbDelete + dbAdd do: a key replaced is a new key (its "new" event).
-void StoreReplacing(Db& to, std::string_view dst, uint64_t dst_hash, CompactValue value,
-                    int64_t expire_at, int64_t now_ms) {
+// Returns the entry.
+Db::Iterator StoreReplacing(Db& to, std::string_view dst, uint64_t dst_hash, CompactValue value,
+                            int64_t expire_at, int64_t now_ms) {
   to.Erase(dst, dst_hash, now_ms);
-  to.Store(dst, dst_hash, std::move(value), expire_at, now_ms);
+  return to.Store(dst, dst_hash, std::move(value), expire_at, now_ms);
 }
 
 // The outcome of a transfer.
@@ -120,10 +123,12 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       }
       int64_t expire_at;
       if (delete_source) {
-        // The same heap: move the cell itself.
+        // The same heap: move the cell itself, and its access clock.
+        const uint32_t clock = from.AccessClock(it);
         CompactValue value = from.Take(it, src, src_hash, &expire_at);
         from.NoteModified(src);
-        StoreReplacing(to, dst, dst_hash, std::move(value), expire_at, t.now_ms);
+        to.SetAccessClock(StoreReplacing(to, dst, dst_hash, std::move(value), expire_at, t.now_ms),
+                          clock);
       } else {
         expire_at = from.ExpireAt(it, src, src_hash);
         CompactValue copy = it.value().IsString() ? CompactValue::FromString(it.value().ToString())
@@ -148,7 +153,9 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
       outcome = Outcome::kTargetExists;
       return;
     }
-    StoreReplacing(to, dst, core::HashBytes(dst), CopyOf(value), value.expire_at_ms, t.now_ms);
+    Db::Iterator stored = StoreReplacing(to, dst, core::HashBytes(dst), CopyOf(value),
+                                         value.expire_at_ms, t.now_ms);
+    if (delete_source) to.SetAccessClock(stored, value.access_clock);  // COPY makes a new key
     to.NoteModified(dst);
     t.shard.AddDirty();  // the whole transfer counts once, here
     NotifyTargetSet(dst, src_db, dst_db, delete_source);

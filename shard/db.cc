@@ -14,7 +14,7 @@ namespace {
 bool IsEnd(ExpireTable::Iterator e) { return e == ExpireTable::Iterator(); }
 }  // namespace
 
-Db::Iterator Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+Db::Iterator Db::FindLive(std::string_view key, uint64_t hash, int64_t now_ms) {
   // A snapshot cannot tell reads from writes here: the caller may change the value it finds.
   BeforeChange(hash);
   Iterator it = prime_.Find(hash, key);
@@ -41,6 +41,11 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
       ++expired_keys_;
       fresh = true;
     }
+  }
+  if (fresh) {
+    it.set_access_clock(NewAccessClock(now_ms));
+  } else {
+    Touch(it, now_ms);
   }
   *inserted = fresh;
   // Redis' dbAdd: every key created, before the event of the command that creates it.
@@ -156,7 +161,7 @@ std::optional<std::string> Db::RandomKey(uint64_t random_bits, int64_t now_ms) {
     while (!keys.empty()) {
       const size_t i = (random_bits >> 32) % keys.size();
       const uint64_t hash = core::HashBytes(keys[i]);
-      if (Found(Find(keys[i], hash, now_ms))) return std::move(keys[i]);
+      if (Found(Peek(keys[i], hash, now_ms))) return std::move(keys[i]);
       keys.erase(keys.begin() + long(i));  // it had expired (and is gone now)
     }
   }

@@ -14,6 +14,7 @@
 
 #include "core/compact_value.h"
 #include "core/dash_table.h"
+#include "shard/access_clock.h"
 #include "shard/blocking.h"
 #include "shard/journal.h"
 #include "shard/tracking_table.h"
@@ -34,8 +35,12 @@ struct KeyPolicy {
   // A cell is 16 plain bytes plus ownership of what it points to: moving it is a memcpy.
   static constexpr bool kTriviallyRelocatable = true;
 };
+// The prime table's keys also carry Redis' 24-bit LRU/LFU clock (shard/access_clock.h).
+struct PrimeKeyPolicy : KeyPolicy {
+  static constexpr bool kAccessClock = true;
+};
 
-using PrimeTable = core::DashTable<core::CompactValue, core::CompactValue, KeyPolicy>;
+using PrimeTable = core::DashTable<core::CompactValue, core::CompactValue, PrimeKeyPolicy>;
 using ExpireTable = core::DashTable<core::CompactValue, int64_t, KeyPolicy>;
 
 // What the memcached protocol keeps per key besides the value: the client's 32-bit flags and the
@@ -75,11 +80,32 @@ class Db {
     expire_.Reserve(expires);
   }
 
-  // The live entry of key, deleting it first when it has expired by now_ms (lazy expiry).
-  Iterator Find(std::string_view key, uint64_t hash, int64_t now_ms);
+  // The live entry of key, deleting it first when it has expired by now_ms (lazy expiry). An
+  // entry found counts as accessed (Touch).
+  Iterator Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+    Iterator it = FindLive(key, hash, now_ms);
+    if (Found(it)) Touch(it, now_ms);
+    return it;
+  }
+  // Find without the access (Redis' LOOKUP_NOTOUCH: OBJECT, TYPE, EXISTS, internal lookups).
+  Iterator Peek(std::string_view key, uint64_t hash, int64_t now_ms) {
+    return FindLive(key, hash, now_ms);
+  }
   // Finds the live entry or inserts an empty string with no TTL; `inserted` tells which. An
-  // expired entry found on the way is reset and reported as inserted.
+  // expired entry found on the way is reset and reported as inserted. A new entry's access clock
+  // starts now; an entry found counts as accessed.
   Iterator FindOrInsert(std::string_view key, uint64_t hash, int64_t now_ms, bool* inserted);
+  // Records an access to an entry: its clock gets the time (LRU) or a counter increment (LFU),
+  // unless the command runs for a CLIENT NO-TOUCH client. One store into the clock array of the
+  // entry's segment.
+  void Touch(Iterator it, int64_t now_ms) {
+    if (!CurrentCommandClient().no_touch) [[likely]] {
+      it.set_access_clock(TouchedAccessClock(it.access_clock(), now_ms));
+    }
+  }
+  // Sets an entry's clock (RESTORE ... IDLETIME / FREQ, a snapshot's IDLE / FREQ).
+  void SetAccessClock(Iterator it, uint32_t clock) { it.set_access_clock(clock); }
+  uint32_t AccessClock(Iterator it) const { return it.access_clock(); }
   // Removes a live key; false when it was missing or had expired (an expired one is removed too
   // but does not count, as in Redis).
   bool Erase(std::string_view key, uint64_t hash, int64_t now_ms);
@@ -100,6 +126,11 @@ class Db {
   // A key with a TTL picked at random (for volatile-* eviction) and its deadline, starting at the
   // expire-table bucket `random_bits` names; false when no key has a TTL. Removes nothing.
   bool SampleVolatileKey(uint64_t random_bits, std::string* key, int64_t* deadline_ms);
+  // Eviction sampling (Redis' dictGetSomeKeys): fn(std::string_view key, uint32_t access_clock)
+  // for the keys of whole buckets from the one `random_bits` names on, until at least n keys
+  // (keys with a TTL only when volatile_only) or 10 n buckets. Removes nothing, touches nothing.
+  template <typename Fn>
+  void SampleKeys(uint64_t random_bits, size_t n, bool volatile_only, Fn&& fn);
   // SCAN over this Db: visits buckets from `cursor` (0 = start) until at least `count` keys were
   // handed to fn(std::string_view key, Iterator) or the walk is complete; returns the next cursor
   // (0 when complete; always below 2^PrimeTable::kCursorBits). Expired keys are removed, not
@@ -235,6 +266,7 @@ class Db {
 
  private:
   void DropMcMetaSlow(std::string_view key, uint64_t hash);
+  Iterator FindLive(std::string_view key, uint64_t hash, int64_t now_ms);
   // Called before the entries of the bucket of `hash` (or of `it`) change, are erased, or a key
   // is inserted there. Free when no snapshot runs.
   void BeforeChange(uint64_t hash) {
@@ -284,10 +316,40 @@ uint64_t Db::Scan(uint64_t cursor, size_t count, int64_t now_ms, Fn&& fn) {
       fn(key, it);
       ++handed;
     });
-    for (const std::string& key : expired) Find(key, core::HashBytes(key), now_ms);
+    for (const std::string& key : expired) Peek(key, core::HashBytes(key), now_ms);
     expired.clear();
   } while (cursor != 0 && handed < count);
   return cursor;
+}
+
+}  // namespace shardis::shard
+
+namespace shardis::shard {
+
+template <typename Fn>
+void Db::SampleKeys(uint64_t random_bits, size_t n, bool volatile_only, Fn&& fn) {
+  char scratch[core::CompactValue::kScratchSize];
+  size_t seen = 0;
+  if (!volatile_only) {
+    uint64_t cursor = random_bits & ((uint64_t{1} << PrimeTable::kCursorBits) - 1);
+    for (size_t steps = 0; seen < n && steps < 10 * n && !prime_.empty(); ++steps) {
+      cursor = prime_.Traverse(cursor, [&](Iterator it) {
+        fn(std::string_view(it.key().GetString(scratch)), it.access_clock());
+        ++seen;
+      });
+    }
+    return;
+  }
+  uint64_t cursor = random_bits & ((uint64_t{1} << ExpireTable::kCursorBits) - 1);
+  for (size_t steps = 0; seen < n && steps < 10 * n && !expire_.empty(); ++steps) {
+    cursor = expire_.Traverse(cursor, [&](ExpireTable::Iterator e) {
+      const std::string_view key = e.key().GetString(scratch);
+      Iterator it = prime_.Find(core::HashBytes(key), key);
+      if (!Found(it)) return;
+      fn(key, it.access_clock());
+      ++seen;
+    });
+  }
 }
 
 }  // namespace shardis::shard

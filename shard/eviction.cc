@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "shard/access_clock.h"
 #include "shard/keyspace_events.h"
 #include "shard/shard.h"
 #include "shard/shard_set.h"
@@ -44,24 +45,94 @@ bool PickVictim(Db& db, EvictionPolicy policy, int64_t now_ms, std::string* key)
       }
       return found;
     }
-    // No access clock lives in a value cell yet: the LRU/LFU policies evict a random key of the
-    // same population (see README, "maxmemory and eviction").
-    case EvictionPolicy::kVolatileLru:
-    case EvictionPolicy::kVolatileLfu:
     case EvictionPolicy::kVolatileRandom: {
       int64_t deadline = 0;
       return db.SampleVolatileKey(RandomBits(), key, &deadline);
     }
-    case EvictionPolicy::kAllKeysLru:
-    case EvictionPolicy::kAllKeysLfu:
     case EvictionPolicy::kAllKeysRandom: {
       std::optional<std::string> k = db.RandomKey(RandomBits(), now_ms);
       if (!k) return false;
       *key = std::move(*k);
       return true;
     }
-    case EvictionPolicy::kNoEviction:
+    default:  // noeviction; the LRU and LFU policies go through the pool
       return false;
+  }
+}
+
+// Removes key from db as an eviction; false when it is gone already or a transaction holds it
+// (the transaction counts on it between its hops).
+bool EvictKey(Shard& s, int index, const std::string& key, int64_t now_ms) {
+  if (s.tx_queue().any_locks() && s.tx_queue().Conflicts(index, key, /*write=*/true)) return false;
+  Db& db = s.db(index);
+  if (!db.Erase(key, core::HashBytes(key), now_ms)) return false;
+  db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
+  db.JournalDel(key);                  // replayed, the key goes as it went here
+  NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, index);
+  ++s.stats().evicted_keys;
+  return true;
+}
+
+// Redis' eviction pool: the best candidates seen by the samples of this and earlier evictions,
+// by ascending score (EvictionScore: idle time or 255 - LFU counter), at most kPoolSize. Entries
+// may be stale (the key was read, deleted or its database flushed since): a pick re-checks that
+// the key is there, as Redis does, but not its score. One pool per shard thread.
+constexpr size_t kPoolSize = 16;
+struct PoolEntry {
+  uint64_t score;
+  int db;
+  std::string key;
+};
+thread_local std::vector<PoolEntry> eviction_pool;
+// The policy the pool's scores were computed under: a new policy starts a new pool (idle times in
+// ms and LFU scores do not compare).
+thread_local EvictionPolicy eviction_pool_policy = EvictionPolicy::kNoEviction;
+
+void PoolInsert(uint64_t score, int db, std::string_view key) {
+  std::vector<PoolEntry>& pool = eviction_pool;
+  if (pool.size() == kPoolSize && score <= pool.front().score) return;
+  for (const PoolEntry& e : pool) {
+    if (e.db == db && e.key == key) return;  // sampled again: keep one slot per key
+  }
+  auto at = std::upper_bound(pool.begin(), pool.end(), score,
+                             [](uint64_t v, const PoolEntry& e) { return v < e.score; });
+  pool.insert(at, PoolEntry{score, db, std::string(key)});
+  if (pool.size() > kPoolSize) pool.erase(pool.begin());
+}
+
+// The LRU and LFU policies: sample every database with candidates into the pool, then evict the
+// best candidate still present (Redis' performEvictions).
+bool EvictFromPool(Shard& s, EvictionPolicy policy, int64_t now_ms) {
+  const bool volatile_only = IsVolatilePolicy(policy);
+  const bool lfu = IsLfuPolicy(policy);
+  const unsigned samples = MemoryLimit::samples();
+  if (eviction_pool_policy != policy) {
+    eviction_pool.clear();
+    eviction_pool_policy = policy;
+  }
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    uint64_t total = 0;
+    for (int i = 0; i < Shard::kNumDbs; ++i) {
+      Db& db = s.db(i);
+      const size_t n = volatile_only ? db.expires_count() : db.size();
+      if (n == 0) continue;
+      total += n;
+      db.SampleKeys(RandomBits(), samples, volatile_only, [&](std::string_view key, uint32_t c) {
+        PoolInsert(EvictionScore(c, now_ms, lfu), i, key);
+      });
+    }
+    if (total == 0) return false;
+    while (!eviction_pool.empty()) {
+      PoolEntry best = std::move(eviction_pool.back());
+      eviction_pool.pop_back();
+      if (volatile_only) {
+        Db& db = s.db(best.db);
+        const uint64_t hash = core::HashBytes(best.key);
+        Db::Iterator it = db.Peek(best.key, hash, now_ms);
+        if (!Db::Found(it) || db.ExpireAt(it, best.key, hash) == 0) continue;
+      }
+      if (EvictKey(s, best.db, best.key, now_ms)) return true;
+    }
   }
   return false;
 }
@@ -69,7 +140,17 @@ bool PickVictim(Db& db, EvictionPolicy policy, int64_t now_ms, std::string* key)
 }  // namespace
 
 bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
-  if (policy == EvictionPolicy::kNoEviction) return false;
+  switch (policy) {
+    case EvictionPolicy::kNoEviction:
+      return false;
+    case EvictionPolicy::kVolatileLru:
+    case EvictionPolicy::kVolatileLfu:
+    case EvictionPolicy::kAllKeysLru:
+    case EvictionPolicy::kAllKeysLfu:
+      return EvictFromPool(s, policy, now_ms);
+    default:
+      break;
+  }
   const bool volatile_only = IsVolatilePolicy(policy);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // A database picked with a probability proportional to its candidates.
@@ -88,15 +169,7 @@ bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
     Db& db = s.db(index);
     std::string key;
     if (!PickVictim(db, policy, now_ms, &key)) continue;
-    // A key a transaction holds stays: the transaction counts on it between its hops.
-    if (s.tx_queue().any_locks() && s.tx_queue().Conflicts(index, key, /*write=*/true)) continue;
-    if (db.Erase(key, core::HashBytes(key), now_ms)) {
-      db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
-      db.JournalDel(key);    // replayed, the key goes as it went here
-      NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, index);
-      ++s.stats().evicted_keys;
-      return true;
-    }
+    if (EvictKey(s, index, key, now_ms)) return true;
   }
   return false;
 }

@@ -45,6 +45,14 @@ inline std::string_view EvictionPolicyName(EvictionPolicy p) {
   return kEvictionPolicyNames[size_t(p)];
 }
 inline bool IsVolatilePolicy(EvictionPolicy p) { return p <= EvictionPolicy::kVolatileTtl; }
+// The policies that evict by the LRU time (a snapshot records each key's idle time then).
+inline bool IsLruPolicy(EvictionPolicy p) {
+  return p == EvictionPolicy::kVolatileLru || p == EvictionPolicy::kAllKeysLru;
+}
+// The policies under which a key's access clock holds an LFU counter (else an LRU time).
+inline bool IsLfuPolicy(EvictionPolicy p) {
+  return p == EvictionPolicy::kVolatileLfu || p == EvictionPolicy::kAllKeysLfu;
+}
 
 class MemoryLimit {
  public:
@@ -59,9 +67,14 @@ class MemoryLimit {
   static void set_maxmemory(uint64_t bytes) { maxmemory_.store(bytes, std::memory_order_relaxed); }
   static EvictionPolicy policy() { return policy_.load(std::memory_order_relaxed); }
   static void set_policy(EvictionPolicy p) { policy_.store(p, std::memory_order_relaxed); }
-  // Keys looked at per eviction by volatile-ttl (Redis' maxmemory-samples).
+  // Keys looked at per eviction by the LRU, LFU and TTL policies (Redis' maxmemory-samples).
   static unsigned samples() { return samples_.load(std::memory_order_relaxed); }
   static void set_samples(unsigned n) { samples_.store(n, std::memory_order_relaxed); }
+  // The LFU counter's growth and decay (Redis' lfu-log-factor, lfu-decay-time in minutes).
+  static int64_t lfu_log_factor() { return lfu_log_factor_.load(std::memory_order_relaxed); }
+  static void set_lfu_log_factor(int64_t f) { lfu_log_factor_.store(f, std::memory_order_relaxed); }
+  static int64_t lfu_decay_time() { return lfu_decay_time_.load(std::memory_order_relaxed); }
+  static void set_lfu_decay_time(int64_t m) { lfu_decay_time_.store(m, std::memory_order_relaxed); }
 
   // Set once at start by ShardSet.
   static void set_num_shards(unsigned n) { num_shards_.store(n, std::memory_order_relaxed); }
@@ -86,6 +99,8 @@ class MemoryLimit {
   static inline std::atomic<uint64_t> maxmemory_{0};
   static inline std::atomic<EvictionPolicy> policy_{EvictionPolicy::kNoEviction};
   static inline std::atomic<unsigned> samples_{5};
+  static inline std::atomic<int64_t> lfu_log_factor_{10};
+  static inline std::atomic<int64_t> lfu_decay_time_{1};
   static inline std::atomic<unsigned> num_shards_{1};
   static std::array<Slot, kMaxShards> published_;
 };

@@ -38,10 +38,12 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
   const core::rdb::LzfOutcomes lzf_before = core::rdb::ThreadLzfOutcomes();
   const uint64_t start = before_change ? core::CycleClock::Now() : 0;
   char scratch[core::CompactValue::kScratchSize];
+  const int64_t now_ms = NowMs();
   bucket.ForEach([&](Db::Iterator it) {
     const std::string_view key = it.key().GetString(scratch);
     core::RdbKeyMeta meta;
     if (it.value().HasFlag(kHasExpireFlag)) meta.expire_ms = db.ExpireAt(it, key, core::HashBytes(key));
+    SnapshotAccessMeta(db.AccessClock(it), now_ms, &meta.idle_seconds, &meta.freq);
     core::AppendRdbKey(&out_, key, it.value(), meta, compress);
     ++keys_;
   });

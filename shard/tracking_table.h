@@ -40,6 +40,8 @@ struct TrackedReader {
 struct CommandClient {
   uint64_t id = 0;
   const TrackedReader* reader = nullptr;
+  // CLIENT NO-TOUCH: the command's lookups leave the keys' access clocks alone (Db::Touch).
+  bool no_touch = false;
 };
 CommandClient& CurrentCommandClient();
 class CommandClientScope {

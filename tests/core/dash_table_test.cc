@@ -655,5 +655,45 @@ TEST(DashTableTest, VersionedSnapshotIsPointInTime) {
   EXPECT_GT(next, 30'000u + 10'000);
 }
 
+// A table whose Policy asks for access clocks: 3 bytes per slot beside the control bytes, which
+// start at 0 on insert and follow their entry through resizes, splits and rehashes in place.
+struct ClockCellPolicy : CellPolicy {
+  static constexpr bool kAccessClock = true;
+};
+using ClockCellTable = DashTable<Cell, Cell, ClockCellPolicy>;
+
+TEST(DashTableTest, AccessClocksFollowTheirEntries) {
+  // 32-byte slots and 3 clock bytes: 34, 41, 48 and 55 groups in the same blocks.
+  EXPECT_EQ(ClockCellTable::GroupsOfClass(0), 34u);
+  EXPECT_EQ(ClockCellTable::GroupsOfClass(1), 41u);
+  EXPECT_EQ(ClockCellTable::GroupsOfClass(2), 48u);
+  EXPECT_EQ(ClockCellTable::GroupsOfClass(3), 55u);
+  ClockCellTable t;
+  auto clock_of = [](uint64_t i) { return uint32_t(Mix(i) & dash_internal::kAccessClockMask); };
+  constexpr uint64_t kN = 20'000;
+  for (uint64_t i = 0; i < kN; ++i) {
+    const Cell key{i, 0};
+    auto [it, inserted] = t.FindOrInsert(CellPolicy::Hash(key), key, [&] { return key; });
+    ASSERT_TRUE(inserted);
+    EXPECT_EQ(it.access_clock(), 0u);
+    it.set_access_clock(clock_of(i));
+    if (i % 3 == 0 && i > 0) {  // erases make tombstones, so some rebuilds are in place
+      const Cell gone{i - 1, 0};
+      t.Erase(t.Find(CellPolicy::Hash(gone), gone));
+    }
+  }
+  EXPECT_GT(t.segment_count(), 8u);
+  for (uint64_t i = 0; i < kN; ++i) {
+    const Cell key{i, 0};
+    auto it = t.Find(CellPolicy::Hash(key), key);
+    if (i % 3 == 2 && i + 1 < kN) {
+      EXPECT_TRUE(it == t.end());
+      continue;
+    }
+    ASSERT_FALSE(it == t.end()) << i;
+    EXPECT_EQ(it.access_clock(), clock_of(i)) << i;
+  }
+}
+
 }  // namespace
 }  // namespace shardis::core

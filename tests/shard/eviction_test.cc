@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "core/access_clock.h"
 #include "shard/shard.h"
 
 namespace shardis::shard {
@@ -76,6 +77,36 @@ TEST_F(EvictionTest, VolatileTtlPrefersNearDeadlines) {
   }
   // With 5 samples, a victim is a 'late' key only when all 5 are: rare while half are 'soon'.
   EXPECT_GT(500 - soon_left, 4 * (500 - late_left)) << soon_left << " " << late_left;
+}
+
+// 200 keys last accessed 100 s ago and 200 accessed now: the LRU policies' sampled pool takes
+// nearly only old ones; the same with LFU counters of 5 and 30.
+TEST_F(EvictionTest, LruAndLfuEvictTheIdlestAndLeastUsed) {
+  for (EvictionPolicy policy : {EvictionPolicy::kAllKeysLru, EvictionPolicy::kAllKeysLfu,
+                                EvictionPolicy::kVolatileLru, EvictionPolicy::kVolatileLfu}) {
+    SCOPED_TRACE(EvictionPolicyName(policy));
+    MemoryLimit::set_policy(policy);
+    const bool lfu = IsLfuPolicy(policy);
+    Db& db = shard_.db(0);
+    for (int i = 0; i < 400; ++i) {
+      const std::string key = (i % 2 ? "cold" : "hot") + std::to_string(i);
+      Set(0, key, kNow + 3'600'000);
+      Db::Iterator it = db.Peek(key, HashBytes(key), kNow);
+      const uint32_t clock = lfu ? core::LfuClock(i % 2 ? 5 : 30, kNow)
+                                 : core::LruClock(i % 2 ? kNow - 100'000 : kNow);
+      db.SetAccessClock(it, clock);
+    }
+    for (int i = 0; i < 150; ++i) ASSERT_TRUE(EvictOne(shard_, policy, kNow));
+    int hot_left = 0;
+    for (int i = 0; i < 400; i += 2) {
+      const std::string key = "hot" + std::to_string(i);
+      hot_left += Db::Found(db.Peek(key, HashBytes(key), kNow));
+    }
+    EXPECT_GE(hot_left, 190);
+    while (EvictOne(shard_, policy, kNow)) {
+    }
+    EXPECT_EQ(db.size(), 0u);
+  }
 }
 
 TEST_F(EvictionTest, MakeRoomForWrite) {
