@@ -226,12 +226,16 @@ std::string BuildInfo(unsigned sections) {
     field("maxmemory_human", BytesToHuman(maxmemory));
     field("maxmemory_policy", shard::EvictionPolicyName(shard::MemoryLimit::policy()));
     field("mem_fragmentation_ratio", frag);
+    // Redis leaves its AOF and replica buffers out of what eviction counts; here they are not on a
+    // shard's heap, so nothing in used_memory is left out.
+    field("mem_not_counted_for_evict", 0);
     // Connection buffers are not part of used_memory here (they are not on a shard's heap):
     // mem_clients_normal reports them on their own.
     field("mem_clients_slaves", 0);
     field("mem_clients_normal", total.client_memory);
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
     field("lazyfree_pending_objects", 0);
+    field("lazyfreed_objects", 0);  // everything is freed at once (FLUSHALL ASYNC too)
   }
   if (sections & kSecPersistence) {
     header("Persistence");
