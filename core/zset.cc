@@ -14,7 +14,6 @@
 
 #include "core/number.h"
 #include "core/runtime_setting.h"
-#include "core/sampled_bytes.h"
 #include "core/shard_heap.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
@@ -448,6 +447,9 @@ struct ZSet::Large {
   size_t length = 0;
   int level = 1;
   size_t index_bytes = 0;  // the index's block, kept by its allocator
+  // The nodes' blocks (usable sizes), kept as they come and go: a node's size depends on its
+  // random level, so a sample of a few nodes can be far off (MEMORY USAGE).
+  size_t node_bytes = 0;
   Index index{0, NodeHash{}, NodeEq{}, CountingShardAllocator<ZNode*>(&index_bytes)};
 
   Large() : header(NewNode(kMaxLevel, 0, {})) {}
@@ -465,6 +467,7 @@ struct ZSet::Large {
 
   ZNode* Insert(double score, std::string_view member) {
     ZNode* x = NewNode(RandomLevel(), score, member);
+    node_bytes += ShardHeap::UsableSize(x);
     Link(x);
     index.insert(x);
     return x;
@@ -565,6 +568,7 @@ struct ZSet::Large {
     FindUpdate(n, update);
     index.erase(n->member());
     DeleteNode(n, update);
+    node_bytes -= ShardHeap::UsableSize(n);
     FreeNode(n);
   }
 
@@ -620,6 +624,7 @@ struct ZSet::Large {
       ZNode* next = x->next();
       DeleteNode(x, update);
       index.erase(x->member());
+      node_bytes -= ShardHeap::UsableSize(x);
       FreeNode(x);
       ++removed;
       ++traversed;
@@ -680,14 +685,11 @@ ZSet* ZSet::Clone() const {
 
 size_t ZSet::size() const { return large_ != nullptr ? large_->length : PCount(packed_); }
 
-size_t ZSet::MallocBytes(size_t samples) const {
+size_t ZSet::MallocBytes(size_t /*samples*/) const {
+  // Exact whatever the samples: the nodes' bytes are counted as they come and go.
   if (large_ == nullptr) return packed_ != nullptr ? ShardHeap::UsableSize(packed_) : 0;
-  SampledBytes nodes(samples, large_->length);
-  for (ZNode* x = large_->first(); x != nullptr && !nodes.Done(); x = x->next()) {
-    nodes.Add(ShardHeap::UsableSize(x));
-  }
   return ShardHeap::UsableSize(large_) + ShardHeap::UsableSize(large_->header) +
-         large_->index_bytes + nodes.Total();
+         large_->index_bytes + large_->node_bytes;
 }
 
 unsigned ZSet::Add(std::string_view member, double score, unsigned flags, double* new_score) {

@@ -102,8 +102,9 @@ class ZSet {
 
   Encoding encoding() const { return large_ != nullptr ? kLarge : kPacked; }
   size_t size() const;
-  // Heap bytes owned by the set (for tests and MEMORY USAGE), not counting this object; the
-  // skiplist nodes are estimated from the first `samples` of them (0 = all; see SampledBytes).
+  // Heap bytes owned by the set (for tests and MEMORY USAGE), not counting this object. Exact:
+  // `samples` is accepted for MEMORY USAGE's sake and not needed (the nodes' bytes are counted as
+  // they come and go).
   size_t MallocBytes(size_t samples = 0) const;
 
   // Redis' zsetAdd for one member: applies flags (kZAdd*), returns what happened (kZAddOut*). With
