@@ -46,6 +46,7 @@ REDIS_SERVER_BIN = shutil.which("redis-server") or "/usr/bin/redis-server"
 THREADS = [int(t) for t in os.environ.get("SHARDIS_TEST_THREADS", "1,2,4").split(",") if t]
 
 START_TIMEOUT = 10.0
+LOADING_TIMEOUT = 120.0  # the most a server that answers -LOADING may take to come up
 STOP_TIMEOUT = 10.0
 
 _live_servers: list["Server"] = []
@@ -332,7 +333,8 @@ class Server:
         return self
 
     def _wait_ready(self) -> bool:
-        deadline = time.monotonic() + START_TIMEOUT
+        started = time.monotonic()
+        deadline = started + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
@@ -348,6 +350,11 @@ class Server:
                     # A server with requirepass answers NOAUTH: it is up all the same.
                     if data.startswith((b"+PONG", b"-NOAUTH")):
                         return True
+                    # Still loading its dataset: alive and making progress, which on a busy
+                    # machine can take longer than START_TIMEOUT; only a hang should fail.
+                    if data.startswith(b"-LOADING"):
+                        deadline = max(deadline, min(time.monotonic() + START_TIMEOUT,
+                                                     started + LOADING_TIMEOUT))
             except OSError:
                 pass
             time.sleep(0.05)
@@ -534,6 +541,23 @@ def redis_server(tmp_path_factory):
     srv = Server("redis", tmp_path_factory.mktemp("redis-reference")).start()
     yield srv
     srv.stop_and_check()
+
+
+@contextlib.contextmanager
+def flushed_pair(server, redis_server, reset=()):
+    """(shardis, redis) raw connections, both flushed, for a differential test; on exit each
+    runs the `reset` commands (e.g. CONFIG SET back to the defaults), is flushed and closed."""
+    conns = [server.raw(), redis_server.raw()]
+    for c in conns:
+        c.call("FLUSHALL")
+    try:
+        yield conns
+    finally:
+        for c in conns:
+            for cmd in reset:
+                c.call(*cmd)
+            c.call("FLUSHALL")
+            c.close()
 
 
 @pytest.fixture

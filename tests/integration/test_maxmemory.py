@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from conftest import free_port
+from conftest import flushed_pair, free_port
 
 pytestmark = pytest.mark.shardis_only
 
@@ -19,14 +19,9 @@ OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 @pytest.fixture
 def both(server, redis_server):
     """(shardis, redis) raw connections, flushed, with maxmemory reset afterwards."""
-    conns = [server.raw(), redis_server.raw()]
-    for c in conns:
-        c.call("FLUSHALL")
-    yield conns
-    for c in conns:
-        c.call("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
-        c.call("FLUSHALL")
-        c.close()
+    with flushed_pair(server, redis_server,
+                      [("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")]) as conns:
+        yield conns
 
 
 def used(r) -> int:
