@@ -3,7 +3,9 @@
     sets, sorted sets; MSET, RENAME and SMOVE over keys of different shards; MULTI/EXEC) and note
     every acknowledged command; the server is killed with SIGKILL at a random moment; after a
     restart every acknowledged write is there and every other one is wholly there or wholly
-    absent. 20 runs, with --threads 1, 2 and 4 in turn, each killed at its own moment.
+    absent. 20 runs, with --threads 1, 2 and 4 in turn, each killed at its own moment
+    ($SHARDIS_AOF_CRASH_RUNS sets another number: scripts/test.sh runs 20 on the release build and
+    fewer on the ASan one, where each run takes several times as long).
   - appendfsync everysec: the same, except that the last ~2 seconds of acknowledged writes may be
     missing (never more, never a part of one).
   - a full disk (a small tmpfs): writes get Redis' -MISCONF and INFO says
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -31,6 +34,7 @@ pytestmark = pytest.mark.shardis_only
 WRITERS = 4
 BATCH = 32    # operations per pipeline
 KEYS = 100_000
+CRASH_RUNS = int(os.environ.get("SHARDIS_AOF_CRASH_RUNS", "20"))
 
 
 # ---- The operations: op i writes keys of its own, "o<i>:...", so its effect can be checked alone.
@@ -204,10 +208,10 @@ def kill9(srv) -> None:
     srv.stop()
 
 
-# 20 runs, --threads 1, 2, 4 in turn, each killed at a moment drawn from its own seed: once a
+# CRASH_RUNS (20) runs, --threads 1, 2, 4 in turn, each killed at a moment drawn from its own seed: once a
 # share of the ops between 1% and 90% is acknowledged (a moment of the workload rather than of
 # the clock, which runs at another pace on a slower machine or under ASan).
-@pytest.mark.parametrize("run", range(20))
+@pytest.mark.parametrize("run", range(CRASH_RUNS))
 def test_always_loses_no_acknowledged_write(launch, tmp_path, run):
     threads = [1, 2, 4][run % 3]
     ops = ops_for_keys(KEYS)
