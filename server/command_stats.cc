@@ -1,7 +1,6 @@
 #include "server/command_stats.h"
 
 #include <absl/container/flat_hash_map.h>
-#include <absl/strings/match.h>
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -27,9 +26,9 @@ std::vector<std::string>& Names() {
   return *names;
 }
 
-// By stats id, written with Names(): calls that SLOWLOG and LATENCY leave out. EXEC (its commands
-// are logged one by one, as Redis does) and the blocking commands, whose time here includes the
-// time they waited for data (Redis counts only their execution).
+// By stats id, written with Names(): calls that SLOWLOG and LATENCY leave out: EXEC (its commands
+// are logged one by one, as Redis does). A blocking command is offered with its execution time,
+// without its wait (Connection::AfterBlocking), as Redis logs it once it is unblocked.
 std::vector<bool>& Untimed() {
   static std::vector<bool>* untimed = new std::vector<bool>();
   return *untimed;
@@ -96,8 +95,7 @@ void AssignCommandStatsIds(CommandRegistry* registry) {
   for (CommandSpec* spec : specs) {
     spec->stats_id = uint32_t(names.size());
     names.emplace_back(spec->name);
-    const std::string categories = core::Concat(" ", spec->acl_categories, " ");
-    untimed.push_back(spec->name == "exec" || absl::StrContains(categories, " blocking "));
+    untimed.push_back(spec->name == "exec");
     if (spec->container != nullptr) {
       spec->sub_stats_base = uint32_t(names.size());
       for (const SubCommand& sub : spec->container->subs) {
