@@ -174,6 +174,30 @@ def test_monitor_shows_script_commands_as_lua(r, server, redis_server):
                          (3, b"lua", b'"get" "k"')]
 
 
+def monitor_function_and_exec(srv):
+    m = srv.raw(timeout=10)
+    assert m.call("MONITOR") == b"OK"
+    with srv.raw() as c:
+        c.call("FUNCTION", "LOAD", "REPLACE", "#!lua name=mlib\nredis.register_function("
+               "'mf', function(keys) return redis.call('get', keys[1]) end)")
+        c.call("FCALL", "mf", "1", "fk")
+        c.call("MULTI")
+        c.call("SET", "a", "1")
+        c.call("EVAL", "return redis.call('get', 'a')", "0")
+        c.call("EXEC")
+    lines = monitor_lines(m, 8)
+    m.close()
+    return lines
+
+
+def test_monitor_shows_function_and_exec_script_commands_after_their_caller(r, server,
+                                                                            redis_server):
+    ours = monitor_function_and_exec(server)
+    assert ours == monitor_function_and_exec(redis_server)
+    assert [cmd.split(b" ")[0] for _, _, cmd in ours[1:]] == [
+        b'"FCALL"', b'"get"', b'"MULTI"', b'"SET"', b'"EVAL"', b'"get"', b'"EXEC"']
+
+
 def slowlog_script(r):
     r.config_set("slowlog-log-slower-than", 0)
     r.slowlog_reset()
