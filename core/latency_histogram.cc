@@ -17,6 +17,13 @@ uint64_t LatencyHistogram::BucketHigh(size_t b) {
   return low + (uint64_t(1) << shift) - 1;
 }
 
+uint64_t LatencyHistogram::CountBelow(uint64_t bound) const {
+  if (bound > kMaxValue) return total_;
+  uint64_t n = 0;
+  for (size_t b = 0; b < BucketOf(bound); ++b) n += counts_[b];
+  return n;
+}
+
 uint64_t LatencyHistogram::ValueAtPercentile(double percentile) const {
   if (total_ == 0) return 0;
   if (percentile > 100) percentile = 100;

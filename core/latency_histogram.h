@@ -32,6 +32,9 @@ class LatencyHistogram {
   // highest value of that bucket (as HdrHistogram's hdr_value_at_percentile reports it).
   // 0 when the histogram is empty.
   uint64_t ValueAtPercentile(double percentile) const;
+  // How many values are below `bound`, a power of two of at least kSubBuckets (a bucket boundary
+  // then, so the count is exact): the cumulative power-of-two buckets of LATENCY HISTOGRAM.
+  uint64_t CountBelow(uint64_t bound) const;
 
   static size_t BucketOf(uint64_t value) {
     if (value > kMaxValue) value = kMaxValue;

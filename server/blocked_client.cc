@@ -54,6 +54,7 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
   if (deadline_ms != 0) ++stats.clients_in_timeout_table;
   ctx_.conn.blocked = this;
   unblocked_ = unblocked_with_error_ = false;
+  if (ctx_.conn.push != nullptr) ctx_.conn.push->BeforeBlocking();
   bool served = false;
   for (;;) {
     if (woken_) {
@@ -72,6 +73,7 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
   woken_ = false;
   if (!poll_.done) proactor->CancelOp(&poll_);
   while (!poll_.done) Sleep(0);
+  if (ctx_.conn.push != nullptr) ctx_.conn.push->AfterBlocking();
   return served;
 }
 

@@ -196,21 +196,46 @@ class PopWaiter final : public BlockedClient {
   const std::string_view journal_as_;
 };
 
-// BLMOVE, BRPOPLPUSH: woken when the source gets data, then LMOVE as a transaction.
+// BLMOVE, BRPOPLPUSH. When both keys live on one shard, the move is served there, in the loop
+// iteration of the write that fed the source, as a pop is: a chain of BLMOVEs (each waiting on
+// the previous one's destination) completes before the writer gets its reply, as in Redis. When
+// the destination lives on another shard, the client is woken and runs LMOVE as a transaction.
 class MoveWaiter final : public BlockedClient {
  public:
-  MoveWaiter(ConnContext& ctx, std::span<const std::string_view> src)
-      : BlockedClient(ctx, src) {}
+  MoveWaiter(ConnContext& ctx, std::span<const std::string_view> src, std::string_view dst,
+             core::ListEnd from, core::ListEnd to)
+      : BlockedClient(ctx, src), dst_(dst), from_(from), to_(to) {}
 
-  Offer TryServe(shard::Shard&, Db& db, std::string_view key) override {
+  Offer TryServe(shard::Shard& owner, Db& db, std::string_view key) override {
     if (state() != kWaiting) return Offer::kGone;
-    Db::Iterator it = db.Find(key, core::HashBytes(key), shard::NowMs());
+    const int64_t now_ms = shard::NowMs();
+    const uint64_t src_hash = core::HashBytes(key);
+    Db::Iterator it = db.Find(key, src_hash, now_ms);
     if (!Db::Found(it) || it.value().type() != core::ValueType::kList) {
       return Offer::kNotServable;
     }
     if (!Claim()) return Offer::kGone;
+    const uint64_t dst_hash = core::HashBytes(dst_);
+    if (shard::shard_set->ShardOf(dst_, dst_hash) != owner.id()) {
+      Finish();
+      return Offer::kReserved;
+    }
+    // No change counted (as Redis 7.0 for a served BLMOVE); journaled as LMOVE, as Redis
+    // propagates it. A WRONGTYPE destination gets the error and leaves the element to the next
+    // waiter. The destination's own waiters are served next, by the same ServeReady.
+    std::string value;
+    const MoveResult result = MoveOnShard(owner, db, key, src_hash, dst_, dst_hash, now_ms, from_,
+                                          to_, /*count_change=*/false, &value);
+    core::ReplyBuilder rb(&reply_);
+    rb.set_resp3(resp3_);
+    ReplyMove(result, value, rb);
+    if (result == MoveResult::kMoved && owner.journal().on()) {
+      const std::string_view form[] = {"LMOVE", key, dst_, EndName(from_), EndName(to_)};
+      owner.journal().AppendCommand(db.index(), form);
+    }
+    served_on_shard_ = true;
     Finish();
-    return Offer::kReserved;
+    return Offer::kServed;
   }
 
   void Run(std::string_view src, std::string_view dst, core::ListEnd from, core::ListEnd to,
@@ -240,16 +265,29 @@ class MoveWaiter final : public BlockedClient {
         if (!ReplyIfUnblockedWithError(ctx_.rb)) ctx_.rb.NullArray();
         return;
       }
+      if (served_on_shard_) {
+        ctx_.rb.output()->append(reply_);
+        return;
+      }
       woken = true;
       // The move that follows counts no change but is journaled, as Redis propagates it: LMOVE.
       if (shard::JournalCommand* journal = shard::CurrentJournalCommand(); journal != nullptr) {
-        auto end = [](core::ListEnd e) { return e == core::ListEnd::kHead ? "LEFT" : "RIGHT"; };
-        journal->effect.Replace({"LMOVE", std::string(src), std::string(dst), end(from), end(to)});
+        journal->effect.Replace({"LMOVE", std::string(src), std::string(dst),
+                                 std::string(EndName(from)), std::string(EndName(to))});
         journal->force = true;
       }
       Rearm();
     }
   }
+
+ private:
+  static std::string_view EndName(core::ListEnd e) {
+    return e == core::ListEnd::kHead ? "LEFT" : "RIGHT";
+  }
+
+  const std::string_view dst_;
+  const core::ListEnd from_, to_;
+  bool served_on_shard_ = false;  // the shard moved the element and wrote the reply
 };
 
 // --- The commands.
@@ -321,7 +359,7 @@ void CmdBLMove(ArgSlice args, ConnContext& ctx) {
   }
   int64_t deadline;
   if (!ParseTimeout(args[5], ctx.rb, &deadline)) return;
-  MoveWaiter w(ctx, args.subspan(1, 1));
+  MoveWaiter w(ctx, args.subspan(1, 1), args[2], from, to);
   w.Run(args[1], args[2], from, to, deadline);
 }
 
@@ -329,7 +367,7 @@ void CmdBLMove(ArgSlice args, ConnContext& ctx) {
 void CmdBRPopLPush(ArgSlice args, ConnContext& ctx) {
   int64_t deadline;
   if (!ParseTimeout(args[3], ctx.rb, &deadline)) return;
-  MoveWaiter w(ctx, args.subspan(1, 1));
+  MoveWaiter w(ctx, args.subspan(1, 1), args[2], core::ListEnd::kTail, core::ListEnd::kHead);
   w.Run(args[1], args[2], core::ListEnd::kTail, core::ListEnd::kHead, deadline);
 }
 

@@ -1,7 +1,6 @@
 #include "server/command_stats.h"
 
 #include <absl/container/flat_hash_map.h>
-#include <absl/strings/match.h>
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -27,9 +26,9 @@ std::vector<std::string>& Names() {
   return *names;
 }
 
-// By stats id, written with Names(): calls that SLOWLOG and LATENCY leave out. EXEC (its commands
-// are logged one by one, as Redis does) and the blocking commands, whose time here includes the
-// time they waited for data (Redis counts only their execution).
+// By stats id, written with Names(): calls that SLOWLOG and LATENCY leave out: EXEC (its commands
+// are logged one by one, as Redis does). A blocking command is offered with its execution time,
+// without its wait (Connection::AfterBlocking), as Redis logs it once it is unblocked.
 std::vector<bool>& Untimed() {
   static std::vector<bool>* untimed = new std::vector<bool>();
   return *untimed;
@@ -96,8 +95,7 @@ void AssignCommandStatsIds(CommandRegistry* registry) {
   for (CommandSpec* spec : specs) {
     spec->stats_id = uint32_t(names.size());
     names.emplace_back(spec->name);
-    const std::string categories = core::Concat(" ", spec->acl_categories, " ");
-    untimed.push_back(spec->name == "exec" || absl::StrContains(categories, " blocking "));
+    untimed.push_back(spec->name == "exec");
     if (spec->container != nullptr) {
       spec->sub_stats_base = uint32_t(names.size());
       for (const SubCommand& sub : spec->container->subs) {
@@ -191,6 +189,80 @@ CommandStatsSnapshot GatherCommandStats(bool with_latency) {
   total.errors.assign(errors.begin(), errors.end());
   std::sort(total.errors.begin(), total.errors.end());
   return total;
+}
+
+namespace {
+
+// Redis' LATENCY HISTOGRAM buckets: its HdrHistogram (2 significant digits) iterated by powers of
+// two from 1024 ns, each step labelled with the highest value of the HDR bucket holding 1024 * 2^k
+// ns, in us: 1, 2, 4, 8, 16, 33, 66, 132, ... Redis caps durations at 1 s, so step 20 (2^30 ns)
+// is its last. Ours counts the values below 1024 * 2^k ns (exact: a bucket boundary), and the
+// last step everything.
+constexpr int kHistogramSteps = 21;
+
+uint64_t HistogramStepLabelUs(int k) {
+  const uint64_t level = uint64_t(1024) << k;
+  return (level + (uint64_t(8) << k) - 1) / 1000;
+}
+
+// Redis' fillCommandCDF: calls, then the steps where the cumulative count grows.
+void ReplyCommandCdf(const core::LatencyHistogram& h, core::ReplyBuilder& rb) {
+  uint64_t counts[kHistogramSteps];
+  size_t shown = 0;
+  uint64_t previous = 0;
+  for (int k = 0; k < kHistogramSteps; ++k) {
+    counts[k] = k + 1 == kHistogramSteps ? h.count() : h.CountBelow(uint64_t(1024) << k);
+    shown += counts[k] > previous;
+    previous = counts[k];
+  }
+  rb.MapHeader(2);
+  rb.Bulk("calls");
+  rb.Integer(int64_t(h.count()));
+  rb.Bulk("histogram_usec");
+  rb.MapHeader(shown);
+  previous = 0;
+  for (int k = 0; k < kHistogramSteps; ++k) {
+    if (counts[k] > previous) {
+      rb.Integer(int64_t(HistogramStepLabelUs(k)));
+      rb.Integer(int64_t(counts[k]));
+    }
+    previous = counts[k];
+  }
+}
+
+}  // namespace
+
+void ReplyLatencyHistogram(ArgSlice args, ConnContext& ctx) {
+  const CommandStatsSnapshot stats = GatherCommandStats(/*with_latency=*/true);
+  // The stats ids to show, in order: every command with data, or the named ones (a container
+  // with its subcommands; "name|sub" for one subcommand; unknown names are left out, as Redis).
+  std::vector<uint32_t> ids;
+  auto add = [&](uint32_t id) {
+    if (stats.latency[id] != nullptr) ids.push_back(id);
+  };
+  if (args.size() == 2) {
+    for (uint32_t id = 0; id < stats.latency.size(); ++id) add(id);
+  }
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t bar = args[i].find('|');
+    const CommandSpec* spec = Registry().Find(args[i].substr(0, bar));
+    if (spec == nullptr) continue;
+    if (bar != std::string_view::npos) {
+      const SubCommand* sub = spec->container == nullptr
+                                  ? nullptr
+                                  : FindSub(*spec->container, args[i].substr(bar + 1));
+      if (sub != nullptr) add(StatsIdOf(*spec, sub));
+      continue;
+    }
+    add(spec->stats_id);
+    if (spec->container == nullptr) continue;
+    for (const SubCommand& sub : spec->container->subs) add(StatsIdOf(*spec, &sub));
+  }
+  ctx.rb.MapHeader(ids.size());
+  for (uint32_t id : ids) {
+    ctx.rb.Bulk(CommandStatsName(id));
+    ReplyCommandCdf(*stats.latency[id], ctx.rb);
+  }
 }
 
 void ResetThreadCommandStats() {

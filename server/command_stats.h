@@ -112,6 +112,10 @@ struct CommandStatsSnapshot {
 // Copies and sums every thread's statistics. Hops to every thread: call from a fiber.
 CommandStatsSnapshot GatherCommandStats(bool with_latency);
 
+// LATENCY HISTOGRAM [command ...]: every command's (or the named ones' and, for a container, its
+// subcommands') calls and cumulative latency buckets, as Redis 7 replies. Hops to every thread.
+void ReplyLatencyHistogram(ArgSlice args, ConnContext& ctx);
+
 // CONFIG RESETSTAT: clears every thread's command, latency and error statistics. Hops to every
 // thread: call from a fiber.
 void ResetCommandStats();

@@ -9,6 +9,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <utility>
 
 #include "core/cycle_clock.h"
 #include "server/auth.h"
@@ -270,6 +272,25 @@ void Connection::Kill() {
   ::shutdown(state_.fd, SHUT_RDWR);
 }
 
+void Connection::BeforeBlocking() {
+  blocked_since_ = CommandClockNow();
+  FeedMonitorsOnce();
+  FlushMonitorFeed();
+  // Dispatch ran everything queued before the command (FlushQueued): out_ holds every earlier
+  // reply, in order, and nothing of the command's own. The commands after it wait behind it.
+  if (out_.empty() && push_out_.empty()) return;
+  // appendfsync always: replies of writes leave only once their journal records are on disk.
+  // batch_writes_ stays set: the blocking command's own write (a pop served later) waits too.
+  if (batch_writes_) shard::AwaitJournal();
+  out_.append(push_out_);
+  push_out_.clear();
+  peaks_.output = std::max(peaks_.output, PendingOutput());
+  out_sent_ += out_.size();
+  stream_.Send(&out_);  // a failed send closes the connection: the wait ends on the hang-up
+}
+
+void Connection::AfterBlocking() { blocked_ticks_ += CommandClockNow() - blocked_since_; }
+
 void Connection::MaybeSendPushes() {
   if (batch_active_ || stream_.sending() || push_out_.empty() || closing_) return;
   stream_.StartSend(&push_out_);
@@ -281,6 +302,7 @@ bool Connection::ProcessInput() {
   args_.clear();
   owned_args_.clear();
   out_.clear();
+  out_sent_ = 0;
   used_slots_ = 0;
   bool keep_open = true;
   io::InputBuffer& in = stream_.input();
@@ -327,10 +349,7 @@ bool Connection::ProcessInput() {
       Dispatch(p, now_ms);
     }
     if (state_.tracking.caching) [[unlikely]] EndCachingAnswer(state_, p.spec);
-    if (feed_monitors_) [[unlikely]] {
-      feed_monitors_ = false;
-      FeedMonitors(state_, ArgSlice(args_.data() + p.begin, p.count));
-    }
+    if (feed_monitors_) [[unlikely]] FeedMonitorsOnce();
     if (out_.size() > out_check_at_) [[unlikely]] OutputLimitReached();
     if (state_.close_after_reply || state_.killed) [[unlikely]] {
       keep_open = false;
@@ -555,7 +574,16 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     ConnContext ctx{state_, rb_};
     if (QueueInMulti(spec, args, ctx)) return;
   }
-  feed_monitors_ = MonitorsActive();
+  if (MonitorsActive()) [[unlikely]] {
+    feed_monitors_ = true;
+    monitor_args_ = args;
+    // EVAL, EVALSHA, FCALL (Redis' skip_monitor): shown before the commands their script runs,
+    // as Redis feeds them explicitly when they start.
+    if (flags & kSkipMonitor) {
+      FeedMonitorsOnce();
+      FlushMonitorFeed();  // on its way before the script's lines, which may come from a worker
+    }
+  }
 
   if (cmd.on_shard) {
     // Redis' order: once a command waits for another shard, the ones after it wait for it.
@@ -591,7 +619,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   rb_.set_output(&out_);
   rb_.set_resp3(state_.resp3);
   ConnContext ctx{state_, rb_};
-  const size_t reply_at = out_.size();
+  const size_t reply_at = out_sent_ + out_.size();
   const uint64_t start = clock_tick_;
   // The Transactions the handler makes run as this client and, for a read-only command of a
   // tracking client, remember their keys (set here: another fiber may have changed it).
@@ -607,8 +635,9 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     spec->on_conn(args, ctx);
   }
   shard::CurrentCommandClient() = {};
-  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start, IsErrorReply(out_, reply_at),
-             args, state_);
+  const uint64_t blocked = std::exchange(blocked_ticks_, 0);
+  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start - blocked,
+             IsErrorReply(out_, reply_at - out_sent_), args, state_);
 }
 
 void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
@@ -617,9 +646,10 @@ void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
   state_.reply_skip = state_.reply_skip_next;
   state_.reply_skip_next = false;
   FlushQueued();
-  const size_t mark = out_.size();
+  const size_t sent_mark = out_sent_ + out_.size();
   Dispatch(cmd, now_ms);
   FlushQueued();
+  const size_t mark = sent_mark - out_sent_;  // a blocking command sent what came before it
   // Subscription confirmations are pushes and go out anyway; an error reply (arity) does not.
   const bool pushed = cmd.spec != nullptr && RepliesArePushes(cmd.spec->name) &&
                       out_.size() > mark && out_[mark] != '-';

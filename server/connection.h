@@ -18,6 +18,7 @@
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/connection_state.h"
+#include "server/monitor.h"
 #include "server/pipeline_runs.h"
 
 namespace shardis::server {
@@ -45,6 +46,8 @@ class Connection final : public PushSink,
   ClientBuffers Buffers() const override;
   ClientBufferPeaks TakeBufferPeaks() override;
   void Kill() override;
+  void BeforeBlocking() override;
+  void AfterBlocking() override;
 
  private:
   // A command that waits in runs_ for its turn on its shard, with everything the owner needs to
@@ -119,6 +122,12 @@ class Connection final : public PushSink,
   // that is not its own) to the reading after it. Reading the TSC twice per command cost ~3% of
   // a pipelined GET.
   uint64_t Tick() { return clock_tick_ = CommandClockNow(); }
+  // Feeds the command just dispatched to MONITOR, once: after it ran, or when it blocks.
+  void FeedMonitorsOnce() {
+    if (!feed_monitors_) return;
+    feed_monitors_ = false;
+    FeedMonitors(state_, monitor_args_);
+  }
 
   io::Proactor* proactor_;
   ConnectionState state_;
@@ -153,6 +162,12 @@ class Connection final : public PushSink,
   bool batch_writes_ = false;           // the batch ran writes whose replies wait for the AOF
   bool closing_ = false;                // no more pushes: the connection is going away
   bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs
+  ArgSlice monitor_args_;               // ... with these arguments
+  // Positions in out_ are kept as out_sent_ + offset, so that they survive BeforeBlocking, which
+  // sends out_ in the middle of a batch (out_sent_: the bytes of the batch's replies sent so far).
+  size_t out_sent_ = 0;
+  uint64_t blocked_since_ = 0;  // CommandClockNow() at BeforeBlocking
+  uint64_t blocked_ticks_ = 0;  // the running command's time blocked, not counted as its own
   std::vector<std::string> slots_;  // replies that wait behind a queued one
   uint32_t used_slots_ = 0;
   // Commands waiting for their turn on their shards, in order, and the runs they form.

@@ -32,8 +32,9 @@ struct ClientBuffers {
   size_t tot_mem = 0;    // all the connection's buffers (allocated sizes) and its structure
 };
 
-// Where messages pushed to a client outside its request/reply flow go (pub/sub). Implemented by
-// the Connection; called on the connection's thread, from any fiber or from the loop.
+// Where messages pushed to a client outside its request/reply flow go (pub/sub), and what a
+// command that waits tells its client. Implemented by the Connection; called on the connection's
+// thread, from any fiber or from the loop.
 class PushSink {
  public:
   virtual ~PushSink() = default;
@@ -47,6 +48,14 @@ class PushSink {
   // CLIENT KILL: closes the connection soon, from its own thread (any fiber or the loop): its
   // reads and sends fail, a command waiting (blocked, paused) gives up, and the fiber ends.
   virtual void Kill() = 0;
+  // The running command is about to wait for data (BlockedClient: BLPOP & co., XREAD BLOCK,
+  // WAIT), from its fiber. As Redis, which blocks a client only after it has written what the
+  // commands before replied and fed the command to MONITOR: the replies of the batch so far leave
+  // (after their journal records, under appendfsync always) and monitors see the command now.
+  virtual void BeforeBlocking() = 0;
+  // The wait is over: the time it took is not the command's (Redis' commandstats, SLOWLOG and
+  // latency histograms count a blocked command's execution, not its wait).
+  virtual void AfterBlocking() = 0;
 };
 
 // Pub/sub: the client's subscriptions (also registered in its thread's PubSubRegistry).

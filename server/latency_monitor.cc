@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "server/command_stats.h"
 #include "server/slowlog.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
@@ -195,7 +196,11 @@ void LatencyHelp(ArgSlice, ConnContext& ctx) {
              "    Return time-latency samples for the <event> class.", "LATEST",
              "    Return the latest latency samples for all events.", "RESET [<event> ...]",
              "    Reset latency data of one or more <event> classes.",
-             "    (default: reset all data for all event classes)"});
+             "    (default: reset all data for all event classes)",
+             "HISTOGRAM [COMMAND ...]",
+             "    Return a cumulative distribution of latencies in the format of a histogram for "
+             "the specified command names.",
+             "    If no commands are specified then all histograms are replied."});
 }
 
 constexpr std::string_view kAcl = "admin slow dangerous";
@@ -221,6 +226,14 @@ constexpr SubCommand kLatencySubs[] = {
      .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
               .summary = "Resets the latency data for one or more events.",
               .tips = "request_policy:all_nodes response_policy:all_succeeded"}},
+    {.name = "histogram", .arity = -2, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = ReplyLatencyHistogram,
+     .docs = {.group = "server", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of commands with latency information "
+                            "being retrieved.",
+              .summary = "Returns the cumulative distribution of latencies of a subset or all "
+                         "commands.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
     {.name = "help", .arity = 2, .flags = kLoading | kStale, .acl_categories = "slow",
      .handler = LatencyHelp,
      .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",

@@ -334,6 +334,47 @@ bool ParseListEnd(std::string_view arg, ListEnd* end) {
   return true;
 }
 
+MoveResult MoveOnShard(shard::Shard& shard, Db& db, std::string_view src, uint64_t src_hash,
+                       std::string_view dst, uint64_t dst_hash, int64_t now_ms, ListEnd from,
+                       ListEnd to, bool count_change, std::string* value) {
+  const KeyState src_state = StateOf(db, src, src_hash, now_ms);
+  if (src_state == KeyState::kMissing) return MoveResult::kMissing;
+  if (src_state == KeyState::kWrongType) return MoveResult::kWrongType;
+  if (StateOf(db, dst, dst_hash, now_ms) == KeyState::kWrongType) {
+    // The source keeps its element: a BLMOVE woken for it passes it to the next waiter.
+    db.NoteReady(src);
+    return MoveResult::kWrongType;
+  }
+  // Looked up again: the destination's lookup may have expired (erased) a key.
+  Db::Iterator it = db.Find(src, src_hash, now_ms);
+  List* list = ListOf(it);
+  list->Pop(from, value);
+  if (count_change) shard.AddDirty();
+  if (src == dst) {
+    list->Push(to, *value);  // a rotation: the list never empties
+    db.NoteModified(src);
+    NotifyPushed(db, src, to);  // Redis' order: the push, then the pop
+    NotifyPopped(db, src, from, false);
+    return MoveResult::kMoved;
+  }
+  const bool emptied = list->empty();
+  if (emptied) db.Erase(it, src, src_hash);
+  db.NoteModified(src);
+  PushToList(db, dst, dst_hash, now_ms, to, *value);
+  NotifyPopped(db, src, from, emptied);
+  return MoveResult::kMoved;
+}
+
+bool ReplyMove(MoveResult result, std::string_view value, core::ReplyBuilder& rb) {
+  if (result == MoveResult::kMissing) return false;
+  if (result == MoveResult::kWrongType) {
+    rb.Error(kWrongTypeErr);
+  } else {
+    rb.Bulk(value);
+  }
+  return true;
+}
+
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, ListEnd from,
               ListEnd to, bool count_change) {
   const std::array<std::string_view, 2> keys = {src, dst};
@@ -343,86 +384,61 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
 
   if (tx.shard_of(0) == tx.shard_of(1)) {
     // One shard: check, pop and push in one phase.
+    MoveResult result = MoveResult::kMissing;
     tx.Run(
         [&](shard::TxShard& t) {
-          src_state = StateOf(t.db, src, tx.hash(0), t.now_ms);
-          if (src_state != KeyState::kList) return;
-          dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
-          if (dst_state == KeyState::kWrongType) {
-            // The source keeps its element: a BLMOVE woken for it passes it to the next waiter.
-            t.db.NoteReady(src);
-            return;
-          }
-          // Looked up again: the destination's lookup may have expired (erased) a key.
-          Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
-          List* list = ListOf(it);
-          list->Pop(from, &value);
-          if (count_change) t.shard.AddDirty();
-          if (src == dst) {
-            list->Push(to, value);  // a rotation: the list never empties
-            t.db.NoteModified(src);
-            NotifyPushed(t.db, src, to);  // Redis' order: the push, then the pop
-            NotifyPopped(t.db, src, from, false);
-            return;
-          }
-          const bool emptied = list->empty();
-          if (emptied) t.db.Erase(it, src, tx.hash(0));
-          t.db.NoteModified(src);
-          PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
-          NotifyPopped(t.db, src, from, emptied);
+          result = MoveOnShard(t.shard, t.db, src, tx.hash(0), dst, tx.hash(1), t.now_ms, from, to,
+                               count_change, &value);
         },
         /*conclude=*/true);
-  } else {
-    // Two shards. Phase 1, on both: the source's state and a copy of the element that will move;
-    // the destination's type. Nothing changes yet, so a WRONGTYPE destination pops nothing.
-    tx.Run([&](shard::TxShard& t) {
-      for (uint32_t i : t.keys) {
-        if (i == 0) {
-          src_state = StateOf(t.db, src, tx.hash(0), t.now_ms);
-          if (src_state != KeyState::kList) continue;
-          Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
-          ListOf(it)->Index(from == ListEnd::kHead ? 0 : -1, &value);
-          // Should the destination be WRONGTYPE, the element stays: a BLMOVE woken for it then
-          // passes it to the next waiter (served once the transaction lets the key go).
-          t.db.NoteReady(src);
-        } else {
-          dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
-        }
+    return ReplyMove(result, value, ctx.rb);
+  }
+  // Two shards. Phase 1, on both: the source's state and a copy of the element that will move;
+  // the destination's type. Nothing changes yet, so a WRONGTYPE destination pops nothing.
+  tx.Run([&](shard::TxShard& t) {
+    for (uint32_t i : t.keys) {
+      if (i == 0) {
+        src_state = StateOf(t.db, src, tx.hash(0), t.now_ms);
+        if (src_state != KeyState::kList) continue;
+        Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
+        ListOf(it)->Index(from == ListEnd::kHead ? 0 : -1, &value);
+        // Should the destination be WRONGTYPE, the element stays: a BLMOVE woken for it then
+        // passes it to the next waiter (served once the transaction lets the key go).
+        t.db.NoteReady(src);
+      } else {
+        dst_state = StateOf(t.db, dst, tx.hash(1), t.now_ms);
       }
-    });
-    if (src_state == KeyState::kList && dst_state != KeyState::kWrongType) {
-      // Phase 2, on both in parallel: pop on the source, push the copy on the destination.
-      // The keys stayed locked since phase 1, so the element popped is the one copied.
-      tx.Run(
-          [&](shard::TxShard& t) {
-            for (uint32_t i : t.keys) {
-              if (i == 0) {
-                Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
-                std::string popped;
-                ListOf(it)->Pop(from, &popped);
-                DCHECK_EQ(popped, value);
-                if (count_change) t.shard.AddDirty();
-                const bool emptied = ListOf(it)->empty();
-                if (emptied) t.db.Erase(it, src, tx.hash(0));
-                t.db.NoteModified(src);
-                NotifyPopped(t.db, src, from, emptied);
-              } else {
-                PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
-              }
-            }
-          },
-          /*conclude=*/true);
     }
+  });
+  if (src_state == KeyState::kList && dst_state != KeyState::kWrongType) {
+    // Phase 2, on both in parallel: pop on the source, push the copy on the destination.
+    // The keys stayed locked since phase 1, so the element popped is the one copied.
+    tx.Run(
+        [&](shard::TxShard& t) {
+          for (uint32_t i : t.keys) {
+            if (i == 0) {
+              Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
+              std::string popped;
+              ListOf(it)->Pop(from, &popped);
+              DCHECK_EQ(popped, value);
+              if (count_change) t.shard.AddDirty();
+              const bool emptied = ListOf(it)->empty();
+              if (emptied) t.db.Erase(it, src, tx.hash(0));
+              t.db.NoteModified(src);
+              NotifyPopped(t.db, src, from, emptied);
+            } else {
+              PushToList(t.db, dst, tx.hash(1), t.now_ms, to, value);
+            }
+          }
+        },
+        /*conclude=*/true);
   }
   // Redis' order: a missing source wins over everything, then the source's type, then the
   // destination's.
   if (src_state == KeyState::kMissing) return false;
-  if (src_state == KeyState::kWrongType || dst_state == KeyState::kWrongType) {
-    ctx.rb.Error(kWrongTypeErr);
-    return true;
-  }
-  ctx.rb.Bulk(value);
-  return true;
+  const bool wrong_type =
+      src_state == KeyState::kWrongType || dst_state == KeyState::kWrongType;
+  return ReplyMove(wrong_type ? MoveResult::kWrongType : MoveResult::kMoved, value, ctx.rb);
 }
 
 void RegisterListFamily(CommandRegistry* r) {

@@ -79,24 +79,34 @@ void DeliverTask(void* arg) {
 }  // namespace
 
 void FeedMonitors(const ConnectionState& client, ArgSlice args) {
-  if (Hidden(args)) return;
+  FeedMonitorLines(MonitorLine(client, args));
+}
+
+std::string MonitorLine(const ConnectionState& client, ArgSlice args) {
+  if (Hidden(args)) return {};
   timeval tv;
   gettimeofday(&tv, nullptr);
   char stamp[64];
   snprintf(stamp, sizeof(stamp), "+%ld.%06ld [", long(tv.tv_sec), long(tv.tv_usec));
-  std::string line = core::Concat(stamp, client.db, " ", client.addr, "]");
+  // A script's commands show as Redis' script client's: "[0 lua]".
+  std::string line =
+      core::Concat(stamp, client.db, " ", client.in_script ? "lua" : client.addr, "]");
   for (size_t i = 0; i < args.size(); ++i) {
     line.push_back(' ');
     core::AppendRepr(&line, Redacted(args, i) ? std::string_view("(redacted)") : args[i]);
   }
   line.append("\r\n");
+  return line;
+}
 
+void FeedMonitorLines(std::string_view lines) {
+  if (lines.empty()) return;
   const unsigned threads = std::min(shard::shard_set->size(), kMaxThreads);
   if (tl_feed.outbox.size() < threads) tl_feed.outbox.resize(threads);
   bool full = false;
   for (unsigned t = 0; t < threads; ++t) {
     if (g_thread_monitors[t].load(std::memory_order_relaxed) == 0) continue;
-    tl_feed.outbox[t].append(line);
+    tl_feed.outbox[t].append(lines);
     full |= tl_feed.outbox[t].size() >= kFlushBytes;
     internal::tl_feed_pending = true;
   }

@@ -29,8 +29,13 @@ inline bool MonitorsActive() {
 }
 
 // Queues the MONITOR line of a command `client` ran (AUTH/HELLO passwords redacted; admin
-// commands are not shown, as in Redis). Call on the client's thread, while args are valid.
+// commands are not shown, as in Redis; a script's client shows as "lua"). Call on the client's
+// thread, while args are valid.
 void FeedMonitors(const ConnectionState& client, ArgSlice args);
+// The same in two steps, for lines fed later (a script's, once its run is sure to stand): the
+// line of one command ("" when it is not shown), and lines to queue.
+std::string MonitorLine(const ConnectionState& client, ArgSlice args);
+void FeedMonitorLines(std::string_view lines);
 
 // Sends the lines queued on this thread to the monitors' threads (the connection calls it at the
 // end of each batch).

@@ -76,6 +76,9 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     conn.last_subcommand = {};
     // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.
     const size_t reply_at = ctx.rb.output()->size();
+    // EVAL & co. (skip_monitor) show before the commands their script runs, the others after.
+    const bool monitor_first = MonitorsActive() && (q.spec->flags & kSkipMonitor);
+    if (monitor_first) [[unlikely]] FeedMonitors(conn, args);
     const uint64_t start = CommandClockNow();
     if (RunsOnShard(*q.spec, args)) {
       const uint64_t hash = core::HashBytes(args[1]);
@@ -110,7 +113,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
     }
     RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
                IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
-    if (MonitorsActive()) [[unlikely]] FeedMonitors(conn, args);
+    if (MonitorsActive() && !monitor_first) [[unlikely]] FeedMonitors(conn, args);
   }
   shard::Transaction::SetCurrentExec(nullptr);
 }

@@ -17,6 +17,7 @@
 #include "io/proactor.h"
 #include "server/command_keys.h"
 #include "server/command_stats.h"
+#include "server/monitor.h"
 #include "server/persistence_status.h"
 #include "server/snapshot.h"
 #include "server/subcommand.h"
@@ -157,6 +158,10 @@ ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
       is_function_(is_function) {}
 
 ScriptRun::~ScriptRun() {
+  if (!monitor_lines_.empty()) [[unlikely]] {
+    FeedMonitorLines(monitor_lines_);
+    FlushMonitorFeed();
+  }
   if (!busy_) return;
   std::erase(tl_busy_runs, this);
   BusyCounter(is_function_).fetch_sub(1);
@@ -316,9 +321,13 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   } else {
     RunInConnection(*spec, args, options.resp3, options.propagate, reply);
   }
-  // Each command a script runs counts in its own statistics, as in Redis.
+  // Each command a script runs counts in its own statistics and shows in SLOWLOG and MONITOR as
+  // the script client's, as in Redis.
+  ConnectionState& client = ScriptClient();
+  client.db = db_;  // MONITOR shows the database after the command (a SELECT's new one)
   RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, IsErrorReply(*reply, 0),
-             args, caller_);
+             args, client);
+  if (MonitorsActive()) [[unlikely]] monitor_lines_ += MonitorLine(client, args);
   return CallResult::kReplied;
 }
 
@@ -421,6 +430,7 @@ bool ScriptRun::SaveForUndo(shard::TxShard& t, std::string_view key, uint64_t ha
 }
 
 void ScriptRun::Undo() {
+  monitor_lines_.clear();  // an aborted run's commands did not happen
   // Newest first, though each key has one entry: the value before the run's first write.
   for (auto e = undo_.rbegin(); e != undo_.rend(); ++e) {
     tx_.RunOn(e->sid, [&](shard::TxShard& t) {

@@ -169,6 +169,9 @@ class ScriptRun : public core::ScriptHost {
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;
+  // The MONITOR lines of the commands the run made ("[0 lua] ..."), fed when it ends, unless it
+  // is undone (an aborted run is rerun: its commands show once, from the run that stands).
+  std::string monitor_lines_;
 };
 
 // This thread's Lua interpreter (one per thread, made on first use): EVAL's scripts and the

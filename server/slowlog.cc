@@ -174,8 +174,13 @@ void SlowlogAdd(uint64_t duration_us, ArgSlice args, const ConnectionState& conn
                         core::EqualsIgnoreCase(args[0], "hello"))) {
     for (size_t i = 1; i < e.args.size(); ++i) e.args[i] = "(redacted)";
   }
-  e.addr = conn.addr;
-  e.name = conn.name;
+  // A script's commands are logged as Redis' script client, which has no address and no name.
+  if (!conn.in_script) {
+    e.addr = conn.addr;
+    e.name = conn.name;
+  } else {
+    e.addr = "?:0";
+  }
   tl_log.push_front(std::move(e));
   Trim(tl_log);
 }

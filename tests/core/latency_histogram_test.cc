@@ -58,5 +58,19 @@ TEST(LatencyHistogramTest, MergeAddsCounts) {
   EXPECT_EQ(a.count(), 0u);
 }
 
+TEST(LatencyHistogramTest, CountBelowPowersOfTwo) {
+  LatencyHistogram h;
+  for (uint64_t v : {0, 15, 16, 1023, 1024, 1025, 2047, 2048, 1 << 20}) h.Add(v);
+  h.Add(uint64_t(1) << 50);  // clamped to the largest value
+  EXPECT_EQ(h.CountBelow(16), 2u);
+  EXPECT_EQ(h.CountBelow(1024), 4u);
+  EXPECT_EQ(h.CountBelow(2048), 7u);
+  EXPECT_EQ(h.CountBelow(4096), 8u);
+  EXPECT_EQ(h.CountBelow(uint64_t(1) << 20), 8u);
+  EXPECT_EQ(h.CountBelow(uint64_t(1) << 21), 9u);
+  EXPECT_EQ(h.CountBelow(uint64_t(1) << 39), 9u);
+  EXPECT_EQ(h.CountBelow(uint64_t(1) << 40), 10u);  // the clamped one is at 2^40 - 1
+}
+
 }  // namespace
 }  // namespace shardis::core
