@@ -579,7 +579,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     shard::CurrentCommandClient() = {state_.id, nullptr, state_.no_touch};
     const uint64_t start = clock_tick_;
     RunShardCommand(*spec, args, ctx);
-    RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(*target, reply_at), args,
+    RecordCall(*spec, spec->stats_id, Tick() - start, *target, reply_at, args,
                state_);
     shard.ServeBlocked();
     return;
@@ -607,7 +607,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     spec->on_conn(args, ctx);
   }
   shard::CurrentCommandClient() = {};
-  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start, IsErrorReply(out_, reply_at),
+  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start, out_, reply_at,
              args, state_);
 }
 
@@ -648,7 +648,7 @@ void Connection::FlushQueued() {
   const uint64_t done = Tick();
   for (const QueuedItem& item : queued_) {
     RecordCall(*item.spec, item.spec->stats_id, done - item.start_tick,
-               IsErrorReply(slots_[item.slot], 0),
+               slots_[item.slot], 0,
                ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
   }
   queued_.clear();

@@ -317,7 +317,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
     RunInConnection(*spec, args, options.resp3, options.propagate, reply);
   }
   // Each command a script runs counts in its own statistics, as in Redis.
-  RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, IsErrorReply(*reply, 0),
+  RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, *reply, 0,
              args, caller_);
   return CallResult::kReplied;
 }

@@ -118,3 +118,21 @@ def test_allow_oom_scripts_write_over_maxmemory(server, redis_server):
     ours, theirs = replies
     assert ours[3] == b":1\r\n"
     assert ours == theirs
+
+
+def test_write_refused_over_maxmemory_is_a_rejected_call(raw):
+    """unit/info "errorstats: rejected call by OOM error": a write refused over maxmemory was
+    never called, so commandstats counts it in rejected_calls, not in calls or failed_calls."""
+    raw.call("CONFIG", "RESETSTAT")
+    raw.call("CONFIG", "SET", "maxmemory", "1")
+    try:
+        for key in ("a", "b", "c", "d"):  # keys of several shards
+            assert raw.call_raw("SET", key, "v").startswith(b"-OOM command not allowed")
+    finally:
+        raw.call("CONFIG", "SET", "maxmemory", "0")
+    info = raw.call("INFO", "commandstats").decode()
+    line = next(l for l in info.splitlines() if l.startswith("cmdstat_set:"))
+    assert line.startswith("cmdstat_set:calls=0,")
+    assert line.endswith(",rejected_calls=4,failed_calls=0")
+    errors = raw.call("INFO", "errorstats").decode()
+    assert "errorstat_OOM:count=4" in errors
