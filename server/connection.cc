@@ -208,6 +208,11 @@ bool Connection::OutputLimitReached() {
   return true;
 }
 
+void Connection::CheckSoftOutputLimit() {
+  // Also starts the soft limit's timer for output that grew past it between two checks.
+  if (!state_.killed && !state_.monitor) OutputLimitReached();
+}
+
 void Connection::ArmOutputCheck() {
   const ClientClass cls = state_.pubsub.count() > 0 ? ClientClass::kPubSub : ClientClass::kNormal;
   const OutputBufferLimit limit = GetOutputBufferLimit(cls);
