@@ -136,3 +136,27 @@ def test_write_refused_over_maxmemory_is_a_rejected_call(raw):
     assert line.endswith(",rejected_calls=4,failed_calls=0")
     errors = raw.call("INFO", "errorstats").decode()
     assert "errorstat_OOM:count=4" in errors
+
+
+def test_lowering_maxmemory_evicts_at_once(r):
+    """unit/pubsub "Keyspace notifications: evicted events": CONFIG SET maxmemory below the
+    memory in use evicts right away (and notifies), without waiting for the next write."""
+    r.config_set("notify-keyspace-events", "Ee")
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    sub = r.pubsub()
+    sub.psubscribe("*")
+    assert sub.get_message(timeout=5)["type"] == "psubscribe"
+    keys = [f"k{i}" for i in range(8)]  # keys of every shard
+    for key in keys:
+        r.set(key, "v")
+    try:
+        assert r.config_set("maxmemory", "1")
+        message = sub.get_message(timeout=5)
+        assert message is not None
+        assert message["channel"] == b"__keyevent@0__:evicted"
+        assert message["data"].decode() in keys
+    finally:
+        r.config_set("maxmemory", "0")
+        r.config_set("maxmemory-policy", "noeviction")
+        r.config_set("notify-keyspace-events", "")
+        sub.close()
