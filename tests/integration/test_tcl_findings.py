@@ -160,3 +160,12 @@ def test_lowering_maxmemory_evicts_at_once(r):
         r.config_set("maxmemory-policy", "noeviction")
         r.config_set("notify-keyspace-events", "")
         sub.close()
+
+
+@pytest.mark.parametrize("cmd", ["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "EXISTS"])
+def test_ttl_type_exists_leave_the_access_clock(r, cmd):
+    """unit/introspection-2 "TTL, TYPE and EXISTS do not alter the last access time of a key"."""
+    r.set("foo", "bar")
+    r.execute_command("DEBUG", "SLEEP", "1.5")
+    r.execute_command(cmd, "foo")
+    assert r.object("idletime", "foo") >= 1
