@@ -169,3 +169,22 @@ def test_ttl_type_exists_leave_the_access_clock(r, cmd):
     r.execute_command("DEBUG", "SLEEP", "1.5")
     r.execute_command(cmd, "foo")
     assert r.object("idletime", "foo") >= 1
+
+
+RO, RW, OW = [b"RO", b"access"], [b"RW", b"access", b"update"], [b"OW", b"update"]
+
+
+@pytest.mark.parametrize("line,flags", [
+    (["SET", "k1", "v1"], OW), (["SET", "k1", "v1", "GET"], RW),
+    (["SET", "k1", "v1", "EX", "10", "get"], RW),
+    (["BITFIELD", "k1", "GET", "u8", "0"], RO),
+    (["BITFIELD", "k1", "GET", "u8", "0", "OVERFLOW", "SAT"], RO),
+    (["BITFIELD", "k1", "SET", "u8", "0", "1"], RW), (["BITFIELD", "k1", "INCRBY", "u8", "0", "1"], RW),
+    (["BITFIELD", "k1", "GET", "u8"], RW), (["BITFIELD", "k1"], RO), (["GET", "k1"], RO),
+])
+def test_getkeysandflags_works_out_variable_flags(raw, line, flags):
+    """unit/introspection-2 "COMMAND GETKEYSANDFLAGS": SET's and BITFIELD's key flags depend on
+    their arguments, as Redis' key finders decide."""
+    got = raw.call("COMMAND", "GETKEYSANDFLAGS", *line)
+    assert got[0][0] == b"k1"
+    assert sorted(got[0][1]) == sorted(flags)
