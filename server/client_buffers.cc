@@ -180,6 +180,12 @@ void SampleClientBufferPeaks() {
   }
 }
 
+void CloseClientsPastSoftOutputLimit() {
+  for (ConnectionState* c : ServerThreadState::current().connections()) {
+    if (c->push != nullptr) c->push->CheckSoftOutputLimit();
+  }
+}
+
 ClientBufferPeaks RecentClientBufferPeaks() {
   ClientBufferPeaks max;
   for (const ClientBufferPeaks& s : tl_peaks.slots) {

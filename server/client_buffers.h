@@ -44,6 +44,11 @@ void SetProtoMaxBulkLen(int64_t bytes);
 // buffer of its clients goes into one of 8 one-second slots (Redis' CLIENTS_PEAK_MEM_USAGE_SLOTS);
 // the recent maximum is the largest over the slots, i.e. over the last 8 seconds or so.
 void SampleClientBufferPeaks();
+
+// On each shard thread, every 100 ms: closes its clients whose output stayed over the soft
+// output limit past its seconds while no more output came (a quiet pub/sub channel), as Redis'
+// clientsCron does.
+void CloseClientsPastSoftOutputLimit();
 struct ClientBufferPeaks {
   size_t input = 0;
   size_t output = 0;

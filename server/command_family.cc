@@ -283,6 +283,32 @@ void CommandList(ArgSlice args, ConnContext& ctx) {
   for (const std::string& n : names) ctx.rb.Bulk(n);
 }
 
+// The flags of a command line's key: the command's own, except for the two commands whose key
+// spec says variable_flags, where Redis works them out from the arguments: SET writes over its
+// key unless GET reads it first, BITFIELD only reads when every operation is a GET.
+std::string_view KeyFlagsOf(const CommandSpec& spec, ArgSlice cmd) {
+  if (spec.name == "set") {
+    for (size_t i = 3; i < cmd.size(); ++i) {
+      if (core::EqualsIgnoreCase(cmd[i], "get")) return "RW access update";
+    }
+    return "OW update";
+  }
+  if (spec.name == "bitfield") {
+    for (size_t i = 2; i < cmd.size(); ++i) {
+      const size_t left = cmd.size() - i - 1;
+      if (core::EqualsIgnoreCase(cmd[i], "get") && left >= 2) {
+        i += 2;
+      } else if (core::EqualsIgnoreCase(cmd[i], "overflow") && left >= 1) {
+        i += 1;
+      } else {
+        return "RW access update";  // a write, or a syntax error: not read-only, as Redis
+      }
+    }
+    return "RO access";
+  }
+  return spec.docs.key_flags;
+}
+
 // COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys of a command line, from the
 // command's key finder, the subcommand's key range, or the command's key range.
 template <bool kWithFlags>
@@ -310,7 +336,7 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   std::vector<std::string_view> keys;
   for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
-  std::vector<std::string_view> kf = Words(spec->docs.key_flags);
+  std::vector<std::string_view> kf = Words(KeyFlagsOf(*spec, cmd));
   ctx.rb.ArrayHeader(keys.size());
   for (std::string_view key : keys) {
     ctx.rb.ArrayHeader(2);

@@ -43,6 +43,13 @@ inline bool IsErrorReply(const std::string& out, size_t from) {
   return out.size() > from && (out[from] == '-' || out[from] == '!');
 }
 
+// Whether that error is the one a shard answers a write over maxmemory with, before running it
+// (RunShardCommand). Redis refuses such a command before calling it, so it counts as rejected.
+inline bool IsOomRejection(const std::string& out, size_t from) {
+  constexpr std::string_view kOomReply = "-OOM command not allowed";
+  return out.compare(from, kOomReply.size(), kOomReply) == 0;
+}
+
 // A command refused before it ran (wrong arity, EXECABORT, NOAUTH, ...).
 void RecordRejected(uint32_t stats_id);
 
@@ -78,15 +85,22 @@ inline bool MaybeSlowCall(uint64_t duration_ns) {
 }  // namespace detail
 
 // On the thread that dispatched the command: it ran for duration_ticks (a difference of two
-// CommandClockNow()) and replied an error when `failed`. Also offers the call to SLOWLOG and to
-// the latency monitor (args and client are read only when the call is slow enough for either).
+// CommandClockNow()) and wrote its reply at reply[reply_at..]; an error reply makes it a failed
+// call, a shard's maxmemory refusal a rejected one. Also offers the call to SLOWLOG and to the
+// latency monitor (args and client are read only when the call is slow enough for either).
 // Inline: it runs once per command.
 inline void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks,
-                       bool failed, ArgSlice args, const ConnectionState& conn) {
+                       const std::string& reply, size_t reply_at, ArgSlice args,
+                       const ConnectionState& conn) {
   detail::CallStatsArrays* s = detail::tl_call_stats;
   if (s == nullptr) [[unlikely]] s = detail::InitThreadCallStats();
-  const uint64_t duration_ns = core::CycleClock::ToNs(duration_ticks);
   CommandCounters& c = s->counters[stats_id];
+  const bool failed = IsErrorReply(reply, reply_at);
+  if (failed && IsOomRejection(reply, reply_at)) [[unlikely]] {
+    ++c.rejected;
+    return;
+  }
+  const uint64_t duration_ns = core::CycleClock::ToNs(duration_ticks);
   ++c.calls;
   c.duration_ns += duration_ns;
   c.failed += failed;

@@ -17,6 +17,7 @@
 #include "server/persistence_status.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
+#include "shard/eviction.h"
 #include "shard/shard_set.h"
 
 namespace shardis::server {
@@ -92,6 +93,10 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
     values.push_back(*std::move(v));
   }
   for (size_t k = 0; k < params.size(); ++k) params[k]->set(values[k]);
+  if (std::any_of(params.begin(), params.end(),
+                  [](const ConfigParam* p) { return p->name == "maxmemory"; })) {
+    shard::EvictOverMaxMemory();
+  }
   ctx.rb.Ok();
 }
 

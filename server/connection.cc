@@ -210,6 +210,11 @@ bool Connection::OutputLimitReached() {
   return true;
 }
 
+void Connection::CheckSoftOutputLimit() {
+  // Also starts the soft limit's timer for output that grew past it between two checks.
+  if (!state_.killed && !state_.monitor) OutputLimitReached();
+}
+
 void Connection::ArmOutputCheck() {
   const ClientClass cls = state_.pubsub.count() > 0 ? ClientClass::kPubSub : ClientClass::kNormal;
   const OutputBufferLimit limit = GetOutputBufferLimit(cls);
@@ -607,7 +612,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     shard::CurrentCommandClient() = {state_.id, nullptr, state_.no_touch};
     const uint64_t start = clock_tick_;
     RunShardCommand(*spec, args, ctx);
-    RecordCall(*spec, spec->stats_id, Tick() - start, IsErrorReply(*target, reply_at), args,
+    RecordCall(*spec, spec->stats_id, Tick() - start, *target, reply_at, args,
                state_);
     shard.ServeBlocked();
     return;
@@ -636,8 +641,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   shard::CurrentCommandClient() = {};
   const uint64_t blocked = std::exchange(blocked_ticks_, 0);
-  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start - blocked,
-             IsErrorReply(out_, reply_at - out_sent_), args, state_);
+  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start - blocked, out_, reply_at - out_sent_,
+             args, state_);
 }
 
 void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
@@ -678,7 +683,7 @@ void Connection::FlushQueued() {
   const uint64_t done = Tick();
   for (const QueuedItem& item : queued_) {
     RecordCall(*item.spec, item.spec->stats_id, done - item.start_tick,
-               IsErrorReply(slots_[item.slot], 0),
+               slots_[item.slot], 0,
                ArgSlice(args_.data() + item.args_begin, item.args_count), state_);
   }
   queued_.clear();

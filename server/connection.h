@@ -45,6 +45,7 @@ class Connection final : public PushSink,
   void Push(std::string_view bytes) override;
   ClientBuffers Buffers() const override;
   ClientBufferPeaks TakeBufferPeaks() override;
+  void CheckSoftOutputLimit() override;
   void Kill() override;
   void BeforeBlocking() override;
   void AfterBlocking() override;

@@ -45,6 +45,9 @@ class PushSink {
   // The largest input and output the connection held since the last call (INFO's
   // client_recent_max_*); starts the next period from what it holds now.
   virtual ClientBufferPeaks TakeBufferPeaks() = 0;
+  // Checks the output against client-output-buffer-limit without new output (Redis checks from
+  // clientsCron too): closes it past the soft limit's seconds on a quiet channel.
+  virtual void CheckSoftOutputLimit() = 0;
   // CLIENT KILL: closes the connection soon, from its own thread (any fiber or the loop): its
   // reads and sends fail, a command waiting (blocked, paused) gives up, and the fiber ends.
   virtual void Kill() = 0;

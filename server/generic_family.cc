@@ -157,10 +157,11 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
 }
 
 // TTL, PTTL (remaining time) and EXPIRETIME, PEXPIRETIME (absolute deadline):
-// -2 for a missing key, -1 for a key without expiry.
+// -2 for a missing key, -1 for a key without expiry. As in Redis, asking leaves the key's access
+// clock (OBJECT IDLETIME, LRU/LFU eviction) as it was.
 template <bool kMillis, bool kAbsolute>
 void CmdTtl(ArgSlice args, ShardContext& ctx) {
-  Db::Iterator it = LookupRead(ctx.shard, ctx.db, args[1], ctx.hash, ctx.now_ms);
+  Db::Iterator it = LookupRead(ctx.shard, ctx.db, args[1], ctx.hash, ctx.now_ms, kNoTouch);
   if (!Db::Found(it)) return ctx.rb.Integer(-2);
   const int64_t at_ms = ctx.db.ExpireAt(it, args[1], ctx.hash);
   if (at_ms == 0) return ctx.rb.Integer(-1);

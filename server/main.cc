@@ -225,6 +225,7 @@ int Main(int argc, char** argv) {
     SampleInstantaneousMetrics();
     CloseIdleClients();
     SampleClientBufferPeaks();
+    CloseClientsPastSoftOutputLimit();
   });
   shards.Start();
   // The dataset on disk, if any, loads before commands are served; clients that connect meanwhile

@@ -112,7 +112,7 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
       }
     }
     RecordCall(*q.spec, StatsIdOf(*q.spec, ArgSlice(args)), CommandClockNow() - start,
-               IsErrorReply(*ctx.rb.output(), reply_at), args, conn);
+               *ctx.rb.output(), reply_at, args, conn);
     if (MonitorsActive() && !monitor_first) [[unlikely]] FeedMonitors(conn, args);
   }
   shard::Transaction::SetCurrentExec(nullptr);

@@ -325,8 +325,7 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   // the script client's, as in Redis.
   ConnectionState& client = ScriptClient();
   client.db = db_;  // MONITOR shows the database after the command (a SELECT's new one)
-  RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, IsErrorReply(*reply, 0),
-             args, client);
+  RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, *reply, 0, args, client);
   if (MonitorsActive()) [[unlikely]] monitor_lines_ += MonitorLine(client, args);
   return CallResult::kReplied;
 }

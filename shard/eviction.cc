@@ -200,6 +200,11 @@ bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
   return used + MemoryLimit::PublishedTotal(s.id()) <= max;
 }
 
+void EvictOverMaxMemory() {
+  if (MemoryLimit::maxmemory() == 0) return;
+  shard_set->AwaitAll([](Shard& s) { MakeRoomForWrite(s, NowMs()); });
+}
+
 bool AdmitUnderMaxMemory() {
   const uint64_t max = MemoryLimit::maxmemory();
   if (max == 0) return true;

@@ -19,6 +19,11 @@ bool MakeRoomForWrite(Shard& s, int64_t now_ms);
 // after asking the shards over their share to evict when the policy allows (a hop, only then).
 bool AdmitUnderMaxMemory();
 
+// After CONFIG SET maxmemory, from a connection fiber: every shard over its share evicts by the
+// policy at once (as many keys as before one write), as Redis starts evicting when the limit is
+// lowered rather than at the next write.
+void EvictOverMaxMemory();
+
 // Evicts one key of s by `policy` (not kNoEviction): false when there is nothing to evict.
 // Exposed for the unit tests.
 bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms);

@@ -262,6 +262,32 @@ def test_soft_limit_closes_only_when_exceeded_for_its_seconds(server_factory):
     pub.close()
 
 
+def test_soft_limit_closes_a_quiet_subscriber_past_its_seconds(server_factory):
+    """TCL unit/obuf-limits "soft limit ... is enforced when no traffic": once over the soft
+    limit, the subscriber is closed when its seconds pass even if nothing more is published."""
+    srv = server_factory(threads=2)
+    pub = srv.client()
+    assert pub.config_set("client-output-buffer-limit", "pubsub 0 100000 1")
+    quiet = subscriber(srv, b"quiet")
+    payload = "x" * 10000
+
+    def omem():
+        subscribers = pub.client_list(_type="pubsub")
+        return int(subscribers[0]["omem"]) if subscribers else None
+
+    # Published until the server holds more than the soft limit (the socket buffers fill first).
+    for _ in range(2000):
+        pub.publish("quiet", payload)
+        if omem() > 100000:
+            break
+    assert omem() > 100000  # its 1 s has not passed yet
+    start = time.monotonic()
+    assert wait_for(lambda: len(pub.client_list(_type="pubsub")) == 0, 5)
+    assert time.monotonic() - start < 3
+    quiet.close()
+    pub.close()
+
+
 # --- Visibility ----------------------------------------------------------------------------------
 
 

@@ -118,3 +118,73 @@ def test_allow_oom_scripts_write_over_maxmemory(server, redis_server):
     ours, theirs = replies
     assert ours[3] == b":1\r\n"
     assert ours == theirs
+
+
+def test_write_refused_over_maxmemory_is_a_rejected_call(raw):
+    """unit/info "errorstats: rejected call by OOM error": a write refused over maxmemory was
+    never called, so commandstats counts it in rejected_calls, not in calls or failed_calls."""
+    raw.call("CONFIG", "RESETSTAT")
+    raw.call("CONFIG", "SET", "maxmemory", "1")
+    try:
+        for key in ("a", "b", "c", "d"):  # keys of several shards
+            assert raw.call_raw("SET", key, "v").startswith(b"-OOM command not allowed")
+    finally:
+        raw.call("CONFIG", "SET", "maxmemory", "0")
+    info = raw.call("INFO", "commandstats").decode()
+    line = next(l for l in info.splitlines() if l.startswith("cmdstat_set:"))
+    assert line.startswith("cmdstat_set:calls=0,")
+    assert line.endswith(",rejected_calls=4,failed_calls=0")
+    errors = raw.call("INFO", "errorstats").decode()
+    assert "errorstat_OOM:count=4" in errors
+
+
+def test_lowering_maxmemory_evicts_at_once(r):
+    """unit/pubsub "Keyspace notifications: evicted events": CONFIG SET maxmemory below the
+    memory in use evicts right away (and notifies), without waiting for the next write."""
+    r.config_set("notify-keyspace-events", "Ee")
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    sub = r.pubsub()
+    sub.psubscribe("*")
+    assert sub.get_message(timeout=5)["type"] == "psubscribe"
+    keys = [f"k{i}" for i in range(8)]  # keys of every shard
+    for key in keys:
+        r.set(key, "v")
+    try:
+        assert r.config_set("maxmemory", "1")
+        message = sub.get_message(timeout=5)
+        assert message is not None
+        assert message["channel"] == b"__keyevent@0__:evicted"
+        assert message["data"].decode() in keys
+    finally:
+        r.config_set("maxmemory", "0")
+        r.config_set("maxmemory-policy", "noeviction")
+        r.config_set("notify-keyspace-events", "")
+        sub.close()
+
+
+@pytest.mark.parametrize("cmd", ["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "TYPE", "EXISTS"])
+def test_ttl_type_exists_leave_the_access_clock(r, cmd):
+    """unit/introspection-2 "TTL, TYPE and EXISTS do not alter the last access time of a key"."""
+    r.set("foo", "bar")
+    r.execute_command("DEBUG", "SLEEP", "1.5")
+    r.execute_command(cmd, "foo")
+    assert r.object("idletime", "foo") >= 1
+
+
+RO, RW, OW = [b"RO", b"access"], [b"RW", b"access", b"update"], [b"OW", b"update"]
+
+
+@pytest.mark.parametrize("line,flags", [
+    (["SET", "k1", "v1"], OW), (["SET", "k1", "v1", "GET"], RW),
+    (["SET", "k1", "v1", "EX", "10", "get"], RW),
+    (["BITFIELD", "k1", "GET", "u8", "0"], RO),
+    (["BITFIELD", "k1", "GET", "u8", "0", "OVERFLOW", "SAT"], RO),
+    (["BITFIELD", "k1", "SET", "u8", "0", "1"], RW), (["BITFIELD", "k1", "INCRBY", "u8", "0", "1"], RW),
+    (["BITFIELD", "k1", "GET", "u8"], RW), (["BITFIELD", "k1"], RO), (["GET", "k1"], RO),
+])
+def test_getkeysandflags_works_out_variable_flags(raw, line, flags):
+    """unit/introspection-2 "COMMAND GETKEYSANDFLAGS": SET's and BITFIELD's key flags depend on
+    their arguments, as Redis' key finders decide."""
+    got = raw.call("COMMAND", "GETKEYSANDFLAGS", *line)
+    assert got[0][0] == b"k1"
+    assert sorted(got[0][1]) == sorted(flags)
