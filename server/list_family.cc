@@ -243,11 +243,11 @@ void CmdLMove(ArgSlice args, ConnContext& ctx) {
   if (!ParseListEnd(args[3], &from) || !ParseListEnd(args[4], &to)) {
     return ctx.rb.Error(kSyntaxErr);
   }
-  if (!ListMove(ctx, args[1], args[2], from, to, /*count_change=*/true)) ctx.rb.Null();
+  if (!ListMove(ctx, args[1], args[2], from, to)) ctx.rb.Null();
 }
 
 void CmdRPopLPush(ArgSlice args, ConnContext& ctx) {
-  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead, /*count_change=*/true)) {
+  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead)) {
     ctx.rb.Null();
   }
 }
@@ -335,7 +335,7 @@ bool ParseListEnd(std::string_view arg, ListEnd* end) {
 }
 
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, ListEnd from,
-              ListEnd to, bool count_change) {
+              ListEnd to) {
   const std::array<std::string_view, 2> keys = {src, dst};
   shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
   KeyState src_state = KeyState::kMissing, dst_state = KeyState::kMissing;
@@ -357,7 +357,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
           Db::Iterator it = t.db.Find(src, tx.hash(0), t.now_ms);
           List* list = ListOf(it);
           list->Pop(from, &value);
-          if (count_change) t.shard.AddDirty();
+          t.shard.AddDirty();
           if (src == dst) {
             list->Push(to, value);  // a rotation: the list never empties
             t.db.NoteModified(src);
@@ -401,7 +401,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
                 std::string popped;
                 ListOf(it)->Pop(from, &popped);
                 DCHECK_EQ(popped, value);
-                if (count_change) t.shard.AddDirty();
+                t.shard.AddDirty();
                 const bool emptied = ListOf(it)->empty();
                 if (emptied) t.db.Erase(it, src, tx.hash(0));
                 t.db.NoteModified(src);

@@ -44,11 +44,10 @@ bool ParseListEnd(std::string_view arg, core::ListEnd* end);
 // else a check phase on both shards, then pop and push in parallel). Replies as LMOVE does
 // (the moved element, or WRONGTYPE; a WRONGTYPE destination is detected before anything is
 // popped) and returns true, except when the source is missing: then it replies nothing and
-// returns false (LMOVE replies null, BLMOVE blocks). A move counts one change (Redis' dirty)
-// when count_change: not for a BLMOVE woken by a push, as Redis 7.0 counts none when it serves a
-// blocked BLMOVE.
+// returns false (LMOVE replies null, BLMOVE blocks). A move counts one change (Redis' dirty),
+// also for a BLMOVE woken by a push (Redis 7.2 runs the command again; 7.0 counted none).
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, core::ListEnd from,
-              core::ListEnd to, bool count_change);
+              core::ListEnd to);
 
 
 }  // namespace shardis::server

@@ -260,6 +260,98 @@ def test_client_no_touch(server):
         other.close()
 
 
+@shardis_only  # Redis 7.2: blocking commands in scripts act as in MULTI (7.0 refused them)
+def test_blocking_commands_in_scripts_and_multi_do_not_block(raw):
+    def script(body, *keys):
+        return raw.call_raw("EVAL", body, str(len(keys)), *keys)
+
+    for cmd in ("'blpop', KEYS[1], 0", "'brpop', KEYS[1], 0", "'bzpopmin', KEYS[1], 0",
+                "'bzpopmax', KEYS[1], 0", "'blmove', KEYS[1], 'x', 'left', 'left', 0",
+                "'brpoplpush', KEYS[1], 'x', 0", "'blmpop', 0, 1, KEYS[1], 'left'",
+                "'bzmpop', 0, 1, KEYS[1], 'min'"):
+        assert script(f"return redis.call({cmd})", "empty") == b"$-1\r\n", cmd
+    raw.call("RPUSH", "{s}l", "a", "b")
+    assert script("return redis.call('blpop', KEYS[1], 0)", "{s}l") == (
+        b"*2\r\n$4\r\n{s}l\r\n$1\r\na\r\n")
+    assert script("return redis.call('blmove', KEYS[1], KEYS[2], 'right', 'left', 0)",
+                  "{s}l", "{s}m") == b"$1\r\nb\r\n"
+    raw.call("ZADD", "z", "1", "m")
+    assert script("return redis.call('bzpopmax', KEYS[1], 0)", "z") == (
+        b"*3\r\n$1\r\nz\r\n$1\r\nm\r\n$1\r\n1\r\n")
+    # WAIT answers the replicas that acknowledged (none) at once.
+    assert script("return redis.call('wait', 1, 0)") == b":0\r\n"
+    # XREAD/XREADGROUP BLOCK stay refused in scripts, as in 7.2.
+    assert script("return redis.call('xread', 'block', 0, 'streams', 's', '$')") .startswith(
+        b"-ERR xread command is not allowed with BLOCK option from scripts")
+    # COMMAND INFO no longer flags them noscript.
+    for name in ("blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "wait"):
+        assert b"noscript" not in raw.call("COMMAND", "INFO", name)[0][2], name
+    # Inside MULTI, as in 7.0 and 7.2: the reply of a timeout.
+    raw.call("MULTI")
+    for cmd in (["BLPOP", "empty", "0"], ["BLMOVE", "empty", "x", "LEFT", "LEFT", "0"],
+                ["BZPOPMIN", "empty", "0"], ["WAIT", "1", "0"]):
+        raw.call(*cmd)
+    assert raw.call_raw("EXEC") == b"*4\r\n*-1\r\n$-1\r\n*-1\r\n:0\r\n"
+
+
+def consumers(conn, key, group):
+    return {c[1]: dict(zip(c[0::2], c[1::2])) for c in conn.call("XINFO", "CONSUMERS", key, group)}
+
+
+@shardis_only  # Redis 7.2's consumers: created when named, seen-time and active-time
+def test_consumers_are_created_when_named_with_seen_and_active_times(server):
+    raw, info = server.raw(), server.raw()
+    try:
+        raw.call("FLUSHALL")
+
+        def changes():
+            text = info.call("INFO", "persistence").decode()
+            return int(text.split("rdb_changes_since_last_save:")[1].split()[0])
+
+        raw.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+        before = changes()
+        # Nothing to read, claim or autoclaim: each still creates its consumer (one change).
+        assert raw.call("XREADGROUP", "GROUP", "g", "reader", "STREAMS", "s", ">") is None
+        assert raw.call("XCLAIM", "s", "g", "claimer", "0", "1-1") == []
+        assert raw.call("XAUTOCLAIM", "s", "g", "auto", "0", "0") == [b"0-0", [], []]
+        assert changes() - before == 3
+        got = consumers(raw, "s", "g")
+        assert sorted(got) == [b"auto", b"claimer", b"reader"]
+        for c in got.values():
+            assert c[b"pending"] == 0 and c[b"inactive"] == -1 and 0 <= c[b"idle"] < 5000
+        # Named again: no new change; errors create nothing.
+        raw.call("XREADGROUP", "GROUP", "g", "reader", "STREAMS", "s", ">")
+        assert changes() - before == 3
+        assert raw.call_raw("XCLAIM", "s", "g", "bad", "x", "1-1").startswith(b"-ERR")
+        assert raw.call_raw("XREADGROUP", "GROUP", "nog", "bad", "STREAMS", "s", ">").startswith(
+            b"-NOGROUP")
+        assert b"bad" not in consumers(raw, "s", "g")
+        # Reading entries makes the consumer active; a NOACK read does not.
+        raw.call("XADD", "s", "1-1", "f", "v")
+        raw.call("XADD", "s", "2-1", "f", "v")
+        raw.call("XREADGROUP", "GROUP", "g", "reader", "COUNT", "1", "STREAMS", "s", ">")
+        raw.call("XREADGROUP", "GROUP", "g", "quiet", "NOACK", "STREAMS", "s", ">")
+        time.sleep(0.02)
+        got = consumers(raw, "s", "g")
+        assert 0 <= got[b"reader"][b"inactive"] < 5000 and got[b"reader"][b"pending"] == 1
+        assert got[b"quiet"][b"inactive"] == -1
+        # Claiming makes the claimer active.
+        assert raw.call("XCLAIM", "s", "g", "claimer", "0", "1-1", "JUSTID") == [b"1-1"]
+        assert 0 <= consumers(raw, "s", "g")[b"claimer"][b"inactive"] < 5000
+        full = raw.call("XINFO", "STREAM", "s", "FULL")
+        group = dict(zip(full[1::2][list(full[0::2]).index(b"groups")][0][0::2],
+                         full[1::2][list(full[0::2]).index(b"groups")][0][1::2]))
+        by_name = {dict(zip(c[0::2], c[1::2]))[b"name"]: dict(zip(c[0::2], c[1::2]))
+                   for c in group[b"consumers"]}
+        assert list(by_name[b"claimer"]) == [b"name", b"seen-time", b"active-time", b"pel-count",
+                                             b"pending"]
+        assert by_name[b"auto"][b"active-time"] == -1
+        assert by_name[b"claimer"][b"active-time"] >= by_name[b"claimer"][b"seen-time"] - 5000
+    finally:
+        raw.close()
+        info.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # Bugs and small gaps.
 # ---------------------------------------------------------------------------------------------
@@ -438,6 +530,8 @@ def test_dirty_counter_counts_only_changes(server, redis_server):
         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"],
+        # A consumer that reads nothing: created by 7.2, not by 7.0 (see above), so made first.
+        ["XGROUP", "CREATECONSUMER", "s", "g", "c2"],
         ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
     ]
     try:
