@@ -360,13 +360,15 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
                         .summary = "Moves an element from one end of a list to an end of another, "
                                    "waiting for one if the source is empty.",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
   r->Register({.name = "brpoplpush", .arity = 4, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write list slow blocking", .on_conn = CmdBRPopLPush,
                .docs = {.group = "list", .since = "2.2.0", .complexity = "O(1)",
                         .summary = "Moves the last element of a list to the head of another, "
                                    "waiting for one if the source is empty (old form of BLMOVE).",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
   r->Register({.name = "bzpopmin", .arity = -3, .flags = kW | kFast,
                .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
                .on_conn = CmdBZPop<false>,

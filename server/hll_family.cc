@@ -344,7 +344,8 @@ void RegisterHllFamily(CommandRegistry* r) {
                .docs = {.group = "hyperloglog", .since = "2.8.9",
                         .complexity = "O(N) to merge N HyperLogLogs, but with high constant times.",
                         .summary = "Merges HyperLogLogs into a destination key.",
-                        .key_flags = "RW access insert"}});
+                        .key_flags = "RW access insert",
+                        .other_key_flags = "RO access"}});
   r->Register({.name = "pfdebug", .arity = 3, .flags = kW | kD | kAdmin,
                .keys = {.first = 2, .last = 2, .step = 1},
                .acl_categories = "write hyperloglog admin slow dangerous", .on_conn = CmdPfDebug,

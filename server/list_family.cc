@@ -533,12 +533,14 @@ void RegisterListFamily(CommandRegistry* r) {
                .acl_categories = "write list slow", .on_conn = CmdLMove,
                .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
                         .summary = "Moves an element from one end of a list to an end of another.",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
   r->Register({.name = "rpoplpush", .arity = 3, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write list slow", .on_conn = CmdRPopLPush,
                .docs = {.group = "list", .since = "1.2.0", .complexity = "O(1)",
                         .summary = "Moves the last element of a list to the head of another (old "
-                                   "form of LMOVE).", .key_flags = "RW access delete"}});
+                                   "form of LMOVE).", .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
   // Redis reports 0 0 0 and "movablekeys": the keys follow numkeys.
   r->Register({.name = "lmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
                .acl_categories = "write list slow", .on_conn = CmdLMPop, .key_finder = NumKeysFirst,

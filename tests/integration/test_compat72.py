@@ -352,6 +352,29 @@ def test_consumers_are_created_when_named_with_seen_and_active_times(server):
         info.close()
 
 
+def test_command_getkeysandflags_per_key_and_per_call(server, redis_server):
+    """Each key's flags come from its own key spec (LMOVE's destination, STORE keys, the sources
+    of ZUNIONSTORE, ...), and SET and BITFIELD decide per call (7.0 and 7.2 agree)."""
+    same_replies(server, redis_server, [
+        ["COMMAND", "GETKEYSANDFLAGS", *cmd] for cmd in (
+            ["SET", "k", "v"], ["SET", "k", "v", "GET"], ["SET", "k", "v", "EX", "10", "get"],
+            ["BITFIELD", "k", "GET", "u8", "0"], ["BITFIELD", "k", "GET", "u8", "0", "OVERFLOW",
+                                                  "WRAP"],
+            ["BITFIELD", "k", "GET", "u8", "0", "SET", "u8", "0", "1"], ["BITFIELD", "k", "GET"],
+            ["BITFIELD", "k"], ["BITFIELD_RO", "k", "GET", "u8", "0"],
+            ["LMOVE", "a", "b", "LEFT", "LEFT"], ["BLMOVE", "a", "b", "LEFT", "LEFT", "0"],
+            ["RPOPLPUSH", "a", "b"], ["SMOVE", "a", "b", "m"], ["COPY", "a", "b"],
+            ["RENAME", "a", "b"], ["RENAMENX", "a", "b"], ["PFMERGE", "a", "b", "c"],
+            ["SORT", "a", "BY", "w", "GET", "x", "STORE", "b"], ["SORT", "a"],
+            ["ZUNIONSTORE", "d", "2", "a", "b"], ["ZRANGESTORE", "d", "s", "0", "1"],
+            ["SINTERSTORE", "d", "a", "b"], ["SDIFFSTORE", "d", "a"], ["BITOP", "AND", "d", "a"],
+            ["GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d"],
+            ["GEOSEARCHSTORE", "d", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "km"],
+            ["MSET", "a", "1", "b", "2"], ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b",
+                                           ">", ">"])
+    ])
+
+
 # ---------------------------------------------------------------------------------------------
 # Bugs and small gaps.
 # ---------------------------------------------------------------------------------------------
