@@ -465,8 +465,6 @@ thread_local std::unique_ptr<core::LuaInterpreter> tl_lua;
 }  // namespace
 
 core::LuaInterpreter& ThreadLua() {
-  // Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
-  constexpr int64_t kRedisVersionNum = 0x0007000f;
   if (!tl_lua) tl_lua = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
   return *tl_lua;
 }

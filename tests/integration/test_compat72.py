@@ -375,6 +375,15 @@ def test_command_getkeysandflags_per_key_and_per_call(server, redis_server):
     ])
 
 
+@shardis_only  # the version shardis reports: Redis 7.2.4's (the reference is 7.0.15)
+def test_reports_redis_724_everywhere(raw):
+    assert "redis_version:7.2.4\r\n" in raw.call("INFO", "server").decode()
+    assert raw.call("HELLO", "2")[3] == b"7.2.4"
+    assert raw.call("EVAL", "return redis.REDIS_VERSION", "0") == b"7.2.4"
+    assert raw.call("EVAL", "return redis.REDIS_VERSION_NUM", "0") == 0x00070204
+    assert raw.call("LOLWUT", "VERSION", "7") == b"Redis ver. 7.2.4\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # Bugs and small gaps.
 # ---------------------------------------------------------------------------------------------
@@ -406,15 +415,25 @@ def test_debug_error(server, redis_server):
     ])
 
 
+def as_redis_724(raw):
+    """A bulk reply of redis-server 7.0.15 naming its version, as Redis 7.2.4 words it."""
+    if not raw.startswith(b"$") or b"7.0.15" not in raw:
+        return raw
+    body = raw.split(b"\r\n", 1)[1][:-2].replace(b"7.0.15", b"7.2.4")
+    return b"$%d\r\n%s\r\n" % (len(body), body)
+
+
 def test_lolwut(server, redis_server):
     sut, ref = both(server, redis_server)
     try:
-        # Without art (every version but 5 and 6): the same reply, byte for byte.
+        # Without art (every version but 5 and 6): the same reply, byte for byte, but for the
+        # version (shardis reports 7.2.4, the reference is 7.0.15).
         for cmd in (["LOLWUT"], ["LOLWUT", "VERSION", "7"], ["LOLWUT", "version", "1"],
                     ["LOLWUT", "VERSION", "x"], ["LOLWUT", "VERSION", "5", "x"],
                     ["LOLWUT", "VERSION", "6", "1", "x"]):
-            assert sut.call_raw(*cmd) == ref.call_raw(*cmd), cmd
-        version = ref.call("LOLWUT").decode().split()[-1]
+            assert sut.call_raw(*cmd) == as_redis_724(ref.call_raw(*cmd)), cmd
+        assert sut.call("LOLWUT") == b"Redis ver. 7.2.4\n"
+        version = "7.2.4"
         for cmd in (["LOLWUT", "VERSION", "5"], ["LOLWUT", "VERSION", "6"],
                     ["LOLWUT", "VERSION", "5", "1", "1", "1"],
                     ["LOLWUT", "VERSION", "5", "10000", "10000", "10000"],
