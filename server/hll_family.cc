@@ -7,6 +7,7 @@
 // WATCH). PFCOUNT of several keys and PFMERGE run over one transaction: every shard max-merges
 // the registers of its own keys into a raw array, the coordinator combines the arrays, and
 // PFMERGE then writes the result on the destination's shard.
+#include <absl/random/random.h>
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -321,6 +322,15 @@ void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Error(core::Concat("ERR Unknown PFDEBUG subcommand '", sub, "'"));
 }
 
+// PFSELFTEST: core::hll::SelfTest, +OK or its TESTFAILED error. Runs for about a second (10^7
+// elements, as Redis), on the client's thread: a test command, not for production traffic.
+void CmdPfSelfTest(ArgSlice, ConnContext& ctx) {
+  const std::string failed = core::hll::SelfTest(absl::Uniform<uint64_t>(absl::BitGen()),
+                                                 core::hll::SparseMaxBytes());
+  if (!failed.empty()) return ctx.rb.Error(failed);
+  ctx.rb.Ok();
+}
+
 }  // namespace
 
 void RegisterHllFamily(CommandRegistry* r) {
@@ -352,6 +362,10 @@ void RegisterHllFamily(CommandRegistry* r) {
                .docs = {.group = "hyperloglog", .since = "2.8.9", .complexity = "N/A",
                         .summary = "Shows or changes the internal representation of a HyperLogLog "
                                    "(for tests).", .key_flags = "RW access"}});
+  r->Register({.name = "pfselftest", .arity = 1, .flags = kAdmin, .keys = kNoKeys,
+               .acl_categories = "hyperloglog admin slow dangerous", .on_conn = CmdPfSelfTest,
+               .docs = {.group = "hyperloglog", .since = "2.8.9", .complexity = "N/A",
+                        .summary = "An internal command for testing HyperLogLog values."}});
 }
 
 }  // namespace shardis::server

@@ -404,6 +404,11 @@ def test_pubsub_numsub_is_a_flat_array_in_resp3(server):
         conn.close()
 
 
+def test_pfselftest(server, redis_server):
+    same_replies(server, redis_server, [["PFSELFTEST"], ["PFSELFTEST", "x"],
+                                        ["COMMAND", "INFO", "PFSELFTEST"]])
+
+
 def test_debug_error(server, redis_server):
     same_replies(server, redis_server, [
         ["DEBUG", "ERROR", "LOADING Redis is loading the dataset in memory"],
