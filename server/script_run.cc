@@ -280,14 +280,14 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   const CommandSpec* spec = Registry().Find(args[0]);
   uint32_t flags = 0;
   if (std::string refusal = Refusal(spec, args, &flags); !refusal.empty()) {
-    core::ReplyBuilder(reply).Error(refusal);
-    return CallResult::kReplied;
+    core::ReplyBuilder(reply).UncountedError(refusal);
+    return CallResult::kRefused;
   }
   const bool write = flags & kWrite;
   if (write && PersistenceGateClosed()) [[unlikely]] {
     if (const std::string denial = WritesDeniedByDiskError(); !denial.empty()) {
-      core::ReplyBuilder(reply).Error(core::Concat("MISCONF ", denial));
-      return CallResult::kReplied;
+      core::ReplyBuilder(reply).UncountedError(core::Concat("MISCONF ", denial));
+      return CallResult::kRefused;
     }
   }
   skip_memory_check_ = allow_oom_ || wrote_;

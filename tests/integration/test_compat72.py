@@ -404,6 +404,28 @@ def test_pubsub_numsub_is_a_flat_array_in_resp3(server):
         conn.close()
 
 
+def test_errors_of_script_commands_are_counted_once(server, redis_server):
+    """An error a command run by a script replies counts once in INFO errorstats, whether the
+    script fails with it, returns it (pcall) or not; a refused command's error counts when the
+    script's reply carries it. OOM (a write over maxmemory) included."""
+    commands = [["SET", "x", "1"], ["CONFIG", "RESETSTAT"]]
+    for script in ("return redis.call('lpush','x','v')", "return redis.pcall('lpush','x','v')",
+                   "return redis.call('nosuch')", "return redis.pcall('nosuch')",
+                   "redis.pcall('lpush','x','v') return 1", "return redis.error_reply('MY bad')",
+                   "local ok, e = pcall(redis.call, 'lpush', 'x', 'v') return e"):
+        commands += [["EVAL", script, "0"], ["INFO", "errorstats"]]
+    commands += [["CONFIG", "RESETSTAT"], ["CONFIG", "SET", "maxmemory", "1"],
+                 ["EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "k"],
+                 ["EVAL", "return redis.pcall('set', KEYS[1], 'v')", "1", "k"],
+                 ["INFO", "errorstats"], ["CONFIG", "SET", "maxmemory", "0"]]
+    try:
+        same_replies(server, redis_server, commands)
+    finally:
+        for conn in (server.raw(), redis_server.raw()):
+            conn.call("CONFIG", "SET", "maxmemory", "0")
+            conn.close()
+
+
 def test_pfselftest(server, redis_server):
     same_replies(server, redis_server, [["PFSELFTEST"], ["PFSELFTEST", "x"],
                                         ["COMMAND", "INFO", "PFSELFTEST"]])
