@@ -5,7 +5,10 @@ against 7.2's (or 7.4's) documented behaviour and marked shardis_only.
 Covered: glob patterns with many stars (KEYS, SCAN/HSCAN/SSCAN/ZSCAN MATCH, PSUBSCRIBE, CONFIG
 GET); ZRANK/ZREVRANK WITHSCORE; HSCAN NOVALUES (7.4); XREAD ... + (7.4); GETRANGE, BITCOUNT,
 BITPOS, XADD and XSETID argument checks; LPOS RANK bounds; CLIENT NO-TOUCH; PUBSUB NUMSUB under
-RESP3; DEBUG ERROR; LOLWUT; ZRANDMEMBER on small sets; XCLAIM/XAUTOCLAIM of deleted entries.
+RESP3; DEBUG ERROR; LOLWUT; ZRANDMEMBER on small sets; XCLAIM/XAUTOCLAIM of deleted entries;
+blocking commands in scripts and MULTI; consumers created when named, with seen/active times;
+COMMAND GETKEYSANDFLAGS per key; redis_version 7.2.4; errors of script commands counted once;
+used_memory_lua; PFSELFTEST.
 """
 
 import random
@@ -424,6 +427,23 @@ def test_errors_of_script_commands_are_counted_once(server, redis_server):
         for conn in (server.raw(), redis_server.raw()):
             conn.call("CONFIG", "SET", "maxmemory", "0")
             conn.close()
+
+
+def test_used_memory_lua_follows_the_scripts(raw):
+    """INFO used_memory_lua grows with many distinct EVAL scripts and falls after SCRIPT FLUSH, as
+    in Redis (each script is a function in the Lua VM until the flush)."""
+    def lua_memory():
+        info = raw.call("INFO", "memory").decode()
+        return int(info.split("used_memory_lua:")[1].split()[0])
+
+    raw.call("SCRIPT", "FLUSH")
+    before = lua_memory()
+    for i in range(500):
+        raw.call("EVAL", f"return {i} + #KEYS", "0")
+    grown = lua_memory()
+    assert grown > before + 20000, (before, grown)
+    raw.call("SCRIPT", "FLUSH")
+    assert lua_memory() < grown - 20000, (before, grown, lua_memory())
 
 
 def test_pfselftest(server, redis_server):
