@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import Error, RespMap, Verbatim
+from conftest import Error, RespConn, RespMap, Verbatim
 
 shardis_only = pytest.mark.shardis_only
 
@@ -444,6 +444,24 @@ def test_used_memory_lua_follows_the_scripts(raw):
     assert grown > before + 20000, (before, grown)
     raw.call("SCRIPT", "FLUSH")
     assert lua_memory() < grown - 20000, (before, grown, lua_memory())
+
+
+def test_client_qbuf_holds_the_running_requests(server, redis_server):
+    """CLIENT INFO/LIST's qbuf: Redis' query buffer keeps the requests of the last read until they
+    have run, so a client sees its own CLIENT INFO (and the requests pipelined with it)."""
+    for srv in (server, redis_server):
+        conn = srv.raw()
+        try:
+            def field(info, name):
+                return int(info.decode().split(f" {name}=")[1].split(" ")[0])
+
+            assert field(conn.call("CLIENT", "INFO"), "qbuf") == 26
+            conn.send(RespConn.encode("CLIENT", "INFO") + RespConn.encode("PING"))
+            assert field(conn.read_reply()[1], "qbuf") == 26 + 14
+            assert conn.read_reply()[1] == b"PONG"
+            assert field(conn.call("CLIENT", "INFO"), "qbuf-free") > 0
+        finally:
+            conn.close()
 
 
 def test_pfselftest(server, redis_server):
