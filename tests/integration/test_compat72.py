@@ -464,6 +464,28 @@ def test_client_qbuf_holds_the_running_requests(server, redis_server):
             conn.close()
 
 
+@shardis_only  # Redis 7.2's INFO stats fields
+def test_info_acl_access_denied(server):
+    conn = server.raw()
+    try:
+        conn.call("CONFIG", "RESETSTAT")
+
+        def stats():
+            text = conn.call("INFO", "stats").decode()
+            return {k: int(v) for k, v in (line.split(":", 1) for line in text.split("\r\n")
+                                           if line.startswith("acl_access_denied_"))}
+
+        assert stats() == {"acl_access_denied_auth": 0, "acl_access_denied_cmd": 0,
+                           "acl_access_denied_key": 0, "acl_access_denied_channel": 0}
+        assert conn.call_raw("AUTH", "nobody", "wrong").startswith(b"-WRONGPASS")
+        assert conn.call_raw("HELLO", "2", "AUTH", "nobody", "wrong").startswith(b"-WRONGPASS")
+        assert stats()["acl_access_denied_auth"] == 2
+        conn.call("CONFIG", "RESETSTAT")
+        assert stats()["acl_access_denied_auth"] == 0
+    finally:
+        conn.close()
+
+
 def test_pfselftest(server, redis_server):
     same_replies(server, redis_server, [["PFSELFTEST"], ["PFSELFTEST", "x"],
                                         ["COMMAND", "INFO", "PFSELFTEST"]])
