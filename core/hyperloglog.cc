@@ -1,7 +1,10 @@
 #include "core/hyperloglog.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/runtime_setting.h"
 
@@ -451,6 +454,64 @@ uint64_t CountRaw(const uint8_t* raw) {
   int histo[64] = {};
   for (size_t i = 0; i < kRegisters; ++i) ++histo[raw[i] & 63];
   return Estimate(histo);
+}
+
+std::string SelfTest(uint64_t seed, size_t sparse_max_bytes) {
+  // 1: registers. Each cycle stores random values in zeroed registers and reads them back.
+  constexpr int kCycles = 1000;  // Redis' HLL_TEST_CYCLES
+  std::vector<uint8_t> registers(kDenseRegistersSize), expected(kRegisters);
+  uint64_t state = seed | 1;
+  auto next_random = [&state] {  // xorshift64: any spread of values will do
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    std::fill(registers.begin(), registers.end(), 0);
+    for (size_t i = 0; i < kRegisters; ++i) {
+      expected[i] = static_cast<uint8_t>(next_random() & kRegisterMax);
+      DenseSet(registers.data(), i, expected[i]);
+    }
+    for (size_t i = 0; i < kRegisters; ++i) {
+      const uint8_t got = DenseGet(registers.data(), i);
+      if (got != expected[i]) {
+        return "TESTFAILED Register " + std::to_string(i) + " should be " +
+               std::to_string(expected[i]) + " but is " + std::to_string(got);
+      }
+    }
+  }
+  // 2: approximation, dense and sparse side by side.
+  std::string dense = NewSparse(), other = NewSparse();
+  SparseToDense(&dense);
+  const double relerr = 1.04 / std::sqrt(double(kRegisters));
+  uint64_t checkpoint = 1;
+  for (uint64_t j = 1; j <= 10000000; ++j) {
+    const uint64_t element = j ^ seed;
+    char bytes[sizeof(element)];
+    std::memcpy(bytes, &element, sizeof(element));  // little-endian, as Redis hashes it
+    const std::string_view e(bytes, sizeof(bytes));
+    DenseAdd(dense.data(), e);
+    Add(&other, e, sparse_max_bytes);
+    if (j != checkpoint) continue;
+    if (j < sparse_max_bytes / 2 && EncodingOf(other) != kSparse) {
+      return "TESTFAILED sparse encoding not used";
+    }
+    uint64_t dense_card = 0, other_card = 0;
+    Count(dense, &dense_card);
+    Count(other, &other_card);
+    if (dense_card != other_card) return "TESTFAILED dense/sparse disagree";
+    // Cardinality 10 allows an error of 1 only: a bigger one is a likely collision there.
+    const uint64_t max_err = j == 10 ? 1 : uint64_t(std::ceil(relerr * 6 * double(checkpoint)));
+    const uint64_t abs_err = checkpoint > dense_card ? checkpoint - dense_card
+                                                     : dense_card - checkpoint;
+    if (abs_err > max_err) {
+      return "TESTFAILED Too big error. card:" + std::to_string(checkpoint) +
+             " abserr:" + std::to_string(abs_err);
+    }
+    checkpoint *= 10;
+  }
+  return "";
 }
 
 }  // namespace shardis::core::hll

@@ -100,4 +100,11 @@ bool Count(std::string_view hll, uint64_t* card);
 // The estimate of raw registers (PFCOUNT of several keys).
 uint64_t CountRaw(const uint8_t* raw);
 
+// PFSELFTEST, the checks of Redis' pfselftestCommand: dense registers keep the values stored in
+// them without disturbing their neighbours; a dense and a sparse HLL given the same 10^7
+// distinct elements (from seed) agree, the sparse one stays sparse while small, and the estimate
+// at 1, 10, 100, ... elements is within 6 standard errors. Returns "" when all pass, else the
+// error reply (Redis' "TESTFAILED ..." texts).
+std::string SelfTest(uint64_t seed, size_t sparse_max_bytes);
+
 }  // namespace shardis::core::hll

@@ -121,6 +121,10 @@ using Impl = LuaInterpreter::Impl;
 
 // ---- Errors in Redis' shape: a table {err = "CODE message"}.
 
+// The field of an error table made from a command's error reply (Redis' ignore_err_stats_update):
+// that error was counted when the command replied it.
+constexpr const char* kErrorCounted = "ignore_error_stats_update";
+
 // Pushes the error table for err, "-CODE message" or "message" (code ERR), as Redis'
 // luaPushErrorBuff does.
 void PushErrorTable(lua_State* L, std::string_view err) {
@@ -319,6 +323,7 @@ struct ErrorInfo {
   std::string source;
   std::string line;
   bool has_location = false;
+  bool counted = false;  // the error of a command the script ran (INFO errorstats has it)
 };
 ErrorInfo ExtractError(lua_State* L) {
   ErrorInfo info;
@@ -336,7 +341,19 @@ ErrorInfo ExtractError(lua_State* L) {
   if (has_line) info.line = std::string(ToView(L, -1));
   lua_pop(L, 1);
   info.has_location = has_source && has_line;
+  lua_getfield(L, -1, kErrorCounted);
+  info.counted = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   return info;
+}
+
+// An error reply of the script: counted in INFO errorstats unless its command's was.
+void ReplyScriptError(ReplyBuilder& rb, const ErrorInfo& info, std::string_view msg) {
+  if (info.counted) {
+    rb.UncountedError(msg);
+  } else {
+    rb.Error(msg);
+  }
 }
 
 std::string MapCrlfToSpaces(std::string_view s) {
@@ -365,7 +382,8 @@ void LuaToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth);
 void TableToReply(lua_State* L, ReplyBuilder& rb, bool script_resp3, int depth) {
   if (RawField(L, "err") == LUA_TSTRING) {
     lua_pop(L, 1);
-    rb.Error(ExtractError(L).msg);
+    const ErrorInfo info = ExtractError(L);
+    ReplyScriptError(rb, info, info.msg);
     return;
   }
   lua_pop(L, 1);
@@ -536,7 +554,15 @@ int RedisGenericCall(lua_State* L, bool raise) {
   }
   lua_settop(L, 0);
   ReplyToLua(L, reply).Push();
-  if (raise && !reply.empty() && reply[0] == '-') lua_error(L);
+  if (!reply.empty() && reply[0] == '-') {
+    // The command ran and its error was counted then: as Redis, the script's reply does not
+    // count it again should the script fail with it (or return it).
+    if (result == ScriptHost::CallResult::kReplied) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, kErrorCounted);
+    }
+    if (raise) lua_error(L);
+  }
   return 1;
 }
 
@@ -1142,7 +1168,7 @@ LuaInterpreter::RunStatus RunRef(Impl* impl, int ref, std::string_view name,
     if (info.has_location) {
       msg += " script: " + std::string(name) + ", on " + info.source + ":" + info.line + ".";
     }
-    rb.Error(msg);
+    ReplyScriptError(rb, info, msg);
   } else {
     LuaToReply(T, rb, run.resp3, 0);
   }

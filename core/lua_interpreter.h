@@ -63,7 +63,9 @@ uint32_t ParseScriptShebang(std::string_view body, size_t* body_offset, std::str
 class ScriptHost {
  public:
   enum class CallResult {
-    kReplied,  // *reply holds the command's RESP reply (an error reply included)
+    kReplied,  // *reply holds the command's RESP reply (an error reply included, counted)
+    kRefused,  // *reply holds an error, not counted: the command did not run (the script's
+               // reply counts it, if the script fails with it)
     kAbort,    // the run must stop now and leave no trace (the server reruns the script)
   };
   virtual ~ScriptHost() = default;

@@ -505,11 +505,10 @@ absl::Status ReadStream(RdbInput& in, uint8_t type, CompactValue* out) {
     for (uint64_t c = 0; c < nconsumers; ++c) {
       const uint64_t cat = in.offset();
       std::string cname;
-      int64_t seen, active;
+      int64_t seen, active = 0;
       if (absl::Status st = in.ReadString(&cname, "a consumer name"); !st.ok()) return st;
       if (absl::Status st = in.ReadMillis(&seen, "a consumer's seen time"); !st.ok()) return st;
       if (type == rdb::kTypeStreamListpacks3) {
-        // Redis 7.2's active time: shardis keeps only the seen time (7.0's model).
         if (absl::Status st = in.ReadMillis(&active, "a consumer's active time"); !st.ok()) {
           return st;
         }
@@ -517,6 +516,8 @@ absl::Status ReadStream(RdbInput& in, uint8_t type, CompactValue* out) {
       bool created;
       StreamConsumer* consumer = group->GetOrCreateConsumer(cname, seen, &created);
       if (!created) return Corrupt(cat, "duplicate consumer");
+      // Files without it (Redis 7.0's) take the seen time, as Redis 7.2 loads them.
+      consumer->active_time = type == rdb::kTypeStreamListpacks3 ? active : seen;
       uint64_t ncpel;
       if (absl::Status st = in.ReadLength(&ncpel, "the size of a consumer PEL"); !st.ok()) {
         return st;

@@ -56,6 +56,10 @@ void ReplyBuilder::Ok() { out_->append("+OK\r\n"); }
 
 void ReplyBuilder::Error(std::string_view msg) {
   if (error_observer_ != nullptr) error_observer_(msg);
+  UncountedError(msg);
+}
+
+void ReplyBuilder::UncountedError(std::string_view msg) {
   out_->push_back('-');
   if (msg.find_first_of(kCrlf) == std::string_view::npos) {  // the usual case: no copy
     out_->append(msg);

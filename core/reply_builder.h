@@ -34,6 +34,9 @@ class ReplyBuilder {
   // ends are trimmed and inner ones become spaces (Redis' addReplyErrorFormat), so a message
   // that quotes client input cannot break the framing.
   void Error(std::string_view msg);
+  // Error() that the error observer does not see: an error already counted where it was raised
+  // (a script failing with the error of a command it ran), or to be counted later.
+  void UncountedError(std::string_view msg);
   void Integer(int64_t v);        // ":v"
   void Bulk(std::string_view s);  // "$len" CRLF s
   void Null();                    // RESP2 "$-1", RESP3 "_"

@@ -611,6 +611,7 @@ Stream* Stream::Clone() const {
     for (const auto& [cname, c] : g->consumers) {
       bool created;
       StreamConsumer* nc = ng->GetOrCreateConsumer(cname, c->seen_time, &created);
+      nc->active_time = c->active_time;
       for (const auto& [id, nack] : c->pel) {
         StreamNack* nn = ng->Assign(id, nc, nack->delivery_time);
         nn->delivery_count = nack->delivery_count;

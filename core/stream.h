@@ -87,7 +87,8 @@ struct StreamNack {
 
 struct StreamConsumer {
   ShardString name;
-  int64_t seen_time = 0;  // ms
+  int64_t seen_time = 0;     // ms: the last time a command named it (Redis 7.2's seen-time)
+  int64_t active_time = -1;  // ms: the last read or claim that gave it entries; -1: never
   ShardMap<StreamID, StreamNack*> pel;
 };
 

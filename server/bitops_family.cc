@@ -642,7 +642,8 @@ void RegisterBitopsFamily(CommandRegistry* r) {
                .on_conn = CmdBitOp,
                .docs = {.group = "bitmap", .since = "2.6.0", .complexity = "O(N)",
                         .summary = "Combines strings bit by bit with AND, OR, XOR or NOT into a "
-                                   "destination key.", .key_flags = "OW update"}});
+                                   "destination key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
 }
 
 }  // namespace shardis::server

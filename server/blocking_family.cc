@@ -138,21 +138,16 @@ bool ParseTimeout(std::string_view arg, core::ReplyBuilder& rb, int64_t* deadlin
   return true;
 }
 
-// BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: served on the shard by `pop`.
-// count_served_pops: whether a pop served to the blocked client counts as changes (dirty). Redis
-// 7.0 counts them for BLMPOP and the sorted-set pops, not for BLPOP/BRPOP (their pop counts only
-// when it happens at once).
+// BLPOP, BRPOP, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP: served on the shard by `pop`. A pop served
+// to the blocked client counts as changes (dirty) as one done at once: Redis 7.2 runs the
+// command again when it serves it (7.0 counted none for BLPOP/BRPOP).
 class PopWaiter final : public BlockedClient {
  public:
   // journal_as: the command that replays a pop served later, with the key and the count popped
   // (LPOP, RPOP, ZPOPMIN, ZPOPMAX), as Redis propagates it.
   PopWaiter(ConnContext& ctx, std::span<const std::string_view> keys, core::ValueType type,
-            PopFn pop, bool count_served_pops, std::string_view journal_as)
-      : BlockedClient(ctx, keys),
-        type_(type),
-        pop_(pop),
-        count_served_pops_(count_served_pops),
-        journal_as_(journal_as) {}
+            PopFn pop, std::string_view journal_as)
+      : BlockedClient(ctx, keys), type_(type), pop_(pop), journal_as_(journal_as) {}
 
   Offer TryServe(shard::Shard& owner, Db& db, std::string_view key) override {
     if (state() != kWaiting) return Offer::kGone;
@@ -163,7 +158,7 @@ class PopWaiter final : public BlockedClient {
     core::ReplyBuilder rb(&reply_);
     rb.set_resp3(resp3_);
     const size_t popped = pop_(db, it, key, hash, rb);
-    if (count_served_pops_) owner.AddDirty(popped);
+    owner.AddDirty(popped);
     if (popped > 0 && owner.journal().on()) {
       const std::string count = std::to_string(popped);
       const std::string_view form[] = {journal_as_, key, count};
@@ -192,7 +187,6 @@ class PopWaiter final : public BlockedClient {
  private:
   const core::ValueType type_;
   PopFn pop_;
-  const bool count_served_pops_;
   const std::string_view journal_as_;
 };
 
@@ -220,12 +214,12 @@ class MoveWaiter final : public BlockedClient {
       Finish();
       return Offer::kReserved;
     }
-    // No change counted (as Redis 7.0 for a served BLMOVE); journaled as LMOVE, as Redis
+    // One change counted (as Redis 7.2 for a served BLMOVE); journaled as LMOVE, as Redis
     // propagates it. A WRONGTYPE destination gets the error and leaves the element to the next
     // waiter. The destination's own waiters are served next, by the same ServeReady.
     std::string value;
     const MoveResult result = MoveOnShard(owner, db, key, src_hash, dst_, dst_hash, now_ms, from_,
-                                          to_, /*count_change=*/false, &value);
+                                          to_, &value);
     core::ReplyBuilder rb(&reply_);
     rb.set_resp3(resp3_);
     ReplyMove(result, value, rb);
@@ -241,11 +235,8 @@ class MoveWaiter final : public BlockedClient {
   void Run(std::string_view src, std::string_view dst, core::ListEnd from, core::ListEnd to,
            int64_t deadline_ms) {
     const bool can_block = ctx_.conn.may_block();
-    // Redis 7.0 counts a change for a move that happens at once, none for one served to the
-    // blocked client: so only the first try counts.
-    bool woken = false;
     for (;;) {
-      if (ListMove(ctx_, src, dst, from, to, /*count_change=*/!woken)) return;  // or WRONGTYPE
+      if (ListMove(ctx_, src, dst, from, to)) return;  // or WRONGTYPE
       if (!can_block) return ctx_.rb.Null();
       // Register only if the source is still missing, atomically with that check.
       bool registered = false;
@@ -269,8 +260,7 @@ class MoveWaiter final : public BlockedClient {
         ctx_.rb.output()->append(reply_);
         return;
       }
-      woken = true;
-      // The move that follows counts no change but is journaled, as Redis propagates it: LMOVE.
+      // The move that follows is journaled as Redis propagates it: LMOVE.
       if (shard::JournalCommand* journal = shard::CurrentJournalCommand(); journal != nullptr) {
         journal->effect.Replace({"LMOVE", std::string(src), std::string(dst),
                                  std::string(EndName(from)), std::string(EndName(to))});
@@ -302,7 +292,7 @@ void CmdBPop(ArgSlice args, ConnContext& ctx) {
     return PopFromList(db, it, key, hash, kEnd, 1, PopReply::kKeyElement, rb);
   };
   PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kList, pop,
-            /*count_served_pops=*/false, kEnd == core::ListEnd::kHead ? "LPOP" : "RPOP")
+            kEnd == core::ListEnd::kHead ? "LPOP" : "RPOP")
       .Run(deadline);
 }
 
@@ -316,7 +306,7 @@ void CmdBZPop(ArgSlice args, ConnContext& ctx) {
     return ZPopAndReply(db, it, key, hash, kMax, 1, ZPopReply::kFlatWithKey, rb);
   };
   PopWaiter(ctx, args.subspan(1, args.size() - 2), core::ValueType::kZSet, pop,
-            /*count_served_pops=*/true, kMax ? "ZPOPMAX" : "ZPOPMIN")
+            kMax ? "ZPOPMAX" : "ZPOPMIN")
       .Run(deadline);
 }
 
@@ -331,7 +321,7 @@ void CmdBLMPop(ArgSlice args, ConnContext& ctx) {
                  core::ReplyBuilder& rb) {
     return PopFromList(db, it, key, hash, end, size_t(a.count), PopReply::kKeyArray, rb);
   };
-  PopWaiter(ctx, a.keys, core::ValueType::kList, pop, /*count_served_pops=*/true,
+  PopWaiter(ctx, a.keys, core::ValueType::kList, pop,
             a.second_where ? "RPOP" : "LPOP")
       .Run(deadline);
 }
@@ -346,7 +336,7 @@ void CmdBZMPop(ArgSlice args, ConnContext& ctx) {
                  core::ReplyBuilder& rb) {
     return ZPopAndReply(db, it, key, hash, a.second_where, a.count, ZPopReply::kKeyNested, rb);
   };
-  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop, /*count_served_pops=*/true,
+  PopWaiter(ctx, a.keys, core::ValueType::kZSet, pop,
             a.second_where ? "ZPOPMAX" : "ZPOPMIN")
       .Run(deadline);
 }
@@ -374,11 +364,11 @@ void CmdBRPopLPush(ArgSlice args, ConnContext& ctx) {
 }  // namespace
 
 void RegisterBlockingFamily(CommandRegistry* r) {
-  constexpr uint32_t kW = kWrite, kNs = kNoScript, kD = kDenyOom;
+  constexpr uint32_t kW = kWrite, kD = kDenyOom;
   constexpr KeyRange kKeysBeforeTimeout = {1, -2, 1};
   // Redis' key specs: all arguments but the last (BLPOP, ...), the keys after numkeys (BLMPOP:
   // "movablekeys", reported as 0 0 0), source and destination (BLMOVE).
-  r->Register({.name = "blpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
+  r->Register({.name = "blpop", .arity = -3, .flags = kW, .keys = kKeysBeforeTimeout,
                .acl_categories = "write list slow blocking",
                .on_conn = CmdBPop<core::ListEnd::kHead>,
                .docs = {.group = "list", .since = "2.0.0",
@@ -386,7 +376,7 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                         .summary = "Pops the first element of the first non-empty list of several, "
                                    "waiting for one if all are empty.",
                         .key_flags = "RW access delete"}});
-  r->Register({.name = "brpop", .arity = -3, .flags = kW | kNs, .keys = kKeysBeforeTimeout,
+  r->Register({.name = "brpop", .arity = -3, .flags = kW, .keys = kKeysBeforeTimeout,
                .acl_categories = "write list slow blocking",
                .on_conn = CmdBPop<core::ListEnd::kTail>,
                .docs = {.group = "list", .since = "2.0.0",
@@ -403,19 +393,21 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                         .summary = "Pops elements from the first non-empty list of several, "
                                    "waiting for one if all are empty.",
                         .key_flags = "RW access delete"}});
-  r->Register({.name = "blmove", .arity = 6, .flags = kW | kD | kNs, .keys = kTwoKeys,
+  r->Register({.name = "blmove", .arity = 6, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write list slow blocking", .on_conn = CmdBLMove,
                .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
                         .summary = "Moves an element from one end of a list to an end of another, "
                                    "waiting for one if the source is empty.",
-                        .key_flags = "RW access delete"}});
-  r->Register({.name = "brpoplpush", .arity = 4, .flags = kW | kD | kNs, .keys = kTwoKeys,
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
+  r->Register({.name = "brpoplpush", .arity = 4, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write list slow blocking", .on_conn = CmdBRPopLPush,
                .docs = {.group = "list", .since = "2.2.0", .complexity = "O(1)",
                         .summary = "Moves the last element of a list to the head of another, "
                                    "waiting for one if the source is empty (old form of BLMOVE).",
-                        .key_flags = "RW access delete"}});
-  r->Register({.name = "bzpopmin", .arity = -3, .flags = kW | kNs | kFast,
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
+  r->Register({.name = "bzpopmin", .arity = -3, .flags = kW | kFast,
                .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
                .on_conn = CmdBZPop<false>,
                .docs = {.group = "sorted-set", .since = "5.0.0",
@@ -424,7 +416,7 @@ void RegisterBlockingFamily(CommandRegistry* r) {
                         .summary = "Pops the lowest scored member of the first non-empty sorted "
                                    "set of several, waiting if all are empty.",
                         .key_flags = "RW access delete"}});
-  r->Register({.name = "bzpopmax", .arity = -3, .flags = kW | kNs | kFast,
+  r->Register({.name = "bzpopmax", .arity = -3, .flags = kW | kFast,
                .keys = kKeysBeforeTimeout, .acl_categories = "write sortedset fast blocking",
                .on_conn = CmdBZPop<true>,
                .docs = {.group = "sorted-set", .since = "5.0.0",

@@ -112,6 +112,9 @@ struct CommandDocs {
   std::string_view complexity = {};
   std::string_view summary = {};
   std::string_view key_flags = {};  // the flags of Redis' first key spec, space separated
+  // The flags of the keys after the first where Redis' later key specs differ (LMOVE's
+  // destination, ZUNIONSTORE's sources, SORT's STORE key, ...); empty: key_flags for every key.
+  std::string_view other_key_flags = {};
   std::string_view tips = {};       // space separated
 };
 

@@ -283,29 +283,32 @@ void CommandList(ArgSlice args, ConnContext& ctx) {
   for (const std::string& n : names) ctx.rb.Bulk(n);
 }
 
-// The flags of a command line's key: the command's own, except for the two commands whose key
-// spec says variable_flags, where Redis works them out from the arguments: SET writes over its
-// key unless GET reads it first, BITFIELD only reads when every operation is a GET.
-std::string_view KeyFlagsOf(const CommandSpec& spec, ArgSlice cmd) {
+// BITFIELD reads only when every subcommand is a GET (or OVERFLOW), as Redis' bitfieldGetKeys
+// decides; an incomplete or unknown subcommand counts as a write.
+bool BitfieldOnlyReads(ArgSlice cmd) {
+  for (size_t i = 2; i < cmd.size(); ++i) {
+    const size_t more = cmd.size() - i - 1;
+    if (core::EqualsIgnoreCase(cmd[i], "get") && more >= 2) {
+      i += 2;
+    } else if (core::EqualsIgnoreCase(cmd[i], "overflow") && more >= 1) {
+      i += 1;
+    } else {
+      return false;  // SET, INCRBY, or a syntax error
+    }
+  }
+  return true;
+}
+
+// The flags of the k-th key of a command line, as Redis' key specs and getkeys functions give
+// them: SET and BITFIELD decide per call (their spec says variable_flags), the others by key spec.
+std::string_view KeyFlagsOf(const CommandSpec& spec, ArgSlice cmd, size_t k) {
   if (spec.name == "set") {
-    for (size_t i = 3; i < cmd.size(); ++i) {
-      if (core::EqualsIgnoreCase(cmd[i], "get")) return "RW access update";
-    }
-    return "OW update";
+    const bool get = std::any_of(cmd.begin() + std::min<size_t>(3, cmd.size()), cmd.end(),
+                                 [](std::string_view a) { return core::EqualsIgnoreCase(a, "get"); });
+    return get ? "RW access update" : "OW update";
   }
-  if (spec.name == "bitfield") {
-    for (size_t i = 2; i < cmd.size(); ++i) {
-      const size_t left = cmd.size() - i - 1;
-      if (core::EqualsIgnoreCase(cmd[i], "get") && left >= 2) {
-        i += 2;
-      } else if (core::EqualsIgnoreCase(cmd[i], "overflow") && left >= 1) {
-        i += 1;
-      } else {
-        return "RW access update";  // a write, or a syntax error: not read-only, as Redis
-      }
-    }
-    return "RO access";
-  }
+  if (spec.name == "bitfield") return BitfieldOnlyReads(cmd) ? "RO access" : "RW access update";
+  if (k > 0 && !spec.docs.other_key_flags.empty()) return spec.docs.other_key_flags;
   return spec.docs.key_flags;
 }
 
@@ -336,11 +339,11 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   std::vector<std::string_view> keys;
   for (int i : positions) keys.push_back(cmd[i]);
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
-  std::vector<std::string_view> kf = Words(KeyFlagsOf(*spec, cmd));
   ctx.rb.ArrayHeader(keys.size());
-  for (std::string_view key : keys) {
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::vector<std::string_view> kf = Words(KeyFlagsOf(*spec, cmd, k));
     ctx.rb.ArrayHeader(2);
-    ctx.rb.Bulk(key);
+    ctx.rb.Bulk(keys[k]);
     ctx.rb.SetHeader(kf.size());
     for (std::string_view f : kf) ctx.rb.SimpleString(f);
   }

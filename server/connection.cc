@@ -231,10 +231,11 @@ void Connection::ArmOutputCheck() {
 
 ClientBuffers Connection::Buffers() const {
   ClientBuffers b;
-  // Redis' qbuf is its query buffer's length; ours is the input not executed yet wherever it
-  // waits (the input buffer's unconsumed bytes, the stash). qbuf-free: the room left in the
-  // input buffer.
-  b.qbuf = stream_.pending_input();
+  // Redis' qbuf is its query buffer's length, which holds the requests of the last read until
+  // they have all run; ours is the same: the requests of the batch running (a client listing
+  // itself sees its CLIENT LIST) and the input not parsed yet wherever it waits (the input
+  // buffer's unconsumed bytes, the stash). qbuf-free: the room left in the input buffer.
+  b.qbuf = stream_.pending_input() + (batch_active_ ? batch_input_bytes_ : 0);
   b.qbuf_free = stream_.input().free_space();
   // argv-mem: Redis' argv_len_sum of the command running; ours the arguments of the batch
   // running (views into the input and the copies of unescaped ones), and MULTI's queued copies.
@@ -310,6 +311,7 @@ bool Connection::ProcessInput() {
   out_sent_ = 0;
   used_slots_ = 0;
   bool keep_open = true;
+  batch_input_bytes_ = 0;
   io::InputBuffer& in = stream_.input();
   const char* buf_begin = in.begin();
   const char* buf_end = in.end();
@@ -338,6 +340,7 @@ bool Connection::ProcessInput() {
       parsed.push_back(p);
     }
     in.Consume(parser_.consumed());
+    batch_input_bytes_ += parser_.consumed();
     parser_.Reset();
   }
 

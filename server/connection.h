@@ -160,6 +160,7 @@ class Connection final : public PushSink,
   bool output_limit_hit_ = false;    // closing for the output limit: the replies are dropped
   ClientBufferPeaks peaks_;          // since the last TakeBufferPeaks
   bool batch_active_ = false;           // ProcessInput owns out_ and the send path
+  size_t batch_input_bytes_ = 0;        // the requests of the running batch (CLIENT LIST qbuf)
   bool batch_writes_ = false;           // the batch ran writes whose replies wait for the AOF
   bool closing_ = false;                // no more pushes: the connection is going away
   bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs

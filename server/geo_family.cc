@@ -538,7 +538,8 @@ void RegisterGeoFamily(CommandRegistry* r) {
                                       "radius and M is the number of items inside the index.",
                         .summary = "Finds the places within a radius of a point, optionally "
                                    "storing them in a key (old form of GEOSEARCH).",
-                        .key_flags = "RO access"}});
+                        .key_flags = "RO access",
+                        .other_key_flags = "OW update"}});
   r->Register({.name = "georadiusbymember", .arity = -5, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write geo slow", .on_conn = CmdGeoSearchStore<kRadiusMember>,
                .key_finder = GeoRadiusKeys,
@@ -548,7 +549,8 @@ void RegisterGeoFamily(CommandRegistry* r) {
                                       "radius and M is the number of items inside the index.",
                         .summary = "Finds the places within a radius of a member, optionally "
                                    "storing them in a key (old form of GEOSEARCH).",
-                        .key_flags = "RO access"}});
+                        .key_flags = "RO access",
+                        .other_key_flags = "OW update"}});
   r->Register({.name = "geosearchstore", .arity = -8, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write geo slow",
                .on_conn = CmdGeoSearchStore<kGeoSearch | kGeoSearchStore>,
@@ -557,7 +559,8 @@ void RegisterGeoFamily(CommandRegistry* r) {
                                       "grid-aligned bounding box area around the shape provided as "
                                       "the filter and M is the number of items inside the shape",
                         .summary = "Finds the places inside a circle or a box, as GEOSEARCH, and "
-                                   "stores them in a key.", .key_flags = "OW update"}});
+                                   "stores them in a key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
 }
 
 }  // namespace shardis::server

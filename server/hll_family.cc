@@ -7,6 +7,7 @@
 // WATCH). PFCOUNT of several keys and PFMERGE run over one transaction: every shard max-merges
 // the registers of its own keys into a raw array, the coordinator combines the arrays, and
 // PFMERGE then writes the result on the destination's shard.
+#include <absl/random/random.h>
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -321,6 +322,15 @@ void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Error(core::Concat("ERR Unknown PFDEBUG subcommand '", sub, "'"));
 }
 
+// PFSELFTEST: core::hll::SelfTest, +OK or its TESTFAILED error. Runs for about a second (10^7
+// elements, as Redis), on the client's thread: a test command, not for production traffic.
+void CmdPfSelfTest(ArgSlice, ConnContext& ctx) {
+  const std::string failed = core::hll::SelfTest(absl::Uniform<uint64_t>(absl::BitGen()),
+                                                 core::hll::SparseMaxBytes());
+  if (!failed.empty()) return ctx.rb.Error(failed);
+  ctx.rb.Ok();
+}
+
 }  // namespace
 
 void RegisterHllFamily(CommandRegistry* r) {
@@ -344,13 +354,18 @@ void RegisterHllFamily(CommandRegistry* r) {
                .docs = {.group = "hyperloglog", .since = "2.8.9",
                         .complexity = "O(N) to merge N HyperLogLogs, but with high constant times.",
                         .summary = "Merges HyperLogLogs into a destination key.",
-                        .key_flags = "RW access insert"}});
+                        .key_flags = "RW access insert",
+                        .other_key_flags = "RO access"}});
   r->Register({.name = "pfdebug", .arity = 3, .flags = kW | kD | kAdmin,
                .keys = {.first = 2, .last = 2, .step = 1},
                .acl_categories = "write hyperloglog admin slow dangerous", .on_conn = CmdPfDebug,
                .docs = {.group = "hyperloglog", .since = "2.8.9", .complexity = "N/A",
                         .summary = "Shows or changes the internal representation of a HyperLogLog "
                                    "(for tests).", .key_flags = "RW access"}});
+  r->Register({.name = "pfselftest", .arity = 1, .flags = kAdmin, .keys = kNoKeys,
+               .acl_categories = "hyperloglog admin slow dangerous", .on_conn = CmdPfSelfTest,
+               .docs = {.group = "hyperloglog", .since = "2.8.9", .complexity = "N/A",
+                        .summary = "An internal command for testing HyperLogLog values."}});
 }
 
 }  // namespace shardis::server

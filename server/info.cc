@@ -344,6 +344,16 @@ std::string BuildInfo(unsigned sections) {
     // Redis 7.2's loop figures (microseconds); a cycle is defined in io/proactor.h.
     field("eventloop_cycles", total.io.cycles);
     field("eventloop_duration_sum", total.io.cycle_ns_sum / 1000);
+    // Redis 7.2's ACL denials. A failed AUTH (or HELLO ... AUTH) is the one shardis can have
+    // (no ACL users yet, so no command, key or channel is denied), and each replies WRONGPASS.
+    uint64_t auth_denied = 0;
+    for (const auto& [prefix, count] : cmds.errors) {
+      if (prefix == "WRONGPASS") auth_denied = count;
+    }
+    field("acl_access_denied_auth", auth_denied);
+    field("acl_access_denied_cmd", 0);
+    field("acl_access_denied_key", 0);
+    field("acl_access_denied_channel", 0);
   }
   if (sections & kSecReplication) {
     header("Replication");

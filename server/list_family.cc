@@ -243,11 +243,11 @@ void CmdLMove(ArgSlice args, ConnContext& ctx) {
   if (!ParseListEnd(args[3], &from) || !ParseListEnd(args[4], &to)) {
     return ctx.rb.Error(kSyntaxErr);
   }
-  if (!ListMove(ctx, args[1], args[2], from, to, /*count_change=*/true)) ctx.rb.Null();
+  if (!ListMove(ctx, args[1], args[2], from, to)) ctx.rb.Null();
 }
 
 void CmdRPopLPush(ArgSlice args, ConnContext& ctx) {
-  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead, /*count_change=*/true)) {
+  if (!ListMove(ctx, args[1], args[2], ListEnd::kTail, ListEnd::kHead)) {
     ctx.rb.Null();
   }
 }
@@ -336,7 +336,7 @@ bool ParseListEnd(std::string_view arg, ListEnd* end) {
 
 MoveResult MoveOnShard(shard::Shard& shard, Db& db, std::string_view src, uint64_t src_hash,
                        std::string_view dst, uint64_t dst_hash, int64_t now_ms, ListEnd from,
-                       ListEnd to, bool count_change, std::string* value) {
+                       ListEnd to, std::string* value) {
   const KeyState src_state = StateOf(db, src, src_hash, now_ms);
   if (src_state == KeyState::kMissing) return MoveResult::kMissing;
   if (src_state == KeyState::kWrongType) return MoveResult::kWrongType;
@@ -349,7 +349,7 @@ MoveResult MoveOnShard(shard::Shard& shard, Db& db, std::string_view src, uint64
   Db::Iterator it = db.Find(src, src_hash, now_ms);
   List* list = ListOf(it);
   list->Pop(from, value);
-  if (count_change) shard.AddDirty();
+  shard.AddDirty();
   if (src == dst) {
     list->Push(to, *value);  // a rotation: the list never empties
     db.NoteModified(src);
@@ -376,7 +376,7 @@ bool ReplyMove(MoveResult result, std::string_view value, core::ReplyBuilder& rb
 }
 
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, ListEnd from,
-              ListEnd to, bool count_change) {
+              ListEnd to) {
   const std::array<std::string_view, 2> keys = {src, dst};
   shard::Transaction tx(ctx.conn.db, keys, shard::Transaction::kWrite);
   KeyState src_state = KeyState::kMissing, dst_state = KeyState::kMissing;
@@ -388,7 +388,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
     tx.Run(
         [&](shard::TxShard& t) {
           result = MoveOnShard(t.shard, t.db, src, tx.hash(0), dst, tx.hash(1), t.now_ms, from, to,
-                               count_change, &value);
+                               &value);
         },
         /*conclude=*/true);
     return ReplyMove(result, value, ctx.rb);
@@ -421,7 +421,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
               std::string popped;
               ListOf(it)->Pop(from, &popped);
               DCHECK_EQ(popped, value);
-              if (count_change) t.shard.AddDirty();
+              t.shard.AddDirty();
               const bool emptied = ListOf(it)->empty();
               if (emptied) t.db.Erase(it, src, tx.hash(0));
               t.db.NoteModified(src);
@@ -549,12 +549,14 @@ void RegisterListFamily(CommandRegistry* r) {
                .acl_categories = "write list slow", .on_conn = CmdLMove,
                .docs = {.group = "list", .since = "6.2.0", .complexity = "O(1)",
                         .summary = "Moves an element from one end of a list to an end of another.",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
   r->Register({.name = "rpoplpush", .arity = 3, .flags = kW | kD, .keys = kTwoKeys,
                .acl_categories = "write list slow", .on_conn = CmdRPopLPush,
                .docs = {.group = "list", .since = "1.2.0", .complexity = "O(1)",
                         .summary = "Moves the last element of a list to the head of another (old "
-                                   "form of LMOVE).", .key_flags = "RW access delete"}});
+                                   "form of LMOVE).", .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
   // Redis reports 0 0 0 and "movablekeys": the keys follow numkeys.
   r->Register({.name = "lmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
                .acl_categories = "write list slow", .on_conn = CmdLMPop, .key_finder = NumKeysFirst,

@@ -44,25 +44,23 @@ bool ParseListEnd(std::string_view arg, core::ListEnd* end);
 // else a check phase on both shards, then pop and push in parallel). Replies as LMOVE does
 // (the moved element, or WRONGTYPE; a WRONGTYPE destination is detected before anything is
 // popped) and returns true, except when the source is missing: then it replies nothing and
-// returns false (LMOVE replies null, BLMOVE blocks). A move counts one change (Redis' dirty)
-// when count_change: not for a BLMOVE woken by a push, as Redis 7.0 counts none when it serves a
-// blocked BLMOVE.
+// returns false (LMOVE replies null, BLMOVE blocks). A move counts one change (Redis' dirty),
+// also for a BLMOVE woken by a push (Redis 7.2 runs the command again; 7.0 counted none).
 enum class MoveResult { kMissing, kWrongType, kMoved };
 
 // On the shard of both keys: LMOVE's work in one step (LMOVE with both keys on one shard, and a
 // blocked BLMOVE served there). Moves *value when the source is a list and the destination is not
 // of another type; with a WRONGTYPE destination nothing moves and the source is marked ready
-// again (a blocked BLMOVE passes the element to the next waiter). count_change: as ListMove.
+// again (a blocked BLMOVE passes the element to the next waiter). Counts one change, as ListMove.
 MoveResult MoveOnShard(shard::Shard& shard, shard::Db& db, std::string_view src, uint64_t src_hash,
                        std::string_view dst, uint64_t dst_hash, int64_t now_ms,
-                       core::ListEnd from, core::ListEnd to, bool count_change,
-                       std::string* value);
+                       core::ListEnd from, core::ListEnd to, std::string* value);
 // LMOVE's reply for a result: the element or WRONGTYPE, and true; nothing and false when the
 // source is missing.
 bool ReplyMove(MoveResult result, std::string_view value, core::ReplyBuilder& rb);
 
 bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, core::ListEnd from,
-              core::ListEnd to, bool count_change);
+              core::ListEnd to);
 
 
 }  // namespace shardis::server

@@ -233,19 +233,22 @@ void RegisterRenameFamily(CommandRegistry* r) {
                .acl_categories = "keyspace write slow", .on_conn = CmdRename<false>,
                .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Gives a key a new name, replacing any key of that name.",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "OW update"}});
   r->Register({.name = "renamenx", .arity = 3, .flags = kWrite | kFast, .keys = kTwoKeys,
                .acl_categories = "keyspace write fast", .on_conn = CmdRename<true>,
                .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Gives a key a new name only when no key has that name.",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "OW insert"}});
   r->Register({.name = "copy", .arity = -3, .flags = kWrite | kDenyOom, .keys = kTwoKeys,
                .acl_categories = "keyspace write slow", .on_conn = CmdCopy,
                .docs = {.group = "generic", .since = "6.2.0",
                         .complexity = "O(N) worst case for collections, where N is the number of "
                                       "nested items. O(1) for string values.",
                         .summary = "Copies the value of a key to another key, possibly in another "
-                                   "database.", .key_flags = "RO access"}});
+                                   "database.", .key_flags = "RO access",
+                        .other_key_flags = "OW update"}});
   r->Register({.name = "move", .arity = 3, .flags = kWrite | kFast, .keys = kOneKey,
                .acl_categories = "keyspace write fast", .on_conn = CmdMove,
                .docs = {.group = "generic", .since = "1.0.0", .complexity = "O(1)",

@@ -285,14 +285,14 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   const CommandSpec* spec = Registry().Find(args[0]);
   uint32_t flags = 0;
   if (std::string refusal = Refusal(spec, args, &flags); !refusal.empty()) {
-    core::ReplyBuilder(reply).Error(refusal);
-    return CallResult::kReplied;
+    core::ReplyBuilder(reply).UncountedError(refusal);
+    return CallResult::kRefused;
   }
   const bool write = flags & kWrite;
   if (write && PersistenceGateClosed()) [[unlikely]] {
     if (const std::string denial = WritesDeniedByDiskError(); !denial.empty()) {
-      core::ReplyBuilder(reply).Error(core::Concat("MISCONF ", denial));
-      return CallResult::kReplied;
+      core::ReplyBuilder(reply).UncountedError(core::Concat("MISCONF ", denial));
+      return CallResult::kRefused;
     }
   }
   skip_memory_check_ = allow_oom_ || wrote_;
@@ -474,8 +474,6 @@ thread_local std::unique_ptr<core::LuaInterpreter> tl_lua;
 }  // namespace
 
 core::LuaInterpreter& ThreadLua() {
-  // Redis' REDIS_VERSION_NUM for kRedisVersion (0x00MMmmpp).
-  constexpr int64_t kRedisVersionNum = 0x0007000f;
   if (!tl_lua) tl_lua = std::make_unique<core::LuaInterpreter>(kRedisVersion, kRedisVersionNum);
   return *tl_lua;
 }
@@ -499,12 +497,14 @@ int SoleShard(std::span<const std::string_view> keys) {
   return owner;
 }
 
-// The runs of one call, on the calling thread, each over its own transaction: declared mode
-// first (the keys, then also those aborted runs met), else global. Writes the reply to *out.
-// Returns true when the call ended in global mode though asked for declared mode.
+// The runs of one call, each over its own transaction: declared mode first (the keys, then also
+// those aborted runs met), else global. Writes the reply to *out and the MONITOR lines of the
+// run that stands to *monitor_lines. Returns true when the call ended in global mode though asked
+// for declared mode.
 bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view> keys,
                          bool read_only, bool global, std::span<const std::string_view> args,
-                         bool is_function, ScriptRunFn run_fn, std::string* out) {
+                         bool is_function, ScriptRunFn run_fn, std::string* out,
+                         std::string* monitor_lines) {
   ScriptRun::Mode mode = global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
   std::vector<std::string> found;  // undeclared keys that aborted runs of this call met
   std::vector<std::string_view> with_found;
@@ -555,6 +555,7 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
     }
     tx->Conclude();
     out->append(reply);
+    *monitor_lines = run.TakeMonitorLines();
     return mode == ScriptRun::Mode::kGlobal && !global;
   }
 }
@@ -580,16 +581,20 @@ bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> key
   // its commands then need no hop each (one hop there and back in all), and scripts on keys of
   // different shards run on different threads. It only reads the caller's state meanwhile.
   const int owner = global ? -1 : SoleShard(keys);
+  bool escalated = false;
+  std::string monitor_lines;
   if (owner >= 0 && unsigned(owner) != io::Proactor::current()->index()) {
-    bool escalated = false;
     shard::shard_set->AwaitInWorker(unsigned(owner), [&](shard::Shard&) {
       escalated = RunOverTransactions(conn, keys, read_only, global, args, is_function, run_fn,
-                                      ctx.rb.output());
+                                      ctx.rb.output(), &monitor_lines);
     });
-    return escalated;
+  } else {
+    escalated = RunOverTransactions(conn, keys, read_only, global, args, is_function, run_fn,
+                                    ctx.rb.output(), &monitor_lines);
   }
-  return RunOverTransactions(conn, keys, read_only, global, args, is_function, run_fn,
-                             ctx.rb.output());
+  // Back on the caller's thread, after the caller's own line.
+  if (!monitor_lines.empty()) [[unlikely]] FeedMonitorLines(monitor_lines);
+  return escalated;
 }
 
 }  // namespace shardis::server

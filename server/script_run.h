@@ -101,6 +101,10 @@ class ScriptRun : public core::ScriptHost {
   static void KillAllBusy();
   // Killed by a shutdown: the run's effects must not reach the journal.
   bool killed_for_shutdown() const { return killed_for_shutdown_; }
+  // The MONITOR lines of the run's commands, for the caller's thread to feed after the caller's
+  // own line: a run in a worker on another thread would otherwise feed them through that
+  // thread's ring to the monitors, which may deliver them before the caller's line.
+  std::string TakeMonitorLines() { return std::move(monitor_lines_); }
 
   // After an aborted run: puts back every key the run wrote, as it was before.
   void Undo();
@@ -169,8 +173,9 @@ class ScriptRun : public core::ScriptHost {
   // The client the connection-level commands see (Redis' Lua client): the caller's database and
   // identity, the script's protocol, and nothing blocks.
   std::optional<ConnectionState> script_client_;
-  // The MONITOR lines of the commands the run made ("[0 lua] ..."), fed when it ends, unless it
-  // is undone (an aborted run is rerun: its commands show once, from the run that stands).
+  // The MONITOR lines of the commands the run made ("[0 lua] ..."), fed when it ends unless
+  // taken (TakeMonitorLines) or undone (an aborted run is rerun: its commands show once, from the
+  // run that stands).
   std::string monitor_lines_;
 };
 

@@ -297,7 +297,7 @@ void RegisterServerFamily(CommandRegistry* r) {
                .keys = kNoKeys, .acl_categories = "admin slow dangerous", .on_conn = CmdDebug,
                .docs = {.group = "server", .since = "1.0.0", .complexity = "Depends on subcommand.",
                         .summary = "Commands for debugging and testing."}});
-  r->Register({.name = "wait", .arity = 3, .flags = kNoScript, .keys = kNoKeys,
+  r->Register({.name = "wait", .arity = 3, .flags = 0, .keys = kNoKeys,
                .acl_categories = "slow connection", .on_conn = CmdWait,
                .docs = {.group = "generic", .since = "3.0.0", .complexity = "O(1)",
                         .summary = "Waits for writes to be acknowledged by replicas (there are "

@@ -16,8 +16,12 @@
 
 namespace shardis::server {
 
-// The Redis version clients see (INFO, HELLO, the RDB files' redis-ver): a Redis 7.0 server.
-inline constexpr std::string_view kRedisVersion = "7.0.15";
+// The Redis version clients see (INFO, HELLO, LOLWUT, scripts' redis.REDIS_VERSION, the RDB
+// files' redis-ver): the Redis 7.2 release whose behaviour shardis follows (issue 17), so that
+// clients enable what they test the version for. kRedisVersionNum is Redis' REDIS_VERSION_NUM
+// for it (0x00MMmmpp).
+inline constexpr std::string_view kRedisVersion = "7.2.4";
+inline constexpr int64_t kRedisVersionNum = 0x00070204;
 
 struct ServerInfo {
   int64_t start_ms = 0;         // Unix ms at start

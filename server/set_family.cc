@@ -565,21 +565,24 @@ void RegisterSetFamily(CommandRegistry* r) {
                         .complexity = "O(N*M) worst case where N is the cardinality of the "
                                       "smallest set and M is the number of sets.",
                         .summary = "Stores the members common to every given set in a key.",
-                        .key_flags = "RW update"}});
+                        .key_flags = "RW update",
+                        .other_key_flags = "RO access"}});
   r->Register({.name = "sunionstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
                .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kUnion>,
                .docs = {.group = "set", .since = "1.0.0",
                         .complexity = "O(N) where N is the total number of elements in all given "
                                       "sets.",
                         .summary = "Stores the members of any of the given sets in a key.",
-                        .key_flags = "OW update"}});
+                        .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
   r->Register({.name = "sdiffstore", .arity = -3, .flags = kW | kD, .keys = kAllKeys,
                .acl_categories = "write set slow", .on_conn = CmdSetOpStore<SetOp::kDiff>,
                .docs = {.group = "set", .since = "1.0.0",
                         .complexity = "O(N) where N is the total number of elements in all given "
                                       "sets.",
                         .summary = "Stores the members of the first set that are in none of the "
-                                   "others in a key.", .key_flags = "OW update"}});
+                                   "others in a key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
   // Keys after numkeys (movable keys): no legacy key range, as in Redis.
   r->Register({.name = "sintercard", .arity = -3, .flags = kR, .keys = kNoKeys,
                .acl_categories = "read set slow", .on_conn = CmdSInterCard,
@@ -593,7 +596,8 @@ void RegisterSetFamily(CommandRegistry* r) {
                .acl_categories = "write set fast", .on_conn = CmdSMove,
                .docs = {.group = "set", .since = "1.0.0", .complexity = "O(1)",
                         .summary = "Moves a member from one set to another.",
-                        .key_flags = "RW access delete"}});
+                        .key_flags = "RW access delete",
+                        .other_key_flags = "RW insert"}});
 }
 
 }  // namespace shardis::server

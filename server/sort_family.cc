@@ -636,7 +636,8 @@ void RegisterSortFamily(CommandRegistry* r) {
                                       "the elements are not sorted, complexity is O(N).",
                         .summary = "Sorts the elements of a list, set or sorted set, optionally by "
                                    "external keys, and may store the result.",
-                        .key_flags = "RO access"}});
+                        .key_flags = "RO access",
+                        .other_key_flags = "OW update"}});
   r->Register({.name = "sort_ro", .arity = -2, .flags = kReadOnly, .keys = kOneKey,
                .acl_categories = "read set sortedset list slow dangerous",
                .on_shard = CmdSortRoOnShard, .on_conn = CmdSort<true>,

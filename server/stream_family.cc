@@ -106,6 +106,9 @@ Stream* StreamOf(Db::Iterator it) { return static_cast<Stream*>(it.value().objec
 std::string NoGroupKeyErr(std::string_view key, std::string_view group) {
   return core::Concat("NOGROUP No such key '", key, "' or consumer group '", group, "'");
 }
+std::string NoGroupReadErr(std::string_view key, std::string_view group) {
+  return core::Concat(NoGroupKeyErr(key, group), " in XREADGROUP with GROUP option");
+}
 std::string NoGroupForKeyErr(std::string_view group, std::string_view key) {
   return core::Concat("NOGROUP No such consumer group '", group, "' for key name '", key, "'");
 }
@@ -538,11 +541,25 @@ std::vector<std::string> GroupIdForm(std::string_view key, std::string_view grou
 // ---- XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
 //      [FORCE] [JUSTID] [LASTID id]
 
-// XCLAIM and XAUTOCLAIM made their consumer in the group of the stream at key: a change of its
-// own in Redis, with its event.
-void NoteConsumerCreated(ShardContext& ctx, std::string_view key) {
-  ctx.shard.AddDirty();
-  NotifyKeyspaceEvent(ctx, kNotifyStream, "xgroup-createconsumer", key);
+std::vector<std::string> CreateConsumerForm(std::string_view key, std::string_view group,
+                                            std::string_view consumer) {
+  return {"XGROUP", "CREATECONSUMER", std::string(key), std::string(group),
+          std::string(consumer)};
+}
+
+// XCLAIM and XAUTOCLAIM name their consumer in the group of the stream at args[1]: as in Redis
+// 7.2 it is created (a change of its own, with its event) whether or not it claims anything, and
+// its seen-time is refreshed. A new consumer that claims nothing goes to the journal by itself
+// (the XCLAIMs of what it claims would create it on replay).
+StreamConsumer* ClaimingConsumer(ShardContext& ctx, ArgSlice args, StreamGroup* g,
+                                 bool* created) {
+  StreamConsumer* consumer = g->GetOrCreateConsumer(args[3], ctx.now_ms, created);
+  consumer->seen_time = ctx.now_ms;
+  if (*created) {
+    ctx.shard.AddDirty();
+    NotifyKeyspaceEvent(ctx, kNotifyStream, "xgroup-createconsumer", args[1]);
+  }
+  return consumer;
 }
 
 void CmdXClaim(ArgSlice args, ShardContext& ctx) {
@@ -603,7 +620,8 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
   // command as sent (its IDLE and min-idle-time depend on the clock).
   shard::JournalEffect* journal = ctx.journaling() ? &ctx.journal_effect : nullptr;
   if (journal) journal->None();
-  StreamConsumer* consumer = nullptr;
+  bool created;
+  StreamConsumer* consumer = ClaimingConsumer(ctx, args, g, &created);
   SubReply sub(ctx.rb);
   size_t n = 0;
   for (StreamID id : ids) {
@@ -625,12 +643,7 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     }
     if (nack == nullptr) continue;
     if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
-    if (consumer == nullptr) {
-      bool created;
-      consumer = g->GetOrCreateConsumer(args[3], now, &created);
-      consumer->seen_time = now;
-      if (created) NoteConsumerCreated(ctx, args[1]);
-    }
+    consumer->active_time = now;
     if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
     nack->delivery_time = deliverytime;
     if (retrycount >= 0) {
@@ -648,6 +661,7 @@ void CmdXClaim(ArgSlice args, ShardContext& ctx) {
     ++changes;
   }
   if (journal && changes == 0 && raised_last_id) journal->Add(GroupIdForm(args[1], args[2], *g));
+  if (journal && n == 0 && created) journal->Add(CreateConsumerForm(args[1], args[2], args[3]));
   ctx.shard.AddDirty(changes > 0 ? changes : (raised_last_id ? 1 : 0));
   ctx.rb.ArrayHeader(n);
   ctx.rb.output()->append(sub.out);
@@ -692,7 +706,8 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
   // As for XCLAIM: an XCLAIM per entry claimed or dropped.
   shard::JournalEffect* journal = ctx.journaling() ? &ctx.journal_effect : nullptr;
   if (journal) journal->None();
-  StreamConsumer* consumer = nullptr;
+  bool created;
+  StreamConsumer* consumer = ClaimingConsumer(ctx, args, g, &created);
   SubReply sub(ctx.rb);
   size_t n = 0;
   std::vector<StreamID> deleted;
@@ -713,12 +728,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
       ++p;
       continue;
     }
-    if (consumer == nullptr) {
-      bool created;
-      consumer = g->GetOrCreateConsumer(args[3], now, &created);
-      consumer->seen_time = now;
-      if (created) NoteConsumerCreated(ctx, args[1]);
-    }
+    consumer->active_time = now;
     if (nack->consumer != consumer) {
       nack->consumer->pel.erase(id);
       consumer->pel[id] = nack;
@@ -733,6 +743,7 @@ void CmdXAutoClaim(ArgSlice args, ShardContext& ctx) {
     --count;
     ++p;
   }
+  if (journal && n == 0 && created) journal->Add(CreateConsumerForm(args[1], args[2], args[3]));
   ctx.rb.ArrayHeader(3);
   ReplyID(ctx.rb, p == g->pel.end() ? StreamID{} : p->first);
   ctx.rb.ArrayHeader(n);
@@ -1022,11 +1033,13 @@ void XInfoStream(ArgSlice args, ShardContext& sc, const Stream& s) {
     rb.Bulk("consumers");
     rb.ArrayHeader(g->consumers.size());
     for (const auto& [cname, c] : g->consumers) {
-      rb.MapHeader(4);
+      rb.MapHeader(5);
       rb.Bulk("name");
       rb.Bulk(cname);
       rb.Bulk("seen-time");
       rb.Integer(c->seen_time);
+      rb.Bulk("active-time");
+      rb.Integer(c->active_time);
       rb.Bulk("pel-count");
       rb.Integer(int64_t(c->pel.size()));
       rb.Bulk("pending");
@@ -1057,13 +1070,16 @@ void XInfoKeyed(ArgSlice args, ConnContext& ctx) {
       sc.rb.ArrayHeader(g->consumers.size());
       for (const auto& [name, c] : g->consumers) {
         int64_t idle = sc.now_ms - c->seen_time;
-        sc.rb.MapHeader(3);
+        sc.rb.MapHeader(4);
         sc.rb.Bulk("name");
         sc.rb.Bulk(name);
         sc.rb.Bulk("pending");
         sc.rb.Integer(int64_t(c->pel.size()));
         sc.rb.Bulk("idle");
         sc.rb.Integer(idle < 0 ? 0 : idle);
+        // Redis 7.2: since the last read or claim that gave it entries, -1 if none ever did.
+        sc.rb.Bulk("inactive");
+        sc.rb.Integer(c->active_time == -1 ? -1 : sc.now_ms - c->active_time);
       }
     } else if (core::EqualsIgnoreCase(opt, "groups") && args.size() == 3) {
       sc.rb.ArrayHeader(s.groups().size());
@@ -1150,18 +1166,18 @@ class StreamWaiter final : public BlockedClient {
     if (i == keys_.size()) return Offer::kNotServable;
     Db::Iterator it = db.Find(key, core::HashBytes(key), shard::NowMs());
     const bool is_stream = Db::Found(it) && it.value().type() == core::ValueType::kStream;
+    // A group read cannot go on without its stream and group (the key deleted, replaced by
+    // another type, the group destroyed): Redis 7.2 runs the command again, which fails as it
+    // would have failed at first.
     if (!is_stream) {
-      // A group read cannot go on without its stream (deleted, or replaced by another type).
       if (!args_.group_read) return Offer::kNotServable;
-      return Fail("UNBLOCKED the stream key no longer exists");
+      return Fail(Db::Found(it) ? kWrongTypeErr : NoGroupReadErr(key, args_.group));
     }
     Stream* s = StreamOf(it);
     StreamID after = ids_[i];
     if (args_.group_read) {
       const StreamGroup* g = s->FindGroup(args_.group);
-      if (g == nullptr) {
-        return Fail("NOGROUP the consumer group this client was blocked on no longer exists");
-      }
+      if (g == nullptr) return Fail(NoGroupReadErr(key, args_.group));
       // Redis offers the key to its blocked clients after XADD only (and XGROUP DESTROY): a
       // write that moves the group back (XGROUP SETID) does not serve them. XADD is what moves
       // the stream's last ID past where it was when the client last looked at it.
@@ -1188,6 +1204,9 @@ class StreamWaiter final : public BlockedClient {
     const bool journaling = args_.group_read && owner.journal().on();
     StreamReadOne(owner, db, key, s, ids_[i], args_, shard::NowMs(), rb,
                   journaling ? &journal : nullptr);
+    // A group read served counts one change, as when it reads at once (Redis 7.2 runs the
+    // command again; 7.0 counted none).
+    if (args_.group_read) owner.AddDirty();
     if (journaling) owner.journal().AppendEffect(db.index(), journal);
     Finish();
     return Offer::kServed;
@@ -1305,8 +1324,7 @@ void CmdXRead(ArgSlice args, ConnContext& ctx) {
     std::string_view id_arg = args[streams_arg + streams_count + i];
     if (state[i] == 2) return ctx.rb.Error(kWrongTypeErr);
     if (kGroup && (state[i] == 0 || !has_group[i])) {
-      return ctx.rb.Error(core::Concat("NOGROUP No such key '", keys[i], "' or consumer group '",
-                                       ra.group, "' in XREADGROUP with GROUP option"));
+      return ctx.rb.Error(NoGroupReadErr(keys[i], ra.group));
     }
     if (kGroup && (id_arg == "$" || id_arg == "+")) {
       return ctx.rb.Error(core::Concat(
@@ -1369,16 +1387,16 @@ bool StreamReadOne(shard::Shard& shard, Db& db, std::string_view key, Stream* s,
   StreamGroup* g = args.group_read ? s->FindGroup(args.group) : nullptr;
   const bool history = args.group_read && after != kStreamNewEntries;
   StreamID gt = after;
+  bool nothing_new = false;
   if (args.group_read && !history) {
-    if (s->length() == 0 || !(s->last_valid_id() > g->last_id)) return false;
+    nothing_new = s->length() == 0 || !(s->last_valid_id() > g->last_id);
     gt = g->last_id;
   } else if (!args.group_read) {
     if (s->length() == 0 || !(s->last_valid_id() > gt)) return false;
   }
-  StreamID start = gt;
-  start.Incr();
   StreamConsumer* consumer = nullptr;
   if (g != nullptr) {
+    // Redis 7.2 creates the consumer (and refreshes its seen-time) whether or not it reads.
     bool created;
     consumer = g->GetOrCreateConsumer(args.consumer, now_ms, &created);
     consumer->seen_time = now_ms;
@@ -1386,12 +1404,15 @@ bool StreamReadOne(shard::Shard& shard, Db& db, std::string_view key, Stream* s,
       shard.AddDirty();
       shard::NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", key, db.index());
     }
-    // Redis 7.0 journals a new consumer only for NOACK: otherwise the XCLAIMs make it.
-    if (created && args.noack && journal != nullptr) {
-      journal->push_back({"XGROUP", "CREATECONSUMER", std::string(key), std::string(args.group),
-                          std::string(args.consumer)});
+    // Redis journals a new consumer for NOACK; otherwise the XCLAIMs of what it reads make it,
+    // and shardis also journals one that reads nothing, so that the AOF keeps it.
+    if (created && (args.noack || nothing_new || history) && journal != nullptr) {
+      journal->push_back(CreateConsumerForm(key, args.group, args.consumer));
     }
   }
+  if (nothing_new) return false;
+  StreamID start = gt;
+  start.Incr();
   // A history read updates delivery times and counts that Redis 7.0 does not journal.
   if (history) {
     SubReply sub(rb);
@@ -1439,6 +1460,7 @@ bool StreamReadOne(shard::Shard& shard, Db& db, std::string_view key, Stream* s,
     ++n;
     return !(args.count && n >= args.count);
   });
+  if (!delivered.empty()) consumer->active_time = now_ms;
   for (StreamID id : delivered) {
     StreamNack* nack = g->Assign(id, consumer, now_ms);
     nack->delivery_count = 1;

@@ -1055,7 +1055,8 @@ void RegisterZSetFamily(CommandRegistry* r) {
                                       "sorted set and M the number of elements stored into the "
                                       "destination key.",
                         .summary = "Stores the members of a sorted set in a range of ranks, scores "
-                                   "or names in a key.", .key_flags = "OW update"}});
+                                   "or names in a key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
   // Commands whose keys follow a numkeys argument (Redis' movablekeys: legacy range 0 0 0, or the
   // destination only for the STORE forms).
   r->Register({.name = "zmpop", .arity = -4, .flags = kW, .keys = kNoKeys,
@@ -1113,7 +1114,8 @@ void RegisterZSetFamily(CommandRegistry* r) {
                                       "input sorted sets, and M being the number of elements in "
                                       "the resulting sorted set.",
                         .summary = "Stores the members of any of the given sorted sets, with "
-                                   "combined scores, in a key.", .key_flags = "OW update"}});
+                                   "combined scores, in a key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
   r->Register({.name = "zinterstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write sortedset slow",
                .on_conn = CmdZSetOp<SetOp::kInter, true, false>,
@@ -1124,7 +1126,8 @@ void RegisterZSetFamily(CommandRegistry* r) {
                                       "and M being the number of elements in the resulting sorted "
                                       "set.",
                         .summary = "Stores the members common to every given sorted set, with "
-                                   "combined scores, in a key.", .key_flags = "OW update"}});
+                                   "combined scores, in a key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
   r->Register({.name = "zdiffstore", .arity = -4, .flags = kW | kD, .keys = kOneKey,
                .acl_categories = "write sortedset slow",
                .on_conn = CmdZSetOp<SetOp::kDiff, true, false>,
@@ -1134,7 +1137,8 @@ void RegisterZSetFamily(CommandRegistry* r) {
                                       "of elements in all the sets, N is the size of the first "
                                       "set, and K is the size of the result set.",
                         .summary = "Stores the members of the first sorted set that are in none of "
-                                   "the others in a key.", .key_flags = "OW update"}});
+                                   "the others in a key.", .key_flags = "OW update",
+                        .other_key_flags = "RO access"}});
 }
 
 }  // namespace shardis::server

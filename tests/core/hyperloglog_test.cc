@@ -202,5 +202,12 @@ TEST(HyperLogLogTest, MurmurHashStable) {
   EXPECT_EQ(i1, i2);
 }
 
+// PFSELFTEST's checks pass on a correct HLL, whatever the seed.
+TEST(HyperLogLogTest, SelfTestPasses) {
+  EXPECT_EQ(SelfTest(1, kSparseMaxBytesDefault), "");
+  EXPECT_EQ(SelfTest(0x9e3779b97f4a7c15ULL, kSparseMaxBytesDefault), "");
+}
+
 }  // namespace
 }  // namespace shardis::core::hll
+

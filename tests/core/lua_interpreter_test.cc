@@ -52,7 +52,7 @@ class LuaInterpreterTest : public ::testing::Test {
     return out;
   }
 
-  LuaInterpreter lua{"7.0.15", 0x0007000f};
+  LuaInterpreter lua{"7.2.4", 0x00070204};
   FakeHost host;
   LuaInterpreter::RunStatus status = LuaInterpreter::RunStatus::kDone;
 };
@@ -174,8 +174,8 @@ TEST_F(LuaInterpreterTest, Libraries) {
   EXPECT_EQ(Eval("return struct.size('i4')"), ":4\r\n");
   EXPECT_EQ(Eval("return redis.sha1hex('')"),
             "$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n");
-  EXPECT_EQ(Eval("return redis.REDIS_VERSION"), "$6\r\n7.0.15\r\n");
-  EXPECT_EQ(Eval("return redis.REDIS_VERSION_NUM"), ":458767\r\n");
+  EXPECT_EQ(Eval("return redis.REDIS_VERSION"), "$5\r\n7.2.4\r\n");
+  EXPECT_EQ(Eval("return redis.REDIS_VERSION_NUM"), ":459268\r\n");
   Eval("redis.log(redis.LOG_WARNING, 'hello', 'world')");
   EXPECT_EQ(host.logs.back(), "3 hello world");
 }
@@ -291,7 +291,7 @@ TEST_F(LuaLibraryTest, LoadTimeEnvironment) {
   EXPECT_EQ(Load("l", "\nredis.log(redis.LOG_WARNING, 'at load', redis.REDIS_VERSION)\n"
                       "redis.register_function('f', function() return 1 end)"),
             "");
-  EXPECT_EQ(host.logs.back(), "3 at load 7.0.15");
+  EXPECT_EQ(host.logs.back(), "3 at load 7.2.4");
   // A library whose code runs too long stops.
   std::string error;
   EXPECT_FALSE(lua.LoadLibrary("slow", "\nwhile true do end", 50, &host, &functions, &error));

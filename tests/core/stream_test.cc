@@ -227,6 +227,10 @@ TEST(StreamTest, GroupsAndPel) {
   StreamConsumer* bob = g->GetOrCreateConsumer("bob", 100, &created);
   EXPECT_EQ(g->GetOrCreateConsumer("alice", 200, &created), alice);
   EXPECT_FALSE(created);
+  // Redis 7.2: a new consumer was seen now and never active.
+  EXPECT_EQ(bob->seen_time, 100);
+  EXPECT_EQ(bob->active_time, -1);
+  alice->active_time = 150;
   for (uint64_t i = 1; i <= 3; ++i) g->Assign({i, 0}, alice, 1000);
   EXPECT_EQ(g->pel.size(), 3u);
   EXPECT_EQ(alice->pel.size(), 3u);
@@ -246,6 +250,8 @@ TEST(StreamTest, GroupsAndPel) {
   EXPECT_EQ(cg->pel.size(), 2u);
   EXPECT_EQ(cg->FindConsumer("bob")->pel.size(), 1u);
   EXPECT_EQ(cg->pel.at({2, 0})->consumer, cg->FindConsumer("bob"));
+  EXPECT_EQ(cg->FindConsumer("alice")->active_time, 150);
+  EXPECT_EQ(cg->FindConsumer("bob")->active_time, -1);
   ShardDelete(c);
   EXPECT_EQ(g->DeleteConsumer("alice"), 1u);
   EXPECT_EQ(g->pel.size(), 1u);

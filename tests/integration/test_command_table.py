@@ -15,7 +15,16 @@ from conftest import RespConn
 
 NEWER_THAN_REDIS_7_0 = {"client|no-touch", "client|setinfo"}
 # (command, field): our value, as Redis 7.2 has it.
-CHANGED_SINCE_REDIS_7_0 = {("zrank", "arity"): -3, ("zrevrank", "arity"): -3}
+CHANGED_SINCE_REDIS_7_0 = {
+    ("zrank", "arity"): -3, ("zrevrank", "arity"): -3,
+    # Redis 7.2 lets scripts call the blocking commands (they do not block there) and WAIT.
+    ("blpop", "flags"): ["write", "blocking"], ("brpop", "flags"): ["write", "blocking"],
+    ("blmove", "flags"): ["write", "denyoom", "blocking"],
+    ("brpoplpush", "flags"): ["write", "denyoom", "blocking"],
+    ("bzpopmin", "flags"): ["write", "blocking", "fast"],
+    ("bzpopmax", "flags"): ["write", "blocking", "fast"],
+    ("wait", "flags"): [],
+}
 
 
 def _text(x):

@@ -5,7 +5,10 @@ against 7.2's (or 7.4's) documented behaviour and marked shardis_only.
 Covered: glob patterns with many stars (KEYS, SCAN/HSCAN/SSCAN/ZSCAN MATCH, PSUBSCRIBE, CONFIG
 GET); ZRANK/ZREVRANK WITHSCORE; HSCAN NOVALUES (7.4); XREAD ... + (7.4); GETRANGE, BITCOUNT,
 BITPOS, XADD and XSETID argument checks; LPOS RANK bounds; CLIENT NO-TOUCH; PUBSUB NUMSUB under
-RESP3; DEBUG ERROR; LOLWUT; ZRANDMEMBER on small sets; XCLAIM/XAUTOCLAIM of deleted entries.
+RESP3; DEBUG ERROR; LOLWUT; ZRANDMEMBER on small sets; XCLAIM/XAUTOCLAIM of deleted entries;
+blocking commands in scripts and MULTI; consumers created when named, with seen/active times;
+COMMAND GETKEYSANDFLAGS per key; redis_version 7.2.4; errors of script commands counted once;
+used_memory_lua; PFSELFTEST.
 """
 
 import random
@@ -13,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import Error, RespMap, Verbatim
+from conftest import Error, RespConn, RespMap, Verbatim
 
 shardis_only = pytest.mark.shardis_only
 
@@ -260,6 +263,130 @@ def test_client_no_touch(server):
         other.close()
 
 
+@shardis_only  # Redis 7.2: blocking commands in scripts act as in MULTI (7.0 refused them)
+def test_blocking_commands_in_scripts_and_multi_do_not_block(raw):
+    def script(body, *keys):
+        return raw.call_raw("EVAL", body, str(len(keys)), *keys)
+
+    for cmd in ("'blpop', KEYS[1], 0", "'brpop', KEYS[1], 0", "'bzpopmin', KEYS[1], 0",
+                "'bzpopmax', KEYS[1], 0", "'blmove', KEYS[1], 'x', 'left', 'left', 0",
+                "'brpoplpush', KEYS[1], 'x', 0", "'blmpop', 0, 1, KEYS[1], 'left'",
+                "'bzmpop', 0, 1, KEYS[1], 'min'"):
+        assert script(f"return redis.call({cmd})", "empty") == b"$-1\r\n", cmd
+    raw.call("RPUSH", "{s}l", "a", "b")
+    assert script("return redis.call('blpop', KEYS[1], 0)", "{s}l") == (
+        b"*2\r\n$4\r\n{s}l\r\n$1\r\na\r\n")
+    assert script("return redis.call('blmove', KEYS[1], KEYS[2], 'right', 'left', 0)",
+                  "{s}l", "{s}m") == b"$1\r\nb\r\n"
+    raw.call("ZADD", "z", "1", "m")
+    assert script("return redis.call('bzpopmax', KEYS[1], 0)", "z") == (
+        b"*3\r\n$1\r\nz\r\n$1\r\nm\r\n$1\r\n1\r\n")
+    # WAIT answers the replicas that acknowledged (none) at once.
+    assert script("return redis.call('wait', 1, 0)") == b":0\r\n"
+    # XREAD/XREADGROUP BLOCK stay refused in scripts, as in 7.2.
+    assert script("return redis.call('xread', 'block', 0, 'streams', 's', '$')") .startswith(
+        b"-ERR xread command is not allowed with BLOCK option from scripts")
+    # COMMAND INFO no longer flags them noscript.
+    for name in ("blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "wait"):
+        assert b"noscript" not in raw.call("COMMAND", "INFO", name)[0][2], name
+    # Inside MULTI, as in 7.0 and 7.2: the reply of a timeout.
+    raw.call("MULTI")
+    for cmd in (["BLPOP", "empty", "0"], ["BLMOVE", "empty", "x", "LEFT", "LEFT", "0"],
+                ["BZPOPMIN", "empty", "0"], ["WAIT", "1", "0"]):
+        raw.call(*cmd)
+    assert raw.call_raw("EXEC") == b"*4\r\n*-1\r\n$-1\r\n*-1\r\n:0\r\n"
+
+
+def consumers(conn, key, group):
+    return {c[1]: dict(zip(c[0::2], c[1::2])) for c in conn.call("XINFO", "CONSUMERS", key, group)}
+
+
+@shardis_only  # Redis 7.2's consumers: created when named, seen-time and active-time
+def test_consumers_are_created_when_named_with_seen_and_active_times(server):
+    raw, info = server.raw(), server.raw()
+    try:
+        raw.call("FLUSHALL")
+
+        def changes():
+            text = info.call("INFO", "persistence").decode()
+            return int(text.split("rdb_changes_since_last_save:")[1].split()[0])
+
+        raw.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+        before = changes()
+        # Nothing to read, claim or autoclaim: each still creates its consumer (one change).
+        assert raw.call("XREADGROUP", "GROUP", "g", "reader", "STREAMS", "s", ">") is None
+        assert raw.call("XCLAIM", "s", "g", "claimer", "0", "1-1") == []
+        assert raw.call("XAUTOCLAIM", "s", "g", "auto", "0", "0") == [b"0-0", [], []]
+        assert changes() - before == 3
+        got = consumers(raw, "s", "g")
+        assert sorted(got) == [b"auto", b"claimer", b"reader"]
+        for c in got.values():
+            assert c[b"pending"] == 0 and c[b"inactive"] == -1 and 0 <= c[b"idle"] < 5000
+        # Named again: no new change; errors create nothing.
+        raw.call("XREADGROUP", "GROUP", "g", "reader", "STREAMS", "s", ">")
+        assert changes() - before == 3
+        assert raw.call_raw("XCLAIM", "s", "g", "bad", "x", "1-1").startswith(b"-ERR")
+        assert raw.call_raw("XREADGROUP", "GROUP", "nog", "bad", "STREAMS", "s", ">").startswith(
+            b"-NOGROUP")
+        assert b"bad" not in consumers(raw, "s", "g")
+        # Reading entries makes the consumer active; a NOACK read does not.
+        raw.call("XADD", "s", "1-1", "f", "v")
+        raw.call("XADD", "s", "2-1", "f", "v")
+        raw.call("XREADGROUP", "GROUP", "g", "reader", "COUNT", "1", "STREAMS", "s", ">")
+        raw.call("XREADGROUP", "GROUP", "g", "quiet", "NOACK", "STREAMS", "s", ">")
+        time.sleep(0.02)
+        got = consumers(raw, "s", "g")
+        assert 0 <= got[b"reader"][b"inactive"] < 5000 and got[b"reader"][b"pending"] == 1
+        assert got[b"quiet"][b"inactive"] == -1
+        # Claiming makes the claimer active.
+        assert raw.call("XCLAIM", "s", "g", "claimer", "0", "1-1", "JUSTID") == [b"1-1"]
+        assert 0 <= consumers(raw, "s", "g")[b"claimer"][b"inactive"] < 5000
+        full = raw.call("XINFO", "STREAM", "s", "FULL")
+        group = dict(zip(full[1::2][list(full[0::2]).index(b"groups")][0][0::2],
+                         full[1::2][list(full[0::2]).index(b"groups")][0][1::2]))
+        by_name = {dict(zip(c[0::2], c[1::2]))[b"name"]: dict(zip(c[0::2], c[1::2]))
+                   for c in group[b"consumers"]}
+        assert list(by_name[b"claimer"]) == [b"name", b"seen-time", b"active-time", b"pel-count",
+                                             b"pending"]
+        assert by_name[b"auto"][b"active-time"] == -1
+        assert by_name[b"claimer"][b"active-time"] >= by_name[b"claimer"][b"seen-time"] - 5000
+    finally:
+        raw.close()
+        info.close()
+
+
+def test_command_getkeysandflags_per_key_and_per_call(server, redis_server):
+    """Each key's flags come from its own key spec (LMOVE's destination, STORE keys, the sources
+    of ZUNIONSTORE, ...), and SET and BITFIELD decide per call (7.0 and 7.2 agree)."""
+    same_replies(server, redis_server, [
+        ["COMMAND", "GETKEYSANDFLAGS", *cmd] for cmd in (
+            ["SET", "k", "v"], ["SET", "k", "v", "GET"], ["SET", "k", "v", "EX", "10", "get"],
+            ["BITFIELD", "k", "GET", "u8", "0"], ["BITFIELD", "k", "GET", "u8", "0", "OVERFLOW",
+                                                  "WRAP"],
+            ["BITFIELD", "k", "GET", "u8", "0", "SET", "u8", "0", "1"], ["BITFIELD", "k", "GET"],
+            ["BITFIELD", "k"], ["BITFIELD_RO", "k", "GET", "u8", "0"],
+            ["LMOVE", "a", "b", "LEFT", "LEFT"], ["BLMOVE", "a", "b", "LEFT", "LEFT", "0"],
+            ["RPOPLPUSH", "a", "b"], ["SMOVE", "a", "b", "m"], ["COPY", "a", "b"],
+            ["RENAME", "a", "b"], ["RENAMENX", "a", "b"], ["PFMERGE", "a", "b", "c"],
+            ["SORT", "a", "BY", "w", "GET", "x", "STORE", "b"], ["SORT", "a"],
+            ["ZUNIONSTORE", "d", "2", "a", "b"], ["ZRANGESTORE", "d", "s", "0", "1"],
+            ["SINTERSTORE", "d", "a", "b"], ["SDIFFSTORE", "d", "a"], ["BITOP", "AND", "d", "a"],
+            ["GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d"],
+            ["GEOSEARCHSTORE", "d", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "km"],
+            ["MSET", "a", "1", "b", "2"], ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b",
+                                           ">", ">"])
+    ])
+
+
+@shardis_only  # the version shardis reports: Redis 7.2.4's (the reference is 7.0.15)
+def test_reports_redis_724_everywhere(raw):
+    assert "redis_version:7.2.4\r\n" in raw.call("INFO", "server").decode()
+    assert raw.call("HELLO", "2")[3] == b"7.2.4"
+    assert raw.call("EVAL", "return redis.REDIS_VERSION", "0") == b"7.2.4"
+    assert raw.call("EVAL", "return redis.REDIS_VERSION_NUM", "0") == 0x00070204
+    assert raw.call("LOLWUT", "VERSION", "7") == b"Redis ver. 7.2.4\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # Bugs and small gaps.
 # ---------------------------------------------------------------------------------------------
@@ -280,6 +407,90 @@ def test_pubsub_numsub_is_a_flat_array_in_resp3(server):
         conn.close()
 
 
+def test_errors_of_script_commands_are_counted_once(server, redis_server):
+    """An error a command run by a script replies counts once in INFO errorstats, whether the
+    script fails with it, returns it (pcall) or not; a refused command's error counts when the
+    script's reply carries it. OOM (a write over maxmemory) included."""
+    commands = [["SET", "x", "1"], ["CONFIG", "RESETSTAT"]]
+    for script in ("return redis.call('lpush','x','v')", "return redis.pcall('lpush','x','v')",
+                   "return redis.call('nosuch')", "return redis.pcall('nosuch')",
+                   "redis.pcall('lpush','x','v') return 1", "return redis.error_reply('MY bad')",
+                   "local ok, e = pcall(redis.call, 'lpush', 'x', 'v') return e"):
+        commands += [["EVAL", script, "0"], ["INFO", "errorstats"]]
+    commands += [["CONFIG", "RESETSTAT"], ["CONFIG", "SET", "maxmemory", "1"],
+                 ["EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "k"],
+                 ["EVAL", "return redis.pcall('set', KEYS[1], 'v')", "1", "k"],
+                 ["INFO", "errorstats"], ["CONFIG", "SET", "maxmemory", "0"]]
+    try:
+        same_replies(server, redis_server, commands)
+    finally:
+        for conn in (server.raw(), redis_server.raw()):
+            conn.call("CONFIG", "SET", "maxmemory", "0")
+            conn.close()
+
+
+def test_used_memory_lua_follows_the_scripts(raw):
+    """INFO used_memory_lua grows with many distinct EVAL scripts and falls after SCRIPT FLUSH, as
+    in Redis (each script is a function in the Lua VM until the flush)."""
+    def lua_memory():
+        info = raw.call("INFO", "memory").decode()
+        return int(info.split("used_memory_lua:")[1].split()[0])
+
+    raw.call("SCRIPT", "FLUSH")
+    before = lua_memory()
+    for i in range(500):
+        raw.call("EVAL", f"return {i} + #KEYS", "0")
+    grown = lua_memory()
+    assert grown > before + 20000, (before, grown)
+    raw.call("SCRIPT", "FLUSH")
+    assert lua_memory() < grown - 20000, (before, grown, lua_memory())
+
+
+def test_client_qbuf_holds_the_running_requests(server, redis_server):
+    """CLIENT INFO/LIST's qbuf: Redis' query buffer keeps the requests of the last read until they
+    have run, so a client sees its own CLIENT INFO (and the requests pipelined with it)."""
+    for srv in (server, redis_server):
+        conn = srv.raw()
+        try:
+            def field(info, name):
+                return int(info.decode().split(f" {name}=")[1].split(" ")[0])
+
+            assert field(conn.call("CLIENT", "INFO"), "qbuf") == 26
+            conn.send(RespConn.encode("CLIENT", "INFO") + RespConn.encode("PING"))
+            assert field(conn.read_reply()[1], "qbuf") == 26 + 14
+            assert conn.read_reply()[1] == b"PONG"
+            assert field(conn.call("CLIENT", "INFO"), "qbuf-free") > 0
+        finally:
+            conn.close()
+
+
+@shardis_only  # Redis 7.2's INFO stats fields
+def test_info_acl_access_denied(server):
+    conn = server.raw()
+    try:
+        conn.call("CONFIG", "RESETSTAT")
+
+        def stats():
+            text = conn.call("INFO", "stats").decode()
+            return {k: int(v) for k, v in (line.split(":", 1) for line in text.split("\r\n")
+                                           if line.startswith("acl_access_denied_"))}
+
+        assert stats() == {"acl_access_denied_auth": 0, "acl_access_denied_cmd": 0,
+                           "acl_access_denied_key": 0, "acl_access_denied_channel": 0}
+        assert conn.call_raw("AUTH", "nobody", "wrong").startswith(b"-WRONGPASS")
+        assert conn.call_raw("HELLO", "2", "AUTH", "nobody", "wrong").startswith(b"-WRONGPASS")
+        assert stats()["acl_access_denied_auth"] == 2
+        conn.call("CONFIG", "RESETSTAT")
+        assert stats()["acl_access_denied_auth"] == 0
+    finally:
+        conn.close()
+
+
+def test_pfselftest(server, redis_server):
+    same_replies(server, redis_server, [["PFSELFTEST"], ["PFSELFTEST", "x"],
+                                        ["COMMAND", "INFO", "PFSELFTEST"]])
+
+
 def test_debug_error(server, redis_server):
     same_replies(server, redis_server, [
         ["DEBUG", "ERROR", "LOADING Redis is loading the dataset in memory"],
@@ -291,15 +502,25 @@ def test_debug_error(server, redis_server):
     ])
 
 
+def as_redis_724(raw):
+    """A bulk reply of redis-server 7.0.15 naming its version, as Redis 7.2.4 words it."""
+    if not raw.startswith(b"$") or b"7.0.15" not in raw:
+        return raw
+    body = raw.split(b"\r\n", 1)[1][:-2].replace(b"7.0.15", b"7.2.4")
+    return b"$%d\r\n%s\r\n" % (len(body), body)
+
+
 def test_lolwut(server, redis_server):
     sut, ref = both(server, redis_server)
     try:
-        # Without art (every version but 5 and 6): the same reply, byte for byte.
+        # Without art (every version but 5 and 6): the same reply, byte for byte, but for the
+        # version (shardis reports 7.2.4, the reference is 7.0.15).
         for cmd in (["LOLWUT"], ["LOLWUT", "VERSION", "7"], ["LOLWUT", "version", "1"],
                     ["LOLWUT", "VERSION", "x"], ["LOLWUT", "VERSION", "5", "x"],
                     ["LOLWUT", "VERSION", "6", "1", "x"]):
-            assert sut.call_raw(*cmd) == ref.call_raw(*cmd), cmd
-        version = ref.call("LOLWUT").decode().split()[-1]
+            assert sut.call_raw(*cmd) == as_redis_724(ref.call_raw(*cmd)), cmd
+        assert sut.call("LOLWUT") == b"Redis ver. 7.2.4\n"
+        version = "7.2.4"
         for cmd in (["LOLWUT", "VERSION", "5"], ["LOLWUT", "VERSION", "6"],
                     ["LOLWUT", "VERSION", "5", "1", "1", "1"],
                     ["LOLWUT", "VERSION", "5", "10000", "10000", "10000"],
@@ -438,6 +659,8 @@ def test_dirty_counter_counts_only_changes(server, redis_server):
         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
         ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"],
+        # A consumer that reads nothing: created by 7.2, not by 7.0 (see above), so made first.
+        ["XGROUP", "CREATECONSUMER", "s", "g", "c2"],
         ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
     ]
     try:

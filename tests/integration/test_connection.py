@@ -343,8 +343,11 @@ def test_command_table_matches_redis(raw, redis_server):
     diffs = []
     for name in shared:
         a, b = theirs[name], ours[name]
-        # Redis 7.2's arities where shardis follows 7.2 (test_command_table.py says which).
-        a = [a[0], CHANGED_SINCE_REDIS_7_0.get((name.decode(), "arity"), a[1])] + a[2:]
+        # Redis 7.2's arities and flags where shardis follows 7.2 (test_command_table.py says
+        # which).
+        a = [a[0], CHANGED_SINCE_REDIS_7_0.get((name.decode(), "arity"), a[1]),
+             [f.encode() for f in CHANGED_SINCE_REDIS_7_0[(name.decode(), "flags")]]
+             if (name.decode(), "flags") in CHANGED_SINCE_REDIS_7_0 else a[2]] + a[3:]
         if [a[1]] + a[3:6] != [b[1]] + b[3:6] or set(a[2]) != set(b[2]):
             diffs.append((name, [a[1], sorted(a[2])] + a[3:6], [b[1], sorted(b[2])] + b[3:6]))
     assert diffs == []

@@ -99,7 +99,7 @@ LOAD_CASES = {
     "bad_description": [("FUNCTION", "LOAD", lib("l", "redis.register_function{function_name='f', "
                                                       "callback=function() end, description={}}"))],
     "log_at_load": [("FUNCTION", "LOAD", lib("l", "redis.log(redis.LOG_NOTICE, 'loading', redis.REDIS_VERSION)\n"
-                                                  "redis.register_function('f', function() return redis.REDIS_VERSION_NUM end)")),
+                                                  "redis.register_function('f', function() return redis.REDIS_VERSION_NUM >= 0x00070000 end)")),
                     ("FCALL", "f", "0")],
     "options": [("FUNCTION", "LOAD", "REPLACE"), ("FUNCTION", "LOAD", "foo", "bar"),
                 ("FUNCTION", "LOAD")],

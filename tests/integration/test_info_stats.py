@@ -16,7 +16,9 @@ SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication"
 # Fields redis-server 7.0 lacks: ours, and Redis 7.2's event-loop figures and client buffer limit
 # counters.
 OURS = {"shardis_version", "eventloop_cycles", "eventloop_duration_sum",
-        "client_query_buffer_limit_disconnections", "client_output_buffer_limit_disconnections"}
+        "client_query_buffer_limit_disconnections", "client_output_buffer_limit_disconnections",
+        "acl_access_denied_auth", "acl_access_denied_cmd", "acl_access_denied_key",
+        "acl_access_denied_channel"}
 # Fields whose format varies between builds (a hex id that may be all digits).
 FREE_FORM = {"redis_build_id"}
 # Fields dashboards and redis_exporter read: shardis must have them.

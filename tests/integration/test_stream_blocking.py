@@ -1,5 +1,6 @@
-"""XREAD / XREADGROUP with BLOCK (Redis 7.0.15 semantics): blocked clients are served by XADD
-from another client, time out with a null array, fail when their group or stream goes away, and
+"""XREAD / XREADGROUP with BLOCK (Redis 7.2 semantics): blocked clients are served by XADD
+from another client, time out with a null array, fail when their group or stream goes away (with
+the error of the command run again, as Redis 7.2: NOGROUP or WRONGTYPE), and
 leave nothing behind when they disconnect. The `server` fixture runs every test with --threads
 1, 2 and 4, so blocked clients, writers and keys land on different threads. Timing only lets a
 client block before the write; assertions are about the exact replies."""
@@ -8,7 +9,21 @@ import socket
 import threading
 import time
 
+import pytest
+
 from conftest import wait_for
+
+# Where a waiter's stream or group goes away, Redis 7.0 replied -UNBLOCKED or a NOGROUP of its
+# own; 7.2 runs the command again and replies its error: those tests pin 7.2's replies.
+shardis_only = pytest.mark.shardis_only
+
+
+def nogroup(key):
+    return (b"-NOGROUP No such key '" + key + b"' or consumer group 'g' in XREADGROUP with GROUP "
+            b"option\r\n")
+
+
+WRONGTYPE = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
 
 
 def blocked_count(r):
@@ -161,6 +176,7 @@ def test_inside_multi_nothing_blocks(r, server):
     raw.close()
 
 
+@shardis_only  # the consumer a blocked XREADGROUP names exists from the start in Redis 7.2
 def test_disconnected_client_leaves_nothing_behind(r, server):
     r.execute_command("XGROUP", "CREATE", "gone", "g", "$", "MKSTREAM")
     s1 = socket.create_connection(("127.0.0.1", server.port))
@@ -172,9 +188,12 @@ def test_disconnected_client_leaves_nothing_behind(r, server):
     s2.close()
     assert wait_for(lambda: blocked_count(r) == 0, 10)
     r.execute_command("XADD", "gone", "1-1", "f", "v")
-    # Nobody was served: the group delivered nothing and has no consumer.
+    # Nobody was served: the group delivered nothing; its one consumer, created when XREADGROUP
+    # named it (Redis 7.2), never read anything.
     assert call(server, "XPENDING", "gone", "g") == [0, None, None, None]
-    assert call(server, "XINFO", "GROUPS", "gone")[0][3] == 0  # consumers
+    assert call(server, "XINFO", "GROUPS", "gone")[0][3] == 1  # consumers
+    consumer = call(server, "XINFO", "CONSUMERS", "gone", "g")[0]
+    assert consumer[0:4] == [b"name", b"c", b"pending", 0] and consumer[6:] == [b"inactive", -1]
 
 
 def test_xreadgroup_served_entries_land_in_the_pel(r, server):
@@ -237,16 +256,17 @@ def test_xreadgroup_history_never_blocks(r, server):
     raw.close()
 
 
+@shardis_only
 def test_group_destroyed_while_blocked(r, server):
     r.execute_command("XGROUP", "CREATE", "gd", "g", "$", "MKSTREAM")
     b = block(r, server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "gd", ">",
               expect_blocked=1)
     assert r.execute_command("XGROUP", "DESTROY", "gd", "g") == 1
-    assert b.join() == (b"-NOGROUP the consumer group this client was blocked on no longer "
-                        b"exists\r\n")
+    assert b.join() == nogroup(b"gd")
     assert blocked_count(r) == 0
 
 
+@shardis_only
 def test_stream_deleted_while_blocked(r, server):
     r.execute_command("XGROUP", "CREATE", "sd", "g", "$", "MKSTREAM")
     r.execute_command("XGROUP", "CREATE", "st", "g", "$", "MKSTREAM")
@@ -254,7 +274,7 @@ def test_stream_deleted_while_blocked(r, server):
               expect_blocked=1)
     x = block(r, server, "XREAD", "BLOCK", "0", "STREAMS", "sd", "$", expect_blocked=2)
     r.delete("sd")
-    assert a.join() == b"-UNBLOCKED the stream key no longer exists\r\n"
+    assert a.join() == nogroup(b"sd")
     # An XREAD waiter keeps waiting for the stream to come back.
     time.sleep(0.05)
     assert blocked_count(r) == 1
@@ -264,8 +284,24 @@ def test_stream_deleted_while_blocked(r, server):
     b = block(r, server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "st", ">",
               expect_blocked=1)
     r.set("st", "now a string")
-    assert b.join() == b"-UNBLOCKED the stream key no longer exists\r\n"
+    assert b.join() == WRONGTYPE
     assert blocked_count(r) == 0
+
+
+@shardis_only
+def test_stream_replaced_in_a_transaction_fails_the_waiter_once(r, server):
+    r.execute_command("CONFIG", "RESETSTAT")
+    r.execute_command("XGROUP", "CREATE", "tx", "g", "$", "MKSTREAM")
+    b = block(r, server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "tx", ">",
+              expect_blocked=1)
+    pipe = r.pipeline(transaction=True)
+    pipe.delete("tx")
+    pipe.set("tx", "x")
+    pipe.execute()
+    assert b.join() == WRONGTYPE
+    assert r.info("errorstats") == {"errorstat_WRONGTYPE": "count=1"}
+    stats = r.info("commandstats")["cmdstat_xreadgroup"]
+    assert stats["calls"] == 1 and stats["failed_calls"] == 1
 
 
 def test_other_writes_do_not_serve_xread(r, server):
@@ -291,13 +327,14 @@ def test_xgroup_setid_does_not_serve_but_the_next_xadd_does(r, server):
     assert b.join() == one_stream(b"si", entry(b"1-1", b"a", b"1"), entry(b"2-1", b"b", b"2"))
 
 
+@shardis_only
 def test_flush_and_expiry_fail_xreadgroup_waiters(r, server):
     for cmd in (("FLUSHDB",), ("FLUSHALL",), ("PEXPIRE", "fx", "50")):
         r.execute_command("XGROUP", "CREATE", "fx", "g", "$", "MKSTREAM")
         b = block(r, server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "fx", ">",
                   expect_blocked=1)
         r.execute_command(*cmd)
-        assert b.join() == b"-UNBLOCKED the stream key no longer exists\r\n", cmd
+        assert b.join() == nogroup(b"fx"), cmd
         assert wait_for(lambda: blocked_count(r) == 0, 10)
 
 

@@ -262,6 +262,7 @@ def test_xread_shapes(raw):
     assert raw.call_raw("XPENDING", "s", "g") == b"*4\r\n:0\r\n_\r\n_\r\n_\r\n"
 
 
+@pytest.mark.shardis_only  # the consumers' fields of Redis 7.2 (inactive, active-time)
 def test_xinfo_shapes(raw):
     resp3(raw)
     raw.call("XADD", "s", "1-1", "f", "v")
@@ -280,14 +281,17 @@ def test_xinfo_shapes(raw):
     assert groups[0][b"entries-read"] is None
     raw.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
     assert raw.call_raw("XINFO", "CONSUMERS", "s", "g").startswith(
-        b"*1\r\n%3\r\n$4\r\nname\r\n$1\r\nc\r\n$7\r\npending\r\n:1\r\n$4\r\nidle\r\n:")
+        b"*1\r\n%4\r\n$4\r\nname\r\n$1\r\nc\r\n$7\r\npending\r\n:1\r\n$4\r\nidle\r\n:")
+    assert list(raw.call("XINFO", "CONSUMERS", "s", "g")[0].keys()) == [
+        b"name", b"pending", b"idle", b"inactive"]
     full = raw.call("XINFO", "STREAM", "s", "FULL")
     assert list(full.keys())[-2:] == [b"entries", b"groups"]
     g = full[b"groups"][0]
     assert list(g.keys()) == [b"name", b"last-delivered-id", b"entries-read", b"lag",
                               b"pel-count", b"pending", b"consumers"]
     assert g[b"pending"][0][:2] == [b"1-1", b"c"]
-    assert list(g[b"consumers"][0].keys()) == [b"name", b"seen-time", b"pel-count", b"pending"]
+    assert list(g[b"consumers"][0].keys()) == [b"name", b"seen-time", b"active-time",
+                                               b"pel-count", b"pending"]
 
 
 # ---------------------------------------------------------------------------------------------
