@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds shardis and runs every test: the README's test command and what CI runs.
 #   1. installs the missing Debian packages (build + test sets)
-#   2. builds build/release and build/asan (ASan+UBSan)
-#   3. unit tests (ctest) of both builds
+#   2. builds build/release and build/asan (ASan+UBSan, clang; with the fuzz targets)
+#   3. unit tests (ctest) of both builds, and each fuzz target (tests/fuzz) for 5 seconds
 #   4. the pytest integration suite against build/release/shardis
 #   5. the integration suite again against build/asan/shardis
 #   6. the io/ and shard/ unit tests under ThreadSanitizer (build/tsan)
@@ -64,6 +64,10 @@ if [ $release_ok = 1 ]; then step "unit tests (release)" ctest_run release
 else skip "unit tests (release)" "release build failed"; fi
 if [ $asan_ok = 1 ]; then step "unit tests (asan)" ctest_run asan
 else skip "unit tests (asan)" "asan build failed"; fi
+# Every fuzz target of tests/fuzz for a few seconds from its seed corpus (which holds the inputs
+# of every bug they found): a regression check, not a search. scripts/fuzz.sh searches.
+if [ $asan_ok = 1 ]; then step "fuzz targets (asan)" bash scripts/fuzz.sh all 5
+else skip "fuzz targets (asan)" "asan build failed"; fi
 if [ $release_ok = 1 ]; then
   step "integration tests (release)" pytest_run build/release/shardis tests/integration
 else skip "integration tests (release)" "release build failed"; fi

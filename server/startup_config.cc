@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,7 @@ namespace shardis::server {
 
 namespace {
 
-// Where a flag got its value from, for the summary.
-using Sources = std::map<std::string, std::string>;
+using Sources = ConfigSources;
 
 // Redis' sdssplitargs on one line (the inline-command parser does exactly that).
 absl::Status SplitLine(const std::string& line, std::vector<std::string>* out) {
@@ -70,6 +70,16 @@ std::string SetFlag(const std::string& flag, const std::string& value) {
 absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(core::Concat("cannot open config file '", path, "'"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return LoadConfigText(text.str(), path, sources);
+}
+
+}  // namespace
+
+absl::Status LoadConfigText(const std::string& text, std::string_view path,
+                            ConfigSources* sources) {
+  std::istringstream in(text);
   std::string line;
   int lineno = 0;
   while (std::getline(in, line)) {
@@ -127,6 +137,8 @@ absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::Status LoadEnvironment(Sources* sources) {
   constexpr std::string_view kPrefix = "SHARDIS_";
