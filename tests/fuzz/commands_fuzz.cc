@@ -106,9 +106,16 @@ void CheckValue(shard::Db& db, std::string_view key) {
   if (shard::Db::Found(it)) CheckDumpRoundTrip(it.value());
 }
 
-std::vector<const server::CommandSpec*>& ShardCommands() {
-  static std::vector<const server::CommandSpec*> specs;
-  return specs;
+// The commands that run on their key's shard, in name order (so that the same input picks the
+// same commands in every run), and the shard they run on: one for the process, emptied after
+// each input (making a shard with its 16 databases costs more than most inputs).
+struct Harness {
+  std::vector<const server::CommandSpec*> specs;
+  shard::Shard* shard = nullptr;
+};
+Harness& TheHarness() {
+  static Harness harness;
+  return harness;
 }
 
 }  // namespace
@@ -116,46 +123,43 @@ std::vector<const server::CommandSpec*>& ShardCommands() {
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   using namespace shardis;
+  fuzz::Harness& h = fuzz::TheHarness();
   server::RegisterAllFamilies(&server::Registry());
-  auto& specs = fuzz::ShardCommands();
   for (const auto& [name, spec] : server::Registry().all()) {
-    if (spec.on_shard != nullptr) specs.push_back(&spec);
+    if (spec.on_shard != nullptr) h.specs.push_back(&spec);
   }
-  // A fixed order, so that the same input picks the same commands in every run.
-  std::sort(specs.begin(), specs.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  std::sort(h.specs.begin(), h.specs.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  h.shard = new shard::Shard(0);  // never freed: it lives as long as the process
+  shard::Shard::set_current(h.shard);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace shardis;
-  const auto& specs = fuzz::ShardCommands();
+  const fuzz::Harness& h = fuzz::TheHarness();
+  shard::Shard& shard = *h.shard;
+  shard::Db& db = shard.db(0);
   FuzzedDataProvider in(data, size);
-  {
-    shard::Shard shard(0);
-    shard::Shard::set_current(&shard);
-    shard::Db& db = shard.db(0);
-    std::string reply;
-    core::ReplyBuilder rb(&reply);
-    for (int steps = 0; steps < 64 && in.remaining_bytes() > 0; ++steps) {
-      const server::CommandSpec& spec =
-          *specs[in.ConsumeIntegralInRange<size_t>(0, specs.size() - 1)];
-      const size_t argc = spec.arity > 0 ? size_t(spec.arity)
-                                         : size_t(-spec.arity) + in.ConsumeIntegralInRange(0, 6);
-      std::vector<std::string> owned = {std::string(spec.name)};
-      owned.push_back(std::string(fuzz::kKeys[in.ConsumeIntegralInRange<size_t>(0, 2)]));
-      while (owned.size() < argc) owned.push_back(fuzz::NextArg(in));
-      const std::vector<std::string_view> args(owned.begin(), owned.end());
-      if (!server::RunsOnShard(spec, args)) continue;
+  std::string reply;
+  core::ReplyBuilder rb(&reply);
+  for (int steps = 0; steps < 64 && in.remaining_bytes() > 0; ++steps) {
+    const server::CommandSpec& spec =
+        *h.specs[in.ConsumeIntegralInRange<size_t>(0, h.specs.size() - 1)];
+    const size_t argc = spec.arity > 0 ? size_t(spec.arity)
+                                       : size_t(-spec.arity) + in.ConsumeIntegralInRange(0, 6);
+    std::vector<std::string> owned = {std::string(spec.name)};
+    owned.push_back(std::string(fuzz::kKeys[in.ConsumeIntegralInRange<size_t>(0, 2)]));
+    while (owned.size() < argc) owned.push_back(fuzz::NextArg(in));
+    const std::vector<std::string_view> args(owned.begin(), owned.end());
+    if (!server::RunsOnShard(spec, args)) continue;
 
-      reply.clear();
-      server::ShardContext ctx{shard, db, rb, fuzz::kNowMs, core::HashBytes(args[1])};
-      server::RunShardCommand(spec, args, ctx);
-      if (fuzz::RespValueLength(reply, 0) != reply.size()) abort();
-      fuzz::CheckValue(db, args[1]);
-    }
-    for (int i = 0; i < shard::Shard::kNumDbs; ++i) shard.db(i).Clear();
-    if (core::ShardHeap::Current()->live_blocks() != 0) abort();
-    shard::Shard::set_current(nullptr);
+    reply.clear();
+    server::ShardContext ctx{shard, db, rb, fuzz::kNowMs, core::HashBytes(args[1])};
+    server::RunShardCommand(spec, args, ctx);
+    if (fuzz::RespValueLength(reply, 0) != reply.size()) abort();
+    fuzz::CheckValue(db, args[1]);
   }
+  for (int i = 0; i < shard::Shard::kNumDbs; ++i) shard.db(i).Clear();
+  if (core::ShardHeap::Current()->live_blocks() != 0) abort();
   return 0;
 }
