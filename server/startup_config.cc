@@ -48,6 +48,9 @@ std::string ListValue(const ConfigParam* p, const std::string& value) {
 }
 
 bool FlagExists(const std::string& name) {
+  // gflags looks names up as C strings: "save\0x" would find --save, and its value would be set
+  // without the CONFIG parameter's check (found by tests/fuzz/config_file_fuzz.cc).
+  if (name.find('\0') != std::string::npos) return false;
   gflags::CommandLineFlagInfo info;
   return gflags::GetCommandLineFlagInfo(name.c_str(), &info);
 }
