@@ -58,6 +58,9 @@ bool FlagExists(const std::string& name) {
 // Sets a flag from a config-file or environment value, through the registry when the flag backs a
 // CONFIG parameter (so "1gb" becomes bytes and enums are checked). Returns an error text or "".
 std::string SetFlag(const std::string& flag, const std::string& value) {
+  // gflags takes values as C strings: one with a NUL byte would be cut there, after the check
+  // below passed on the whole of it (found by tests/fuzz/config_file_fuzz.cc).
+  if (value.find('\0') != std::string::npos) return core::Concat("invalid value '", value, "'");
   std::string canonical = value;
   if (const ConfigParam* p = Config().FindByFlag(flag)) {
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, ListValue(p, value));
