@@ -11,8 +11,9 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libboost-fiber-dev libboost-context-dev libbenchmark-dev
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
 )
+# clang-14 and its runtimes (ASan, UBSan, libFuzzer): the asan build and the fuzz targets.
 TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache
-  python3-prometheus-client python3-yaml curl)
+  python3-prometheus-client python3-yaml curl clang-14 libclang-rt-14-dev)
 
 set_name=${1:-build}
 case "$set_name" in

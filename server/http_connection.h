@@ -8,16 +8,9 @@
 
 #include "io/proactor.h"
 #include "io/stream.h"
+#include "server/http_request.h"
 
 namespace shardis::server {
-
-enum class HttpSniff { kHttp, kNotHttp, kNeedMore };
-
-// Whether the first bytes a client sent are an HTTP request line: "GET " or "HEAD " (any method
-// in upper case with any_method), a target, and " HTTP/1.x" before the end of the first line.
-// Inline RESP ("GET key") has no such version, so it stays RESP. kNeedMore while the line is
-// incomplete and could still be one.
-HttpSniff SniffHttp(std::string_view head, bool any_method = false);
 
 // On the RESP port: reads the rest of the request's head from the stream (bytes already received
 // are in its input), replies and returns; the caller closes the connection. Runs in the

@@ -216,9 +216,11 @@ void UnwatchAll(ConnectionState& conn) {
   if (!conn.watch) return;
   shard::WatchState* w = conn.watch.get();
   for (const auto& [db, key] : conn.watched) {
-    shard::shard_set->Await(shard::shard_set->ShardOf(key), [&, db = db](shard::Shard& s) {
-      s.db(db).watches().Remove(key, w);
-    });
+    // Structured bindings are captured by name (clang 14 cannot capture them implicitly).
+    shard::shard_set->Await(shard::shard_set->ShardOf(key),
+                            [&, db = db, &key = key](shard::Shard& s) {
+                              s.db(db).watches().Remove(key, w);
+                            });
   }
   conn.watched.clear();
   w->dirty.store(false, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,7 @@ namespace shardis::server {
 
 namespace {
 
-// Where a flag got its value from, for the summary.
-using Sources = std::map<std::string, std::string>;
+using Sources = ConfigSources;
 
 // Redis' sdssplitargs on one line (the inline-command parser does exactly that).
 absl::Status SplitLine(const std::string& line, std::vector<std::string>* out) {
@@ -48,6 +48,9 @@ std::string ListValue(const ConfigParam* p, const std::string& value) {
 }
 
 bool FlagExists(const std::string& name) {
+  // gflags looks names up as C strings: "save\0x" would find --save, and its value would be set
+  // without the CONFIG parameter's check (found by tests/fuzz/config_file_fuzz.cc).
+  if (name.find('\0') != std::string::npos) return false;
   gflags::CommandLineFlagInfo info;
   return gflags::GetCommandLineFlagInfo(name.c_str(), &info);
 }
@@ -55,6 +58,9 @@ bool FlagExists(const std::string& name) {
 // Sets a flag from a config-file or environment value, through the registry when the flag backs a
 // CONFIG parameter (so "1gb" becomes bytes and enums are checked). Returns an error text or "".
 std::string SetFlag(const std::string& flag, const std::string& value) {
+  // gflags takes values as C strings: one with a NUL byte would be cut there, after the check
+  // below passed on the whole of it (found by tests/fuzz/config_file_fuzz.cc).
+  if (value.find('\0') != std::string::npos) return core::Concat("invalid value '", value, "'");
   std::string canonical = value;
   if (const ConfigParam* p = Config().FindByFlag(flag)) {
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, ListValue(p, value));
@@ -70,6 +76,16 @@ std::string SetFlag(const std::string& flag, const std::string& value) {
 absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(core::Concat("cannot open config file '", path, "'"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return LoadConfigText(text.str(), path, sources);
+}
+
+}  // namespace
+
+absl::Status LoadConfigText(const std::string& text, std::string_view path,
+                            ConfigSources* sources) {
+  std::istringstream in(text);
   std::string line;
   int lineno = 0;
   while (std::getline(in, line)) {
@@ -127,6 +143,8 @@ absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::Status LoadEnvironment(Sources* sources) {
   constexpr std::string_view kPrefix = "SHARDIS_";

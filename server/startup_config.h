@@ -7,7 +7,9 @@
 // Unknown directives and unknown SHARDIS_ variables stop the start with a message naming them.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 
 #include <absl/status/status.h>
 
@@ -22,6 +24,15 @@ struct StartupConfig {
 // Registers the CONFIG parameters, reads the config file and the environment, then parses the
 // command line (gflags, which removes the flags from argv). On error, the message to print.
 absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out);
+
+// Where each flag got its value from ("path:line", "command line", ...), for the summary.
+using ConfigSources = std::map<std::string, std::string>;
+
+// The config file's part of LoadStartupConfig, on the file's text (`path` names it in messages):
+// sets the flags and CONFIG parameters its lines name and records where each came from in
+// *sources. On error, the message to print. (Apart for tests/fuzz/config_file_fuzz.cc.)
+absl::Status LoadConfigText(const std::string& text, std::string_view path,
+                            ConfigSources* sources);
 
 // Applies every CONFIG parameter's flag to the runtime state (after LoadStartupConfig and after
 // main settled flags it derives, such as maxmemory). On error, the message to print.

@@ -244,6 +244,11 @@ void Transaction::RunNested(std::span<const unsigned> sids,
   top->Dispatch(sids, &Transaction::DoPhase);
 }
 
+void Transaction::RunTask(void* part) {
+  Part* p = static_cast<Part*>(part);
+  p->task(p);
+}
+
 void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
   fiber_ = context::active();
   outstanding_ = int(sids.size());
@@ -254,7 +259,8 @@ void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
       local = true;
       continue;
     }
-    self->Post(sid, io::Task{reinterpret_cast<void (*)(void*)>(task), &parts_[sid]});
+    parts_[sid].task = task;
+    self->Post(sid, io::Task{&Transaction::RunTask, &parts_[sid]});
   }
   // The local part runs while the other shards work on theirs.
   if (local) task(&parts_[origin_]);

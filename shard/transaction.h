@@ -112,8 +112,13 @@ class Transaction {
     bool marked = false;  // a journal marker was recorded here at the conclusion
     TxPart::LockKey joining;  // TryAddKey's key, and whether the shard took it
     bool joined = false;
+    // The task Dispatch sent here, which RunTask calls on the shard.
+    void (*task)(TxPart*) = nullptr;
   };
   using ShardTask = void (*)(TxPart*);
+  // io::Task's function takes a void*: calling a ShardTask through that type would be undefined
+  // behaviour (clang's UBSan reports it), so the posted task is this, which calls the part's.
+  static void RunTask(void* part);
 
   void Init();
   // Before the first scheduling: each part's keys sorted and distinct.

@@ -565,6 +565,9 @@ def test_bad_env_var_stops_the_start(tmp_path, procs, env, message):
     ("maxmemory-policy \"allkeys-random\n", ":1: unbalanced quotes"),
     ("databases 32\n", ":1: 'databases' cannot be changed in shardis"),
     ("maxmemory\n", ":1: a directive needs a value"),
+    # A NUL in the name is part of it (gflags would have read "save" and skipped the check).
+    ("save\0x 1 2\n", ":1: unknown directive 'save"),
+    ("save \"450\0 10\"\n", ":1: save: invalid value '450"),
 ])
 def test_bad_config_file_stops_the_start(tmp_path, procs, content, message):
     conf = tmp_path / "bad.conf"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of tests/fuzz/ (ASan+UBSan, built in build/asan).
+#   scripts/fuzz.sh [target|all] [seconds]     default: all, 60 seconds each
+# Each target starts from its seed corpus (tests/fuzz/corpus/<target>/, in the repository) and
+# keeps what it finds in build/asan/fuzz/corpus/<target>/ for the next run. A finding stops that
+# target with the input saved as build/asan/fuzz/findings/<target>-crash-...: fix the bug, then add
+# the input to the seed corpus as its regression test. Prints each target's executions per second
+# and corpus size; the exit status is non-zero if any target found something.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+target=${1:-all}
+seconds=${2:-60}
+all=()
+for f in tests/fuzz/*_fuzz.cc; do all+=("$(basename "$f" _fuzz.cc)"); done
+if [ "$target" = all ]; then
+  targets=("${all[@]}")
+elif [ -f "tests/fuzz/${target}_fuzz.cc" ]; then
+  targets=("$target")
+else
+  echo "usage: $0 [all|${all[*]// /|}] [seconds]" >&2
+  exit 2
+fi
+
+bash scripts/build.sh asan "${targets[@]/#/fuzz_}" >&2 || exit 1
+
+out=build/asan/fuzz
+mkdir -p "$out/findings"
+# Leaks count as findings; UBSan stops at the first report (the build does not recover either).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+for t in "${targets[@]}"; do
+  mkdir -p "$out/corpus/$t"
+  log="$out/$t.log"
+  echo "fuzz $t: ${seconds}s" >&2
+  # -timeout: one input taking 10 s is a finding (a hang or a blow-up), -rss_limit_mb: so is 2 GB.
+  "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$out/findings/$t-" "$out/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  corpus=$(grep -Eo 'corp: [0-9]+/[0-9]+[a-zA-Z]*' "$log" | tail -1)
+  if [ $rc -eq 0 ]; then
+    echo "fuzz $t: ok, ${execs:-?} exec/s, ${corpus:-corp: ?}"
+  else
+    echo "fuzz $t: FOUND A BUG (exit $rc); the log is $log:"
+    grep -E -A30 '^==[0-9]+==ERROR|runtime error|^SUMMARY|deadly signal|Test unit written' "$log" |
+      head -60
+    failed+=("$t")
+  fi
+done
+[ ${#failed[@]} -eq 0 ] || { echo "fuzz: findings in ${failed[*]}" >&2; exit 1; }
