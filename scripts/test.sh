@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds shardis and runs every test: the README's test command and what CI runs.
 #   1. installs the missing Debian packages (build + test sets)
-#   2. builds build/release (the server and the load generator only) and build/asan (ASan+UBSan,
+#   2. builds build/release (the server, the load generator and rdb_tool only) and build/asan (ASan+UBSan,
 #      clang, everything, with the fuzz targets)
 #   3. the unit tests (ctest) of the ASan build: where a unit test can find a memory error or
 #      undefined behaviour; a release build of them would add a third of the compile time to CI
@@ -53,7 +53,7 @@ skip() {  # NAME REASON
 step "install dependencies" bash scripts/install-deps.sh test || exit 1
 
 release_ok=0 asan_ok=0
-step "build release" bash scripts/build.sh release shardis loadgen && release_ok=1
+step "build release" bash scripts/build.sh release shardis loadgen rdb_tool && release_ok=1
 step "build asan" bash scripts/build.sh asan && asan_ok=1
 
 ctest_run() { ctest --test-dir "build/$1" --output-on-failure -j2 --no-tests=error; }
@@ -76,7 +76,7 @@ else skip "integration tests (release)" "release build failed"; fi
 if [ $asan_ok = 1 ]; then
   # The whole suite again on the ASan+UBSan binary (the benchmark smoke test measures the release
   # build and is left out).
-  SHARDIS_AOF_CRASH_RUNS=4 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
+  SHARDIS_TEST_AOF_CRASH_RUNS=4 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
     --ignore=tests/integration/test_benchmarks_smoke.py
 else skip "integration tests (asan)" "asan build failed"; fi
 

@@ -4,7 +4,7 @@
     every acknowledged command; the server is killed with SIGKILL at a random moment; after a
     restart every acknowledged write is there and every other one is wholly there or wholly
     absent. 20 runs, with --threads 1, 2 and 4 in turn, each killed at its own moment
-    ($SHARDIS_AOF_CRASH_RUNS sets another number: scripts/test.sh runs 20 on the release build and
+    ($SHARDIS_TEST_AOF_CRASH_RUNS sets another number: scripts/test.sh runs 20 on the release build and
     fewer on the ASan one, where each run takes several times as long).
   - appendfsync everysec: the same, except that the last ~2 seconds of acknowledged writes may be
     missing (never more, never a part of one).
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.shardis_only
 WRITERS = 4
 BATCH = 32    # operations per pipeline
 KEYS = 100_000
-CRASH_RUNS = int(os.environ.get("SHARDIS_AOF_CRASH_RUNS", "20"))
+CRASH_RUNS = int(os.environ.get("SHARDIS_TEST_AOF_CRASH_RUNS", "20"))
 
 
 # ---- The operations: op i writes keys of its own, "o<i>:...", so its effect can be checked alone.
