@@ -368,6 +368,8 @@ List::~List() {
   }
 }
 
+static_assert(sizeof(List) == 40, "List: 4 words and the node count with the label's flag");
+
 List* List::Clone() const {
   List* copy = ShardNew<List>();
   for (const Node* n = head_; n != nullptr; n = n->next) {

@@ -192,10 +192,12 @@ class List {
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   size_t size_ = 0;
-  size_t nodes_ = 0;
-  // The encoding label (see listpack()); an empty Redis listpack is 7 bytes.
-  size_t packed_bytes_ = ListpackBuilder::kHeaderSize + 1;
+  // 32 bits, so that the label's flag fits beside it (the object stays 40 bytes): 2^32 nodes
+  // would take over 128 GiB of node headers alone.
+  uint32_t nodes_ = 0;
+  // The encoding label (see listpack()).
   bool listpack_ = true;
+  size_t packed_bytes_ = ListpackBuilder::kHeaderSize + 1;  // an empty Redis listpack: 7 bytes
 };
 
 }  // namespace shardis::core
