@@ -97,6 +97,34 @@ inline std::string_view View(const Decoded& d, char* scratch) {
   return {scratch, FormatInt64(d.iv, scratch)};
 }
 
+// What the entry takes in Redis' listpack (for the encoding label).
+inline size_t PackedEntryBytes(const Decoded& d) {
+  return d.is_int ? ListpackBuilder::IntEntrySize(d.iv)
+                  : ListpackBuilder::EntrySize(std::string_view(d.s, d.slen));
+}
+
+// Redis' quicklistNodeLimit: a size fill (negative) bounds a listpack's bytes, a count fill
+// its entries (0 counts as 1); the other bound is open.
+void PackedLimits(size_t* max_bytes, size_t* max_count) {
+  const int fill = ListMaxListpackSize();
+  *max_bytes = SIZE_MAX;
+  *max_count = SIZE_MAX;
+  if (fill >= 0) {
+    *max_count = fill == 0 ? 1 : static_cast<size_t>(fill);
+  } else {
+    *max_bytes = size_t{4096} << ((fill < -5 ? 5 : -fill) - 1);
+  }
+}
+
+// Redis' quicklistNodeExceedsLimit: would a listpack of `bytes` bytes and `count` elements pass
+// the limit? A count fill still caps the bytes at SIZE_SAFETY_LIMIT.
+bool ExceedsPackedLimit(size_t bytes, size_t count) {
+  size_t max_bytes, max_count;
+  PackedLimits(&max_bytes, &max_count);
+  if (max_bytes != SIZE_MAX) return bytes > max_bytes;
+  return bytes > kSafetyLimitBytes || count > max_count;
+}
+
 }  // namespace
 
 void SetListMaxListpackSize(int value) { g_list_max_listpack_size.set(value); }
@@ -171,6 +199,10 @@ struct List::Encoded {
     }
     DCHECK_EQ(static_cast<uint32_t>(p - start), len);
     WriteBacklen(p, len);
+  }
+
+  size_t PackedBytes() const {
+    return is_int ? ListpackBuilder::IntEntrySize(iv) : ListpackBuilder::EntrySize(s);
   }
 
   bool Matches(const Decoded& d) const {
@@ -301,6 +333,7 @@ List::Node* List::Splice(Node* n, uint32_t off, uint32_t old_len, uint32_t new_l
 
 void List::RemoveEntries(Node* n, uint32_t off, uint32_t bytes, uint32_t count) {
   size_ -= count;
+  packed_bytes_ -= PackedBytesOf(n, off, off + bytes);
   if (count == n->count) {
     Unlink(n);
     FreeNode(n);
@@ -309,6 +342,16 @@ void List::RemoveEntries(Node* n, uint32_t off, uint32_t bytes, uint32_t count) 
   n = Splice(n, off, bytes, 0);
   n->count -= count;
   MaybeShrink(n);
+}
+
+size_t List::PackedBytesOf(const Node* n, uint32_t from, uint32_t to) {
+  size_t total = 0;
+  for (uint32_t off = from; off < to;) {
+    const Decoded d = Decode(n->data() + off);
+    total += PackedEntryBytes(d);
+    off += d.total();
+  }
+  return total;
 }
 
 uint32_t List::LastOffset(const Node* n) {
@@ -325,6 +368,8 @@ List::~List() {
   }
 }
 
+static_assert(sizeof(List) == 40, "List: 4 words and the node count with the label's flag");
+
 List* List::Clone() const {
   List* copy = ShardNew<List>();
   for (const Node* n = head_; n != nullptr; n = n->next) {
@@ -335,6 +380,8 @@ List* List::Clone() const {
     copy->LinkAfter(copy->tail_, m);
   }
   copy->size_ = size_;
+  copy->packed_bytes_ = packed_bytes_;
+  copy->listpack_ = listpack_;
   return copy;
 }
 
@@ -361,6 +408,7 @@ void List::Push(ListEnd end, std::string_view value) {
   e.Write(n->data() + off);
   ++n->count;
   ++size_;
+  packed_bytes_ += e.PackedBytes();
 }
 
 bool List::Pop(ListEnd end, std::string* out) {
@@ -593,7 +641,9 @@ bool List::Set(int64_t index, std::string_view value) {
   Node* n = const_cast<Node*>(it.node_);
   const uint32_t off = it.offset_;
   const Encoded e(value);
-  n = Splice(n, off, EntryTotal(n->data() + off), e.total);
+  const Decoded old = Decode(n->data() + off);
+  packed_bytes_ = packed_bytes_ - PackedEntryBytes(old) + e.PackedBytes();
+  n = Splice(n, off, old.total(), e.total);
   e.Write(n->data() + off);
   SplitIfNeeded(n);
   return true;
@@ -611,6 +661,7 @@ bool List::Insert(std::string_view pivot, std::string_view value, bool after) {
     e.Write(n->data() + off);
     ++n->count;
     ++size_;
+    packed_bytes_ += e.PackedBytes();
     SplitIfNeeded(n);
     return true;
   }
@@ -646,10 +697,12 @@ size_t List::Remove(std::string_view value, int64_t count) {
     char* d = n->data();
     uint32_t r = off, w = off, here = 0;
     while (r < n->bytes) {
-      const uint32_t tot = EntryTotal(d + r);
-      if (removed < limit && e.Matches(Decode(d + r))) {
+      const Decoded entry = Decode(d + r);
+      const uint32_t tot = entry.total();
+      if (removed < limit && e.Matches(entry)) {
         ++removed;
         ++here;
+        packed_bytes_ -= PackedEntryBytes(entry);
       } else {
         if (w != r) std::memmove(d + w, d + r, tot);
         w += tot;
@@ -687,6 +740,7 @@ void List::Erase(size_t first, size_t n) {
     if (off == 0 && node->count <= n) {
       n -= node->count;
       size_ -= node->count;
+      packed_bytes_ -= PackedBytesOf(node, 0, node->bytes);
       Unlink(node);
       FreeNode(node);
     } else {
@@ -722,8 +776,31 @@ void List::Trim(int64_t start, int64_t stop) {
   if (ltrim > 0) Erase(0, ltrim);
 }
 
+// ---- Encoding label.
+
+void List::ConvertBeforeGrowing(size_t add_bytes, size_t add_count) {
+  if (listpack_ && ExceedsPackedLimit(packed_bytes_ + add_bytes, size_ + add_count)) {
+    listpack_ = false;
+  }
+}
+
+void List::ConvertAfterShrinking() {
+  if (listpack_ || nodes_ != 1) return;
+  size_t max_bytes, max_count;
+  PackedLimits(&max_bytes, &max_count);
+  // Half of either limit; Redis checks no byte cap for a count fill here (its byte limit is open).
+  if (packed_bytes_ > max_bytes / 2 || size_ > max_count / 2) return;
+  listpack_ = true;
+}
+
+void List::ConvertAfterBuilding(bool try_listpack) {
+  // Redis' quicklist built by pushes at the tail is one node exactly when the elements fit the
+  // limit, so this needs no node count (shardis' nodes may split a byte earlier or later).
+  listpack_ = try_listpack && !ExceedsPackedLimit(packed_bytes_, size_);
+}
+
 bool List::Verify() const {
-  size_t total = 0, nodes = 0;
+  size_t total = 0, nodes = 0, packed = ListpackBuilder::kHeaderSize + 1;
   const Node* prev = nullptr;
   for (const Node* n = head_; n != nullptr; n = n->next) {
     if (n->prev != prev || n->count == 0 || n->bytes > n->cap) return false;
@@ -735,11 +812,12 @@ bool List::Verify() const {
       ++k;
     }
     if (off != n->bytes || k != n->count) return false;
+    packed += PackedBytesOf(n, 0, n->bytes);
     total += n->count;
     ++nodes;
     prev = n;
   }
-  return prev == tail_ && total == size_ && nodes == nodes_;
+  return prev == tail_ && total == size_ && nodes == nodes_ && packed == packed_bytes_;
 }
 
 }  // namespace shardis::core

@@ -30,6 +30,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/listpack.h"
+
 namespace shardis::core {
 
 // Which end of a list: LEFT (head, index 0) or RIGHT (tail, index -1).
@@ -38,6 +40,7 @@ enum class ListEnd : uint8_t { kHead = 0, kTail = 1 };
 // Redis' list-max-listpack-size: negative -1..-5 = a node holds at most 4/8/16/32/64 KiB;
 // positive N = at most N entries per node (and at most 8 KiB). Process-wide, read on every insert
 // (relaxed atomic), so CONFIG SET may change it at any time; existing nodes are not rebuilt.
+// The same limit decides the encoding name Redis 7.2 reports (see "Encoding label" below).
 inline constexpr int kListMaxListpackSizeDefault = -2;
 void SetListMaxListpackSize(int value);
 int ListMaxListpackSize();
@@ -50,8 +53,8 @@ class List {
   struct Node;
 
  public:
-  // The cell's object_encoding() for a list (there is only one; OBJECT ENCODING says
-  // "quicklist" for every list in Redis 7.0).
+  // The cell's object_encoding() for a list: always 0. The encoding OBJECT ENCODING reports is
+  // the list's own label (listpack()), which every path that changes a list keeps up to date.
   static constexpr uint8_t kEncodingQuicklist = 0;
   // What a node header costs; nodes are sized so that header + entries fit the byte limit.
   static constexpr size_t kNodeHeaderBytes = 32;
@@ -130,7 +133,31 @@ class List {
   // LTRIM's semantics: keeps [start, stop] (inclusive, negative from the tail); may empty the list.
   void Trim(int64_t start, int64_t stop);
 
-  // Checks the invariants (counts, sizes, links, entry framing); for tests. False on a violation.
+  // ---- Encoding label: what Redis 7.2 reports as OBJECT ENCODING, "listpack" or "quicklist".
+  // shardis stores every list the same way (the nodes above); the label follows 7.2's conversion
+  // rules (t_list.c listTypeTryConversion*) so that clients see 7.2's answer. A new list is a
+  // listpack. Redis decides by its listpack's byte size, which packed_bytes() tracks exactly (what
+  // Redis' listpack of these elements would take, header and terminator included), and, when a
+  // quicklist shrinks, by its node count, for which this list's own node count stands in (its
+  // nodes follow the same fill limit; they may differ from Redis' at a byte boundary or after
+  // LREM/LTRIM, where shardis merges neighbours and Redis does not).
+  bool listpack() const { return listpack_; }
+  size_t packed_bytes() const { return packed_bytes_; }
+  // Before adding add_count elements of add_bytes raw bytes (LPUSH's arguments, LINSERT's and
+  // LSET's element, LMOVE's moved element): a listpack that would pass the limit becomes a
+  // quicklist (Redis' LIST_CONV_GROWING; a quicklist stays one).
+  void ConvertBeforeGrowing(size_t add_bytes, size_t add_count);
+  // After removing or replacing elements (pops, LREM, LTRIM, LSET): a quicklist of one node that
+  // is under half the limit becomes a listpack again (LIST_CONV_SHRINKING; the half avoids
+  // flipping back and forth).
+  void ConvertAfterShrinking();
+  // After building a list in one go (RDB load, RESTORE, SORT ... STORE): Redis builds a
+  // quicklist, then makes it a listpack when it is one node within the limit (LIST_CONV_AUTO).
+  // try_listpack false: stays a quicklist (what Redis 7.2 does with an RDB's old ziplist list).
+  void ConvertAfterBuilding(bool try_listpack = true);
+
+  // Checks the invariants (counts, sizes, links, entry framing, packed_bytes); for tests. False
+  // on a violation.
   bool Verify() const;
 
  private:
@@ -159,11 +186,18 @@ class List {
   // Removes count entries (bytes bytes) at off of n; deletes the node when it empties.
   void RemoveEntries(Node* n, uint32_t off, uint32_t bytes, uint32_t count);
   static uint32_t LastOffset(const Node* n);
+  // Redis' listpack bytes of the entries in [from, to) of n.
+  static size_t PackedBytesOf(const Node* n, uint32_t from, uint32_t to);
 
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   size_t size_ = 0;
-  size_t nodes_ = 0;
+  // 32 bits, so that the label's flag fits beside it (the object stays 40 bytes): 2^32 nodes
+  // would take over 128 GiB of node headers alone.
+  uint32_t nodes_ = 0;
+  // The encoding label (see listpack()).
+  bool listpack_ = true;
+  size_t packed_bytes_ = ListpackBuilder::kHeaderSize + 1;  // an empty Redis listpack: 7 bytes
 };
 
 }  // namespace shardis::core

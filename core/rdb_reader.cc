@@ -187,6 +187,8 @@ absl::Status ReadList(RdbInput& in, uint8_t type, CompactValue* out, bool* empty
     *empty = true;
     return absl::OkStatus();
   }
+  // Redis 7.2 leaves a list of the old ziplist type (10) a quicklist whatever its size.
+  list->ConvertAfterBuilding(/*try_listpack=*/type != rdb::kTypeListZiplist);
   *out = std::move(cell);
   return absl::OkStatus();
 }

@@ -99,6 +99,11 @@ void ReplyBuilder::SetHeader(size_t n) { Line(resp3_ ? '~' : '*', static_cast<in
 
 void ReplyBuilder::PushHeader(size_t n) { Line(resp3_ ? '>' : '*', static_cast<int64_t>(n)); }
 
+void ReplyBuilder::AttributeHeader(size_t n) {
+  DCHECK(resp3_) << "RESP2 has no attributes";
+  Line('|', static_cast<int64_t>(n));
+}
+
 void ReplyBuilder::Double(double d) {
   char buf[32];
   const size_t len = DoubleRepr(d, buf);

@@ -45,6 +45,9 @@ class ReplyBuilder {
   void MapHeader(size_t n);       // RESP3 "%n"; RESP2 "*2n" (flat key, value, key, value...)
   void SetHeader(size_t n);       // RESP3 "~n"; RESP2 "*n"
   void PushHeader(size_t n);      // RESP3 ">n"; RESP2 "*n"
+  // RESP3 "|n" (n key/value pairs about the reply that follows). RESP2 has no attributes: the
+  // caller writes none (neither header nor pairs), as Redis does.
+  void AttributeHeader(size_t n);
   // Redis 7.0 addReplyDouble: "%.17g" (ZSCORE 0.1 -> "0.10000000000000001"), "inf"/"-inf";
   // RESP3 ",repr", RESP2 a bulk string of repr. NaN is written "nan" (RESP3's spelling).
   void Double(double d);

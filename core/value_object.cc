@@ -72,7 +72,8 @@ std::string_view EncodingName(const CompactValue& value) {
   }
   switch (value.type()) {
     case ValueType::kList:
-      return "quicklist";  // Redis 7.0 reports "quicklist" for every list, even one node
+      // Redis 7.2's name (7.0 says "quicklist" for every list): a label, see List::listpack().
+      return static_cast<const List*>(value.object())->listpack() ? "listpack" : "quicklist";
     case ValueType::kZSet:
       return static_cast<const ZSet*>(value.object())->encoding() == ZSet::kPacked ? "listpack"
                                                                                     : "skiplist";
@@ -93,6 +94,13 @@ std::string_view EncodingName(const CompactValue& value) {
       break;
   }
   return "unknown";
+}
+
+int64_t ObjectRefCount(const CompactValue& value) {
+  constexpr int64_t kSharedIntegers = 10000;
+  constexpr int64_t kSharedRefCount = 2147483647;
+  return value.IsInt() && value.AsInt() >= 0 && value.AsInt() < kSharedIntegers ? kSharedRefCount
+                                                                                  : 1;
 }
 
 CompactValue CloneObject(const CompactValue& value) {

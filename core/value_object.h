@@ -31,6 +31,11 @@ size_t ObjectMemoryBytes(const CompactValue& value, size_t samples);
 // object ("listpack", "quicklist", "hashtable", "intset", "skiplist", "stream").
 std::string_view EncodingName(const CompactValue& value);
 
+// OBJECT REFCOUNT's (and DEBUG OBJECT's) count: Redis 7.0 shares the integers 0..9999
+// (OBJ_SHARED_INTEGERS) between keys and reports their refcount as INT_MAX; every other value
+// has one owner.
+int64_t ObjectRefCount(const CompactValue& value);
+
 // A deep copy of an object value (COPY), on the calling thread's heap. Strings are copied by the
 // caller (CompactValue::FromString).
 CompactValue CloneObject(const CompactValue& value);

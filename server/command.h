@@ -278,6 +278,7 @@ inline constexpr std::string_view kMustBePositiveErr =
     "ERR value is out of range, must be positive";
 inline constexpr std::string_view kWrongTypeErr =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 inline constexpr std::string_view kOverflowErr = "ERR increment or decrement would overflow";
 std::string WrongArgsError(
     std::string_view command);  // "ERR wrong number of arguments for 'x' command"

@@ -386,11 +386,6 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
 
 enum class ObjectQuery { kEncoding, kRefCount, kIdleTime, kFreq };
 
-// Redis 7.0 shares the integers 0..9999 (OBJ_SHARED_INTEGERS) between keys and reports their
-// refcount as INT_MAX; every other value has one owner.
-constexpr int64_t kSharedIntegers = 10000;
-constexpr int64_t kSharedRefCount = 2147483647;
-
 // Looks the key (args[2]) up on its shard, without counting a keyspace hit or miss, and replies
 // nil when it is missing.
 template <ObjectQuery kQuery>
@@ -404,7 +399,7 @@ void ObjectSub(ArgSlice args, ConnContext& ctx) {
     now_ms = shard::NowMs();
     const core::CompactValue& v = it.value();
     encoding = core::EncodingName(v);  // a literal: outlives the phase
-    if (v.IsInt() && v.AsInt() >= 0 && v.AsInt() < kSharedIntegers) refcount = kSharedRefCount;
+    refcount = core::ObjectRefCount(v);
   });
   if (!found) return ctx.rb.Null();
   switch (kQuery) {

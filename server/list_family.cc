@@ -36,7 +36,6 @@ using core::List;
 using core::ListEnd;
 using shard::Db;
 
-constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 constexpr std::string_view kIndexOutOfRangeErr = "ERR index out of range";
 constexpr std::string_view kRankZeroErr =
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
@@ -58,6 +57,16 @@ void NotifyPopped(Db& db, std::string_view key, ListEnd end, bool deleted) {
   NotifyListEvent(db, key, end == ListEnd::kHead ? "lpop" : "rpop", deleted);
 }
 
+// After elements left the list: an emptied list's key goes; a remaining list may turn back into
+// a listpack (Redis 7.2's label, see List::ConvertAfterShrinking).
+void EraseOrShrink(Db& db, Db::Iterator it, std::string_view key, uint64_t hash, bool emptied) {
+  if (emptied) {
+    db.Erase(it, key, hash);
+  } else {
+    ListOf(it)->ConvertAfterShrinking();
+  }
+}
+
 // ---- Single-key commands (on the key's shard).
 
 template <ListEnd kEnd, bool kOnlyIfExists>
@@ -73,6 +82,9 @@ void CmdPush(ArgSlice args, ShardContext& ctx) {
                          List::kEncodingQuicklist);
   }
   List* list = ListOf(it);
+  size_t add_bytes = 0;
+  for (size_t i = 2; i < args.size(); ++i) add_bytes += args[i].size();
+  list->ConvertBeforeGrowing(add_bytes, args.size() - 2);
   for (size_t i = 2; i < args.size(); ++i) list->Push(kEnd, args[i]);
   ctx.shard.AddDirty(args.size() - 2);
   NotifyPushed(ctx.db, args[1], kEnd);
@@ -140,7 +152,11 @@ void CmdLSet(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Error(kNoSuchKeyErr);
   int64_t index;
   if (!core::ParseInt64(args[2], &index)) return ctx.rb.Error(kNotIntegerErr);
-  if (!ListOf(it)->Set(index, args[3])) return ctx.rb.Error(kIndexOutOfRangeErr);
+  // As Redis: the label may turn quicklist even when the index then turns out out of range.
+  List* list = ListOf(it);
+  list->ConvertBeforeGrowing(args[3].size(), 1);
+  if (!list->Set(index, args[3])) return ctx.rb.Error(kIndexOutOfRangeErr);
+  list->ConvertAfterShrinking();  // the new element may be smaller
   ctx.shard.AddDirty();
   NotifyKeyspaceEvent(ctx, kNotifyList, "lset", args[1]);
   ctx.rb.Ok();
@@ -160,6 +176,7 @@ void CmdLInsert(ArgSlice args, ShardContext& ctx) {
   if (wrong_type) return;
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   List* list = ListOf(it);
+  list->ConvertBeforeGrowing(args[4].size(), 1);  // as Redis: before looking for the pivot
   if (!list->Insert(args[3], args[4], after)) return ctx.rb.Integer(-1);
   ctx.shard.AddDirty();
   NotifyKeyspaceEvent(ctx, kNotifyList, "linsert", args[1]);
@@ -175,7 +192,7 @@ void CmdLRem(ArgSlice args, ShardContext& ctx) {
   if (!Db::Found(it)) return ctx.rb.Integer(0);
   const size_t removed = ListOf(it)->Remove(args[3], count);
   const bool emptied = ListOf(it)->empty();
-  if (emptied) ctx.db.Erase(it, args[1], ctx.hash);
+  if (removed > 0) EraseOrShrink(ctx.db, it, args[1], ctx.hash, emptied);
   ctx.shard.AddDirty(removed);  // one per element removed
   if (removed > 0) NotifyListEvent(ctx.db, args[1], "lrem", emptied);
   ctx.rb.Integer(static_cast<int64_t>(removed));
@@ -194,7 +211,7 @@ void CmdLTrim(ArgSlice args, ShardContext& ctx) {
     ListOf(it)->Trim(start, stop);
     ctx.shard.AddDirty(before - ListOf(it)->size());  // one per element trimmed away
     const bool emptied = ListOf(it)->empty();
-    if (emptied) ctx.db.Erase(it, args[1], ctx.hash);
+    EraseOrShrink(ctx.db, it, args[1], ctx.hash, emptied);
     NotifyListEvent(ctx.db, args[1], "ltrim", emptied);
   }
   ctx.rb.Ok();
@@ -301,7 +318,7 @@ size_t PopFromList(Db& db, Db::Iterator it, std::string_view key, uint64_t hash,
   }
   list->PopN(end, n, [&](std::string_view v) { rb.Bulk(v); });
   const bool emptied = list->empty();
-  if (emptied) db.Erase(it, key, hash);
+  EraseOrShrink(db, it, key, hash, emptied);
   db.NoteModified(key);
   NotifyPopped(db, key, end, emptied);
   return n;
@@ -317,6 +334,7 @@ size_t PushToList(Db& db, std::string_view key, uint64_t hash, int64_t now_ms, L
   }
   DCHECK(it.value().type() == core::ValueType::kList);
   List* list = ListOf(it);
+  list->ConvertBeforeGrowing(value.size(), 1);
   list->Push(end, value);
   db.NoteModified(key);
   NotifyPushed(db, key, end);
@@ -351,14 +369,17 @@ MoveResult MoveOnShard(shard::Shard& shard, Db& db, std::string_view src, uint64
   list->Pop(from, value);
   shard.AddDirty();
   if (src == dst) {
-    list->Push(to, *value);  // a rotation: the list never empties
+    // A rotation: the list never empties. Redis' label checks: the push's, then the pop's.
+    list->ConvertBeforeGrowing(value->size(), 1);
+    list->Push(to, *value);
+    list->ConvertAfterShrinking();
     db.NoteModified(src);
     NotifyPushed(db, src, to);  // Redis' order: the push, then the pop
     NotifyPopped(db, src, from, false);
     return MoveResult::kMoved;
   }
   const bool emptied = list->empty();
-  if (emptied) db.Erase(it, src, src_hash);
+  EraseOrShrink(db, it, src, src_hash, emptied);
   db.NoteModified(src);
   PushToList(db, dst, dst_hash, now_ms, to, *value);
   NotifyPopped(db, src, from, emptied);
@@ -423,7 +444,7 @@ bool ListMove(ConnContext& ctx, std::string_view src, std::string_view dst, List
               DCHECK_EQ(popped, value);
               t.shard.AddDirty();
               const bool emptied = ListOf(it)->empty();
-              if (emptied) t.db.Erase(it, src, tx.hash(0));
+              EraseOrShrink(t.db, it, src, tx.hash(0), emptied);
               t.db.NoteModified(src);
               NotifyPopped(t.db, src, from, emptied);
             } else {

@@ -28,7 +28,6 @@ namespace {
 using core::CompactValue;
 using shard::Db;
 
-constexpr std::string_view kNoSuchKeyErr = "ERR no such key";
 constexpr std::string_view kSameObjectErr = "ERR source and destination objects are the same";
 
 // What the destination needs of the source value, read on the source's shard.

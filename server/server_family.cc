@@ -9,19 +9,25 @@
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/access_clock.h"
+#include "core/list.h"
 #include "core/number.h"
+#include "core/rdb_writer.h"
 #include "core/string_util.h"
+#include "core/value_object.h"
 #include "io/proactor.h"
 #include "server/arg_parser.h"
 #include "server/blocked_client.h"
 #include "server/client_tracking.h"
 #include "server/command.h"
 #include "server/connection_state.h"
+#include "server/key_lookup.h"
 #include "server/persistence_config.h"
 #include "server/snapshot.h"
 #include "server/subcommand.h"
@@ -196,6 +202,100 @@ void DebugError(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Error(msg);
 }
 
+// DEBUG OBJECT key: Redis' one-line summary of a value, without touching its access clock.
+// "Value at" is the value's address (the object's, or the cell's for a string), serializedlength
+// the size of its RDB serialization, lru the 24-bit access clock (core/access_clock.h). A list
+// labelled quicklist adds Redis' ql_* fields, counted on shardis' own nodes (List::listpack()):
+// ql_uncompressed_size is the listpack bytes Redis' nodes would hold.
+void DebugObject(ArgSlice args, ConnContext& ctx) {
+  std::string line;
+  const bool found = InspectSubKey(args, ctx, [&](const shard::Db::Iterator& it) {
+    const core::CompactValue& v = it.value();
+    std::string serialized;
+    core::AppendRdbValue(&serialized, v, RdbCompression());
+    const bool object = v.encoding() == core::CompactValue::Encoding::kObject;
+    const uint32_t clock = it.access_clock();
+    char buf[256];
+    snprintf(buf, sizeof buf,
+             "Value at:%p refcount:%lld encoding:%s serializedlength:%zu lru:%u "
+             "lru_seconds_idle:%lld",
+             object ? v.object() : static_cast<const void*>(&v),
+             static_cast<long long>(core::ObjectRefCount(v)),
+             std::string(core::EncodingName(v)).c_str(), serialized.size(), clock,
+             static_cast<long long>(core::LruIdleMs(clock, shard::NowMs()) / 1000));
+    line = buf;
+    if (v.type() != core::ValueType::kList) return;
+    const auto* list = static_cast<const core::List*>(v.object());
+    if (list->listpack()) return;
+    // Redis clamps the fill it stores to -5..32768 (quicklistSetFill).
+    const int fill = std::clamp(core::ListMaxListpackSize(), -5, 1 << 15);
+    const size_t nodes = list->node_count();
+    // Every node but one adds its own listpack header and terminator.
+    const size_t packed =
+        list->packed_bytes() + (core::ListpackBuilder::kHeaderSize + 1) * (nodes - 1);
+    snprintf(buf, sizeof buf,
+             " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d "
+             "ql_uncompressed_size:%zu",
+             nodes, static_cast<double>(list->size()) / static_cast<double>(nodes), fill,
+             core::ListCompressDepth() != 0 ? 1 : 0, packed);
+    line += buf;
+  });
+  if (!found) return ctx.rb.Error(kNoSuchKeyErr);
+  ctx.rb.SimpleString(line);
+}
+
+// DEBUG PROTOCOL type: a fixed reply of each RESP3 type, for clients to test their parsers;
+// in RESP2 each downgrades as every reply does (an attribute is left out, a push is refused).
+void DebugProtocol(ArgSlice args, ConnContext& ctx) {
+  const std::string_view name = args[2];
+  core::ReplyBuilder& rb = ctx.rb;
+  auto is = [&](std::string_view type) { return core::EqualsIgnoreCase(name, type); };
+  if (is("string")) {
+    rb.Bulk("Hello World");
+  } else if (is("integer")) {
+    rb.Integer(12345);
+  } else if (is("double")) {
+    rb.Double(3.141);
+  } else if (is("bignum")) {
+    rb.BigNumber("1234567999999999999999999999999999999");
+  } else if (is("null")) {
+    rb.Null();
+  } else if (is("array") || is("set")) {
+    is("array") ? rb.ArrayHeader(3) : rb.SetHeader(3);
+    for (int j = 0; j < 3; ++j) rb.Integer(j);
+  } else if (is("map")) {
+    rb.MapHeader(3);
+    for (int j = 0; j < 3; ++j) {
+      rb.Integer(j);
+      rb.Bool(j == 1);
+    }
+  } else if (is("attrib")) {
+    if (rb.resp3()) {
+      rb.AttributeHeader(1);
+      rb.Bulk("key-popularity");
+      rb.ArrayHeader(2);
+      rb.Bulk("key:123");
+      rb.Integer(90);
+    }
+    rb.Bulk("Some real reply following the attribute");
+  } else if (is("push")) {
+    if (!rb.resp3()) return rb.Error("ERR RESP2 is not supported by this command");
+    rb.PushHeader(2);
+    rb.Bulk("server-cpu-usage");
+    rb.Integer(42);
+    // The push is out of band: a normal reply follows, for clients that skip pushes.
+    rb.Bulk("Some real reply following the push reply");
+  } else if (is("true") || is("false")) {
+    rb.Bool(is("true"));
+  } else if (is("verbatim")) {
+    rb.Verbatim("This is a verbatim\nstring", "txt");
+  } else {
+    rb.Error(
+        "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+  }
+}
+
 void DebugHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "DEBUG",
             {"POPULATE <count> [<prefix>] [<size>]",
@@ -206,6 +306,11 @@ void DebugHelp(ArgSlice, ConnContext& ctx) {
              "    Setting it to 0 disables expiring keys in background when they are not",
              "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
              "    default.",
+             "OBJECT <key>",
+             "    Show low-level information about the value of <key>.",
+             "PROTOCOL <type>",
+             "    Reply with a fixed value of a RESP3 type: string, integer, double, bignum,",
+             "    null, array, set, map, attrib, push, verbatim, true or false.",
              "SLEEP <seconds>", "    Sleep this connection for <seconds>. Decimals allowed."});
 }
 
@@ -216,6 +321,8 @@ void CmdDebug(ArgSlice args, ConnContext& ctx) {
   }
   if (core::EqualsIgnoreCase(sub, "sleep") && args.size() == 3) return DebugSleep(args, ctx);
   if (core::EqualsIgnoreCase(sub, "error") && args.size() == 3) return DebugError(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "object") && args.size() == 3) return DebugObject(args, ctx);
+  if (core::EqualsIgnoreCase(sub, "protocol") && args.size() == 3) return DebugProtocol(args, ctx);
   if (core::EqualsIgnoreCase(sub, "set-active-expire") && args.size() == 3) {
     // Redis reads the flag with atoi; here anything but a non-zero integer turns it off.
     int64_t on = 0;

@@ -475,6 +475,7 @@ void StoreList(shard::Shard& shard, Db& db, std::string_view key, uint64_t hash,
     for (const std::optional<std::string>& item : items) {
       list->Push(core::ListEnd::kTail, item ? std::string_view(*item) : std::string_view());
     }
+    list->ConvertAfterBuilding();
     it.value().SetObject(ValueType::kList, list, core::List::kEncodingQuicklist);
   }
   if (existed || !items.empty()) db.NoteModified(key);

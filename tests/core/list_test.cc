@@ -123,6 +123,77 @@ TEST_F(ListTest, CloneIsDeep) {
   ShardDelete(c);
 }
 
+// packed_bytes() is the size of Redis' listpack of the same elements, whatever changed them.
+TEST_F(ListTest, PackedBytesAreRedisListpackBytes) {
+  auto listpack_of = [](const List& l) {
+    ListpackBuilder lp;
+    for (const std::string& v : Contents(l)) lp.Append(v);
+    return lp.bytes();
+  };
+  List l;
+  EXPECT_EQ(l.packed_bytes(), 7u);
+  for (const char* v : {"a", "127", "128", "-4096", "40000", "-70000", "3000000000",
+                        "9223372036854775807", "007", "-0", "1.5"}) {
+    l.Push(ListEnd::kTail, v);
+  }
+  l.Push(ListEnd::kHead, std::string(100, 'y'));
+  l.Push(ListEnd::kHead, std::string(5000, 'z'));
+  EXPECT_EQ(l.packed_bytes(), listpack_of(l));
+  ASSERT_TRUE(l.Set(3, std::string(70, 's')));
+  ASSERT_TRUE(l.Insert("a", "12", /*after=*/true));
+  EXPECT_EQ(l.Remove("128", 0), 1u);
+  l.Trim(1, -2);
+  EXPECT_EQ(l.packed_bytes(), listpack_of(l));
+  EXPECT_TRUE(l.Verify());
+}
+
+// The encoding label follows Redis 7.2's t_list.c conversions (see list.h).
+TEST_F(ListTest, EncodingLabelConvertsBothWays) {
+  SetListMaxListpackSize(3);
+  List l;
+  EXPECT_TRUE(l.listpack());
+  l.ConvertBeforeGrowing(3, 3);
+  EXPECT_TRUE(l.listpack());
+  for (const char* v : {"a", "b", "c"}) l.Push(ListEnd::kTail, v);
+  l.ConvertBeforeGrowing(1, 1);  // a fourth element passes the count
+  EXPECT_FALSE(l.listpack());
+  l.Push(ListEnd::kTail, "d");
+  std::string out;
+  l.Pop(ListEnd::kTail, &out);
+  l.ConvertAfterShrinking();  // 3 is not under half of 3
+  EXPECT_FALSE(l.listpack());
+  l.Pop(ListEnd::kTail, &out);
+  l.Pop(ListEnd::kTail, &out);
+  l.ConvertAfterShrinking();  // 1 is
+  EXPECT_TRUE(l.listpack());
+  // Built in one go: a listpack when it fits the limit, not half of it.
+  for (const char* v : {"b", "c"}) l.Push(ListEnd::kTail, v);
+  l.ConvertAfterBuilding();
+  EXPECT_TRUE(l.listpack());
+  l.ConvertAfterBuilding(/*try_listpack=*/false);
+  EXPECT_FALSE(l.listpack());
+  // An empty list (7 bytes) that is about to take `add` bytes in one element: listpack still?
+  auto fits = [](size_t add) {
+    List e;
+    e.ConvertBeforeGrowing(add, 1);
+    return e.listpack();
+  };
+  // A count fill still caps a listpack at 8192 bytes.
+  EXPECT_TRUE(fits(8192 - 7));
+  EXPECT_FALSE(fits(8192 - 6));
+  // Size fills: -1 is 4096 bytes, below -5 counts as -5 (64 KiB).
+  SetListMaxListpackSize(-1);
+  EXPECT_TRUE(fits(4096 - 7));
+  EXPECT_FALSE(fits(4096 - 6));
+  SetListMaxListpackSize(-9);
+  EXPECT_TRUE(fits(65536 - 7));
+  EXPECT_FALSE(fits(65536 - 6));
+  // Clones keep the label.
+  List* c = l.Clone();
+  EXPECT_FALSE(c->listpack());
+  ShardDelete(c);
+}
+
 TEST_F(ListTest, FreesEverything) {
   ShardHeap* heap = ShardHeap::Current();
   const size_t before = heap->used_bytes();

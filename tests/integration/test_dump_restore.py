@@ -94,7 +94,8 @@ def assert_snapshots_match(ours: dict, theirs: dict, *, ours_is_shardis: bool) -
         n = len(want["value"]) if want["type"] != "string" else 0
         shardis_enc, redis_enc = ((got["encoding"], want["encoding"]) if ours_is_shardis
                                   else (want["encoding"], got["encoding"]))
-        assert same_encoding(shardis_enc, redis_enc, want["type"], n), (k, shardis_enc, redis_enc)
+        assert same_encoding(shardis_enc, redis_enc, want["type"], n, want["value"]), \
+            (k, shardis_enc, redis_enc)
         assert (got["pttl"] < 0) == (want["pttl"] < 0), k
         if want["pttl"] >= 0:
             assert abs(got["pttl"] - want["pttl"]) < 5000, (k, got["pttl"], want["pttl"])

@@ -178,7 +178,6 @@ def test_object(r, raw):
     assert raw.call("OBJECT", "ENCODING", "int") == b"int"
     assert raw.call("OBJECT", "ENCODING", "str") == b"embstr"
     assert raw.call("OBJECT", "ENCODING", "long") == b"raw"
-    assert raw.call("OBJECT", "ENCODING", "list") == b"quicklist"
     assert raw.call_raw("OBJECT", "ENCODING", "missing") == b"$-1\r\n"
     assert raw.call("OBJECT", "REFCOUNT", "int") == 2147483647  # a shared integer in Redis 7.0
     assert raw.call("OBJECT", "REFCOUNT", "bigint") == 1
