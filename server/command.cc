@@ -35,6 +35,15 @@ const CommandSpec* CommandRegistry::Find(std::string_view name) const {
   return it == specs_.end() ? nullptr : &it->second;
 }
 
+bool AdmitOnShard(const CommandSpec& spec, ShardContext& ctx) {
+  if (spec.flags & kDenyOom) return shard::MakeRoomForWrite(ctx.shard, ctx.now_ms);
+  // Reads and deletes run even when the shard cannot get under its share.
+  if (shard::MemoryLimit::policy() != shard::EvictionPolicy::kNoEviction) {
+    shard::EvictOverShare(ctx.shard, ctx.now_ms);
+  }
+  return true;
+}
+
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
   // Only for watched keys, so the extra lookups cost nothing on the common path. Redis signals a
   // key modified when a command changes it; the rules below catch what changes nothing: a

@@ -182,7 +182,15 @@ int64_t KeyDeadlineAfterWrite(std::string_view key, ShardContext& ctx);
 // EXPIRE and its kin, GETEX EX/PX), or DEL key when the deadline had passed and the key went;
 // false when the key has no deadline.
 bool PexpireatForm(std::string_view key, ShardContext& ctx, std::vector<std::string>* form);
+// maxmemory on the shard, before any command runs there (eviction.h): false when the command is
+// refused with kOomError.
+bool AdmitOnShard(const CommandSpec& spec, ShardContext& ctx);
 inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {
+  // One relaxed load when no limit is set. As Redis before every command, a shard over its share
+  // evicts first, for reads too: a reader hears of the keys that went before its reply.
+  if (shard::MemoryLimit::maxmemory() != 0 && !ctx.skip_memory_check) [[unlikely]] {
+    if (!AdmitOnShard(spec, ctx)) return ctx.rb.Error(shard::kOomError);
+  }
   if (!(spec.flags & kWrite)) {
     // A tracking client's read remembers its key on the shard, as it reads it (Redis'
     // trackingRememberKeys): no write can come in between unnoticed.
@@ -190,11 +198,6 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
       ctx.shard.tracking().Remember(args[1], *ctx.reader);
     }
     return spec.on_shard(args, ctx);
-  }
-  // maxmemory (eviction.h): one relaxed load when no limit is set.
-  if ((spec.flags & kDenyOom) && !ctx.skip_memory_check && shard::MemoryLimit::maxmemory() != 0)
-      [[unlikely]] {
-    if (!shard::MakeRoomForWrite(ctx.shard, ctx.now_ms)) return ctx.rb.Error(shard::kOomError);
   }
   ctx.db.DropMcMeta(args[1], ctx.hash);  // a RESP write invalidates memcached's CAS and flags
   // The journal takes what changed something, as Redis propagates what moved its dirty counter.

@@ -70,7 +70,10 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
       return ctx.rb.Error(core::Concat(
           "ERR Unknown option or number of arguments for CONFIG SET - '", args[i], "'"));
     }
-    if (!p->is_mutable || !p->set) return failed(args[i], "can't set immutable config");
+    if ((!p->is_mutable || !p->set) &&
+        !(p->accepts_own_value && IsCurrentValue(*p, args[i + 1]))) {
+      return failed(args[i], "can't set immutable config");
+    }
     if (p->is_protected && !ProtectedConfigAllowed(ctx.conn.addr)) {
       return failed(args[i], "can't set protected config");
     }
@@ -92,7 +95,9 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
     }
     values.push_back(*std::move(v));
   }
-  for (size_t k = 0; k < params.size(); ++k) params[k]->set(values[k]);
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (params[k]->set) params[k]->set(values[k]);  // a fixed parameter keeps its value
+  }
   if (std::any_of(params.begin(), params.end(),
                   [](const ConfigParam* p) { return p->name == "maxmemory"; })) {
     shard::EvictOverMaxMemory();

@@ -1,6 +1,10 @@
 // The Redis 7.2 parameters shardis has no counterpart for (replication, cluster, TLS, defrag, ...),
 // each with Redis' default: CONFIG GET shows them as Redis would, so that tools reading them
-// work; CONFIG SET refuses them as immutable.
+// work. CONFIG SET refuses the ones Redis has immutable, and accepts for the others only the value
+// they have (Fixed: a client or suite that sets Redis' default, e.g. Redis' maxmemory unit with
+// `maxmemory-clients 0`, goes on; any other value is refused as immutable).
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -146,10 +150,27 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
     {"unixsocketperm", "0"},
 };
 
+// The ones Redis 7.2 has IMMUTABLE_CONFIG (and their aliases): refused whatever the value.
+constexpr std::string_view kImmutableInRedis[] = {
+    "aclfile", "always-show-logo", "aof_rewrite_cpulist", "bio_cpulist", "cluster-config-file",
+    "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
+    "io-threads", "io-threads-do-reads", "logfile", "pidfile", "replicaof", "server_cpulist",
+    "set-proc-title", "slaveof", "socket-mark-id", "supervised", "syslog-enabled",
+    "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket", "unixsocketperm",
+};
+
+bool ImmutableInRedis(std::string_view name) {
+  return std::find(std::begin(kImmutableInRedis), std::end(kImmutableInRedis), name) !=
+         std::end(kImmutableInRedis);
+}
+
 }  // namespace
 
 void RegisterFixedConfigParams(ConfigRegistry& r) {
-  for (const auto& [name, value] : kFixedParams) r.Add(ReadOnly(name, std::string(value)));
+  for (const auto& [name, value] : kFixedParams) {
+    r.Add(ImmutableInRedis(name) ? ReadOnly(name, std::string(value))
+                                 : Fixed(name, std::string(value)));
+  }
 }
 
 }  // namespace shardis::server

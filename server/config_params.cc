@@ -131,7 +131,7 @@ void RegisterPersistenceParams(ConfigRegistry& r) {
   r.Add(ReadOnlyFlag("appenddirname", "appenddirname", ConfigType::kString));
   r.Add(MutableBool("aof-load-truncated", "aof_load_truncated", AofLoadTruncated,
                     SetAofLoadTruncated));
-  r.Add(ReadOnly("aof-use-rdb-preamble", "yes"));
+  r.Add(Fixed("aof-use-rdb-preamble", "yes"));
   r.Add(MutableInt("auto-aof-rewrite-percentage", "auto_aof_rewrite_percentage", 0, INT32_MAX,
                    AutoAofRewritePercentage, SetAutoAofRewritePercentage));
   r.Add(MutableMemory("auto-aof-rewrite-min-size", "auto_aof_rewrite_min_size",

@@ -233,6 +233,20 @@ ConfigParam ReadOnly(std::string_view name, std::string value) {
   return {.name = name, .get = [value = std::move(value)] { return value; }};
 }
 
+ConfigParam Fixed(std::string_view name, std::string value) {
+  ConfigParam p = ReadOnly(name, std::move(value));
+  p.accepts_own_value = true;
+  return p;
+}
+
+bool IsCurrentValue(const ConfigParam& p, std::string_view text) {
+  const std::string current = p.get();
+  if (core::EqualsIgnoreCase(text, current)) return true;
+  absl::StatusOr<int64_t> a = ParseMemory(text);
+  absl::StatusOr<int64_t> b = ParseMemory(current);
+  return a.ok() && b.ok() && *a == *b;
+}
+
 ConfigParam ReadOnlyFn(std::string_view name, std::function<std::string()> get) {
   return {.name = name, .get = std::move(get)};
 }

@@ -35,6 +35,10 @@ struct ConfigParam {
   std::string_view flag;  // the gflag it maps to, e.g. "maxmemory_policy"; empty for none
   ConfigType type = ConfigType::kString;
   bool is_mutable = false;  // CONFIG SET may change it
+  // Redis lets CONFIG SET change it, shardis fixes it (Fixed): CONFIG SET of the value it has is
+  // accepted and changes nothing (clients and test suites set Redis' defaults), any other value is
+  // refused as immutable.
+  bool accepts_own_value = false;
   // Redis' PROTECTED_CONFIG (dir, dbfilename: together they let a client write a file anywhere):
   // CONFIG SET changes it only as enable-protected-configs allows ("can't set protected config").
   bool is_protected = false;
@@ -131,6 +135,12 @@ ConfigParam MutableMemoryAtLeast(std::string_view name, std::string_view flag, i
 ConfigParam Alias(std::string_view name, const ConfigParam& main);
 // A parameter CONFIG SET refuses ("can't set immutable config"), shown with a fixed value.
 ConfigParam ReadOnly(std::string_view name, std::string value);
+// A parameter Redis can change and shardis fixes: as ReadOnly, but CONFIG SET accepts the value it
+// already has (accepts_own_value).
+ConfigParam Fixed(std::string_view name, std::string value);
+// Whether `text` is p's current value for CONFIG SET (accepts_own_value): the same text in any
+// case, or the same number of bytes ("0" and "0mb").
+bool IsCurrentValue(const ConfigParam& p, std::string_view text);
 ConfigParam ReadOnlyFn(std::string_view name, std::function<std::string()> get);
 // A read-only parameter backed by a start-up flag (port, bind): the config file and env set it.
 ConfigParam ReadOnlyFlag(std::string_view name, std::string_view flag, ConfigType type);

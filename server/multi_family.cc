@@ -42,8 +42,11 @@ namespace {
 
 bool IsDataCommand(const MultiState::Queued& q) {
   // A container's flags are its subcommand's: XGROUP CREATE touches data, XGROUP HELP does not.
-  // A script may touch any key.
-  return CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") & (kWrite | kReadOnly | kScript);
+  // A script may touch any key. DEBUG (RELOAD) saves and replaces the whole dataset with
+  // transactions over every shard, which nest only in an EXEC that holds every shard.
+  return (CallFlags(*q.spec, q.args.size() > 1 ? q.args[1] : "") &
+          (kWrite | kReadOnly | kScript)) ||
+         q.spec->name == "debug";
 }
 
 void CmdMulti(ArgSlice, ConnContext& ctx) {

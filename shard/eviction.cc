@@ -14,10 +14,10 @@ namespace shardis::shard {
 
 namespace {
 
-// At most this many keys are evicted before one write, so that a write that lands on a shard far
-// over its share (after CONFIG SET maxmemory lowered it) does not stall the thread; the next
-// writes continue.
-constexpr int kMaxEvictionsPerWrite = 1024;
+// At most this many keys are evicted before one command, so that a command that lands on a shard
+// far over its share (after CONFIG SET maxmemory lowered it) does not stall the thread; the next
+// commands continue.
+constexpr int kMaxEvictionsPerCommand = 1024;
 // Random picks that may land on keys locked by a transaction before EvictOne gives up.
 constexpr int kMaxAttempts = 16;
 
@@ -174,30 +174,32 @@ bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
   return false;
 }
 
-bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
-  const uint64_t max = MemoryLimit::maxmemory();
-  if (max == 0) return true;
+bool EvictOverShare(Shard& s, int64_t now_ms) {
   uint64_t used = s.used_memory();
   const EvictionPolicy policy = MemoryLimit::policy();
-  if (policy != EvictionPolicy::kNoEviction) {
+  bool shed = policy != EvictionPolicy::kNoEviction;
+  if (shed) {
     const uint64_t share = MemoryLimit::share();
-    bool stuck = false;
-    for (int n = 0; used > share && n < kMaxEvictionsPerWrite; ++n) {
+    for (int n = 0; used > share && n < kMaxEvictionsPerCommand; ++n) {
       if (!EvictOne(s, policy, now_ms)) {
-        stuck = true;
+        shed = false;
         break;
       }
       used = s.used_memory();
     }
-    MemoryLimit::Publish(s.id(), used);
-    // Under the share, or still shedding after a full batch (the next writes go on, as Redis
-    // accepts a command while its eviction is still running): the write may go ahead. Only a
-    // shard with nothing left to evict falls back to the global test.
-    if (!stuck) return true;
-  } else {
-    MemoryLimit::Publish(s.id(), used);
   }
-  return used + MemoryLimit::PublishedTotal(s.id()) <= max;
+  MemoryLimit::Publish(s.id(), used);
+  return shed;
+}
+
+bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
+  const uint64_t max = MemoryLimit::maxmemory();
+  if (max == 0) return true;
+  // Under the share, or still shedding after a full batch (the next writes go on, as Redis
+  // accepts a command while its eviction is still running): the write may go ahead. Only a
+  // shard with nothing left to evict, or under noeviction, falls back to the global test.
+  if (EvictOverShare(s, now_ms)) return true;
+  return s.used_memory() + MemoryLimit::PublishedTotal(s.id()) <= max;
 }
 
 void EvictOverMaxMemory() {

@@ -14,6 +14,12 @@ class Shard;
 // when the command must be refused with kOomError.
 bool MakeRoomForWrite(Shard& s, int64_t now_ms);
 
+// On shard s's thread, before any command runs there while maxmemory is set (Redis evicts in
+// processCommand, before reads too): evicts s's keys by the policy while s is over its share (one
+// batch at most) and publishes s's used bytes. True when s evicted as far as it needed to (under
+// its share, or a full batch done); false under noeviction or when s had nothing left to evict.
+bool EvictOverShare(Shard& s, int64_t now_ms);
+
 // In a connection fiber, before a kDenyOom command that does not run on one shard (MSET, SORT
 // ... STORE, ...) or any command queued in MULTI: true when the process is under maxmemory,
 // after asking the shards over their share to evict when the policy allows (a hop, only then).

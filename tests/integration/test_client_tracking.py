@@ -358,3 +358,30 @@ def test_reset_turns_tracking_off(server, r):
                                                 b"prefixes", []]
     r.set(b"rs:1", b"x")
     assert_no_message(c)
+
+
+def test_a_read_over_maxmemory_evicts_first_and_announces_the_evicted_keys(server, r):
+    # Redis' tracking test "invalidation message of eviction keys should be before response":
+    # over maxmemory, a read evicts first (as any command does), and the reader hears of the
+    # evicted key. Redis sends that invalidation ahead of the read's reply; shardis sends it after
+    # the replies of the batch (docs/compatibility.md, CLIENT TRACKING), so the order is not
+    # checked here. Both keys on one shard: eviction is per shard.
+    c = resp3(server)
+    c.call("CLIENT", "TRACKING", "on")
+    # Each shard's share of the limit (limit / shards) is what it holds now and 100 KB more.
+    limit = (server.threads or 1) * (r.info("memory")["used_memory"] + 100 * 1024)
+    try:
+        r.config_set("maxmemory-policy", "volatile-random")  # only the volatile key may go
+        r.config_set("maxmemory", limit)
+        c.call("SETEX", "volatile{ev}", "10000", "x")
+        c.call("GET", "volatile{ev}")
+        c.call("SETBIT", "big{ev}", "1600000", "0")  # about 200 KB: over the limit
+        c.send_command("GETBIT", "big{ev}", "0")
+        got = [c.read_reply()[1], c.read_reply()[1]]
+        push = [list(v) for v in got if isinstance(v, Push)]
+        assert push == [[b"invalidate", [b"volatile{ev}"]]], got
+        assert [v for v in got if not isinstance(v, Push)] == [0], got
+        assert r.info("stats")["evicted_keys"] == 1
+    finally:
+        r.config_set("maxmemory", 0)
+        r.config_set("maxmemory-policy", "noeviction")

@@ -208,6 +208,30 @@ def test_config_set_fixed_parameter(sh):
         sh.config_set("port", "1")
 
 
+def test_config_set_fixed_parameter_to_its_own_value(sh, ref):
+    # Redis can change these, shardis fixes them: CONFIG SET of the value they have is accepted
+    # and changes nothing (Redis' maxmemory unit starts with `maxmemory-clients 0`); the same
+    # number in other units, or a bool in another case, is the same value.
+    for c in (sh, ref):
+        assert c.config_set("maxmemory-clients", "0")
+        assert c.execute_command("CONFIG", "SET", "lazyfree-lazy-eviction", "NO",
+                                 "repl-backlog-size", "1mb", "maxmemory", "7mb")
+        assert cfg(c, "maxmemory-clients") == {"maxmemory-clients": "0"}
+        assert cfg(c, "repl-backlog-size") == {"repl-backlog-size": "1048576"}
+        assert cfg(c, "maxmemory") == {"maxmemory": str(7 << 20)}
+    # Any other value is refused as immutable, and a refused pair applies none.
+    with pytest.raises(redis.ResponseError, match="'maxmemory-clients'.*can't set immutable config"):
+        sh.config_set("maxmemory-clients", "10%")
+    with pytest.raises(redis.ResponseError, match="'lazyfree-lazy-eviction'.*immutable config"):
+        sh.execute_command("CONFIG", "SET", "maxmemory", "9mb", "lazyfree-lazy-eviction", "yes")
+    assert cfg(sh, "maxmemory") == {"maxmemory": str(7 << 20)}
+    # What Redis has immutable is refused whatever the value, by both.
+    for c in (sh, ref):
+        for name, value in (("daemonize", "no"), ("databases", "16"), ("io-threads", "1")):
+            with pytest.raises(redis.ResponseError, match=f"'{name}'.*can't set immutable config"):
+                c.config_set(name, value)
+
+
 def test_config_set_several_is_atomic(sh):
     sh.config_set("maxmemory", "7mb")
     with pytest.raises(redis.ResponseError, match="maxmemory-policy"):

@@ -224,6 +224,19 @@ def test_debug_reload_options(pair):
     assert same(conns, "DBSIZE") == b":2\r\n"
 
 
+def test_debug_reload_inside_exec(pair):
+    # The EXEC holds only the keys of its other commands; DEBUG RELOAD's save and load run over
+    # every shard (shardis crashed here: its cut nested in an EXEC that held one shard).
+    servers, conns = pair
+    same(conns, "RPUSH", "k{a}", "a", "b")
+    same(conns, "SET", "other{b}", "1")
+    replies = pipelined(conns, ("MULTI",), ("LPUSH", "k{a}", "x"), ("DEBUG", "RELOAD"),
+                        ("LRANGE", "k{a}", "0", "-1"), ("EXEC",))
+    assert replies[-1] == b"*3\r\n:3\r\n+OK\r\n*3\r\n$1\r\nx\r\n$1\r\na\r\n$1\r\nb\r\n"
+    assert all(srv.alive() for srv in servers)
+    assert same(conns, "MGET", "other{b}", "missing") == b"*2\r\n$1\r\n1\r\n$-1\r\n"
+
+
 def test_debug_reload_nosave_without_a_file(pair):
     servers, conns = pair
     same(conns, "SET", "a", "1")

@@ -1,5 +1,5 @@
-// Eviction on one Shard (no threads): which keys each policy may take, and MakeRoomForWrite's
-// answers under maxmemory.
+// Eviction on one Shard (no threads): which keys each policy may take, and the answers of
+// MakeRoomForWrite and EvictOverShare under maxmemory.
 #include "shard/eviction.h"
 
 #include <gtest/gtest.h>
@@ -127,6 +127,30 @@ TEST_F(EvictionTest, MakeRoomForWrite) {
   MemoryLimit::set_policy(EvictionPolicy::kVolatileTtl);
   MemoryLimit::set_maxmemory(1);
   EXPECT_FALSE(MakeRoomForWrite(shard_, kNow));
+}
+
+TEST_F(EvictionTest, EvictOverShare) {
+  for (int i = 0; i < 1000; ++i) Set(0, "k" + std::to_string(i), i < 10 ? kNow + 1000 : 0);
+  const uint64_t used = shard_.used_memory();
+  // Under its share: nothing goes.
+  MemoryLimit::set_maxmemory(used * 2);
+  MemoryLimit::set_policy(EvictionPolicy::kAllKeysRandom);
+  EXPECT_TRUE(EvictOverShare(shard_, kNow));
+  EXPECT_EQ(shard_.db(0).size(), 1000u);
+  // noeviction never evicts, and leaves the decision to the global test.
+  MemoryLimit::set_maxmemory(used / 2);
+  MemoryLimit::set_policy(EvictionPolicy::kNoEviction);
+  EXPECT_FALSE(EvictOverShare(shard_, kNow));
+  EXPECT_EQ(shard_.db(0).size(), 1000u);
+  // A volatile policy takes what it may (the 10 keys with a TTL), then reports it is stuck.
+  MemoryLimit::set_policy(EvictionPolicy::kVolatileRandom);
+  EXPECT_FALSE(EvictOverShare(shard_, kNow));
+  EXPECT_EQ(shard_.db(0).size(), 990u);
+  EXPECT_EQ(shard_.db(0).expires_count(), 0u);
+  // An allkeys policy gets under the share.
+  MemoryLimit::set_policy(EvictionPolicy::kAllKeysRandom);
+  EXPECT_TRUE(EvictOverShare(shard_, kNow));
+  EXPECT_LE(shard_.used_memory(), used / 2);
 }
 
 }  // namespace
