@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer targets of tests/fuzz/ (ASan+UBSan, built in build/asan).
+# Runs the libFuzzer targets of tests/fuzz/ (ASan+UBSan with clang, built in build/fuzz).
 #   scripts/fuzz.sh [target|all] [seconds]     default: all, 60 seconds each
 # Each target starts from its seed corpus (tests/fuzz/corpus/<target>/, in the repository) and
-# keeps what it finds in build/asan/fuzz/corpus/<target>/ for the next run. A finding stops that
-# target with the input saved as build/asan/fuzz/findings/<target>-crash-...: fix the bug, then add
+# keeps what it finds in build/fuzz/fuzz/corpus/<target>/ for the next run. A finding stops that
+# target with the input saved as build/fuzz/fuzz/findings/<target>-crash-...: fix the bug, then add
 # the input to the seed corpus as its regression test. Prints each target's executions per second
 # and corpus size; the exit status is non-zero if any target found something.
 set -uo pipefail
@@ -22,9 +22,9 @@ else
   exit 2
 fi
 
-bash scripts/build.sh asan "${targets[@]/#/fuzz_}" >&2 || exit 1
+bash scripts/build.sh fuzz "${targets[@]/#/fuzz_}" >&2 || exit 1
 
-out=build/asan/fuzz
+out=build/fuzz/fuzz
 mkdir -p "$out/findings"
 # Leaks count as findings; UBSan stops at the first report (the build does not recover either).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
