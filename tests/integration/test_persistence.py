@@ -65,13 +65,16 @@ def test_expired_keys_are_not_loaded(launch, tmp_path):
     d = tmp_path / "data"
     srv = launch(d, threads=2)
     c = srv.client()
+    # 2 s: the short keys must still be there when SAVE runs, also on a busy machine.
+    written_at = time.monotonic()
     for i in range(50):
-        c.set(f"short:{i}", i, px=200)
+        c.set(f"short:{i}", i, px=2000)
         c.set(f"long:{i}", i, ex=1000)
         c.set(f"forever:{i}", i)
     assert c.save() is True
+    assert c.exists(*[f"short:{i}" for i in range(50)]) == 50, "the machine was too slow"
     assert shutdown(srv, "NOSAVE") == 0
-    time.sleep(0.3)
+    time.sleep(max(0.0, written_at + 2.1 - time.monotonic()))
     again = launch(d, threads=2)
     c = again.client()
     assert c.dbsize() == 100
