@@ -33,6 +33,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/sanitizers.h"
+
 // mimalloc's heap type (as declared in <mimalloc.h>), so that this header does not need it.
 struct mi_heap_s;
 typedef struct mi_heap_s mi_heap_t;
@@ -47,7 +49,7 @@ extern constinit thread_local ShardHeap* tl_current_heap;
 
 class ShardHeap {
  public:
-#if defined(__SANITIZE_ADDRESS__)
+#if SHARDIS_ASAN
   static constexpr bool kUsesMimalloc = false;
 #else
   static constexpr bool kUsesMimalloc = true;

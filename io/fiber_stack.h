@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "core/sanitizers.h"
+
+#if SHARDIS_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -35,7 +37,7 @@ class FiberStack {
 
   void deallocate(boost::context::stack_context& sc) {
     void* base = static_cast<char*>(sc.sp) - sc.size - kGuard;
-#if defined(__SANITIZE_ADDRESS__)
+#if SHARDIS_ASAN
     ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(sc.sp) - sc.size, sc.size);
 #endif
     munmap(base, sc.size + kGuard);

@@ -7,9 +7,11 @@
 #      undefined behaviour; a release build of them would add a third of the compile time to CI
 #      and find nothing more; and each fuzz target (tests/fuzz, built in build/fuzz with clang)
 #      for 5 seconds
-#   4. the pytest integration suite against build/release/shardis
-#   5. the integration suite again against build/asan/shardis (with 4 of test_aof_crash's 20
-#      kill runs: each takes several times as long there, and the release pass runs all 20)
+#   4. the pytest integration suite against build/asan/shardis: the binary that reports memory
+#      errors and undefined behaviour (with 8 of test_aof_crash's 20 kill runs: each takes several
+#      times as long there)
+#   5. the benchmark suite's smoke test against build/release/shardis (the Docker image step
+#      runs the release build too)
 #   6. the io/ and shard/ unit tests under ThreadSanitizer (build/tsan)
 #   7. the deploy/ files (Kubernetes manifests, seccomp profile) checked without a cluster
 #   8. the Docker image built and run as the README says, only where the docker-local tool is
@@ -65,20 +67,25 @@ pytest_run() {  # BINARY PYTEST-ARGS...
   SHARDIS_BIN="$PWD/$bin" timeout -k 30 1500 "$PYTHON" -m pytest -q -rfEs "$@"
 }
 
-if [ $asan_ok = 1 ]; then step "unit tests (asan)" ctest_run asan
-else skip "unit tests (asan)" "asan build failed"; fi
 # Every fuzz target of tests/fuzz for a few seconds from its seed corpus (which holds the inputs
 # of every bug they found): a regression check, not a search. scripts/fuzz.sh searches.
 step "fuzz targets (clang, asan)" bash scripts/fuzz.sh all 5
-if [ $release_ok = 1 ]; then
-  step "integration tests (release)" pytest_run build/release/shardis tests/integration
-else skip "integration tests (release)" "release build failed"; fi
 if [ $asan_ok = 1 ]; then
-  # The whole suite again on the ASan+UBSan binary (the benchmark smoke test measures the release
-  # build and is left out).
-  SHARDIS_TEST_AOF_CRASH_RUNS=4 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
+  step "unit tests (asan)" ctest_run asan
+  # One pass of the integration suite, on the binary that also reports memory errors and undefined
+  # behaviour. A second pass on the release binary cost ten more minutes of CI; the release
+  # binary still runs the benchmark smoke test below and, in the image, the container tests.
+  SHARDIS_TEST_AOF_CRASH_RUNS=8 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
     --ignore=tests/integration/test_benchmarks_smoke.py
-else skip "integration tests (asan)" "asan build failed"; fi
+else
+  for s in "unit tests (asan)" "integration tests (asan)"; do
+    skip "$s" "asan build failed"
+  done
+fi
+if [ $release_ok = 1 ]; then
+  step "benchmark smoke test (release)" pytest_run build/release/shardis \
+    tests/integration/test_benchmarks_smoke.py
+else skip "benchmark smoke test (release)" "release build failed"; fi
 
 # ThreadSanitizer: only the io/ and shard/ tests, where the threads meet.
 TSAN_TESTS=(io_spsc_ring_test io_proactor_test io_stream_test shard_db_test shard_shard_set_test shard_tx_queue_test

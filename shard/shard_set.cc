@@ -39,6 +39,9 @@ std::atomic<int> g_hz{kDefaultHz};
 // Set on each thread by Stop(); read by that thread's expiry fiber. Per thread, so that no
 // variable is shared between threads.
 thread_local bool tl_stopping = false;
+// True while this thread's expiry fiber runs its periodic hook, which may fan out to every shard
+// (SaveCron sums their dirty counters): no shard may go away before it returns.
+thread_local bool tl_in_periodic_hook = false;
 
 // Fan-out bookkeeping of one waiting fiber: the hops it sent and how many are still out.
 struct HopWaiter {
@@ -139,8 +142,13 @@ void ShardSet::Start() {
 }
 
 void ShardSet::Stop() {
-  pool_->AwaitOnAll([this](Proactor* p) {
+  // Two passes: first no thread starts new periodic work and each waits for what it started (it
+  // may have hops out to other shards); only then does any shard go.
+  pool_->AwaitOnAll([](Proactor* p) {
     tl_stopping = true;
+    while (tl_in_periodic_hook) p->SleepFor(std::chrono::milliseconds(1));
+  });
+  pool_->AwaitOnAll([this](Proactor* p) {
     StopWorkers();
     // Values are freed on the heap of the thread that allocated them.
     Shard::set_current(nullptr);
@@ -162,7 +170,11 @@ void ShardSet::ExpiryLoop(Shard* shard) {
       // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no
       // writes.
       MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
-      if (periodic_hook_ != nullptr) periodic_hook_();
+      if (periodic_hook_ != nullptr) {
+        tl_in_periodic_hook = true;
+        periodic_hook_();
+        tl_in_periodic_hook = false;
+      }
     }
     if (!active_expire_.load(std::memory_order_relaxed)) continue;
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not

@@ -10,13 +10,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/sanitizers.h"
 #include "core/string_util.h"
 
 namespace shardis::core {
 namespace {
 
 // Sanitizers slow the random-operation tests down ~10x; they run a quarter of the operations.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if SHARDIS_ASAN || SHARDIS_TSAN
 constexpr int kOpsScale = 4;
 #else
 constexpr int kOpsScale = 1;
