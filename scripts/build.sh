@@ -31,7 +31,11 @@ fi
 if [ ! -f "$dir/build.ninja" ]; then
   args=(-G Ninja -S . -B "$dir" "-DSHARDIS_SANITIZE=$sanitize")
   if [ -n "$compiler" ]; then args+=("-DCMAKE_CXX_COMPILER=$compiler"); fi
-  if command -v ccache >/dev/null; then args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  # ccache when installed and not disabled (CCACHE_DISABLE=1 builds as a machine without it:
+  # then the common headers are precompiled instead, see CMakeLists.txt).
+  if command -v ccache >/dev/null && [ "${CCACHE_DISABLE:-}" != 1 ]; then
+    args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
   # shellcheck disable=SC2206  # CMAKE_ARGS is deliberately word-split
   args+=(${CMAKE_ARGS:-})
   cmake "${args[@]}"
