@@ -30,4 +30,16 @@ void AppendRepr(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
+std::vector<std::string_view> SplitWords(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace shardis::core

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace shardis::core {
 
@@ -37,6 +38,9 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   }
   return true;
 }
+
+// The words of a space-separated list ("write string slow"), as views into s.
+std::vector<std::string_view> SplitWords(std::string_view s);
 
 inline std::string ToLower(std::string_view s) {
   std::string out(s);

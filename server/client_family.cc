@@ -15,6 +15,7 @@
 
 #include "core/number.h"
 #include "core/string_util.h"
+#include "server/acl_users.h"
 #include "server/arg_parser.h"
 #include "server/blocked_client.h"
 #include "server/client_pause.h"
@@ -74,7 +75,8 @@ void AppendClientLine(std::string* out, const ConnectionState& c, int64_t now_ms
                " tot-mem=", b.tot_mem, " events=r cmd=",
                c.last_command.empty() ? std::string_view("NULL") : c.last_command,
                c.last_subcommand.empty() ? "" : "|", c.last_subcommand,
-               " user=default redir=-1 resp=", c.resp3 ? 3 : 2, " lib-name=", c.lib_name,
+               " user=", c.user != nullptr ? std::string_view(c.user->name) : "default",
+               " redir=-1 resp=", c.resp3 ? 3 : 2, " lib-name=", c.lib_name,
                " lib-ver=", c.lib_ver, "\n");
 }
 
@@ -172,7 +174,7 @@ struct KillFilter {
   std::optional<std::string> addr, laddr;
   std::optional<ClientType> type;
   std::optional<int64_t> max_age_s;
-  bool user_none = false;  // USER of a user that does not exist: matches nobody
+  std::optional<std::string> user;
   bool skip_me = true;
 
   bool Matches(const ConnectionState& c, const ConnectionState& me, int64_t now_ms) const {
@@ -182,7 +184,7 @@ struct KillFilter {
     if (laddr && c.laddr != *laddr) return false;
     if (type && TypeOf(c) != *type) return false;
     if (max_age_s && (now_ms - c.created_ms) / 1000 < *max_age_s) return false;
-    return !user_none;
+    return !user || (c.user != nullptr && c.user->name == *user);
   }
 };
 
@@ -258,7 +260,8 @@ void ClientKill(ArgSlice args, ConnContext& ctx) {
       filter.laddr = std::string(p.Next());
     } else if (p.Check("user", 1)) {
       const std::string_view user = p.Next();
-      if (user != "default") p.Fail(core::Concat("ERR No such user '", user, "'"));
+      if (FindAclUser(user) == nullptr) p.Fail(core::Concat("ERR No such user '", user, "'"));
+      filter.user = std::string(user);
     } else if (p.Check("skipme", 1)) {
       if (p.Check("yes")) {
         filter.skip_me = true;

@@ -132,6 +132,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterSlowlogFamily(r);
   RegisterLatencyFamily(r);
   RegisterAuthFamily(r);
+  RegisterAclFamily(r);
   RegisterMonitorCommand(r);
   RegisterLolwutCommand(r);
   RegisterScriptFamily(r);

@@ -263,6 +263,7 @@ void RegisterMultiFamily(CommandRegistry* registry);
 void RegisterBlockingFamily(CommandRegistry* registry);
 void RegisterPubSubFamily(CommandRegistry* registry);
 void RegisterAuthFamily(CommandRegistry* registry);
+void RegisterAclFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
 void RegisterLolwutCommand(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);

@@ -18,26 +18,13 @@ namespace shardis::server {
 
 namespace {
 
-// Splits a space-separated list (no allocation beyond the vector).
-std::vector<std::string_view> Words(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find(' ', i);
-    if (j == std::string_view::npos) j = s.size();
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
 // The command flags in Redis' order. "blocking" and "movablekeys" are not bits of the table: a
 // command is blocking when it is in the blocking ACL category and has movable keys when it has a
 // key finder.
 void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags, std::string_view acl_categories,
                 bool movable_keys) {
   bool blocking = false;
-  for (std::string_view c : Words(acl_categories)) blocking |= c == "blocking";
+  for (std::string_view c : core::SplitWords(acl_categories)) blocking |= c == "blocking";
   std::vector<std::string_view> names;
   static constexpr std::pair<uint32_t, std::string_view> kBeforeBlocking[] = {
       {kWrite, "write"}, {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},
@@ -69,13 +56,13 @@ void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags, std::string_view acl_cat
 }
 
 void ReplyCategories(core::ReplyBuilder& rb, std::string_view acl) {
-  std::vector<std::string_view> cats = Words(acl);
+  std::vector<std::string_view> cats = core::SplitWords(acl);
   rb.SetHeader(cats.size());
   for (std::string_view c : cats) rb.SimpleString(core::Concat("@", c));
 }
 
 void ReplyTips(core::ReplyBuilder& rb, std::string_view tips) {
-  std::vector<std::string_view> words = Words(tips);
+  std::vector<std::string_view> words = core::SplitWords(tips);
   rb.SetHeader(words.size());
   for (std::string_view t : words) rb.Bulk(t);
 }
@@ -110,7 +97,7 @@ void ReplyCommandInfo(core::ReplyBuilder& rb, const CommandSpec& spec) {
   ReplyTips(rb, spec.docs.tips);
   if (spec.keys.first > 0) {
     // The legacy key range as one key spec: begin at keys.first, range to keys.last.
-    std::vector<std::string_view> kf = Words(spec.docs.key_flags);
+    std::vector<std::string_view> kf = core::SplitWords(spec.docs.key_flags);
     rb.SetHeader(1);
     rb.MapHeader(3);
     rb.Bulk("flags");
@@ -260,7 +247,7 @@ void CommandList(ArgSlice args, ConnContext& ctx) {
       case Filter::kModule:
         return false;  // no modules
       case Filter::kAclCat:
-        for (std::string_view c : Words(acl)) {
+        for (std::string_view c : core::SplitWords(acl)) {
           if (core::EqualsIgnoreCase(c, arg)) return true;
         }
         return false;
@@ -281,35 +268,6 @@ void CommandList(ArgSlice args, ConnContext& ctx) {
   }
   ctx.rb.ArrayHeader(names.size());
   for (const std::string& n : names) ctx.rb.Bulk(n);
-}
-
-// BITFIELD reads only when every subcommand is a GET (or OVERFLOW), as Redis' bitfieldGetKeys
-// decides; an incomplete or unknown subcommand counts as a write.
-bool BitfieldOnlyReads(ArgSlice cmd) {
-  for (size_t i = 2; i < cmd.size(); ++i) {
-    const size_t more = cmd.size() - i - 1;
-    if (core::EqualsIgnoreCase(cmd[i], "get") && more >= 2) {
-      i += 2;
-    } else if (core::EqualsIgnoreCase(cmd[i], "overflow") && more >= 1) {
-      i += 1;
-    } else {
-      return false;  // SET, INCRBY, or a syntax error
-    }
-  }
-  return true;
-}
-
-// The flags of the k-th key of a command line, as Redis' key specs and getkeys functions give
-// them: SET and BITFIELD decide per call (their spec says variable_flags), the others by key spec.
-std::string_view KeyFlagsOf(const CommandSpec& spec, ArgSlice cmd, size_t k) {
-  if (spec.name == "set") {
-    const bool get = std::any_of(cmd.begin() + std::min<size_t>(3, cmd.size()), cmd.end(),
-                                 [](std::string_view a) { return core::EqualsIgnoreCase(a, "get"); });
-    return get ? "RW access update" : "OW update";
-  }
-  if (spec.name == "bitfield") return BitfieldOnlyReads(cmd) ? "RO access" : "RW access update";
-  if (k > 0 && !spec.docs.other_key_flags.empty()) return spec.docs.other_key_flags;
-  return spec.docs.key_flags;
 }
 
 // COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys of a command line, from the
@@ -341,7 +299,7 @@ void CommandGetKeys(ArgSlice args, ConnContext& ctx) {
   if (!kWithFlags) return ctx.rb.BulkArray(keys);
   ctx.rb.ArrayHeader(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) {
-    std::vector<std::string_view> kf = Words(KeyFlagsOf(*spec, cmd, k));
+    std::vector<std::string_view> kf = core::SplitWords(KeyFlagsOf(*spec, cmd, k));
     ctx.rb.ArrayHeader(2);
     ctx.rb.Bulk(keys[k]);
     ctx.rb.SetHeader(kf.size());

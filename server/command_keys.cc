@@ -10,6 +10,22 @@ namespace shardis::server {
 
 namespace {
 
+// BITFIELD reads only when every subcommand is a GET (or OVERFLOW), as Redis' bitfieldGetKeys
+// decides; an incomplete or unknown subcommand counts as a write.
+bool BitfieldOnlyReads(ArgSlice cmd) {
+  for (size_t i = 2; i < cmd.size(); ++i) {
+    const size_t more = cmd.size() - i - 1;
+    if (core::EqualsIgnoreCase(cmd[i], "get") && more >= 2) {
+      i += 2;
+    } else if (core::EqualsIgnoreCase(cmd[i], "overflow") && more >= 1) {
+      i += 1;
+    } else {
+      return false;  // SET, INCRBY, or a syntax error
+    }
+  }
+  return true;
+}
+
 // numkeys at args[at], then that many keys. Redis refuses numkeys < 1 or past the end.
 bool NumKeysAt(ArgSlice args, int at, std::vector<int>* out) {
   int64_t n = 0;
@@ -107,5 +123,19 @@ bool StreamsKeys(ArgSlice args, std::vector<int>* out) {
   }
   return false;
 }
+
+// The flags of the k-th key of a command line, as Redis' key specs and getkeys functions give
+// them: SET and BITFIELD decide per call (their spec says variable_flags), the others by key spec.
+std::string_view KeyFlagsOf(const CommandSpec& spec, ArgSlice cmd, size_t k) {
+  if (spec.name == "set") {
+    const bool get = std::any_of(cmd.begin() + std::min<size_t>(3, cmd.size()), cmd.end(),
+                                 [](std::string_view a) { return core::EqualsIgnoreCase(a, "get"); });
+    return get ? "RW access update" : "OW update";
+  }
+  if (spec.name == "bitfield") return BitfieldOnlyReads(cmd) ? "RO access" : "RW access update";
+  if (k > 0 && !spec.docs.other_key_flags.empty()) return spec.docs.other_key_flags;
+  return spec.docs.key_flags;
+}
+
 
 }  // namespace shardis::server

@@ -16,6 +16,10 @@ namespace shardis::server {
 // finder cannot parse the arguments.
 bool CommandKeyPositions(const CommandSpec& spec, ArgSlice args, std::vector<int>* out);
 
+// The key spec flags of the k-th key of a command line (Redis' names, space separated: "RW
+// access update"), as COMMAND GETKEYSANDFLAGS reports them and ACL checks key permissions by.
+std::string_view KeyFlagsOf(const CommandSpec& spec, ArgSlice cmd, size_t k);
+
 // EVAL/EVALSHA/FCALL script numkeys key [key ...] arg [arg ...]: numkeys may be 0.
 bool ScriptKeys(ArgSlice args, std::vector<int>* out);
 

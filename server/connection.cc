@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/cycle_clock.h"
+#include "server/acl_user.h"
 #include "server/auth.h"
 #include "server/client_buffers.h"
 #include "server/client_pause.h"
@@ -101,7 +102,7 @@ Connection::Connection(int fd, io::Proactor* proactor)
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   stream_.set_send_listener(this);
   state_.push = this;
-  state_.authenticated = !AuthRequired();
+  ResetConnectionUser(state_);
   // Registered from the start, so that a stopping server sees connections whose fiber has not
   // run yet.
   ServerThreadState::current().AddConnection(&state_);
@@ -526,6 +527,12 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   const bool write = flags & kWrite;
   if (!state_.authenticated && AuthRequired() && !(spec->flags & kNoAuth)) [[unlikely]] {
     return Reject(spec, "Authentication required.", "NOAUTH");
+  }
+  if (!state_.user->unrestricted) [[unlikely]] {
+    // A user with limits (the default user's +@all ~* &* skips this): checked once, here.
+    if (std::string denial = CheckAclCall(state_, *spec, sub, args); !denial.empty()) {
+      return Reject(spec, denial, "NOPERM", sub);
+    }
   }
   // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
   // ones that run in the connection and, as in Redis, anything queued in MULTI.

@@ -73,8 +73,9 @@ void Hello(ArgSlice args, ConnContext& ctx) {
   }
   if (p.ReplyError(ctx.rb)) return;
   if (auth) {
-    if (!CheckPassword(user, password)) return ctx.rb.Error(kWrongPassErr);
-    ctx.conn.authenticated = true;
+    if (!AuthenticateConnection(ctx.conn, user, password, args[0])) {
+      return ctx.rb.Error(kWrongPassErr);
+    }
   }
   if (!ctx.conn.authenticated && AuthRequired()) {
     return ctx.rb.Error(
@@ -119,7 +120,7 @@ void Reset(ArgSlice, ConnContext& ctx) {
   UnsubscribeAll(ctx.conn);
   DisableTracking(ctx.conn);
   StopMonitoring(ctx.conn);
-  ctx.conn.authenticated = !AuthRequired();
+  ResetConnectionUser(ctx.conn);
   ctx.conn.reply_off = false;
   ctx.conn.reply_skip_next = false;
   ctx.conn.no_evict = false;

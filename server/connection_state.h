@@ -17,6 +17,7 @@
 
 namespace shardis::server {
 
+struct AclUser;
 class BlockedClient;
 struct CommandSpec;
 
@@ -113,6 +114,8 @@ struct ConnectionState {
   std::string_view last_subcommand;  // empty unless last_command is a container
   std::string lib_name, lib_ver;  // CLIENT SETINFO / HELLO SETNAME
   bool authenticated = true;  // false until AUTH while the default user has a password
+  // The user the client runs as (acl_users.h): its rules, replaced as a whole when they change.
+  std::shared_ptr<const AclUser> user;
   bool monitor = false;       // MONITOR (monitor.cc)
   bool killed = false;        // CLIENT KILL: the connection is closing
   // The blocking command it waits in now, if any (CLIENT LIST flag b, CLIENT UNBLOCK).

@@ -37,6 +37,7 @@
 #include "server/shutdown.h"
 #include "server/snapshot.h"
 #include "server/startup_config.h"
+#include "server/acl_file.h"
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
@@ -194,6 +195,10 @@ int Main(int argc, char** argv) {
   info.config_file = config.config_file;
 
   RegisterAllFamilies(&Registry());
+  if (std::string err = LoadAclUsersAtStart(); !err.empty()) {
+    std::cerr << "shardis: " << err << "\n";
+    return 1;
+  }
   InstallTrackingDelivery();
 
   const unsigned ports = 1 + (FLAGS_memcached_port > 0) + (FLAGS_admin_port > 0);

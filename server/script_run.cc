@@ -1,3 +1,4 @@
+#include "server/acl_users.h"
 #include "server/script_run.h"
 
 #include "server/client_tracking.h"
@@ -232,6 +233,15 @@ std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::str
     *flags = sub->flags;
   }
   if (*flags & kNoScript) return "ERR This Redis command is not allowed from script";
+  if (!caller_.user->unrestricted) [[unlikely]] {
+    // The script runs as its caller's user (Redis' scriptVerifyACL).
+    const SubCommand* sub =
+        spec->container != nullptr && args.size() > 1 ? FindSub(*spec->container, args[1]) : nullptr;
+    if (std::string denial = CheckAclCall(caller_, *spec, sub, args, AclLogContext::kLua);
+        !denial.empty()) {
+      return core::Concat("ERR ACL failure in script: ", denial);
+    }
+  }
   if (read_only_ && (*flags & kWrite)) {
     return "ERR Write commands are not allowed from read-only scripts.";
   }
@@ -391,6 +401,7 @@ ConnectionState& ScriptRun::ScriptClient() {
     c.thread = caller_.thread;
     c.addr = caller_.addr;
     c.name = caller_.name;
+    c.user = caller_.user;
     c.in_script = true;
   }
   return *script_client_;
@@ -465,8 +476,12 @@ void LogFromScript(int level, std::string_view message) {
 void ScriptRun::Log(int level, std::string_view message) { LogFromScript(level, message); }
 
 int ScriptRun::CheckCommandPermission(std::span<const std::string_view> args) {
-  // Every user may run every command until ACLs come (issue 18).
-  return Registry().Find(args[0]) != nullptr ? 1 : -1;
+  // redis.acl_check_cmd: whether the caller's user may run the command line (not logged).
+  const CommandSpec* spec = Registry().Find(args[0]);
+  if (spec == nullptr) return -1;
+  const SubCommand* sub =
+      spec->container != nullptr && args.size() > 1 ? FindSub(*spec->container, args[1]) : nullptr;
+  return CheckAclCommand(*caller_.user, *spec, sub, args).denial == AclDenial::kNone ? 1 : 0;
 }
 
 namespace {

@@ -1,3 +1,4 @@
+#include "server/acl_file.h"
 #include "server/startup_config.h"
 
 #include <gflags/gflags.h>
@@ -105,6 +106,10 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
     for (size_t i = 2; i < args.size(); ++i) core::Append(&value, " ", args[i]);
     const std::string source = core::Concat(path, ":", lineno);
 
+    if (name == "user") {  // ACL users, applied once the commands are registered
+      AddConfigUserLine(std::vector<std::string>(args.begin() + 1, args.end()));
+      continue;
+    }
     const ConfigParam* p = Config().Find(name);
     std::string flag = p != nullptr ? std::string(p->flag) : "";
     if (p == nullptr) {

@@ -1,0 +1,398 @@
+"""ACL users (issue 18 item 3): ACL SETUSER rules and their errors, which commands, keys and
+channels a user may use and the -NOPERM texts, AUTH/HELLO as a user, ACL GETUSER/LIST/DELUSER/
+DRYRUN/LOG, MULTI and ACL SAVE/LOAD.
+
+Table-driven; SHARDIS_TEST_TARGET=redis runs the same tables against redis-server 7.0. Where 7.0
+and 7.2 differ (7.2's NOPERM texts, the canonical rules of ACL LIST, the sanitize-payload flag of
+new users), the expectation is 7.2's and the test says which 7.0 gives instead.
+"""
+
+import pytest
+
+from conftest import TARGET, Error, Server
+
+shardis_only = pytest.mark.shardis_only
+IS_72 = TARGET != "redis"
+
+
+def noperm_command(user, name):
+    if IS_72:
+        return f"NOPERM User {user} has no permissions to run the '{name}' command"
+    return f"NOPERM this user has no permissions to run the '{name}' command"
+
+
+def noperm_key():
+    if IS_72:
+        return "NOPERM No permissions to access a key"
+    return "NOPERM this user has no permissions to access one of the keys used as arguments"
+
+
+def noperm_channel():
+    if IS_72:
+        return "NOPERM No permissions to access a channel"
+    return "NOPERM this user has no permissions to access one of the channels used as arguments"
+
+
+def call(conn, *args):
+    """The reply, or the error text."""
+    reply = conn.call(*args)
+    return reply.decode() if isinstance(reply, Error) else reply
+
+
+@pytest.fixture
+def admin(server):
+    """A raw connection as the default user; removes the test's users afterwards."""
+    c = server.raw()
+    yield c
+    for name in c.call("ACL", "USERS"):
+        name = name.decode() if isinstance(name, bytes) else name
+        if name != "default":
+            c.call("ACL", "DELUSER", name)
+    c.call("ACL", "LOG", "RESET")
+    c.close()
+
+
+def as_user(server, name, password="pw"):
+    c = server.raw()
+    assert c.call("AUTH", name, password) == b"OK"
+    return c
+
+
+# (rules, command, expected): "ok" (any non-error reply), "cmd", "key" or "channel".
+PERMISSIONS = [
+    (["+get", "~*"], ["GET", "k"], "ok"),
+    (["+get", "~*"], ["SET", "k", "v"], "cmd"),
+    (["+@read", "~*"], ["GET", "k"], "ok"),
+    (["+@read", "~*"], ["LPUSH", "l", "x"], "cmd"),
+    (["+@all", "-set", "~*"], ["SET", "k", "v"], "cmd"),
+    (["+@all", "-set", "~*"], ["GET", "k"], "ok"),
+    (["+@all", "-@write", "~*"], ["DEL", "k"], "cmd"),
+    (["+@all", "~k*"], ["GET", "k1"], "ok"),
+    (["+@all", "~k*"], ["GET", "x1"], "key"),
+    (["+@all", "~k*"], ["MGET", "k1", "x1"], "key"),
+    (["+@all", "%R~r*"], ["GET", "r1"], "ok"),
+    (["+@all", "%R~r*"], ["SET", "r1", "v"], "key"),
+    (["+@all", "%W~w*"], ["SET", "w1", "v"], "ok"),
+    (["+@all", "%W~w*"], ["GET", "w1"], "key"),
+    (["+@all", "%R~a*", "%W~b*"], ["COPY", "a1", "b1"], "ok"),
+    (["+@all", "%R~a*", "%W~b*"], ["COPY", "b1", "a1"], "key"),
+    (["+@all", "%RW~x*"], ["INCR", "x1"], "ok"),
+    (["+@all", "~*", "resetkeys", "~y*"], ["GET", "k"], "key"),
+    (["+@all", "allkeys"], ["GET", "anything"], "ok"),
+    (["-@all", "+config|get"], ["CONFIG", "GET", "maxmemory"], "ok"),
+    (["-@all", "+config|get"], ["CONFIG", "SET", "maxmemory", "0"], "cmd"),
+    (["+@all", "-config|set"], ["CONFIG", "SET", "maxmemory", "0"], "cmd"),
+    (["-@all", "+config"], ["CONFIG", "RESETSTAT"], "ok"),
+    (["-@all", "+select|0"], ["SELECT", "0"], "ok"),
+    (["-@all", "+select|0"], ["SELECT", "1"], "cmd"),
+    (["allcommands", "~*", "nocommands", "+ping"], ["PING"], "ok"),
+    (["allcommands", "~*", "nocommands", "+ping"], ["ECHO", "x"], "cmd"),
+    (["+@all", "resetchannels", "&news.*"], ["PUBLISH", "news.a", "m"], "ok"),
+    (["+@all", "resetchannels", "&news.*"], ["PUBLISH", "other", "m"], "channel"),
+    (["+@all", "resetchannels"], ["PUBLISH", "c", "m"], "channel"),
+    (["+@all", "allchannels"], ["PUBLISH", "c", "m"], "ok"),
+    (["+@all", "~*"], ["ACL", "WHOAMI"], "ok"),
+    # selectors: any one of them allowing the command allows it
+    (["-@all", "~*", "(+get ~s*)"], ["GET", "s1"], "ok"),
+    (["-@all", "~*", "(+get ~s*)"], ["GET", "t1"], "key"),
+    (["-@all", "~*", "(+get ~s*)"], ["SET", "s1", "v"], "cmd"),
+    (["+set", "~a*", "(+get ~b*)"], ["SET", "b1", "v"], "key"),
+]
+
+
+@pytest.mark.parametrize("rules,command,expected", PERMISSIONS,
+                         ids=[f"{' '.join(r)}|{' '.join(c)}" for r, c, _ in PERMISSIONS])
+def test_permissions(server, admin, rules, command, expected):
+    assert call(admin, "ACL", "SETUSER", "u", "reset", "on", ">pw", *rules) == b"OK"
+    c = as_user(server, "u")
+    try:
+        got = call(c, *command)
+        if expected == "ok":
+            assert not (isinstance(got, str) and got.startswith("NOPERM")), got
+        elif expected == "cmd":
+            name = command[0].lower()
+            if len(command) > 1 and name in ("config", "client", "acl"):
+                name = f"{name}|{command[1].lower()}"
+            assert got == noperm_command("u", name)
+        elif expected == "key":
+            assert got == noperm_key()
+        else:
+            assert got == noperm_channel()
+    finally:
+        c.close()
+
+
+BAD_RULES = [
+    (["nosuchrule"], "Syntax error"),
+    (["+nosuchcommand"], "Unknown command or category name in ACL"),
+    (["-@nosuchcat"], "Unknown command or category name in ACL"),
+    (["~*", "~foo"], "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid "
+                     "and does not have any effect. Try 'resetkeys' to start with an empty list "
+                     "of patterns"),
+    (["&*", "&foo"], "Adding a pattern after the * pattern (or the 'allchannels' flag) is not "
+                     "valid and does not have any effect. Try 'resetchannels' to start with an "
+                     "empty list of channels"),
+    (["<notthere"], "The password you are trying to remove from the user does not exist"),
+    (["#abc"], "The password hash must be exactly 64 characters and contain only lowercase "
+               "hexadecimal characters"),
+    (["+config|get|x"], "Allowing first-arg of a subcommand is not supported"),
+    (["%X~a"], "Syntax error"),
+]
+
+
+@pytest.mark.parametrize("rules,error", BAD_RULES, ids=[" ".join(r) for r, _ in BAD_RULES])
+def test_bad_rules(admin, rules, error):
+    got = call(admin, "ACL", "SETUSER", "bad", *rules)
+    assert got == f"ERR Error in ACL SETUSER modifier '{rules[-1]}': {error}"
+    # nothing of a failed SETUSER is applied: the user was not created
+    assert admin.call("ACL", "GETUSER", "bad") is None
+
+
+def test_setuser_errors(admin):
+    assert call(admin, "ACL", "SETUSER", "a b") == \
+        "ERR Usernames can't contain spaces or null characters"
+    assert call(admin, "ACL", "SETUSER", "x", "(+get", "~a") == \
+        "ERR Unmatched parenthesis in acl selector starting at '(+get'."
+    assert call(admin, "ACL", "DELUSER", "default") == "ERR The 'default' user cannot be removed"
+    assert call(admin, "ACL", "DRYRUN", "nobody", "get", "x") == "ERR User 'nobody' not found"
+    admin.call("ACL", "SETUSER", "d", "on")
+    assert call(admin, "ACL", "DRYRUN", "d", "nosuch") == "ERR Command 'nosuch' not found"
+    assert call(admin, "ACL", "DRYRUN", "d", "get") == \
+        "ERR wrong number of arguments for 'get' command"
+    assert call(admin, "ACL", "GENPASS", "0").startswith("ERR ACL GENPASS argument must be")
+    assert call(admin, "ACL", "CAT", "nosuch") == "ERR Unknown category 'nosuch'"
+
+
+def test_auth_as_user(server, admin):
+    admin.call("ACL", "SETUSER", "alice", "on", ">secret", "+@all", "~*")
+    admin.call("ACL", "SETUSER", "bob", "off", ">secret", "+@all", "~*")
+    c = server.raw()
+    try:
+        assert c.call("AUTH", "alice", "secret") == b"OK"
+        assert c.call("ACL", "WHOAMI") == b"alice"
+        wrong = "WRONGPASS invalid username-password pair or user is disabled."
+        assert call(c, "AUTH", "alice", "nope") == wrong
+        assert call(c, "AUTH", "bob", "secret") == wrong  # off
+        assert call(c, "AUTH", "nobody", "secret") == wrong
+        assert c.call("ACL", "WHOAMI") == b"alice"  # a failed AUTH keeps the user
+        hello = c.call("HELLO", "2", "AUTH", "alice", "secret")
+        assert hello[0] == b"server"
+        assert call(c, "HELLO", "2", "AUTH", "bob", "secret") == wrong
+        assert c.call("RESET") == b"RESET"
+        assert c.call("ACL", "WHOAMI") == b"default"
+    finally:
+        c.close()
+
+
+def test_deluser_disconnects(server, admin):
+    admin.call("ACL", "SETUSER", "gone", "on", ">pw", "+@all", "~*")
+    c = as_user(server, "gone")
+    assert admin.call("ACL", "DELUSER", "gone", "nosuch") == 1
+    with pytest.raises(Exception):
+        c.call("PING")
+        c.call("PING")
+    c.close()
+
+
+def test_rule_change_reaches_connections(server, admin):
+    admin.call("ACL", "SETUSER", "live", "on", ">pw", "+@all", "~*")
+    c = as_user(server, "live")
+    try:
+        assert c.call("SET", "k", "v") == b"OK"
+        admin.call("ACL", "SETUSER", "live", "-set")
+        assert call(c, "SET", "k", "v") == noperm_command("live", "set")
+        assert c.call("GET", "k") == b"v"
+    finally:
+        c.close()
+
+
+def test_multi_refuses_at_queue_time(server, admin):
+    admin.call("ACL", "SETUSER", "m", "on", ">pw", "+@all", "-set", "~*")
+    c = as_user(server, "m")
+    try:
+        assert c.call("MULTI") == b"OK"
+        assert call(c, "SET", "k", "v") == noperm_command("m", "set")
+        assert c.call("GET", "k") == b"QUEUED"
+        assert call(c, "EXEC").startswith("EXECABORT")
+    finally:
+        c.close()
+
+
+def test_psubscribe_patterns_match_literally(server, admin):
+    admin.call("ACL", "SETUSER", "p", "on", ">pw", "+@all", "resetchannels", "&news.*")
+    c = as_user(server, "p")
+    try:
+        assert call(c, "PSUBSCRIBE", "news.x*") == noperm_channel()
+        assert c.call("PSUBSCRIBE", "news.*")[0] == b"psubscribe"
+    finally:
+        c.close()
+    c = as_user(server, "p")
+    try:
+        assert call(c, "SUBSCRIBE", "news.a", "other") == noperm_channel()
+    finally:
+        c.close()
+
+
+def test_dryrun(admin):
+    admin.call("ACL", "SETUSER", "dry", "on", "+get", "~k*", "resetchannels", "&c", "+publish")
+    assert admin.call("ACL", "DRYRUN", "dry", "GET", "k1") == b"OK"
+    assert admin.call("ACL", "DRYRUN", "dry", "GET", "x") == \
+        b"This user has no permissions to access the 'x' key" if not IS_72 else \
+        b"User dry has no permissions to access the 'x' key"
+    if IS_72:
+        assert admin.call("ACL", "DRYRUN", "dry", "SET", "k", "v") == \
+            b"User dry has no permissions to run the 'set' command"
+        assert admin.call("ACL", "DRYRUN", "dry", "PUBLISH", "d", "m") == \
+            b"User dry has no permissions to access the 'd' channel"
+
+
+def test_getuser_shape(admin):
+    admin.call("ACL", "SETUSER", "g", "on", ">p1", "~k*", "%R~r*", "resetchannels", "&ch",
+               "-@all", "+get", "(+set ~s*)")
+    u = admin.call("ACL", "GETUSER", "g")
+    fields = dict(zip(u[::2], u[1::2]))
+    assert list(fields) == [b"flags", b"passwords", b"commands", b"keys", b"channels",
+                            b"selectors"]
+    assert b"on" in fields[b"flags"]
+    assert fields[b"passwords"] == [
+        b"f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a"]
+    assert fields[b"commands"] == b"-@all +get"
+    assert fields[b"keys"] == b"~k* %R~r*"
+    assert fields[b"channels"] == b"&ch"
+    assert fields[b"selectors"] == [
+        [b"commands", b"-@all +set", b"keys", b"~s*", b"channels", b""]]
+    assert admin.call("ACL", "GETUSER", "nobody") is None
+
+
+@shardis_only  # 7.0 compacts the command rules and shows no sanitize-payload on new users
+def test_list_canonical_rules(admin):
+    admin.call("ACL", "SETUSER", "foo")
+    admin.call("ACL", "SETUSER", "bar", "on", ">p1", "~k*", "%R~r*", "&ch", "+get", "-@all",
+               "+set", "+config|get", "+@read", "-@hash", "+get", "allchannels")
+    assert admin.call("ACL", "LIST") == [
+        b"user bar on sanitize-payload "
+        b"#f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a ~k* %R~r* &* "
+        b"-@all +set +config|get +@read -@hash +get",
+        b"user default on nopass sanitize-payload ~* &* +@all",
+        b"user foo off sanitize-payload resetchannels -@all",
+    ]
+    admin.call("ACL", "SETUSER", "bar", "-config", "(~x* +ping)")
+    assert admin.call("ACL", "LIST")[0].endswith(
+        b"+set +@read -@hash +get -config (~x* resetchannels -@all +ping)")
+    assert admin.call("ACL", "USERS") == [b"bar", b"default", b"foo"]
+
+
+def test_acl_log(server, admin):
+    admin.call("ACL", "SETUSER", "logged", "on", ">pw", "+@all", "-set", "~k*")
+    c = as_user(server, "logged")
+    try:
+        call(c, "SET", "k", "v")
+        call(c, "SET", "k", "v")
+        call(c, "GET", "x")
+        call(c, "AUTH", "logged", "wrong")
+    finally:
+        c.close()
+    entries = [dict(zip(e[::2], e[1::2])) for e in admin.call("ACL", "LOG")]
+    assert [(e[b"reason"], e[b"object"], e[b"count"]) for e in entries] == [
+        (b"auth", b"AUTH", 1), (b"key", b"x", 1), (b"command", b"set", 2)]
+    assert entries[1][b"context"] == b"toplevel"
+    assert entries[1][b"username"] == b"logged"
+    assert b"user=logged" in entries[1][b"client-info"]
+    if IS_72:
+        assert {b"entry-id", b"timestamp-created", b"timestamp-last-updated"} <= set(entries[0])
+    assert len(admin.call("ACL", "LOG", "1")) == 1
+    assert admin.call("ACL", "LOG", "RESET") == b"OK"
+    assert admin.call("ACL", "LOG") == []
+
+
+def test_genpass_and_cat(admin):
+    assert len(admin.call("ACL", "GENPASS")) == 64
+    assert len(admin.call("ACL", "GENPASS", "5")) == 2
+    cats = admin.call("ACL", "CAT")
+    assert cats[:3] == [b"keyspace", b"read", b"write"] and len(cats) == 21
+    assert b"get" in admin.call("ACL", "CAT", "read")
+    assert b"config|get" in admin.call("ACL", "CAT", "admin")
+
+
+def test_requirepass_is_the_default_password(server, admin):
+    try:
+        assert admin.call("CONFIG", "SET", "requirepass", "rp") == b"OK"
+        c = server.raw()
+        try:
+            assert call(c, "GET", "k").startswith("NOAUTH")
+            assert c.call("AUTH", "rp") == b"OK"
+            assert c.call("ACL", "WHOAMI") == b"default"
+        finally:
+            c.close()
+        default = admin.call("ACL", "GETUSER", "default")
+        assert len(default[3]) == 1 and b"nopass" not in default[1]
+    finally:
+        admin.call("CONFIG", "SET", "requirepass", "")
+
+
+def test_script_runs_as_its_caller(server, admin):
+    admin.call("ACL", "SETUSER", "s", "on", ">pw", "+@all", "-set", "~k*")
+    c = as_user(server, "s")
+    try:
+        got = call(c, "EVAL", "return redis.call('set', 'k', 'v')", "0")
+        if IS_72:
+            assert got.startswith("ERR ACL failure in script: User s has no permissions to run "
+                                  "the 'set' command script: ")
+        else:
+            assert got.startswith("ERR The user executing the script can't run this command")
+        assert c.call("EVAL", "return redis.acl_check_cmd('set', 'k', 'v')", "0") is None
+        assert c.call("EVAL", "return redis.acl_check_cmd('get', 'k')", "0") == 1
+        assert c.call("EVAL", "return redis.call('get', 'k-none')", "0") is None
+    finally:
+        c.close()
+    entries = [dict(zip(e[::2], e[1::2])) for e in admin.call("ACL", "LOG")]
+    assert (entries[0][b"reason"], entries[0][b"context"]) == (b"command", b"lua")
+
+
+def test_config_file_users(tmp_path):
+    conf = tmp_path / "users.conf"
+    conf.write_text("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n")
+    srv = Server(TARGET, tmp_path / "srv", threads=None if TARGET == "redis" else 1)
+    flags = srv.argv
+    srv.argv = lambda: [flags()[0], str(conf)] + flags()[1:]  # the config file comes first
+    srv.start()
+    try:
+        c = srv.raw()
+        assert c.call("ACL", "USERS") == [b"cfg", b"default"]
+        assert call(c, "FLUSHALL") == noperm_command("default", "flushall")
+        c.close()
+        c = as_user(srv, "cfg")
+        assert call(c, "GET", "x") == noperm_key()
+        c.close()
+    finally:
+        srv.stop_and_check()
+
+
+@pytest.fixture
+def aclfile_server(tmp_path):
+    path = tmp_path / "users.acl"
+    path.write_text("user default on nopass ~* &* +@all\nuser saved on >pw ~s* +get\n")
+    if TARGET == "redis":
+        srv = Server("redis", tmp_path / "srv", args=["--aclfile", str(path)]).start()
+    else:
+        srv = Server("shardis", tmp_path / "srv", threads=2, args=[f"--aclfile={path}"]).start()
+    yield srv, path
+    srv.stop_and_check()
+
+
+def test_acl_save_load_round_trip(aclfile_server):
+    srv, path = aclfile_server
+    c = srv.raw()
+    try:
+        assert c.call("ACL", "USERS") == [b"default", b"saved"]
+        assert c.call("ACL", "SETUSER", "new", "on", ">x", "+@read", "~n*") == b"OK"
+        before = c.call("ACL", "LIST")
+        assert c.call("ACL", "SAVE") == b"OK"
+        assert c.call("ACL", "DELUSER", "new") == 1
+        assert c.call("ACL", "LOAD") == b"OK"
+        assert c.call("ACL", "LIST") == before
+        path.write_text("user bad on +nosuch\n")
+        assert call(c, "ACL", "LOAD").startswith("ERR ")
+        assert c.call("ACL", "LIST") == before  # nothing changed
+    finally:
+        c.close()
