@@ -108,8 +108,21 @@ struct UserChange {
   AclUserPtr rules;
 };
 
+// Whether the connection's user still allows every channel and pattern it is subscribed to.
+bool SubscriptionsAllowed(const ConnectionState& c) {
+  const AclUser& u = *c.user;
+  if (c.pubsub.count() == 0 || u.unrestricted) return true;
+  auto allowed = [&](const auto& names, bool patterns) {
+    return std::all_of(names.begin(), names.end(),
+                       [&](const std::string& n) { return AclAllowsChannel(u, n, patterns); });
+  };
+  return allowed(c.pubsub.channels, false) && allowed(c.pubsub.patterns, true) &&
+         allowed(c.pubsub.shard_channels, false);
+}
+
 // Each thread updates its own connections: new rules are swapped in; a deleted user's
-// connections close (Redis' ACLFreeUserAndKillClients), the caller's own after its reply.
+// connections close (Redis' ACLFreeUserAndKillClients), the caller's own after its reply, and so
+// do subscribers to channels the new rules no longer allow.
 void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
   if (shard::shard_set == nullptr || changes.empty()) return;  // no connections yet
   ConnectionState* me = ctx != nullptr ? &ctx->conn : nullptr;
@@ -120,6 +133,7 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
         if (c->user->name != change.name) continue;
         if (change.rules != nullptr) {
           c->user = change.rules;
+          if (!SubscriptionsAllowed(*c)) c->push->Kill();  // Redis' ACLKillPubsubClientsIfNeeded
           continue;
         }
         c->authenticated = false;

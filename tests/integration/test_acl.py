@@ -206,6 +206,19 @@ def test_rule_change_reaches_connections(server, admin):
         c.close()
 
 
+def test_revoked_channels_close_subscribers(server, admin):
+    admin.call("ACL", "SETUSER", "sub", "on", ">pw", "+@all", "resetchannels", "&a", "&b")
+    c = as_user(server, "sub")
+    try:
+        assert c.call("SUBSCRIBE", "a")[0] == b"subscribe"
+        admin.call("ACL", "SETUSER", "sub", "resetchannels", "&b")
+        with pytest.raises(Exception):
+            c.call("PING")
+            c.call("PING")
+    finally:
+        c.close()
+
+
 def test_multi_refuses_at_queue_time(server, admin):
     admin.call("ACL", "SETUSER", "m", "on", ">pw", "+@all", "-set", "~*")
     c = as_user(server, "m")

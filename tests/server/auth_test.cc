@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "server/command.h"
+
 namespace shardis::server {
 namespace {
 
 TEST(AuthTest, RuntimePassword) {
+  RegisterAllFamilies(&Registry());  // users are made of rules over the command table
   EXPECT_EQ(RequirePass(), "");  // --requirepass defaults to empty: nopass
   EXPECT_FALSE(AuthRequired());
   EXPECT_TRUE(CheckPassword("default", "anything"));
@@ -21,6 +24,58 @@ TEST(AuthTest, RuntimePassword) {
 
   SetRequirePass("");
   EXPECT_FALSE(AuthRequired());
+}
+
+// The rules of one user and their canonical text (Redis 7.2's ACL LIST).
+std::string Describe(std::vector<std::string_view> rules, std::string* error = nullptr) {
+  AclUser u("u");
+  const std::string err = ApplyAclRules(&u, rules);
+  if (error != nullptr) *error = err;
+  return DescribeAclUser(u);
+}
+
+TEST(AclUserTest, CanonicalText) {
+  EXPECT_EQ(Describe({}), "off sanitize-payload resetchannels -@all");
+  EXPECT_EQ(Describe({"on", "nopass", "~*", "&*", "+@all"}),
+            "on nopass sanitize-payload ~* &* +@all");
+  // A rule replaces an earlier one on the same command, and a command's those on its subcommands.
+  EXPECT_EQ(Describe({"+get", "+config|get", "-@hash", "-get", "+config"}),
+            "off sanitize-payload resetchannels -@all -@hash -get +config");
+  EXPECT_EQ(Describe({"+@all", "-flushall", "%R~r*", "%W~w*", "%R~w*", "&c"}),
+            "off sanitize-payload %R~r* ~w* resetchannels &c +@all -flushall");
+  EXPECT_EQ(Describe({"(+get ~a*)", "clearselectors", "(~b* +set)"}),
+            "off sanitize-payload resetchannels -@all (~b* resetchannels -@all +set)");
+  EXPECT_EQ(Describe({"+@all", "~*", "on", "reset"}), "off sanitize-payload resetchannels -@all");
+}
+
+TEST(AclUserTest, Errors) {
+  std::string err;
+  Describe({"~*", "~x"}, &err);
+  EXPECT_EQ(err.substr(0, 43), "Error in ACL SETUSER modifier '~x': Adding ");
+  Describe({"+nosuch"}, &err);
+  EXPECT_EQ(err, "Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL");
+  Describe({"(+get", "~a"}, &err);
+  EXPECT_EQ(err, "Unmatched parenthesis in acl selector starting at '(+get'.");
+  Describe({"%RX~a"}, &err);
+  EXPECT_EQ(err, "Error in ACL SETUSER modifier '%RX~a': Syntax error");
+}
+
+TEST(AclUserTest, Checks) {
+  AclUser u("u");
+  const std::vector<std::string_view> rules = {"+get", "%R~r*", "resetchannels", "&n.*"};
+  ASSERT_EQ(ApplyAclRules(&u, rules), "");
+  EXPECT_FALSE(u.unrestricted);
+  const CommandSpec& get = *Registry().Find("get");
+  const std::vector<std::string_view> ok = {"get", "r1"}, bad_key = {"get", "w1"};
+  EXPECT_EQ(CheckAclCommand(u, get, nullptr, ok).denial, AclDenial::kNone);
+  const AclCheck denied = CheckAclCommand(u, get, nullptr, bad_key);
+  EXPECT_EQ(denied.denial, AclDenial::kKey);
+  EXPECT_EQ(denied.arg, 1);
+  const std::vector<std::string_view> set = {"set", "r1", "v"};
+  EXPECT_EQ(CheckAclCommand(u, *Registry().Find("set"), nullptr, set).denial, AclDenial::kCommand);
+  EXPECT_TRUE(AclAllowsChannel(u, "n.x", false));
+  EXPECT_FALSE(AclAllowsChannel(u, "n.x*", true));  // a pattern must be the same pattern
+  EXPECT_TRUE(AclAllowsChannel(u, "n.*", true));
 }
 
 }  // namespace
