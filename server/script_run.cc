@@ -233,8 +233,8 @@ std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::str
     *flags = sub->flags;
   }
   if (*flags & kNoScript) return "ERR This Redis command is not allowed from script";
-  if (!caller_.user->unrestricted) [[unlikely]] {
-    // The script runs as its caller's user (Redis' scriptVerifyACL).
+  if (caller_.user != nullptr && !caller_.user->unrestricted) [[unlikely]] {
+    // The script runs as its caller's user (Redis' scriptVerifyACL); the AOF's client has none.
     const SubCommand* sub =
         spec->container != nullptr && args.size() > 1 ? FindSub(*spec->container, args[1]) : nullptr;
     if (std::string denial = CheckAclCall(caller_, *spec, sub, args, AclLogContext::kLua);
@@ -481,6 +481,7 @@ int ScriptRun::CheckCommandPermission(std::span<const std::string_view> args) {
   if (spec == nullptr) return -1;
   const SubCommand* sub =
       spec->container != nullptr && args.size() > 1 ? FindSub(*spec->container, args[1]) : nullptr;
+  if (caller_.user == nullptr) return 1;  // the AOF's client
   return CheckAclCommand(*caller_.user, *spec, sub, args).denial == AclDenial::kNone ? 1 : 0;
 }
 

@@ -174,6 +174,12 @@ void SlowlogAdd(uint64_t duration_us, ArgSlice args, const ConnectionState& conn
                         core::EqualsIgnoreCase(args[0], "hello"))) {
     for (size_t i = 1; i < e.args.size(); ++i) e.args[i] = "(redacted)";
   }
+  // ... and ACL SETUSER's rules, which hold passwords (aclCommand redacts every one after the
+  // subcommand).
+  if (args.size() > 2 && core::EqualsIgnoreCase(args[0], "acl") &&
+      core::EqualsIgnoreCase(args[1], "setuser")) {
+    for (size_t i = 2; i < e.args.size(); ++i) e.args[i] = "(redacted)";
+  }
   // A script's commands are logged as Redis' script client, which has no address and no name.
   if (!conn.in_script) {
     e.addr = conn.addr;

@@ -318,6 +318,29 @@ def test_acl_log(server, admin):
     assert admin.call("ACL", "LOG") == []
 
 
+def test_client_list_and_kill_by_user(server, admin):
+    admin.call("ACL", "SETUSER", "k", "on", ">pw", "+@all", "~*")
+    c = as_user(server, "k")
+    try:
+        assert b"user=k " in c.call("CLIENT", "INFO")
+        assert call(admin, "CLIENT", "KILL", "USER", "nobody") == "ERR No such user 'nobody'"
+        assert admin.call("CLIENT", "KILL", "USER", "k") == 1
+    finally:
+        c.close()
+
+
+def test_setuser_is_redacted_in_slowlog(admin):
+    admin.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    try:
+        admin.call("SLOWLOG", "RESET")
+        admin.call("ACL", "SETUSER", "r", ">secret")
+        logged = [e[3] for e in admin.call("SLOWLOG", "GET", "10")
+                  if e[3][:2] == [b"ACL", b"SETUSER"]]
+        assert logged == [[b"ACL", b"SETUSER", b"(redacted)", b"(redacted)"]]
+    finally:
+        admin.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+
+
 def test_genpass_and_cat(admin):
     assert len(admin.call("ACL", "GENPASS")) == 64
     assert len(admin.call("ACL", "GENPASS", "5")) == 2
