@@ -7,6 +7,7 @@
 // multi-key command, or SELECT). WATCH registers the key with its shard's WatchTable; any write
 // to it (command, transaction, expiry, FLUSHDB) marks the connection dirty, and EXEC then replies
 // a null array without running anything.
+#include "server/acl_users.h"
 #include "server/multi_family.h"
 
 #include <optional>
@@ -62,6 +63,28 @@ void CmdDiscard(ArgSlice, ConnContext& ctx) {
   ctx.rb.Ok();
 }
 
+// "" when the connection's user may still run a queued command, else Redis' error for EXEC's
+// reply (logged in ACL LOG in the MULTI context).
+std::string RecheckQueuedAcl(const ConnectionState& conn, const CommandSpec& spec, ArgSlice args) {
+  const SubCommand* sub =
+      spec.container != nullptr && args.size() > 1 ? FindSub(*spec.container, args[1]) : nullptr;
+  const AclCheck check = CheckAclCommand(*conn.user, spec, sub, args);
+  if (check.denial == AclDenial::kNone) return "";
+  AddAclLogEntry(conn, check.denial, AclLogContext::kMulti,
+                 check.denial == AclDenial::kCommand ? AclCommandName(spec, sub)
+                                                     : args[check.arg],
+                 conn.user->name);
+  const std::string_view reason =
+      check.denial == AclDenial::kCommand ? "no permission to execute the command or subcommand"
+      : check.denial == AclDenial::kKey   ? "no permission to touch the specified keys"
+                                          : "no permission to access one of the channels used as "
+                                            "arguments";
+  return core::Concat(
+      "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+      "EXEC call. This command is no longer allowed for the following reason: ",
+      reason);
+}
+
 // Runs the queued commands inside tx, each reply an element of EXEC's array.
 void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
   ConnectionState& conn = ctx.conn;
@@ -75,6 +98,13 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
   const bool journal_on = shard::Shard::current()->journal().on();
   for (const MultiState::Queued& q : queue) {
     args.assign(q.args.begin(), q.args.end());
+    if (conn.user != nullptr && !conn.user->unrestricted) [[unlikely]] {
+      // The user's rules may have changed since the command was queued (Redis' execCommand).
+      if (std::string denial = RecheckQueuedAcl(conn, *q.spec, args); !denial.empty()) {
+        ctx.rb.Error(denial);
+        continue;
+      }
+    }
     conn.last_command = q.spec->name;
     conn.last_subcommand = {};
     // Each queued command counts in its own statistics (and SLOWLOG), as in Redis.

@@ -231,6 +231,26 @@ def test_multi_refuses_at_queue_time(server, admin):
         c.close()
 
 
+def test_exec_rechecks_changed_rules(server, admin):
+    admin.call("ACL", "SETUSER", "mx", "on", ">pw", "+@all", "~*")
+    c = as_user(server, "mx")
+    try:
+        assert c.call("MULTI") == b"OK"
+        assert c.call("SET", "mx-k", "v") == b"QUEUED"
+        assert c.call("GET", "mx-k") == b"QUEUED"
+        admin.call("ACL", "SETUSER", "mx", "-set")
+        reply = c.call("EXEC")
+        assert reply[0] == Error(
+            b"NOPERM ACLs rules changed between the moment the transaction was accumulated and "
+            b"the EXEC call. This command is no longer allowed for the following reason: no "
+            b"permission to execute the command or subcommand")
+        assert reply[1] is None
+    finally:
+        c.close()
+    entry = dict(zip(*[iter(admin.call("ACL", "LOG", "1")[0])] * 2))
+    assert (entry[b"reason"], entry[b"context"], entry[b"object"]) == (b"command", b"multi", b"set")
+
+
 def test_psubscribe_patterns_match_literally(server, admin):
     admin.call("ACL", "SETUSER", "p", "on", ">pw", "+@all", "resetchannels", "&news.*")
     c = as_user(server, "p")
