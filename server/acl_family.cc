@@ -20,13 +20,9 @@ namespace shardis::server {
 
 namespace {
 
-bool HasSpaces(std::string_view s) {
-  return s.find_first_of(std::string_view(" \t\r\n\v\f\0", 7)) != std::string_view::npos;
-}
-
 void AclSetUser(ArgSlice args, ConnContext& ctx) {
   const std::string_view name = args[2];
-  if (HasSpaces(name)) {
+  if (AclHasSpaces(name)) {
     return ctx.rb.Error("ERR Usernames can't contain spaces or null characters");
   }
   const std::string err = SetAclUser(name, args.subspan(3), &ctx);

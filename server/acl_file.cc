@@ -35,8 +35,8 @@ std::vector<std::vector<std::string>>& ConfigUserLines() {
 
 }  // namespace
 
-void AddConfigUserLine(std::vector<std::string> words) {
-  ConfigUserLines().push_back(std::move(words));
+void SetConfigUserLines(std::vector<std::vector<std::string>> lines) {
+  ConfigUserLines() = std::move(lines);
 }
 
 std::string LoadAclUsersAtStart() {

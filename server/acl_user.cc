@@ -110,11 +110,6 @@ std::string_view RuleErrorText(RuleError e) {
   return "Wrong format";
 }
 
-bool HasSpaces(std::string_view s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)); });
-}
-
 bool ValidHash(std::string_view h) {
   return h.size() == 64 && std::all_of(h.begin(), h.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -254,7 +249,7 @@ RuleError ApplySelectorRule(AclSelector* s, std::string_view op) {
       if (!tilde || perms == 0) return RuleError::kSyntax;
     }
     const std::string_view pattern = op.substr(offset);
-    if (HasSpaces(pattern)) return RuleError::kSyntax;
+    if (AclHasSpaces(pattern)) return RuleError::kSyntax;
     auto it = std::find_if(s->keys.begin(), s->keys.end(),
                            [&](const AclKeyPattern& k) { return k.pattern == pattern; });
     if (it == s->keys.end()) {
@@ -266,7 +261,7 @@ RuleError ApplySelectorRule(AclSelector* s, std::string_view op) {
   } else if (op[0] == '&') {
     if (s->all_channels) return RuleError::kChannelAfterAll;
     const std::string_view pattern = op.substr(1);
-    if (HasSpaces(pattern)) return RuleError::kSyntax;
+    if (AclHasSpaces(pattern)) return RuleError::kSyntax;
     if (std::find(s->channels.begin(), s->channels.end(), pattern) == s->channels.end()) {
       s->channels.emplace_back(pattern);
     }
@@ -452,6 +447,11 @@ AclUser::AclUser(std::string user_name) : name(std::move(user_name)) {
 void AclUser::Seal() {
   const AclSelector& root = selectors[0];
   unrestricted = root.all_commands && root.all_keys && root.all_channels;
+}
+
+bool AclHasSpaces(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)); });
 }
 
 std::span<const std::string_view> AclCategories() { return kCategories; }

@@ -103,6 +103,9 @@ std::string_view AclCommandName(const CommandSpec& spec, const SubCommand* sub);
 std::string AclDenialMessage(const AclUser& user, const AclCheck& check, const CommandSpec& spec,
                              const SubCommand* sub, ArgSlice args, bool verbose);
 
+// Whether a user name or pattern has whitespace or NUL, which rules refuse (ACLStringHasSpaces).
+bool AclHasSpaces(std::string_view s);
+
 // The 21 ACL categories, in Redis' order (ACL CAT).
 std::span<const std::string_view> AclCategories();
 // The bit of a category name (case-insensitive), or 0 when there is none.

@@ -89,6 +89,7 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
   std::istringstream in(text);
   std::string line;
   int lineno = 0;
+  std::vector<std::vector<std::string>> user_lines;
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -107,7 +108,7 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
     const std::string source = core::Concat(path, ":", lineno);
 
     if (name == "user") {  // ACL users, applied once the commands are registered
-      AddConfigUserLine(std::vector<std::string>(args.begin() + 1, args.end()));
+      user_lines.emplace_back(args.begin() + 1, args.end());
       continue;
     }
     const ConfigParam* p = Config().Find(name);
@@ -146,6 +147,7 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
                                p->get(), "')"));
     }
   }
+  SetConfigUserLines(std::move(user_lines));
   return absl::OkStatus();
 }
 
