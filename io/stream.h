@@ -11,10 +11,15 @@
 // Sending never blocks the fiber: Send hands the bytes to the kernel and returns, so the replies
 // and the next receive go in the same submit; short sends are continued in the loop. A second
 // Send waits only if the first has not finished yet.
+//
+// TLS (set_tls): the same receive and send carry ciphertext. Received bytes always wait in the
+// stash and go to the TlsSession, which decrypts them into the input buffer; replies are
+// encrypted into the send buffer. The handshake runs inside the first Reads, on the serving fiber.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,6 +31,8 @@ class context;
 }
 
 namespace shardis::io {
+
+class TlsSession;
 
 class Stream {
  public:
@@ -50,6 +57,9 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   int fd() const { return fd_; }
+  // Makes this a TLS connection: before the first Read, on the serving fiber.
+  void set_tls(std::unique_ptr<TlsSession> session);
+  bool tls() const { return tls_ != nullptr; }
   void set_send_listener(SendListener* listener) { send_listener_ = listener; }
 
   // --- Receiving, on the serving fiber.
@@ -76,7 +86,8 @@ class Stream {
   // Sends all of bytes and waits until they are out. False if the send failed.
   bool SendAndWait(std::string_view bytes);
   // Writes what the socket takes now without waiting (last words before a close: the client sees
-  // the close as soon as the reply) and erases that from *bytes. Only while !sending().
+  // the close as soon as the reply) and erases that from *bytes. Only while !sending(). With TLS
+  // it leaves *bytes to Send (a record cut by a short write could not be finished later).
   void SendNow(std::string* bytes);
   // Waits until no send is in flight; false if a send failed.
   bool WaitSendDone();
@@ -99,6 +110,17 @@ class Stream {
 
   // Suspends the serving fiber until a completion wakes it.
   void Wait(bool* waiting);
+  // Waits for the multishot receive's next completion, arming it first. False when the kernel
+  // has no buffer rings (no_streams_ is set then: receive with plain recvs).
+  bool AwaitRecv();
+  // Empties the stash, releasing a large one.
+  void ClearStash();
+  // Read for a TLS stream: decrypts, receiving ciphertext until there is plaintext.
+  bool ReadTls(size_t needed);
+  // Waits for ciphertext and hands it to the TLS session; false on EOF or error.
+  bool ReceiveCiphertext();
+  // Sends sending_ from its start.
+  void StartSendBuffer();
   void Wake(bool* waiting);
 
   Proactor* proactor_;
@@ -108,8 +130,10 @@ class Stream {
   SendListener* send_listener_ = nullptr;
   boost::fibers::context* fiber_ = nullptr;  // the serving fiber while it waits
 
+  std::unique_ptr<TlsSession> tls_;
+
   InputBuffer in_;
-  std::string stash_;
+  std::string stash_;  // with TLS: every received byte, ciphertext for the session
   RecvOp recv_op_;
   bool streaming_ = false;        // armed: its last completion has not arrived yet
   bool stream_stopping_ = false;  // StopRecvStream was sent
