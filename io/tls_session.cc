@@ -15,8 +15,8 @@ namespace {
 // SSL_read takes a whole record.
 constexpr size_t kRecordPlaintext = 16 * 1024;
 
-// OpenSSL's queued errors of this thread, as one line, emptying the queue (a failure must not
-// leave its errors to be reported by the next session on this thread).
+}  // namespace
+
 std::string TakeOpenSslErrors() {
   std::string text;
   while (const unsigned long e = ERR_get_error()) {
@@ -27,8 +27,6 @@ std::string TakeOpenSslErrors() {
   }
   return text;
 }
-
-}  // namespace
 
 TlsSession::TlsSession(SSL_CTX* ctx, int verify_mode) : ssl_(SSL_new(ctx)) {
   CHECK(ssl_ != nullptr) << "SSL_new: " << TakeOpenSslErrors();

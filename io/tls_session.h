@@ -26,6 +26,10 @@ namespace shardis::io {
 
 class InputBuffer;
 
+// OpenSSL's queued errors of this thread, as one line, emptying the queue (a failure must not
+// leave its errors to be reported by the next user of OpenSSL on this thread).
+std::string TakeOpenSslErrors();
+
 class TlsSession {
  public:
   // verify_mode: OpenSSL's SSL_VERIFY_* bits for the client's certificate (SSL_VERIFY_NONE,

@@ -37,6 +37,7 @@
 #include "server/shutdown.h"
 #include "server/snapshot.h"
 #include "server/startup_config.h"
+#include "server/tls.h"
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
@@ -186,7 +187,8 @@ int Main(int argc, char** argv) {
   info.start_ms = shard::NowMs();
   info.run_id = RandomHex(40);
   info.bind = FLAGS_bind;
-  info.port = FLAGS_port;
+  // INFO's tcp_port: the TLS port when there is no plain one, as Redis shows it.
+  info.port = FLAGS_port > 0 ? FLAGS_port : TlsPort();
   info.threads = threads;
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -196,21 +198,33 @@ int Main(int argc, char** argv) {
   RegisterAllFamilies(&Registry());
   InstallTrackingDelivery();
 
-  const unsigned ports = 1 + (FLAGS_memcached_port > 0) + (FLAGS_admin_port > 0);
+  if (FLAGS_port <= 0 && TlsPort() <= 0) {
+    return FailStart("Configured to not listen anywhere, exiting.");
+  }
+  const unsigned ports = (FLAGS_port > 0) + (TlsPort() > 0) + (FLAGS_memcached_port > 0) +
+                         (FLAGS_admin_port > 0);
   if (absl::Status status = AdjustOpenFilesLimit(ReservedFds(threads, ports)); !status.ok()) {
     return FailStart(std::string(status.message()));
   }
 
   // One listening socket per thread and port, all on the same port (SO_REUSEPORT); a port in use
   // by another process stops the start, with Redis' words and exit code.
-  std::vector<int> listen_fds, memcache_fds, admin_fds;
-  for (auto [port, fds] : {std::pair{FLAGS_port, &listen_fds},
+  // --port 0 with a TLS port: TLS only, as Redis.
+  std::vector<int> listen_fds, tls_fds, memcache_fds, admin_fds;
+  for (auto [port, fds] : {std::pair{FLAGS_port, &listen_fds}, std::pair{TlsPort(), &tls_fds},
                            std::pair{FLAGS_memcached_port, &memcache_fds},
                            std::pair{FLAGS_admin_port, &admin_fds}}) {
-    if (port <= 0 && fds != &listen_fds) continue;
+    if (port <= 0) continue;
     absl::StatusOr<std::vector<int>> opened = OpenListenSockets(FLAGS_bind, port, threads);
     if (!opened.ok()) return FailStart(absl::StrCat("Warning: ", opened.status().message()));
     *fds = *std::move(opened);
+  }
+
+  if (!tls_fds.empty()) {
+    if (absl::Status status = LoadTls(); !status.ok()) {
+      LOG(WARNING) << status.message();
+      return FailStart("Failed to configure TLS. Check logs for more info.");
+    }
   }
 
   io::ProactorPool pool(threads);
@@ -238,9 +252,16 @@ int Main(int argc, char** argv) {
   if (rdb_exists) BeginLoading(uint64_t(rdb_stat.st_size));
   if (aof) BeginLoading(0);
   Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
+  if (!tls_fds.empty()) StartTls(pool);
   pool.AwaitOnAll([&](io::Proactor* p) {
-    int fd = listen_fds[p->index()];
-    p->Launch([p, fd] { AcceptLoop(p, fd); });
+    if (!listen_fds.empty()) {
+      int fd = listen_fds[p->index()];
+      p->Launch([p, fd] { AcceptLoop(p, fd); });
+    }
+    if (!tls_fds.empty()) {
+      int tfd = tls_fds[p->index()];
+      p->Launch([p, tfd] { AcceptLoop(p, tfd, Protocol::kResp, /*tls=*/true); });
+    }
     if (!memcache_fds.empty()) {
       int mfd = memcache_fds[p->index()];
       p->Launch([p, mfd] { AcceptLoop(p, mfd, Protocol::kMemcache); });
@@ -250,7 +271,12 @@ int Main(int argc, char** argv) {
       p->Launch([p, afd] { AcceptLoop(p, afd, Protocol::kHttp); });
     }
   });
-  LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
+  if (FLAGS_port > 0) {
+    LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
+  }
+  if (TlsPort() > 0) {
+    LOG(INFO) << "ready to accept TLS connections on " << FLAGS_bind << ":" << TlsPort();
+  }
   if (FLAGS_memcached_port > 0) {
     LOG(INFO) << "memcached protocol on " << FLAGS_bind << ":" << FLAGS_memcached_port;
   }
