@@ -47,16 +47,17 @@ void Refuse(int fd, std::string_view error) {
 // memory for its stack); the fd is closed then.
 bool LaunchConnection(io::Proactor* proactor, int fd, Protocol protocol, bool tls) {
   bool launched = false;
+  // The fiber runs on this thread: a session made there uses this thread's context.
   if (protocol == Protocol::kHttp) {
-    launched = proactor->Launch([fd, proactor] {
-      ServeHttpConnection(proactor, fd);
+    launched = proactor->Launch([fd, proactor, tls] {
+      ServeHttpConnection(proactor, fd, tls ? NewTlsSession() : nullptr);
       --tl_connection_fibers;
     });
     if (!launched) close(fd);
   } else if (protocol == Protocol::kMemcache) {
-    launched = proactor->Launch([fd, proactor] {
+    launched = proactor->Launch([fd, proactor, tls] {
       {
-        MemcacheConnection conn(fd, proactor);
+        MemcacheConnection conn(fd, proactor, tls ? NewTlsSession() : nullptr);
         conn.Run();
       }
       --tl_connection_fibers;

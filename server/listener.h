@@ -23,7 +23,7 @@ enum class Protocol { kResp, kMemcache, kHttp };
 
 // Accepts on listen_fd in the calling fiber, one fiber per connection (a RESP Connection, a
 // MemcacheConnection, or an HTTP request on --admin_port), until StopServing(). tls: the port
-// speaks TLS (RESP on --tls_port).
+// speaks TLS (RESP on --tls_port, memcached with --memcached_tls, HTTP with --admin_tls).
 void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol = Protocol::kResp,
                 bool tls = false);
 

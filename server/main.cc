@@ -52,6 +52,11 @@ DEFINE_int32(memcached_port, 0,
 DEFINE_int32(admin_port, 0,
              "TCP port that serves only HTTP (/metrics, /healthz) on --bind; 0 = off (the RESP "
              "port answers HTTP requests too)");
+DEFINE_bool(memcached_tls, false,
+             "the --memcached_port speaks TLS, with the tls-* certificates and tls-auth-clients");
+DEFINE_bool(admin_tls, false,
+            "the --admin_port speaks TLS (HTTPS), with the tls-* certificates and "
+            "tls-auth-clients");
 DEFINE_int32(shutdown_timeout_ms, 10000,
              "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
 
@@ -220,7 +225,11 @@ int Main(int argc, char** argv) {
     *fds = *std::move(opened);
   }
 
-  if (!tls_fds.empty()) {
+  // The tls-* parameters serve --tls_port and, when asked, the memcached and admin ports.
+  const bool memcached_tls = FLAGS_memcached_tls && !memcache_fds.empty();
+  const bool admin_tls = FLAGS_admin_tls && !admin_fds.empty();
+  const bool tls = !tls_fds.empty() || memcached_tls || admin_tls;
+  if (tls) {
     if (absl::Status status = LoadTls(); !status.ok()) {
       LOG(WARNING) << status.message();
       return FailStart("Failed to configure TLS. Check logs for more info.");
@@ -252,7 +261,7 @@ int Main(int argc, char** argv) {
   if (rdb_exists) BeginLoading(uint64_t(rdb_stat.st_size));
   if (aof) BeginLoading(0);
   Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
-  if (!tls_fds.empty()) StartTls(pool);
+  if (tls) StartTls(pool);
   pool.AwaitOnAll([&](io::Proactor* p) {
     if (!listen_fds.empty()) {
       int fd = listen_fds[p->index()];
@@ -264,11 +273,13 @@ int Main(int argc, char** argv) {
     }
     if (!memcache_fds.empty()) {
       int mfd = memcache_fds[p->index()];
-      p->Launch([p, mfd] { AcceptLoop(p, mfd, Protocol::kMemcache); });
+      p->Launch([p, mfd, memcached_tls] {
+        AcceptLoop(p, mfd, Protocol::kMemcache, memcached_tls);
+      });
     }
     if (!admin_fds.empty()) {
       int afd = admin_fds[p->index()];
-      p->Launch([p, afd] { AcceptLoop(p, afd, Protocol::kHttp); });
+      p->Launch([p, afd, admin_tls] { AcceptLoop(p, afd, Protocol::kHttp, admin_tls); });
     }
   });
   if (FLAGS_port > 0) {

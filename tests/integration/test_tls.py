@@ -104,13 +104,25 @@ def handshake_ok(srv, certs, cert) -> bool:
 
 
 def peer_common_name(port, certs) -> str:
+    with _tls_socket(port, certs) as t:
+        return dict(x[0] for x in t.getpeercert()["subject"])["commonName"]
+
+
+def _tls_socket(port, certs):
     ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
     ctx.check_hostname = False
     ctx.load_cert_chain(str(certs / "client.crt"), str(certs / "client.key"))
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        with ctx.wrap_socket(s) as t:
-            subject = dict(x[0] for x in t.getpeercert()["subject"])
-            return subject["commonName"]
+    return ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10))
+
+
+def _read_to_close(sock) -> bytes:
+    data = b""
+    try:
+        while chunk := sock.recv(4096):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
 
 
 def test_redis_cli_over_tls(tls_server, certs):
@@ -227,13 +239,7 @@ def test_plaintext_client_on_the_tls_port_is_closed(tls_server, certs):
     assert good.ping() is True
     with socket.create_connection(("127.0.0.1", tls_server.tls_port), timeout=10) as s:
         s.sendall(b"*1\r\n$4\r\nPING\r\n")
-        data = b""
-        try:
-            while chunk := s.recv(4096):
-                data += chunk
-        except ConnectionResetError:
-            pass
-        assert b"PONG" not in data  # at most a TLS alert, then the close
+        assert b"PONG" not in _read_to_close(s)  # at most a TLS alert, then the close
     assert good.ping() is True
     assert handshake_ok(tls_server, certs, "client")
     good.close()
@@ -279,3 +285,33 @@ def test_missing_key_file_refuses_to_start(certs, tmp_path):
     assert out.returncode == 1
     assert "No tls-key-file configured!" in out.stderr
     assert "Failed to configure TLS. Check logs for more info." in out.stderr
+
+
+def _read_until(sock, end: bytes) -> bytes:
+    data = b""
+    while not data.endswith(end):
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="the memcached and admin ports are shardis'")
+def test_memcached_and_admin_ports_over_tls(certs, server_factory):
+    mc_port, admin_port = free_port(), free_port()
+    shardis, _ = _tls_args(certs, free_port())
+    srv = server_factory(threads=2, args=[*shardis, f"--memcached_port={mc_port}",
+                                          "--memcached_tls", f"--admin_port={admin_port}",
+                                          "--admin_tls"])
+    with _tls_socket(mc_port, certs) as s:
+        s.sendall(b"set tls:mc 0 0 5\r\nhello\r\nget tls:mc\r\n")
+        assert _read_until(s, b"END\r\n") == b"STORED\r\nVALUE tls:mc 0 5\r\nhello\r\nEND\r\n"
+    with _tls_socket(admin_port, certs) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert _read_to_close(s).startswith(b"HTTP/1.1 200")
+    # A plaintext memcached client is closed without an answer.
+    with socket.create_connection(("127.0.0.1", mc_port), timeout=10) as s:
+        s.sendall(b"version\r\n")
+        assert b"VERSION" not in _read_to_close(s)
+    assert srv.client().get("tls:mc") == b"hello"
