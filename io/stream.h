@@ -59,7 +59,6 @@ class Stream {
   int fd() const { return fd_; }
   // Makes this a TLS connection: before the first Read, on the serving fiber.
   void set_tls(std::unique_ptr<TlsSession> session);
-  bool tls() const { return tls_ != nullptr; }
   void set_send_listener(SendListener* listener) { send_listener_ = listener; }
 
   // --- Receiving, on the serving fiber.

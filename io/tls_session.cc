@@ -96,6 +96,4 @@ void TlsSession::TakeCiphertext(std::string* out) {
 
 bool TlsSession::has_ciphertext_out() const { return BIO_ctrl_pending(wbio_) > 0; }
 
-bool TlsSession::handshake_done() const { return SSL_is_init_finished(ssl_); }
-
 }  // namespace shardis::io

@@ -59,7 +59,6 @@ class TlsSession {
   // session tickets, alerts) to *out.
   void TakeCiphertext(std::string* out);
   bool has_ciphertext_out() const;
-  bool handshake_done() const;
   // Why the session failed: OpenSSL's error text (e.g. "...:certificate verify failed").
   const std::string& error() const { return error_; }
 

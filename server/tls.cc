@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include <absl/strings/str_split.h>
 #include <gflags/gflags.h>
@@ -62,8 +63,12 @@ std::atomic<int> g_auth_clients{kAuthYes};
 // Set once the contexts are handed to the threads: from then on a change reloads them.
 std::atomic<bool> g_started{false};
 
-// This thread's reference to the current context.
-thread_local SSL_CTX* tl_ctx = nullptr;
+// This thread's reference to the current context, dropped when the thread ends.
+struct ThreadContext {
+  SSL_CTX* ctx = nullptr;
+  ~ThreadContext() { SSL_CTX_free(ctx); }
+};
+thread_local ThreadContext tl_ctx;
 
 // Redis' tls-protocols words, case-insensitive; empty: TLSv1.2 and TLSv1.3. The SSL_OP_NO_*
 // options of the versions not named, or an error.
@@ -170,9 +175,7 @@ absl::StatusOr<CtxPtr> BuildFromSettings() {
 // On each thread: take a reference to ctx and drop the old one.
 void InstallOnThisThread(SSL_CTX* ctx) {
   SSL_CTX_up_ref(ctx);
-  SSL_CTX* old = tl_ctx;
-  tl_ctx = ctx;
-  if (old != nullptr) SSL_CTX_free(old);
+  SSL_CTX_free(std::exchange(tl_ctx.ctx, ctx));  // SSL_CTX_free(nullptr) does nothing
 }
 
 // Redis' applyTlsCfg: a changed parameter rebuilds the context; a failure keeps the old one (and
@@ -237,7 +240,7 @@ void StartTls(io::ProactorPool& pool) {
 }
 
 std::unique_ptr<io::TlsSession> NewTlsSession() {
-  DCHECK(tl_ctx != nullptr);
+  DCHECK(tl_ctx.ctx != nullptr);
   int verify = SSL_VERIFY_NONE;
   switch (g_auth_clients.load(std::memory_order_relaxed)) {
     case kAuthYes:
@@ -247,7 +250,7 @@ std::unique_ptr<io::TlsSession> NewTlsSession() {
       verify = SSL_VERIFY_PEER;
       break;
   }
-  return std::make_unique<io::TlsSession>(tl_ctx, verify);
+  return std::make_unique<io::TlsSession>(tl_ctx.ctx, verify);
 }
 
 void RegisterTlsParams(ConfigRegistry& r) {

@@ -144,6 +144,29 @@ def test_redis_py_ssl(tls_server, certs):
     c.close()
 
 
+def test_quit_answers_then_closes(tls_server, certs):
+    with _tls_socket(tls_server.tls_port, certs) as s:
+        s.sendall(b"*1\r\n$4\r\nQUIT\r\n")
+        assert _read_to_close(s) == b"+OK\r\n"
+
+
+def test_pubsub_messages_over_tls(tls_server, certs):
+    """Messages pushed from the loop (not in reply to a request) are encrypted too."""
+    sub = tls_client(tls_server, certs)
+    ps = sub.pubsub()
+    ps.subscribe("tls:chan")
+    assert ps.get_message(timeout=10)["type"] == "subscribe"
+    pub = tls_server.client()
+    for i in range(50):
+        assert pub.publish("tls:chan", f"m{i}" * 1000) == 1
+    for i in range(50):
+        msg = ps.get_message(timeout=10)
+        assert msg is not None and msg["data"] == (f"m{i}" * 1000).encode()
+    ps.close()
+    pub.close()
+    sub.close()
+
+
 def test_config_get_shows_the_tls_parameters(tls_server, admin, certs):
     got = admin.config_get("tls-*")
     assert got["tls-port"] == str(tls_server.tls_port)
