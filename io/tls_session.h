@@ -43,7 +43,7 @@ class TlsSession {
     kData,       // plaintext was added to the buffer
     kNeedInput,  // nothing to decrypt until more ciphertext comes (send TakeCiphertext first)
     kClosed,     // the peer sent close_notify
-    kFailed,     // a protocol error or a refused certificate: close (after TakeCiphertext: the alert)
+    kFailed,     // a protocol error or a refused certificate: close (the alert is ciphertext out)
   };
   // Ciphertext from the peer.
   void PutCiphertext(const char* data, size_t n);

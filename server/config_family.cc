@@ -54,9 +54,10 @@ void ConfigGet(ArgSlice args, ConnContext& ctx) {
 
 // As Redis 7: every pair is validated before any is applied, so a bad pair leaves every
 // parameter as it was. Setters cannot fail once a value is validated (they store into atomics);
-// only an apply function (the TLS context) can, and then the old values are put back. Redis' order of checks: first the names of every pair
-// (unknown, immutable, protected, loading, duplicate; shown as the client wrote them), then the
-// values (shown with the parameter's own name).
+// only an apply function (the TLS context) can, and then the old values are put back. Redis'
+// order of checks: first the names of every pair (unknown, immutable, protected, loading,
+// duplicate; shown as the client wrote them), then the values (shown with the parameter's own
+// name).
 void ConfigSet(ArgSlice args, ConnContext& ctx) {
   if (args.size() % 2 != 0) return ctx.rb.Error(WrongArgsError("config|set"));
   auto failed = [&](std::string_view name, std::string_view why) {
@@ -103,12 +104,12 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
   // Redis' apply functions, each once; a failure restores every value and re-applies them.
   std::vector<absl::Status (*)()> applied;
   for (const ConfigParam* p : params) {
-    if (p->apply == nullptr || std::find(applied.begin(), applied.end(), p->apply) != applied.end())
-      continue;
+    if (p->apply == nullptr || std::ranges::find(applied, p->apply) != applied.end()) continue;
     applied.push_back(p->apply);
     if (absl::Status s = p->apply(); !s.ok()) {
       for (size_t k = 0; k < params.size(); ++k) {
-        if (params[k]->set) params[k]->set(*ConfigRegistry::Parse(*params[k], old_values[k]));
+        absl::StatusOr<ConfigValue> old = ConfigRegistry::Parse(*params[k], old_values[k]);
+        if (params[k]->set && old.ok()) params[k]->set(*old);
       }
       for (auto fn : applied) (void)fn();
       return failed(p->name, std::string(s.message()));

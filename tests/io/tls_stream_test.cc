@@ -88,7 +88,8 @@ TEST_F(TlsStreamTest, EchoesEveryByteAfterTheHandshake) {
     SSL* ssl = ConnectClient();
     handshake_ok = ssl != nullptr;
     if (ssl == nullptr) return;
-    std::thread writer([&] { ASSERT_EQ(SSL_write(ssl, msg.data(), int(msg.size())), int(msg.size())); });
+    std::thread writer(
+        [&] { ASSERT_EQ(SSL_write(ssl, msg.data(), int(msg.size())), int(msg.size())); });
     char buf[65536];
     while (echoed.size() < msg.size()) {
       const int n = SSL_read(ssl, buf, sizeof(buf));
