@@ -99,8 +99,10 @@ void Stream::ClearStash() {
 
 bool Stream::ReadTls(size_t needed) {
   for (;;) {
+    const size_t before = in_.unparsed_size();
     switch (tls_->Decrypt(&in_, needed)) {
       case TlsSession::Status::kData:
+        *bytes_in_ += in_.unparsed_size() - before;  // plaintext, as Redis counts through TLS
         return true;
       case TlsSession::Status::kNeedInput:
         break;
@@ -121,7 +123,7 @@ bool Stream::ReadTls(size_t needed) {
       if (!WaitSendDone()) return false;
       sending_.clear();
       tls_->TakeCiphertext(&sending_);
-      StartSendBuffer();
+      StartSendBuffer(/*plain_size=*/0);
     }
     if (!ReceiveCiphertext()) return false;
   }
@@ -132,7 +134,6 @@ bool Stream::ReceiveCiphertext() {
     stash_.resize(kTlsRecvSize);
     const int n = proactor_->Recv(fd_, stash_.data(), stash_.size());
     if (n <= 0) return false;
-    *bytes_in_ += size_t(n);
     tls_->PutCiphertext(stash_.data(), size_t(n));
     stash_.clear();
     return true;
@@ -152,7 +153,7 @@ void Stream::RecvOp::OnRecv(int res, const char* data, bool armed) {
   // In the loop, on the stream's thread.
   Stream* s = stream;
   if (res > 0) {
-    *s->bytes_in_ += size_t(res);
+    if (s->tls_ == nullptr) *s->bytes_in_ += size_t(res);  // TLS counts plaintext in ReadTls
     if (s->waiting_input_ && s->tls_ == nullptr) {
       s->in_.Append(data, size_t(res));  // nothing points into in_ while the fiber waits
     } else {
@@ -190,6 +191,7 @@ bool Stream::Send(std::string* bytes) {
 
 void Stream::StartSend(std::string* bytes) {
   bool encrypted = true;
+  const size_t plain_size = bytes->size();
   if (tls_ != nullptr) {
     sending_.clear();
     encrypted = tls_->Encrypt(*bytes, &sending_);
@@ -202,11 +204,12 @@ void Stream::StartSend(std::string* bytes) {
   } else {
     bytes->clear();
   }
-  if (encrypted) StartSendBuffer();
+  if (encrypted) StartSendBuffer(plain_size);
 }
 
-void Stream::StartSendBuffer() {
+void Stream::StartSendBuffer(size_t plain_size) {
   send_offset_ = 0;
+  send_plain_size_ = plain_size;
   send_in_flight_ = true;
   proactor_->SendAsync(fd_, sending_.data(), sending_.size(), &send_op_);
 }
@@ -243,7 +246,7 @@ void Stream::SendOp::Complete(int res) {
   if (res <= 0) {
     s->send_error_ = res < 0 ? res : -EPIPE;
   } else {
-    *s->bytes_out_ += s->sending_.size();
+    *s->bytes_out_ += s->send_plain_size_;
   }
   s->send_in_flight_ = false;
   // A big reply does not stay allocated while the connection idles after it.

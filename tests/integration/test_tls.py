@@ -167,6 +167,19 @@ def test_pubsub_messages_over_tls(tls_server, certs):
     sub.close()
 
 
+def test_net_input_bytes_count_plaintext(tls_server, admin, certs):
+    """INFO's total_net_input_bytes counts what TLS carries, not the records, as Redis."""
+    c = tls_client(tls_server, certs)
+    assert c.ping() is True  # the handshake is behind us
+    before = admin.info("stats")["total_net_input_bytes"]
+    assert c.set("tls:bytes", "v" * 10_000) is True
+    delta = admin.info("stats")["total_net_input_bytes"] - before
+    # The SET (10,000 bytes and its framing) and the second INFO; records would add their
+    # headers and tags, and are not counted.
+    assert 10_000 < delta < 10_100, delta
+    c.close()
+
+
 def test_config_get_shows_the_tls_parameters(tls_server, admin, certs):
     got = admin.config_get("tls-*")
     assert got["tls-port"] == str(tls_server.tls_port)
