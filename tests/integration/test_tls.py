@@ -268,6 +268,15 @@ def test_config_set_bad_cert_file_keeps_the_old_context(tls_server, admin, certs
         admin.config_set("tls-key-file", str(certs / "server2.key"))
     assert "Unable to update TLS configuration" in str(e.value)
     assert admin.config_get("tls-key-file")["tls-key-file"] == str(certs / "server.key")
+    # So does a protocol OpenSSL has no name for.
+    with pytest.raises(redis.ResponseError) as e:
+        admin.config_set("tls-protocols", "TLSv9")
+    assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'tls-protocols') - "
+                            "Unable to update TLS configuration. Check server logs.")
+    assert admin.config_get("tls-protocols")["tls-protocols"] == ""
+    assert admin.config_set("tls-protocols", "TLSv1.3") is True
+    assert handshake_ok(tls_server, certs, "client")
+    assert admin.config_set("tls-protocols", "") is True
 
 
 def test_plaintext_client_on_the_tls_port_is_closed(tls_server, certs):
