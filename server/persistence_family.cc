@@ -168,8 +168,8 @@ absl::Status PrepareShutdown(const ShutdownOptions& options) {
   absl::Status status = SaveSnapshot(RdbFilename(), /*for_shutdown=*/true);
   if (status.ok()) return status;
   if (aof) ResumeAppendOnly();
+  ReleaseSaves();  // first: a rewrite let go meanwhile would retry its refused save in a loop
   HoldAofRewrites(false);
-  ReleaseSaves();
   UnpauseClients();
   if (options.force) {
     LOG(WARNING) << "Error trying to save the DB. Exit anyway.";
