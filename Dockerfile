@@ -21,7 +21,7 @@ FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       liburing2 libabsl20220623 libmimalloc2.0 libgflags2.2 libgoogle-glog0v6 \
-      libboost-fiber1.74.0 libboost-context1.74.0 tini \
+      libboost-fiber1.74.0 libboost-context1.74.0 libssl3 tini \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log
 # A fixed uid/gid (999) so that Kubernetes' runAsUser/fsGroup can name it.
 RUN groupadd --system --gid 999 shardis \

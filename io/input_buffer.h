@@ -22,6 +22,10 @@ class InputBuffer {
   // parser knows arrives without the buffer growing step by step. Moves the unconsumed bytes:
   // nothing may point into the buffer.
   void Reserve(size_t needed) { MakeRoom(needed); }
+  // Bytes made here rather than received (TLS decryption) go to tail(), free_space() of them,
+  // and Commit(n) adds the first n to the unconsumed input.
+  char* tail() { return data_.get() + filled_; }
+  void Commit(size_t n) { filled_ += n; }
 
   const char* begin() const { return data_.get(); }
   const char* end() const { return data_.get() + filled_; }

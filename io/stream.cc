@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <boost/fiber/context.hpp>
+#include <glog/logging.h>
+
+#include "io/tls_session.h"
 
 namespace shardis::io {
 
@@ -18,6 +21,8 @@ constexpr size_t kMaxStash = 256 * 1024;
 // memory for the rest of the connection's life; smaller ones are reused (pipelines of large
 // values keep theirs).
 constexpr size_t kKeepSendBuffer = 256 * 1024;
+// Without buffer rings, how much ciphertext one recv of a TLS stream takes.
+constexpr size_t kTlsRecvSize = 64 * 1024;
 
 }  // namespace
 
@@ -27,6 +32,8 @@ Stream::Stream(Proactor* proactor, int fd, uint64_t* bytes_in, uint64_t* bytes_o
   send_op_.stream = this;
   proactor_->RegisterFile(fd);
 }
+
+void Stream::set_tls(std::unique_ptr<TlsSession> session) { tls_ = std::move(session); }
 
 Stream::~Stream() {
   StopReading();
@@ -49,6 +56,7 @@ void Stream::Wake(bool* waiting) {
 }
 
 bool Stream::Read(size_t needed) {
+  if (tls_ != nullptr) return ReadTls(needed);
   if (no_streams_) {
     const int n = in_.Read(proactor_, fd_, needed);
     if (n <= 0) return false;
@@ -59,24 +67,85 @@ bool Stream::Read(size_t needed) {
   for (;;) {
     if (!stash_.empty()) {
       in_.Append(stash_.data(), stash_.size());
-      if (stash_.capacity() > kMaxStash) {
-        std::string().swap(stash_);
-      } else {
-        stash_.clear();
-      }
+      ClearStash();
       return true;
     }
     if (input_closed_) return false;
-    if (!streaming_) {
-      if (!proactor_->StartRecvStream(fd_, &recv_op_)) {
-        no_streams_ = true;
-        return Read(needed);
-      }
-      streaming_ = true;
-    }
     const size_t before = in_.unparsed_size();
-    Wait(&waiting_input_);  // until RecvOp::OnRecv
+    if (!AwaitRecv()) return Read(needed);  // until RecvOp::OnRecv
     if (in_.unparsed_size() > before) return true;
+  }
+}
+
+bool Stream::AwaitRecv() {
+  if (!streaming_) {
+    if (!proactor_->StartRecvStream(fd_, &recv_op_)) {
+      no_streams_ = true;
+      return false;
+    }
+    streaming_ = true;
+  }
+  Wait(&waiting_input_);
+  return true;
+}
+
+void Stream::ClearStash() {
+  if (stash_.capacity() > kMaxStash) {
+    std::string().swap(stash_);
+  } else {
+    stash_.clear();
+  }
+}
+
+bool Stream::ReadTls(size_t needed) {
+  for (;;) {
+    const size_t before = in_.unparsed_size();
+    switch (tls_->Decrypt(&in_, needed)) {
+      case TlsSession::Status::kData:
+        *bytes_in_ += in_.unparsed_size() - before;  // plaintext, as Redis counts through TLS
+        return true;
+      case TlsSession::Status::kNeedInput:
+        break;
+      case TlsSession::Status::kClosed:
+        return false;
+      case TlsSession::Status::kFailed:
+        // A plaintext client, a refused certificate: Redis logs it at verbose level.
+        VLOG(1) << "TLS connection closed: " << tls_->error();
+        if (!send_in_flight_ && tls_->has_ciphertext_out()) {  // the alert, as a last word
+          std::string alert;
+          tls_->TakeCiphertext(&alert);
+          (void)::send(fd_, alert.data(), alert.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
+        return false;
+    }
+    // Handshake messages (and TLS 1.3's session tickets) go out before waiting for the answer.
+    if (tls_->has_ciphertext_out()) {
+      if (!WaitSendDone()) return false;
+      sending_.clear();
+      tls_->TakeCiphertext(&sending_);
+      StartSendBuffer(/*plain_size=*/0);
+    }
+    if (!ReceiveCiphertext()) return false;
+  }
+}
+
+bool Stream::ReceiveCiphertext() {
+  if (no_streams_) {
+    stash_.resize(kTlsRecvSize);
+    const int n = proactor_->Recv(fd_, stash_.data(), stash_.size());
+    if (n <= 0) return false;
+    tls_->PutCiphertext(stash_.data(), size_t(n));
+    stash_.clear();
+    return true;
+  }
+  for (;;) {
+    if (!stash_.empty()) {
+      tls_->PutCiphertext(stash_.data(), stash_.size());
+      ClearStash();
+      return true;
+    }
+    if (input_closed_) return false;
+    if (!AwaitRecv()) return ReceiveCiphertext();  // until RecvOp::OnRecv
   }
 }
 
@@ -84,8 +153,8 @@ void Stream::RecvOp::OnRecv(int res, const char* data, bool armed) {
   // In the loop, on the stream's thread.
   Stream* s = stream;
   if (res > 0) {
-    *s->bytes_in_ += size_t(res);
-    if (s->waiting_input_) {
+    if (s->tls_ == nullptr) *s->bytes_in_ += size_t(res);  // TLS counts plaintext in ReadTls
+    if (s->waiting_input_ && s->tls_ == nullptr) {
       s->in_.Append(data, size_t(res));  // nothing points into in_ while the fiber waits
     } else {
       s->stash_.append(data, size_t(res));
@@ -121,14 +190,26 @@ bool Stream::Send(std::string* bytes) {
 }
 
 void Stream::StartSend(std::string* bytes) {
-  sending_.swap(*bytes);
-  // *bytes now holds what was sent before.
+  bool encrypted = true;
+  const size_t plain_size = bytes->size();
+  if (tls_ != nullptr) {
+    sending_.clear();
+    encrypted = tls_->Encrypt(*bytes, &sending_);
+    if (!encrypted) send_error_ = -EPROTO;  // the next wait reports it
+  } else {
+    sending_.swap(*bytes);  // *bytes now holds what was sent before
+  }
   if (bytes->capacity() > kKeepSendBuffer) {
     std::string().swap(*bytes);
   } else {
     bytes->clear();
   }
+  if (encrypted) StartSendBuffer(plain_size);
+}
+
+void Stream::StartSendBuffer(size_t plain_size) {
   send_offset_ = 0;
+  send_plain_size_ = plain_size;
   send_in_flight_ = true;
   proactor_->SendAsync(fd_, sending_.data(), sending_.size(), &send_op_);
 }
@@ -139,6 +220,7 @@ bool Stream::SendAndWait(std::string_view bytes) {
 }
 
 void Stream::SendNow(std::string* bytes) {
+  if (tls_ != nullptr) return;
   const ssize_t n = ::send(fd_, bytes->data(), bytes->size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n > 0) {
     *bytes_out_ += size_t(n);
@@ -164,7 +246,7 @@ void Stream::SendOp::Complete(int res) {
   if (res <= 0) {
     s->send_error_ = res < 0 ? res : -EPIPE;
   } else {
-    *s->bytes_out_ += s->sending_.size();
+    *s->bytes_out_ += s->send_plain_size_;
   }
   s->send_in_flight_ = false;
   // A big reply does not stay allocated while the connection idles after it.

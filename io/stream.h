@@ -11,10 +11,15 @@
 // Sending never blocks the fiber: Send hands the bytes to the kernel and returns, so the replies
 // and the next receive go in the same submit; short sends are continued in the loop. A second
 // Send waits only if the first has not finished yet.
+//
+// TLS (set_tls): the same receive and send carry ciphertext. Received bytes always wait in the
+// stash and go to the TlsSession, which decrypts them into the input buffer; replies are
+// encrypted into the send buffer. The handshake runs inside the first Reads, on the serving fiber.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,6 +31,8 @@ class context;
 }
 
 namespace shardis::io {
+
+class TlsSession;
 
 class Stream {
  public:
@@ -41,7 +48,8 @@ class Stream {
 
   // Takes fd (a connected socket) over: registers it with the proactor's file table and closes
   // it on destruction. Bytes received and sent are added to *bytes_in and *bytes_out (the
-  // thread's counters: INFO's net_input_bytes, memcached's bytes_read, ...).
+  // thread's counters: INFO's net_input_bytes, memcached's bytes_read, ...); with TLS, the
+  // plaintext, as Redis counts them.
   Stream(Proactor* proactor, int fd, uint64_t* bytes_in, uint64_t* bytes_out);
   // Ends the receive and waits for the send in flight (their buffers live here), then closes the
   // fd. Destroy it on a fiber of its proactor's thread.
@@ -50,6 +58,8 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   int fd() const { return fd_; }
+  // Makes this a TLS connection: before the first Read, on the serving fiber.
+  void set_tls(std::unique_ptr<TlsSession> session);
   void set_send_listener(SendListener* listener) { send_listener_ = listener; }
 
   // --- Receiving, on the serving fiber.
@@ -76,7 +86,8 @@ class Stream {
   // Sends all of bytes and waits until they are out. False if the send failed.
   bool SendAndWait(std::string_view bytes);
   // Writes what the socket takes now without waiting (last words before a close: the client sees
-  // the close as soon as the reply) and erases that from *bytes. Only while !sending().
+  // the close as soon as the reply) and erases that from *bytes. Only while !sending(). With TLS
+  // it leaves *bytes to Send (a record cut by a short write could not be finished later).
   void SendNow(std::string* bytes);
   // Waits until no send is in flight; false if a send failed.
   bool WaitSendDone();
@@ -99,6 +110,17 @@ class Stream {
 
   // Suspends the serving fiber until a completion wakes it.
   void Wait(bool* waiting);
+  // Waits for the multishot receive's next completion, arming it first. False when the kernel
+  // has no buffer rings (no_streams_ is set then: receive with plain recvs).
+  bool AwaitRecv();
+  // Empties the stash, releasing a large one.
+  void ClearStash();
+  // Read for a TLS stream: decrypts, receiving ciphertext until there is plaintext.
+  bool ReadTls(size_t needed);
+  // Waits for ciphertext and hands it to the TLS session; false on EOF or error.
+  bool ReceiveCiphertext();
+  // Sends sending_ from its start; plain_size: what it carries for *bytes_out_.
+  void StartSendBuffer(size_t plain_size);
   void Wake(bool* waiting);
 
   Proactor* proactor_;
@@ -108,8 +130,10 @@ class Stream {
   SendListener* send_listener_ = nullptr;
   boost::fibers::context* fiber_ = nullptr;  // the serving fiber while it waits
 
+  std::unique_ptr<TlsSession> tls_;
+
   InputBuffer in_;
-  std::string stash_;
+  std::string stash_;  // with TLS: every received byte, ciphertext for the session
   RecvOp recv_op_;
   bool streaming_ = false;        // armed: its last completion has not arrived yet
   bool stream_stopping_ = false;  // StopRecvStream was sent
@@ -120,6 +144,9 @@ class Stream {
   SendOp send_op_;
   std::string sending_;  // owned until the send completes
   size_t send_offset_ = 0;
+  // The bytes_out_ of the send in flight: its size, or with TLS the plaintext it encrypts (what
+  // Redis counts in net_output_bytes through TLS).
+  size_t send_plain_size_ = 0;
   bool send_in_flight_ = false;
   bool waiting_send_ = false;  // the fiber is suspended in WaitSendDone
   int send_error_ = 0;

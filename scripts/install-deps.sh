@@ -10,10 +10,13 @@ BUILD_PKGS=(
   liburing-dev libabsl-dev libmimalloc-dev libgflags-dev libgoogle-glog-dev
   libgtest-dev libgmock-dev libboost-fiber-dev libboost-context-dev libbenchmark-dev
   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+  libssl-dev
 )
+# openssl (the CLI): the TLS tests make their certificates with it.
 # clang-14 and its runtimes (ASan, UBSan, libFuzzer): the asan build and the fuzz targets.
 TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache
-  python3-prometheus-client python3-yaml curl clang-14 libclang-rt-14-dev)
+  python3-prometheus-client python3-yaml curl clang-14 libclang-rt-14-dev
+  openssl)
 
 set_name=${1:-build}
 case "$set_name" in

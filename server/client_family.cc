@@ -32,14 +32,6 @@ namespace {
 
 using shard::Shard;
 
-// A name or library attribute may only hold printable ASCII without spaces, as in Redis.
-bool ValidClientAttr(std::string_view s) {
-  for (char c : s) {
-    if (c < '!' || c > '~') return false;
-  }
-  return true;
-}
-
 // CLIENT LIST's flags letters, as Redis' catClientInfoString (those that apply here).
 std::string ClientFlags(const ConnectionState& c) {
   std::string f;
@@ -114,9 +106,7 @@ void ClientGetName(ArgSlice, ConnContext& ctx) {
 }
 
 void ClientSetName(ArgSlice args, ConnContext& ctx) {
-  if (!ValidClientAttr(args[2])) {
-    return ctx.rb.Error("ERR Client names cannot contain spaces, newlines or special characters.");
-  }
+  if (!ValidClientAttr(args[2])) return ctx.rb.Error(kClientNameErr);
   ctx.conn.name.assign(args[2].data(), args[2].size());
   ctx.rb.Ok();
 }
@@ -485,6 +475,13 @@ constexpr Container kClient = {"client", kClientSubs};
 void CmdClient(ArgSlice args, ConnContext& ctx) { DispatchSub(kClient, args, ctx); }
 
 }  // namespace
+
+bool ValidClientAttr(std::string_view s) {
+  for (char c : s) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
 
 std::string ClientInfoLine(const ConnectionState& c) {
   std::string line;

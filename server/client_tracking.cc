@@ -82,6 +82,14 @@ void DeliverRedirected(void* arg) {
   }
 }
 
+}  // namespace
+
+void AppendInvalidationPush(const std::vector<std::string>& keys, std::string* out) {
+  core::Append(out, kInvalidatePush, KeysPayload(keys));
+}
+
+namespace {
+
 // Sends an invalidation (its keys part, already encoded) for tracking client c, on c's thread.
 void SendInvalidation(ConnectionState& c, std::string payload) {
   const TrackingState& t = c.tracking;
@@ -156,7 +164,7 @@ void EnableTracking(ConnectionState& c, uint64_t redirect, unsigned redirect_thr
   t.optin = optin;
   t.optout = optout;
   t.noloop = noloop;
-  t.reader = {c.id, c.thread};
+  t.reader = {c.id, c.thread, /*redirected=*/redirect != 0};
   if (!bcast) return;
   // Every shard holds every prefix (a key may live on any of them); NOLOOP applies to the old
   // prefixes too.

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "server/command.h"
 #include "server/connection_state.h"
@@ -41,6 +43,9 @@ void DisableTracking(ConnectionState& c);
 // FLUSHALL / FLUSHDB, on each thread with its shard: the shard forgets the keys it remembered and
 // every tracking client of the thread hears that all keys changed (a null invalidation).
 void InvalidateTrackingOnFlush(shard::Shard& shard);
+
+// Appends the RESP3 push that invalidates keys (">2 invalidate [keys]") to out.
+void AppendInvalidationPush(const std::vector<std::string>& keys, std::string* out);
 
 // Installs the delivery of the shards' messages (at start, before serving).
 void InstallTrackingDelivery();

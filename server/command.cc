@@ -1,5 +1,6 @@
 #include "server/command.h"
 
+#include "server/client_tracking.h"
 #include "server/command_stats.h"
 #include "server/latency_monitor.h"
 #include "server/slowlog.h"
@@ -35,13 +36,32 @@ const CommandSpec* CommandRegistry::Find(std::string_view name) const {
   return it == specs_.end() ? nullptr : &it->second;
 }
 
-bool AdmitOnShard(const CommandSpec& spec, ShardContext& ctx) {
+namespace {
+
+bool EvictAndAdmit(const CommandSpec& spec, ShardContext& ctx) {
   if (spec.flags & kDenyOom) return shard::MakeRoomForWrite(ctx.shard, ctx.now_ms);
   // Reads and deletes run even when the shard cannot get under its share.
-  if (shard::MemoryLimit::policy() != shard::EvictionPolicy::kNoEviction) {
-    shard::EvictOverShare(ctx.shard, ctx.now_ms);
-  }
+  shard::EvictBeforeCommand(ctx.shard, ctx.now_ms);
   return true;
+}
+
+}  // namespace
+
+bool AdmitOnShard(const CommandSpec& spec, ShardContext& ctx) {
+  // A RESP3 tracking client hears of the keys its own command's eviction took before that
+  // command's reply, as Redis sends them (performEvictions runs before the command, and a
+  // client's invalidations go out at once unless its own command is executing): the pushes go
+  // into the command's reply, ahead of it, rather than behind the batch's replies.
+  const shard::TrackedReader* reader = ctx.reader;
+  if (reader == nullptr || reader->redirected || !ctx.rb.resp3()) [[likely]] {
+    return EvictAndAdmit(spec, ctx);
+  }
+  shard::InvalidationCapture evicted(reader->client_id);
+  const bool admitted = EvictAndAdmit(spec, ctx);
+  for (const std::string& key : evicted.keys()) {
+    AppendInvalidationPush({key}, ctx.rb.output());  // one push per key, as Redis sends them
+  }
+  return admitted;
 }
 
 void RunWatchedWrite(const CommandSpec& spec, ArgSlice args, ShardContext& ctx) {

@@ -53,10 +53,11 @@ void ConfigGet(ArgSlice args, ConnContext& ctx) {
 }
 
 // As Redis 7: every pair is validated before any is applied, so a bad pair leaves every
-// parameter as it was. Setters cannot fail once a value is validated (they store into atomics),
-// so there is nothing to roll back. Redis' order of checks: first the names of every pair
-// (unknown, immutable, protected, loading, duplicate; shown as the client wrote them), then the
-// values (shown with the parameter's own name).
+// parameter as it was. Setters cannot fail once a value is validated (they store into atomics);
+// only an apply function (the TLS context) can, and then the old values are put back. Redis'
+// order of checks: first the names of every pair (unknown, immutable, protected, loading,
+// duplicate; shown as the client wrote them), then the values (shown with the parameter's own
+// name).
 void ConfigSet(ArgSlice args, ConnContext& ctx) {
   if (args.size() % 2 != 0) return ctx.rb.Error(WrongArgsError("config|set"));
   auto failed = [&](std::string_view name, std::string_view why) {
@@ -95,8 +96,24 @@ void ConfigSet(ArgSlice args, ConnContext& ctx) {
     }
     values.push_back(*std::move(v));
   }
+  std::vector<std::string> old_values;
+  for (const ConfigParam* p : params) old_values.push_back(p->get());
   for (size_t k = 0; k < params.size(); ++k) {
     if (params[k]->set) params[k]->set(values[k]);  // a fixed parameter keeps its value
+  }
+  // Redis' apply functions, each once; a failure restores every value and re-applies them.
+  std::vector<absl::Status (*)()> applied;
+  for (const ConfigParam* p : params) {
+    if (p->apply == nullptr || std::ranges::find(applied, p->apply) != applied.end()) continue;
+    applied.push_back(p->apply);
+    if (absl::Status s = p->apply(); !s.ok()) {
+      for (size_t k = 0; k < params.size(); ++k) {
+        absl::StatusOr<ConfigValue> old = ConfigRegistry::Parse(*params[k], old_values[k]);
+        if (params[k]->set && old.ok()) params[k]->set(*old);
+      }
+      for (auto fn : applied) (void)fn();
+      return failed(p->name, std::string(s.message()));
+    }
   }
   if (std::any_of(params.begin(), params.end(),
                   [](const ConfigParam* p) { return p->name == "maxmemory"; })) {

@@ -24,6 +24,7 @@
 #include "server/script_run.h"
 #include "server/slowlog.h"
 #include "server/tcp_keepalive.h"
+#include "server/tls.h"
 #include "shard/memory_limit.h"
 #include "shard/shard.h"
 #include "shard/shard_set.h"
@@ -270,6 +271,7 @@ void RegisterConfigParams(ConfigRegistry& r) {
   // --- Start-up flags, read-only at runtime.
   r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
   r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
+  RegisterTlsParams(r);
 
   // --- Redis parameters with a fixed value in shardis (clients and tools read them).
   // --- Redis parameters whose fixed value in shardis is not Redis' default (the others are in

@@ -66,6 +66,10 @@ struct ConfigParam {
   // Optional, for CONFIG SET: whether the system can take a parsed value (maxclients needs file
   // descriptors), asked before anything is applied. The error is shown after "... - ".
   std::function<absl::Status(const ConfigValue&)> check;
+  // Optional, Redis' apply function: run once after a CONFIG SET has set its values (the TLS
+  // context, rebuilt once for a certificate and its key set together). A failure puts back the
+  // values of every parameter of that CONFIG SET; its message is the error shown after "... - ".
+  absl::Status (*apply)() = nullptr;
 };
 
 // Redis' memtoull: digits with an optional unit b, k (1000), kb (1024), m, mb, g, gb (any case).

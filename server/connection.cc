@@ -79,7 +79,7 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
 
 }  // namespace
 
-Connection::Connection(int fd, io::Proactor* proactor)
+Connection::Connection(int fd, io::Proactor* proactor, std::unique_ptr<io::TlsSession> tls)
     : proactor_(proactor),
       stream_(proactor, fd, &ServerThreadState::current().stats().net_input_bytes,
               &ServerThreadState::current().stats().net_output_bytes),
@@ -101,6 +101,7 @@ Connection::Connection(int fd, io::Proactor* proactor)
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   stream_.set_send_listener(this);
+  if (tls != nullptr) stream_.set_tls(std::move(tls));
   state_.push = this;
   ResetConnectionUser(state_);
   // Registered from the start, so that a stopping server sees connections whose fiber has not

@@ -15,6 +15,7 @@
 #include "core/resp_parser.h"
 #include "io/proactor.h"
 #include "io/stream.h"
+#include "io/tls_session.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/connection_state.h"
@@ -29,7 +30,8 @@ class Connection final : public PushSink,
                          private PipelineRuns::Executor,
                          private io::Stream::SendListener {
  public:
-  Connection(int fd, io::Proactor* proactor);
+  // tls: the session of a connection accepted on the TLS port, or nullptr.
+  Connection(int fd, io::Proactor* proactor, std::unique_ptr<io::TlsSession> tls);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -1,4 +1,6 @@
 // Commands about the client's own connection: PING, ECHO, QUIT, HELLO, SELECT, RESET.
+#include <optional>
+
 #include <absl/strings/ascii.h>
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
@@ -48,15 +50,16 @@ void Select(ArgSlice args, ConnContext& ctx) {
 }
 
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
+// In Redis 7.2's order (helloCommand): the version, then the options left to right (a bad name
+// is refused where it stands), then AUTH, then the name and the protocol: a HELLO that fails
+// changes nothing on the connection.
 void Hello(ArgSlice args, ConnContext& ctx) {
   ArgParser p(args, 1);
   const int64_t version =
       p.HasNext() ? p.NextInt64("ERR Protocol version is not an integer or out of range")
                   : (ctx.conn.resp3 ? 3 : 2);
-  // Redis checks the version before it reads the options.
   if (p.ok() && (version < 2 || version > 3)) p.Fail("NOPROTO unsupported protocol version");
-  std::string_view new_name;
-  bool set_name = false;
+  std::optional<std::string_view> new_name;
   std::string_view user, password;
   bool auth = false;
   while (p.HasNext()) {
@@ -66,7 +69,7 @@ void Hello(ArgSlice args, ConnContext& ctx) {
       auth = true;
     } else if (p.Check("SETNAME", 1)) {
       new_name = p.Next();
-      set_name = true;
+      if (!ValidClientAttr(*new_name)) p.Fail(kClientNameErr);
     } else {
       p.Fail(core::Concat("ERR Syntax error in HELLO option '", p.Peek(), "'"));
     }
@@ -78,20 +81,13 @@ void Hello(ArgSlice args, ConnContext& ctx) {
     }
   }
   if (!ctx.conn.authenticated && AuthRequired()) {
+    // Redis 7.2's text (7.0 wrote "HELLO AUTH <user> <pass>").
     return ctx.rb.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-        "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
-        "protocol version at the same time");
+        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+        "RESP protocol version at the same time");
   }
-  if (set_name) {
-    for (char c : new_name) {
-      if (c < '!' || c > '~') {
-        return ctx.rb.Error(
-            "ERR Client names cannot contain spaces, newlines or special characters.");
-      }
-    }
-    ctx.conn.name = std::string(new_name);
-  }
+  if (new_name) ctx.conn.name = std::string(*new_name);
   ctx.conn.resp3 = version == 3;
   ctx.rb.set_resp3(ctx.conn.resp3);
   ctx.rb.MapHeader(7);

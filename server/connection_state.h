@@ -144,6 +144,13 @@ struct ConnectionState {
   PushSink* push = nullptr;  // the connection itself
 };
 
+// A client name or library attribute may only hold printable ASCII without spaces, as in Redis
+// (validateClientAttr).
+bool ValidClientAttr(std::string_view s);
+// Redis' reply to a name ValidClientAttr refuses (CLIENT SETNAME, HELLO SETNAME).
+inline constexpr std::string_view kClientNameErr =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+
 // The client's CLIENT LIST line without its newline, as Redis' log lines show a client
 // (catClientInfoString). On the client's thread.
 std::string ClientInfoLine(const ConnectionState& c);

@@ -8,6 +8,7 @@
 
 #include "io/proactor.h"
 #include "io/stream.h"
+#include "io/tls_session.h"
 #include "server/http_request.h"
 
 namespace shardis::server {
@@ -20,6 +21,7 @@ namespace shardis::server {
 void ServeHttp(io::Stream* stream);
 
 // A connection accepted on --admin_port (for operators: /metrics without auth), then close.
-void ServeHttpConnection(io::Proactor* proactor, int fd);
+// tls: the session when the port speaks TLS (--admin_tls), or nullptr.
+void ServeHttpConnection(io::Proactor* proactor, int fd, std::unique_ptr<io::TlsSession> tls);
 
 }  // namespace shardis::server

@@ -180,6 +180,8 @@ std::string BuildInfo(unsigned sections) {
     field("blocked_clients", total.stats.blocked_clients);
     field("tracking_clients", TrackingClients());
     field("clients_in_timeout_table", total.stats.clients_in_timeout_table);
+    field("total_blocking_keys", total.blocking_keys);
+    field("total_blocking_keys_on_nokey", total.blocking_keys_on_nokey);
   }
   if (sections & kSecMemory) {
     // used_memory is exact: the bytes of the shards' values (each shard counts its own heap),
@@ -215,6 +217,7 @@ std::string BuildInfo(unsigned sections) {
     field("used_memory_scripts_eval", sc.script_bytes);
     field("number_of_cached_scripts", sc.scripts);
     field("number_of_functions", sc.functions);
+    field("number_of_libraries", sc.libraries);
     field("used_memory_vm_functions", 0);
     field("used_memory_vm_total", total.lua_memory);
     field("used_memory_vm_total_human", BytesToHuman(total.lua_memory));
@@ -341,9 +344,24 @@ std::string BuildInfo(unsigned sections) {
           total.stats.client_query_buffer_limit_disconnections);
     field("client_output_buffer_limit_disconnections",
           total.stats.client_output_buffer_limit_disconnections);
-    // Redis 7.2's loop figures (microseconds); a cycle is defined in io/proactor.h.
+    // Redis 7.2's loop figures, in microseconds, summed over the threads. A cycle is one pass of
+    // a thread's loop between two entries into the kernel: the ready fibers run (connections
+    // parse and execute their batches, hops from other threads run) and the submissions of a
+    // non-blocking io_uring_enter go out; a blocking wait for completions is in no cycle
+    // (io/proactor.h). Redis' cycle is one aeProcessEvents turn, its sleep in epoll_wait aside.
     field("eventloop_cycles", total.io.cycles);
     field("eventloop_duration_sum", total.io.cycle_ns_sum / 1000);
+    // The commands' time, as commandstats counts it (a command that hops is timed from its
+    // dispatch to its reply being back, so this may exceed the loops' own time).
+    uint64_t command_ns = 0;
+    for (const CommandCounters& c : cmds.counters) command_ns += c.duration_ns;
+    field("eventloop_duration_cmd_sum", command_ns / 1000);
+    field("instantaneous_eventloop_cycles_per_sec", uint64_t(total.rates.eventloop_cycles_per_sec));
+    // The mean cycle of the last samples, over every thread's cycles.
+    field("instantaneous_eventloop_duration_usec",
+          total.rates.eventloop_cycles_per_sec > 0
+              ? uint64_t(total.rates.eventloop_usec_per_sec / total.rates.eventloop_cycles_per_sec)
+              : uint64_t{0});
     // Redis 7.2's ACL denials. A failed AUTH (or HELLO ... AUTH) is the one shardis can have
     // (no ACL users yet, so no command, key or channel is denied), and each replies WRONGPASS.
     uint64_t auth_denied = 0;

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 
+#include "io/proactor.h"
 #include "server/server_state.h"
 #include "shard/shard.h"
 
@@ -31,7 +32,7 @@ struct Metric {
 struct ThreadRates {
   bool started = false;
   int64_t last_ms = 0;
-  Metric ops, input, output;
+  Metric ops, input, output, cycles, cycle_ns;
 };
 
 thread_local ThreadRates tl_rates;
@@ -41,6 +42,7 @@ thread_local ThreadRates tl_rates;
 void SampleInstantaneousMetrics() {
   ThreadRates& t = tl_rates;
   const ThreadStats& stats = ServerThreadState::current().stats();
+  const io::Proactor::Stats& loop = io::Proactor::current()->stats();
   const int64_t now = shard::NowMs();
   if (!t.started) {
     // The first call only takes the readings: there is no interval yet.
@@ -48,22 +50,28 @@ void SampleInstantaneousMetrics() {
     t.ops.last_reading = stats.commands_processed;
     t.input.last_reading = stats.net_input_bytes;
     t.output.last_reading = stats.net_output_bytes;
+    t.cycles.last_reading = loop.cycles;
+    t.cycle_ns.last_reading = loop.cycle_ns_sum;
   } else {
     const int64_t elapsed = now - t.last_ms;
     // CONFIG RESETSTAT zeroes the counters: start over rather than report a wrapped difference.
     if (stats.commands_processed < t.ops.last_reading) t.ops.last_reading = 0;
     if (stats.net_input_bytes < t.input.last_reading) t.input.last_reading = 0;
     if (stats.net_output_bytes < t.output.last_reading) t.output.last_reading = 0;
+    if (loop.cycles < t.cycles.last_reading) t.cycles.last_reading = t.cycle_ns.last_reading = 0;
     t.ops.Sample(stats.commands_processed, elapsed);
     t.input.Sample(stats.net_input_bytes, elapsed);
     t.output.Sample(stats.net_output_bytes, elapsed);
+    t.cycles.Sample(loop.cycles, elapsed);
+    t.cycle_ns.Sample(loop.cycle_ns_sum, elapsed);
   }
   t.last_ms = now;
 }
 
 InstantaneousRates LocalInstantaneousRates() {
   const ThreadRates& t = tl_rates;
-  return {t.ops.Average(), t.input.Average() / 1024, t.output.Average() / 1024};
+  return {t.ops.Average(), t.input.Average() / 1024, t.output.Average() / 1024,
+          t.cycles.Average(), t.cycle_ns.Average() / 1000};
 }
 
 }  // namespace shardis::server

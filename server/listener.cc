@@ -19,14 +19,15 @@
 #include "server/memcache_connection.h"
 #include "server/server_state.h"
 #include "server/tcp_keepalive.h"
+#include "server/tls.h"
 
 namespace shardis::server {
 
 namespace {
 
-// Per thread: the sockets its accept loops wait on (RESP, memcached, admin HTTP), and whether the server is
-// stopping.
-thread_local int tl_listen_fd[3] = {-1, -1, -1};
+// Per thread: the sockets its accept loops wait on (RESP, TLS, memcached, admin HTTP), and
+// whether the server is stopping.
+thread_local std::vector<int> tl_listen_fds;
 thread_local bool tl_stopping = false;
 thread_local size_t tl_connection_fibers = 0;
 
@@ -44,18 +45,19 @@ void Refuse(int fd, std::string_view error) {
 
 // Starts the fiber that serves an accepted connection. False when it could not be started (no
 // memory for its stack); the fd is closed then.
-bool LaunchConnection(io::Proactor* proactor, int fd, Protocol protocol) {
+bool LaunchConnection(io::Proactor* proactor, int fd, Protocol protocol, bool tls) {
   bool launched = false;
+  // The fiber runs on this thread: a session made there uses this thread's context.
   if (protocol == Protocol::kHttp) {
-    launched = proactor->Launch([fd, proactor] {
-      ServeHttpConnection(proactor, fd);
+    launched = proactor->Launch([fd, proactor, tls] {
+      ServeHttpConnection(proactor, fd, tls ? NewTlsSession() : nullptr);
       --tl_connection_fibers;
     });
     if (!launched) close(fd);
   } else if (protocol == Protocol::kMemcache) {
-    launched = proactor->Launch([fd, proactor] {
+    launched = proactor->Launch([fd, proactor, tls] {
       {
-        MemcacheConnection conn(fd, proactor);
+        MemcacheConnection conn(fd, proactor, tls ? NewTlsSession() : nullptr);
         conn.Run();
       }
       --tl_connection_fibers;
@@ -65,7 +67,8 @@ bool LaunchConnection(io::Proactor* proactor, int fd, Protocol protocol) {
   } else {
     // The Connection exists before its fiber runs, so that a stopping server sees it; when the
     // fiber cannot start, the function that owns it is dropped and its destructor closes fd.
-    launched = proactor->Launch([conn = std::make_shared<Connection>(fd, proactor)]() mutable {
+    auto conn = std::make_shared<Connection>(fd, proactor, tls ? NewTlsSession() : nullptr);
+    launched = proactor->Launch([conn = std::move(conn)]() mutable {
       conn->Run();
       conn.reset();
       --tl_connection_fibers;
@@ -144,8 +147,8 @@ absl::StatusOr<std::vector<int>> OpenListenSockets(const std::string& bind, int 
   return fds;
 }
 
-void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
-  tl_listen_fd[int(protocol)] = listen_fd;
+void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol, bool tls) {
+  tl_listen_fds.push_back(listen_fd);
   while (!tl_stopping) {
     int fd = proactor->Accept(listen_fd);
     if (fd < 0) {
@@ -165,26 +168,25 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol) {
     if (std::string_view refusal = AdmitClient(fd, protocol == Protocol::kResp);
         !refusal.empty()) [[unlikely]] {
       ++ServerThreadState::current().stats().rejected_connections;
-      Refuse(fd, refusal);
+      // A TLS client could not read the plaintext error: it sees the close.
+      Refuse(fd, tls ? std::string_view() : refusal);
       continue;
     }
     ++ServerThreadState::current().stats().connections_received;
     if (protocol != Protocol::kHttp) ApplyTcpKeepAlive(fd);
-    if (!LaunchConnection(proactor, fd, protocol)) [[unlikely]] {
+    if (!LaunchConnection(proactor, fd, protocol, tls)) [[unlikely]] {
       // The fd was closed with the connection's function; the server goes on with the others.
       LOG_EVERY_N(WARNING, 100) << "cannot start a connection: no memory for its fiber stack";
       if (protocol != Protocol::kHttp) ClientClosed();
     }
   }
   close(listen_fd);
-  tl_listen_fd[int(protocol)] = -1;
+  std::erase(tl_listen_fds, listen_fd);
 }
 
 void StopServing() {
   tl_stopping = true;
-  for (int fd : tl_listen_fd) {
-    if (fd >= 0) io::Proactor::current()->CancelFd(fd);
-  }
+  for (int fd : tl_listen_fds) io::Proactor::current()->CancelFd(fd);
   StopMemcacheConnections();
   // Commands held by a pause (the one taken for the final save, or a client's CLIENT PAUSE) would
   // only run after the save, or never: their clients are dropped instead, as Redis exits.

@@ -38,6 +38,7 @@
 #include "server/snapshot.h"
 #include "server/startup_config.h"
 #include "server/acl_file.h"
+#include "server/tls.h"
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
@@ -52,6 +53,11 @@ DEFINE_int32(memcached_port, 0,
 DEFINE_int32(admin_port, 0,
              "TCP port that serves only HTTP (/metrics, /healthz) on --bind; 0 = off (the RESP "
              "port answers HTTP requests too)");
+DEFINE_bool(memcached_tls, false,
+             "the --memcached_port speaks TLS, with the tls-* certificates and tls-auth-clients");
+DEFINE_bool(admin_tls, false,
+            "the --admin_port speaks TLS (HTTPS), with the tls-* certificates and "
+            "tls-auth-clients");
 DEFINE_int32(shutdown_timeout_ms, 10000,
              "on SIGTERM/SIGINT, how long to wait for connections to finish their requests");
 
@@ -187,7 +193,8 @@ int Main(int argc, char** argv) {
   info.start_ms = shard::NowMs();
   info.run_id = RandomHex(40);
   info.bind = FLAGS_bind;
-  info.port = FLAGS_port;
+  // INFO's tcp_port: the TLS port when there is no plain one, as Redis shows it.
+  info.port = FLAGS_port > 0 ? FLAGS_port : TlsPort();
   info.threads = threads;
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -201,21 +208,37 @@ int Main(int argc, char** argv) {
   }
   InstallTrackingDelivery();
 
-  const unsigned ports = 1 + (FLAGS_memcached_port > 0) + (FLAGS_admin_port > 0);
+  if (FLAGS_port <= 0 && TlsPort() <= 0) {
+    return FailStart("Configured to not listen anywhere, exiting.");
+  }
+  const unsigned ports = (FLAGS_port > 0) + (TlsPort() > 0) + (FLAGS_memcached_port > 0) +
+                         (FLAGS_admin_port > 0);
   if (absl::Status status = AdjustOpenFilesLimit(ReservedFds(threads, ports)); !status.ok()) {
     return FailStart(std::string(status.message()));
   }
 
   // One listening socket per thread and port, all on the same port (SO_REUSEPORT); a port in use
   // by another process stops the start, with Redis' words and exit code.
-  std::vector<int> listen_fds, memcache_fds, admin_fds;
-  for (auto [port, fds] : {std::pair{FLAGS_port, &listen_fds},
+  // --port 0 with a TLS port: TLS only, as Redis.
+  std::vector<int> listen_fds, tls_fds, memcache_fds, admin_fds;
+  for (auto [port, fds] : {std::pair{FLAGS_port, &listen_fds}, std::pair{TlsPort(), &tls_fds},
                            std::pair{FLAGS_memcached_port, &memcache_fds},
                            std::pair{FLAGS_admin_port, &admin_fds}}) {
-    if (port <= 0 && fds != &listen_fds) continue;
+    if (port <= 0) continue;
     absl::StatusOr<std::vector<int>> opened = OpenListenSockets(FLAGS_bind, port, threads);
     if (!opened.ok()) return FailStart(absl::StrCat("Warning: ", opened.status().message()));
     *fds = *std::move(opened);
+  }
+
+  // The tls-* parameters serve --tls_port and, when asked, the memcached and admin ports.
+  const bool memcached_tls = FLAGS_memcached_tls && !memcache_fds.empty();
+  const bool admin_tls = FLAGS_admin_tls && !admin_fds.empty();
+  const bool tls = !tls_fds.empty() || memcached_tls || admin_tls;
+  if (tls) {
+    if (absl::Status status = LoadTls(); !status.ok()) {
+      LOG(WARNING) << status.message();
+      return FailStart("Failed to configure TLS. Check logs for more info.");
+    }
   }
 
   io::ProactorPool pool(threads);
@@ -243,19 +266,33 @@ int Main(int argc, char** argv) {
   if (rdb_exists) BeginLoading(uint64_t(rdb_stat.st_size));
   if (aof) BeginLoading(0);
   Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
+  if (tls) StartTls(pool);
   pool.AwaitOnAll([&](io::Proactor* p) {
-    int fd = listen_fds[p->index()];
-    p->Launch([p, fd] { AcceptLoop(p, fd); });
+    if (!listen_fds.empty()) {
+      int fd = listen_fds[p->index()];
+      p->Launch([p, fd] { AcceptLoop(p, fd); });
+    }
+    if (!tls_fds.empty()) {
+      int tfd = tls_fds[p->index()];
+      p->Launch([p, tfd] { AcceptLoop(p, tfd, Protocol::kResp, /*tls=*/true); });
+    }
     if (!memcache_fds.empty()) {
       int mfd = memcache_fds[p->index()];
-      p->Launch([p, mfd] { AcceptLoop(p, mfd, Protocol::kMemcache); });
+      p->Launch([p, mfd, memcached_tls] {
+        AcceptLoop(p, mfd, Protocol::kMemcache, memcached_tls);
+      });
     }
     if (!admin_fds.empty()) {
       int afd = admin_fds[p->index()];
-      p->Launch([p, afd] { AcceptLoop(p, afd, Protocol::kHttp); });
+      p->Launch([p, afd, admin_tls] { AcceptLoop(p, afd, Protocol::kHttp, admin_tls); });
     }
   });
-  LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
+  if (FLAGS_port > 0) {
+    LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
+  }
+  if (TlsPort() > 0) {
+    LOG(INFO) << "ready to accept TLS connections on " << FLAGS_bind << ":" << TlsPort();
+  }
   if (FLAGS_memcached_port > 0) {
     LOG(INFO) << "memcached protocol on " << FLAGS_bind << ":" << FLAGS_memcached_port;
   }

@@ -334,13 +334,15 @@ class KeyExecutor {
 
 }  // namespace
 
-MemcacheConnection::MemcacheConnection(int fd, io::Proactor* proactor)
+MemcacheConnection::MemcacheConnection(int fd, io::Proactor* proactor,
+                                       std::unique_ptr<io::TlsSession> tls)
     : proactor_(proactor),
       stream_(proactor, fd, &tl_stats.bytes_read, &tl_stats.bytes_written),
       runs_(proactor, this),
       relaxed_order_(RelaxedPipelineOrder()) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (tls != nullptr) stream_.set_tls(std::move(tls));
   if (tl_fds == nullptr) tl_fds = new absl::flat_hash_set<int>();
   tl_fds->insert(fd);
   ++tl_stats.curr_connections;

@@ -16,13 +16,15 @@
 #include "core/memcache_parser.h"
 #include "io/proactor.h"
 #include "io/stream.h"
+#include "io/tls_session.h"
 #include "server/pipeline_runs.h"
 
 namespace shardis::server {
 
 class MemcacheConnection final : private PipelineRuns::Executor {
  public:
-  MemcacheConnection(int fd, io::Proactor* proactor);
+  // tls: the session when the port speaks TLS (--memcached_tls), or nullptr.
+  MemcacheConnection(int fd, io::Proactor* proactor, std::unique_ptr<io::TlsSession> tls);
   ~MemcacheConnection();
   MemcacheConnection(const MemcacheConnection&) = delete;
   MemcacheConnection& operator=(const MemcacheConnection&) = delete;

@@ -43,6 +43,8 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       // The shard's own structure (its databases' table headers) counts too, as Redis counts its
       // empty dicts: an empty server does not report 0.
       out.used_memory = s.used_memory();
+      out.blocking_keys = s.blocking().blocking_keys();
+      out.blocking_keys_on_nokey = s.blocking().blocking_keys_on_nokey();
       const int64_t now = shard::NowMs();
       for (int i = 0; i < Shard::kNumDbs; ++i) {
         shard::Db& db = s.db(i);
@@ -82,10 +84,14 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.used_memory += t.used_memory;
       total.expired_keys += t.expired_keys;
       total.keys += t.keys;
+      total.blocking_keys += t.blocking_keys;
+      total.blocking_keys_on_nokey += t.blocking_keys_on_nokey;
       total.queued_tasks += t.queued_tasks;
       total.rates.ops_per_sec += t.rates.ops_per_sec;
       total.rates.input_kbps += t.rates.input_kbps;
       total.rates.output_kbps += t.rates.output_kbps;
+      total.rates.eventloop_cycles_per_sec += t.rates.eventloop_cycles_per_sec;
+      total.rates.eventloop_usec_per_sec += t.rates.eventloop_usec_per_sec;
       total.io.loop_polls += t.io.loop_polls;
       total.io.enters += t.io.enters;
       total.io.parks += t.io.parks;

@@ -153,7 +153,7 @@ absl::Status PrepareShutdown(const ShutdownOptions& options) {
   const bool loading = Persistence().loading.load();
   const bool save = !loading && !options.nosave && (options.save || !SaveRules().empty());
   HoldAofRewrites(true);
-  AbortSave();  // a background save in progress (or an AOF rewrite's) would race the final one
+  AbortAndHoldSaves();  // a save in progress (or an AOF rewrite's) would race the final one
   const bool aof = !loading && AppendOnlyOn();
   if (!save && !aof) return absl::OkStatus();  // rewrites stay held: the process ends
   // Writes wait from here on: none is acknowledged after the AOF's last write or the snapshot's
@@ -165,9 +165,10 @@ absl::Status PrepareShutdown(const ShutdownOptions& options) {
   }
   if (!save) return absl::OkStatus();
   LOG(INFO) << "Saving the final RDB snapshot before exiting.";
-  absl::Status status = SaveSnapshot(RdbFilename());
+  absl::Status status = SaveSnapshot(RdbFilename(), /*for_shutdown=*/true);
   if (status.ok()) return status;
   if (aof) ResumeAppendOnly();
+  ReleaseSaves();  // first: a rewrite let go meanwhile would retry its refused save in a loop
   HoldAofRewrites(false);
   UnpauseClients();
   if (options.force) {

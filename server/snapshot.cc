@@ -65,7 +65,8 @@ constexpr int64_t kRetryDelayMs = 5000;
 
 std::atomic<bool> g_saving{false};
 std::atomic<bool> g_saving_aof_base{false};  // the running save is an AOF base (a rewrite's)
-std::atomic<bool> g_abort{false};  // AbortSave asked the running save to stop
+std::atomic<bool> g_abort{false};  // AbortAndHoldSaves asked the running save to stop
+std::atomic<bool> g_saves_held{false};  // a shutdown holds every save but its own
 std::atomic<bool> g_bgsave_scheduled{false};
 std::atomic<int64_t> g_last_bgsave_try_ms{0};
 
@@ -334,8 +335,12 @@ absl::Status WriteSnapshotFile(SaveJob& job, uint64_t* keys, uint64_t* dirty_at_
 // Redis' fork does.
 absl::StatusOr<std::unique_ptr<SaveJob>> BeginSave(const std::string& relative_path,
                                                    std::function<void(Shard&)> at_cut = {},
-                                                   bool aof_base = false, bool journal_cut = false) {
-  if (g_saving.exchange(true)) {
+                                                   bool aof_base = false, bool journal_cut = false,
+                                                   bool for_shutdown = false) {
+  if (for_shutdown) {
+    // A save that began just before the hold (on another thread) runs to its end first.
+    while (g_saving.exchange(true)) WaitWhileSaving();
+  } else if (g_saves_held.load() || g_saving.exchange(true)) {
     return absl::FailedPreconditionError("Background save already in progress");
   }
   g_saving_aof_base.store(aof_base);
@@ -403,8 +408,9 @@ absl::Status FinishSave(SaveJob* job) {
 
 }  // namespace
 
-absl::Status SaveSnapshot(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<SaveJob>> job = BeginSave(path);
+absl::Status SaveSnapshot(const std::string& path, bool for_shutdown) {
+  absl::StatusOr<std::unique_ptr<SaveJob>> job =
+      BeginSave(path, {}, /*aof_base=*/false, /*journal_cut=*/false, for_shutdown);
   if (!job.ok()) return job.status();
   return FinishSave(job->get());
 }
@@ -422,7 +428,8 @@ absl::Status SaveAofBase(const std::string& path, std::function<void(Shard&)> at
 bool SaveInProgress() { return g_saving.load() || Persistence().bgsave_in_progress.load(); }
 
 bool StartBackgroundSave() {
-  if (SaveInProgress()) return false;
+  // Held by a shutdown: refused before it counts as a save (a failed one would stop writes).
+  if (SaveInProgress() || g_saves_held.load()) return false;
   PersistenceStatus& ps = Persistence();
   g_last_bgsave_try_ms.store(shard::NowMs(), std::memory_order_relaxed);
   ps.saves.fetch_add(1, std::memory_order_relaxed);
@@ -463,13 +470,16 @@ void AbortShardSnapshot(Shard& shard) {
   if (ShardSnapshot* snap = shard.snapshot(); snap != nullptr) snap->Abort();
 }
 
-void AbortSave() {
+void AbortAndHoldSaves() {
+  g_saves_held.store(true);  // first: a save that starts after this line is refused
   if (!SaveInProgress()) return;
   LOG(WARNING) << "There is a save in progress. Stopping it!";
   g_abort.store(true);
   WaitWhileSaving();
   g_abort.store(false);
 }
+
+void ReleaseSaves() { g_saves_held.store(false); }
 
 void WaitWhileSaving() {
   while (SaveInProgress()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));

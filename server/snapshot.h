@@ -22,9 +22,10 @@ namespace shardis::server {
 
 // Writes a snapshot of every database to `path`. Call from a fiber on a proactor thread; returns
 // when the file is in place (or the save failed: the previous file is untouched). Fails with
-// FailedPrecondition when another save runs. Updates LASTSAVE and the dirty counter's base on
-// success.
-absl::Status SaveSnapshot(const std::string& path);
+// FailedPrecondition when another save runs or saves are held (AbortAndHoldSaves); the
+// shutdown's own save (for_shutdown) waits for a save that began before the hold instead. Updates
+// LASTSAVE and the dirty counter's base on success.
+absl::Status SaveSnapshot(const std::string& path, bool for_shutdown = false);
 
 // The AOF's base file (aof.cc): a snapshot to `path` as SaveSnapshot writes one, with `at_cut`
 // (if set) run on every shard inside the cut's step (the journals start recording at that
@@ -48,8 +49,14 @@ void ScheduleBackgroundSave();
 void AbortShardSnapshot(shard::Shard& shard);
 // Waits (the calling fiber) until no save runs.
 void WaitWhileSaving();
-// Stops a running save, if any, and waits until it has ended (SHUTDOWN, SIGTERM).
-void AbortSave();
+// SHUTDOWN, SIGTERM: stops a running save, if any, waits until it has ended, and keeps any other
+// save (BGSAVE, the save schedule, SAVE, FLUSHALL's, DEBUG RELOAD's) from starting until
+// ReleaseSaves, so that the next save is the shutdown's own, as Redis serves no client between
+// killing its saving child and its final save. (Before, a BGSAVE sent meanwhile made the final
+// save fail as "in progress", and SIGTERM left the server running.)
+void AbortAndHoldSaves();
+// A shutdown that failed (its final save did): saves may start again.
+void ReleaseSaves();
 
 // The number of changes made since start: the sum of every shard's dirty counter (Redis'
 // server.dirty without its resets; see shard::ShardStats::dirty). A save records the sum at its

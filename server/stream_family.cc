@@ -1153,7 +1153,9 @@ class StreamWaiter final : public BlockedClient {
       : BlockedClient(ctx, keys),
         ids_(ids),
         seen_last_ids_(last_ids.begin(), last_ids.end()),
-        args_(args) {}
+        args_(args) {
+    unblock_on_nokey = args.group_read;
+  }
 
   // The first position of key among the keys (Redis blocks once per key, with its first ID).
   size_t IndexOf(std::string_view key) const {

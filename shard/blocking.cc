@@ -77,9 +77,11 @@ void BlockingRegistry::ServeReady(Shard& shard) {
   serving_ = false;
 }
 
-size_t BlockingRegistry::registrations() const {
+size_t BlockingRegistry::blocking_keys_on_nokey() const {
   size_t n = 0;
-  for (const auto& [key, q] : waiters_) n += q.size();
+  for (const auto& [key, q] : waiters_) {
+    n += std::any_of(q.begin(), q.end(), [](const Waiter* w) { return w->unblock_on_nokey; });
+  }
   return n;
 }
 

@@ -69,6 +69,9 @@ class Waiter {
 
   // Set by the client's thread before registering.
   unsigned origin = 0;          // the client's thread
+  // The key's deletion ends the wait (XREADGROUP; Redis 7.2's unblock_on_nokey), counted by
+  // INFO's total_blocking_keys_on_nokey.
+  bool unblock_on_nokey = false;
   void (*wake)(void*) = nullptr;  // runs on `origin` with wake_arg once served
   void* wake_arg = nullptr;
 
@@ -92,8 +95,10 @@ class BlockingRegistry {
   void NoteDbReady(int db);
   // Offers every ready key that no transaction holds to its waiters, in blocking order.
   void ServeReady(Shard& shard);
-  // How many (client, key) registrations there are (INFO).
-  size_t registrations() const;
+  // The keys clients wait for here, and those of them at least one waiter of which ends its wait
+  // when the key is deleted (INFO's total_blocking_keys and total_blocking_keys_on_nokey).
+  size_t blocking_keys() const { return waiters_.size(); }
+  size_t blocking_keys_on_nokey() const;
 
  private:
   using DbKey = std::pair<int, std::string>;

@@ -188,8 +188,19 @@ bool EvictOverShare(Shard& s, int64_t now_ms) {
       used = s.used_memory();
     }
   }
-  MemoryLimit::Publish(s.id(), used);
+  NoteUsedMemory(s, used, /*force_publish=*/false);
   return shed;
+}
+
+void EvictBeforeCommand(Shard& s, int64_t now_ms) {
+  if (s.may_exceed_share() && MemoryLimit::policy() != EvictionPolicy::kNoEviction) {
+    EvictOverShare(s, now_ms);
+  }
+}
+
+void NoteUsedMemory(Shard& s, uint64_t used, bool force_publish) {
+  MemoryLimit::Publish(s.id(), used, force_publish);
+  s.set_may_exceed_share(used > MemoryLimit::share());
 }
 
 bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
@@ -198,7 +209,9 @@ bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
   // Under the share, or still shedding after a full batch (the next writes go on, as Redis
   // accepts a command while its eviction is still running): the write may go ahead. Only a
   // shard with nothing left to evict, or under noeviction, falls back to the global test.
-  if (EvictOverShare(s, now_ms)) return true;
+  const bool shed = EvictOverShare(s, now_ms);
+  s.set_may_exceed_share(true);  // what the write adds is measured before the next command
+  if (shed) return true;
   return s.used_memory() + MemoryLimit::PublishedTotal(s.id()) <= max;
 }
 
@@ -214,7 +227,7 @@ bool AdmitUnderMaxMemory() {
   uint64_t total = 0;
   if (local != nullptr) {
     const uint64_t used = local->used_memory();
-    MemoryLimit::Publish(local->id(), used);
+    NoteUsedMemory(*local, used, /*force_publish=*/false);
     total = used + MemoryLimit::PublishedTotal(local->id());
   } else {
     total = MemoryLimit::PublishedTotal();

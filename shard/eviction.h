@@ -11,8 +11,19 @@ class Shard;
 
 // On shard s's thread, before a kDenyOom command runs there (only when maxmemory is set): evicts
 // s's keys by the policy while s is over its share, publishes s's used bytes, and returns false
-// when the command must be refused with kOomError.
+// when the command must be refused with kOomError. The write that follows may add bytes, so s
+// may exceed its share afterwards (Shard::may_exceed_share) until the next measure.
 bool MakeRoomForWrite(Shard& s, int64_t now_ms);
+
+// On shard s's thread, before a command that is not kDenyOom runs there (only when maxmemory is
+// set): as Redis evicts before every command, EvictOverShare when s may exceed its share and the
+// policy evicts. A shard known to be under its share pays one test: it was measured by the last
+// write's admission or the periodic tick, and only writes grow it much.
+void EvictBeforeCommand(Shard& s, int64_t now_ms);
+
+// On shard s's thread, after a measure of its used bytes (EvictOverShare, the 100 ms tick):
+// publishes them and records whether s exceeds its share.
+void NoteUsedMemory(Shard& s, uint64_t used, bool force_publish);
 
 // On shard s's thread, before any command runs there while maxmemory is set (Redis evicts in
 // processCommand, before reads too): evicts s's keys by the policy while s is over its share (one

@@ -72,6 +72,11 @@ class Shard {
 
   // Bytes in use by this shard: its values (exact, from its heap), its tables and itself.
   size_t used_memory() const;
+  // Whether this shard may hold more than its share of maxmemory (eviction.h keeps it): a command
+  // that does not write evicts only while it is set, so that it pays one test rather than a
+  // measure of used_memory() (a loop over the 16 databases).
+  bool may_exceed_share() const { return may_exceed_share_; }
+  void set_may_exceed_share(bool may) { may_exceed_share_ = may; }
 
   // The shard of the calling thread; nullptr on threads that own no shard.
   static Shard* current();
@@ -88,6 +93,7 @@ class Shard {
   TrackingTable tracking_;
   uint64_t snapshot_version_ = 0;
   ShardSnapshot* snapshot_ = nullptr;
+  bool may_exceed_share_ = true;  // not measured yet
 };
 
 }  // namespace shardis::shard

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/proactor.h"
+#include "shard/eviction.h"
 #include "shard/memory_limit.h"
 
 namespace shardis::shard {
@@ -168,8 +169,8 @@ void ShardSet::ExpiryLoop(Shard* shard) {
     if (const auto now = std::chrono::steady_clock::now(); now >= next_hook) {
       next_hook = now + kTickPeriod;
       // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no
-      // writes.
-      MemoryLimit::Publish(shard->id(), shard->used_memory(), /*force=*/true);
+      // writes, and lets reads evict after writes that grew it without a measure (MSET, ...).
+      NoteUsedMemory(*shard, shard->used_memory(), /*force_publish=*/true);
       if (periodic_hook_ != nullptr) {
         tl_in_periodic_hook = true;
         periodic_hook_();

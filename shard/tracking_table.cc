@@ -11,6 +11,7 @@ namespace shardis::shard {
 namespace {
 
 thread_local CommandClient tl_command_client;
+thread_local InvalidationCapture* tl_capture = nullptr;
 TrackingDeliverer g_deliverer = nullptr;
 
 // Totals over every shard: INFO's tracking_total_* and the limit's count. Prefixes are counted
@@ -43,6 +44,11 @@ void Send(uint32_t thread, TrackingMessage* m) {
 }  // namespace
 
 CommandClient& CurrentCommandClient() { return tl_command_client; }
+
+InvalidationCapture::InvalidationCapture(uint64_t client_id) : client_id_(client_id) {
+  tl_capture = this;
+}
+InvalidationCapture::~InvalidationCapture() { tl_capture = nullptr; }
 void SetTrackingDeliverer(TrackingDeliverer deliver) { g_deliverer = deliver; }
 
 size_t TrackedKeysTotal() { return g_keys.load(std::memory_order_relaxed); }
@@ -78,6 +84,10 @@ void TrackingTable::TellReaders(
     absl::flat_hash_map<std::string, Readers, core::StringHash, core::StringEq>::iterator it,
     uint64_t writer_id, bool claimed) {
   for (const TrackedReader& r : it->second) {
+    if (tl_capture != nullptr && tl_capture->client_id_ == r.client_id) [[unlikely]] {
+      tl_capture->keys_.push_back(it->first);
+      continue;
+    }
     auto* m = new TrackingMessage{r.client_id, writer_id, /*bcast=*/false, {it->first}};
     Send(r.thread, m);
   }

@@ -30,6 +30,7 @@ namespace shardis::shard {
 struct TrackedReader {
   uint64_t client_id = 0;
   uint32_t thread = 0;
+  bool redirected = false;  // its invalidations go to another client (CLIENT TRACKING REDIRECT)
 };
 
 // Who the command running now on this thread runs for: its client (0: none, e.g. expiry), and
@@ -55,6 +56,24 @@ class CommandClientScope {
 
  private:
   CommandClient saved_;
+};
+
+// While one lives on this thread, the invalidations of remembered keys for client `client_id`
+// are collected into keys() instead of sent: the keys a shard evicts before a command of that
+// client, which the command's reply carries ahead of itself, as Redis sends them before the reply
+// (the eviction comes first). Nests not; only the owning shard's code runs meanwhile.
+class InvalidationCapture {
+ public:
+  explicit InvalidationCapture(uint64_t client_id);
+  ~InvalidationCapture();
+  InvalidationCapture(const InvalidationCapture&) = delete;
+  InvalidationCapture& operator=(const InvalidationCapture&) = delete;
+  const std::vector<std::string>& keys() const { return keys_; }
+
+ private:
+  friend class TrackingTable;
+  uint64_t client_id_;
+  std::vector<std::string> keys_;
 };
 
 // What a shard sends to a tracking client's thread.

@@ -363,9 +363,7 @@ def test_reset_turns_tracking_off(server, r):
 def test_a_read_over_maxmemory_evicts_first_and_announces_the_evicted_keys(server, r):
     # Redis' tracking test "invalidation message of eviction keys should be before response":
     # over maxmemory, a read evicts first (as any command does), and the reader hears of the
-    # evicted key. Redis sends that invalidation ahead of the read's reply; shardis sends it after
-    # the replies of the batch (docs/compatibility.md, CLIENT TRACKING), so the order is not
-    # checked here. Both keys on one shard: eviction is per shard.
+    # evicted key ahead of the read's reply. Both keys on one shard: eviction is per shard.
     c = resp3(server)
     c.call("CLIENT", "TRACKING", "on")
     # Each shard's share of the limit (limit / shards) is what it holds now and 100 KB more.
@@ -378,10 +376,50 @@ def test_a_read_over_maxmemory_evicts_first_and_announces_the_evicted_keys(serve
         c.call("SETBIT", "big{ev}", "1600000", "0")  # about 200 KB: over the limit
         c.send_command("GETBIT", "big{ev}", "0")
         got = [c.read_reply()[1], c.read_reply()[1]]
-        push = [list(v) for v in got if isinstance(v, Push)]
-        assert push == [[b"invalidate", [b"volatile{ev}"]]], got
-        assert [v for v in got if not isinstance(v, Push)] == [0], got
+        assert isinstance(got[0], Push) and list(got[0]) == [b"invalidate", [b"volatile{ev}"]], got
+        assert got[1] == 0, got
         assert r.info("stats")["evicted_keys"] == 1
+    finally:
+        r.config_set("maxmemory", 0)
+        r.config_set("maxmemory-policy", "noeviction")
+
+
+def test_evicted_keys_are_announced_before_the_reply_of_the_write_that_evicted_them(server, r):
+    """A pipeline of writes over maxmemory: each write evicts first, and the invalidation of what
+    it evicted (a key this client read) comes right before that write's reply, as in Redis, not
+    after the batch. Every key on one shard (eviction is per shard); the batch goes in one send."""
+    c = resp3(server)
+    c.call("CLIENT", "TRACKING", "on")
+    tracked = [f"t:{i}{{ev2}}" for i in range(20)]
+    try:
+        for key in tracked:
+            c.call("SETEX", key, "10000", "v" * 20000)
+            c.call("GET", key)
+        r.config_set("maxmemory-policy", "volatile-ttl")  # only the tracked keys have a TTL
+        evicted_before = r.info("stats")["evicted_keys"]
+        # Each shard's share is what it holds now and 50 KB more; the writes add about 160 KB.
+        r.config_set("maxmemory", (server.threads or 1) * (r.info("memory")["used_memory"] +
+                                                           50 * 1024))
+        writes = [["SETRANGE", f"big:{i}{{ev2}}", "20000", "x"] for i in range(8)]
+        c.send(b"".join(c.encode(*w) for w in writes))
+        replies = []
+        pushes_seen = []
+        while len(replies) < len(writes):
+            value = c.read_reply()[1]
+            if isinstance(value, Push):
+                assert list(value)[0] == b"invalidate", value
+                pushes_seen.extend(list(value)[1])
+            else:
+                # Every push so far came before this reply; none may follow it for this write.
+                replies.append((value, list(pushes_seen)))
+        assert [v for v, _ in replies] == [20001] * len(writes)
+        # Writes evicted tracked keys, and their invalidations came ahead of the writes' replies,
+        # not after the batch. (Redis may evict one more before the INFO below, and announce it
+        # after the batch: no exact count.)
+        announced = replies[-1][1]
+        assert announced, replies
+        assert set(announced) <= {k.encode() for k in tracked}
+        assert len(announced) <= r.info("stats")["evicted_keys"] - evicted_before
     finally:
         r.config_set("maxmemory", 0)
         r.config_set("maxmemory-policy", "noeviction")

@@ -29,10 +29,14 @@ def both(server, redis_server):
     return conns
 
 
-def same_replies(server, redis_server, commands):
-    """Runs the commands on both servers and asserts the raw replies are byte-identical."""
+def same_replies(server, redis_server, commands, setup=()):
+    """Runs the commands on both servers and asserts the raw replies are byte-identical (after
+    the setup commands, whose replies may differ: HELLO's id and version)."""
     sut, ref = both(server, redis_server)
     try:
+        for c in (sut, ref):
+            for cmd in setup:
+                c.call(*cmd)
         for cmd in commands:
             got, want = sut.call_raw(*cmd), ref.call_raw(*cmd)
             assert got == want, f"{cmd}: {got!r} != {want!r}"
@@ -672,3 +676,45 @@ def test_dirty_counter_counts_only_changes(server, redis_server):
     finally:
         sut.close()
         ref.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# NaN and infinities: the refusals and the normalised texts (Redis 7.2 writes every NaN as "nan"
+# and infinities as "inf"/"-inf", in RESP2 bulks and RESP3 doubles; 7.0 agrees on all of these).
+# ---------------------------------------------------------------------------------------------
+
+NAN_AND_INF_COMMANDS = [
+    # INCRBYFLOAT and HINCRBYFLOAT: a NaN or infinite increment or result is refused.
+    ["SET", "f", "1.5"], ["INCRBYFLOAT", "f", "nan"], ["INCRBYFLOAT", "f", "inf"],
+    ["INCRBYFLOAT", "f", "-inf"], ["INCRBYFLOAT", "missing", "NaN"], ["SET", "g", "inf"],
+    ["INCRBYFLOAT", "g", "1"], ["SET", "n", "nan"], ["INCRBYFLOAT", "n", "1"],
+    ["INCRBYFLOAT", "f", "1e308"], ["INCRBYFLOAT", "f", "1e308"],
+    ["HSET", "h", "f", "1", "g", "inf", "n", "nan"], ["HINCRBYFLOAT", "h", "f", "nan"],
+    ["HINCRBYFLOAT", "h", "f", "-inf"], ["HINCRBYFLOAT", "h", "g", "1"],
+    ["HINCRBYFLOAT", "h", "n", "1"], ["HINCRBYFLOAT", "h", "f", "1e308"],
+    ["HINCRBYFLOAT", "h", "f", "1e308"],
+    # Sorted sets: NaN scores are refused, inf - inf is "not a number", infinities print so.
+    ["ZADD", "z", "nan", "m"], ["ZADD", "z", "-nan", "m"], ["ZADD", "z", "inf", "m"],
+    ["ZINCRBY", "z", "-inf", "m"], ["ZADD", "z", "INCR", "-inf", "m"], ["ZINCRBY", "z", "nan", "m"],
+    ["ZSCORE", "z", "m"], ["ZADD", "z", "-inf", "n"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
+    ["ZMSCORE", "z", "m", "n", "none"], ["ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES"],
+    ["ZRANGEBYSCORE", "z", "nan", "+inf"], ["ZCOUNT", "z", "(-inf", "(inf"],
+    # inf * 0 and inf + -inf in ZUNION/ZINTER become 0, as Redis does.
+    ["ZUNION", "1", "z", "WEIGHTS", "0", "WITHSCORES"],
+    ["ZUNION", "2", "z", "z", "WEIGHTS", "1", "-1", "WITHSCORES"],
+    ["ZINTER", "2", "z", "z", "WEIGHTS", "inf", "-inf", "WITHSCORES"],
+    ["ZUNIONSTORE", "u", "1", "z", "WEIGHTS", "0"], ["ZRANGE", "u", "0", "-1", "WITHSCORES"],
+    # GEO: NaN or infinite coordinates and radii.
+    ["GEOADD", "geo", "13.361389", "38.115556", "Palermo"], ["GEOADD", "geo", "nan", "1", "x"],
+    ["GEOADD", "geo", "-inf", "1", "x"], ["GEOADD", "geo", "1", "nan", "x"],
+    ["GEOSEARCH", "geo", "FROMLONLAT", "15", "37", "BYRADIUS", "nan", "km"],
+    ["GEOSEARCH", "geo", "FROMLONLAT", "nan", "37", "BYRADIUS", "100", "km"],
+    ["GEOSEARCH", "geo", "FROMLONLAT", "15", "37", "BYBOX", "nan", "1", "km"],
+    ["GEORADIUS", "geo", "15", "37", "inf", "km", "WITHDIST"],
+    ["GEODIST", "geo", "Palermo", "Palermo"],
+]
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_nan_and_infinity_replies_as_redis(server, redis_server, protocol):
+    same_replies(server, redis_server, NAN_AND_INF_COMMANDS, setup=[["HELLO", str(protocol)]])

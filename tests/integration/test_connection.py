@@ -128,6 +128,40 @@ def test_hello_setname_and_errors(raw):
     assert raw.call_raw("GET", "missing") == b"_\r\n"
 
 
+NOAUTH_HELLO_7_2 = (b"-NOAUTH HELLO must be called with the client already authenticated, "
+                    b"otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                    b"authenticate the client and select the RESP protocol version at the same "
+                    b"time\r\n")
+NAME_ERR = b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n"
+
+
+@pytest.mark.shardis_only  # Redis 7.0 sets the name before a later failure and words NOAUTH so
+def test_failed_hello_changes_nothing(server_factory):
+    """Redis 7.2's helloCommand: the version, then the options left to right (a bad name fails
+    where it stands), then AUTH; only a HELLO that succeeds sets the name and the protocol."""
+    srv = server_factory(threads=2, args=["--requirepass=pw"])
+    with srv.raw() as c:
+        assert c.call_raw("HELLO", "3", "SETNAME", "early") == NOAUTH_HELLO_7_2
+        assert c.call_raw("HELLO", "3", "AUTH", "default", "wrong", "SETNAME", "x").startswith(
+            b"-WRONGPASS")
+        assert c.call_raw("HELLO", "3", "SETNAME", "a b", "AUTH", "default", "pw") == NAME_ERR
+        assert c.call_raw("AUTH", "pw") == b"+OK\r\n"
+        for args in (["4", "SETNAME", "x"], ["3", "SETNAME", "x", "AUTH", "default", "wrong"],
+                     ["3", "SETNAME", "x", "BOGUS"], ["3", "SETNAME", "x", "SETNAME", "a b"],
+                     ["x", "SETNAME", "x"]):
+            assert c.call_raw("HELLO", *args).startswith(b"-"), args
+            # Still RESP2 and nameless.
+            assert c.call_raw("CLIENT", "GETNAME") == b"$-1\r\n", args
+        # A failed HELLO AUTH does not log out; one that succeeds switches and names.
+        assert c.call("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "ok")[b"proto"] == 3
+        assert c.call_raw("CLIENT", "GETNAME") == b"$2\r\nok\r\n"
+        assert c.call_raw("HELLO", "2", "AUTH", "default", "wrong").startswith(b"-WRONGPASS")
+        assert c.call_raw("GET", "missing") == b"_\r\n"
+        # An empty name removes the name, as CLIENT SETNAME "" does.
+        assert c.call("HELLO", "3", "SETNAME", "")[b"proto"] == 3
+        assert c.call_raw("CLIENT", "GETNAME") == b"_\r\n"
+
+
 def test_select(r, server):
     c = server.client(db=0)
     c.set(b"k", b"db0")

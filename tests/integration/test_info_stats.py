@@ -13,9 +13,12 @@ pytestmark = pytest.mark.shardis_only
 
 # Sections whose field names are compared with redis-server's.
 SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "cluster"]
-# Fields redis-server 7.0 lacks: ours, and Redis 7.2's event-loop figures and client buffer limit
-# counters.
-OURS = {"shardis_version", "eventloop_cycles", "eventloop_duration_sum",
+# Fields redis-server 7.0 lacks: ours, and Redis 7.2's event-loop figures, blocking keys and client
+# buffer limit counters.
+REDIS_7_2 = {"eventloop_cycles", "eventloop_duration_sum", "eventloop_duration_cmd_sum",
+             "instantaneous_eventloop_cycles_per_sec", "instantaneous_eventloop_duration_usec",
+             "total_blocking_keys", "total_blocking_keys_on_nokey"}
+OURS = REDIS_7_2 | {"shardis_version",
         "client_query_buffer_limit_disconnections", "client_output_buffer_limit_disconnections",
         "acl_access_denied_auth", "acl_access_denied_cmd", "acl_access_denied_key",
         "acl_access_denied_channel"}
@@ -241,3 +244,64 @@ def test_instantaneous_rates_follow_traffic(r, server):
     while stats()["instantaneous_ops_per_sec"] > 20 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert stats()["instantaneous_ops_per_sec"] <= 20
+
+
+def test_redis_7_2_fields(r, server):
+    """Redis 7.2's fields, each where 7.2 puts it (clients and stats), with values that move."""
+    fields = info(r, "everything")
+    for name in REDIS_7_2:
+        section = "clients" if "blocking_keys" in name else "stats"
+        assert kind(fields[section][name]) == "int", (name, fields[section].get(name))
+    assert kind(fields["memory"]["number_of_libraries"]) == "int"
+
+
+def test_total_blocking_keys(r, server):
+    """total_blocking_keys counts keys with a blocked client (once however many wait on one),
+    total_blocking_keys_on_nokey those an XREADGROUP waits on (its key's deletion ends it)."""
+    def counts():
+        clients = info(r, "clients")["clients"]
+        return int(clients["total_blocking_keys"]), int(clients["total_blocking_keys_on_nokey"])
+
+    r.xgroup_create("bk:stream", "g", id="$", mkstream=True)
+    waiters = [RespConn(server.port) for _ in range(3)]
+    try:
+        waiters[0].send_command("BLPOP", "bk:list1", "bk:list2", "0")
+        waiters[1].send_command("BLPOP", "bk:list1", "0")
+        waiters[2].send_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS",
+                                "bk:stream", ">")
+        deadline = time.monotonic() + 5
+        while counts() != (3, 1) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert counts() == (3, 1)
+        r.rpush("bk:list2", "x")  # serves the first BLPOP: bk:list1 keeps one waiter
+        assert waiters[0].read_reply()[1] == [b"bk:list2", b"x"]
+        r.delete("bk:stream")  # ends the XREADGROUP (Redis 7.2: the command runs again, fails)
+        assert isinstance(waiters[2].read_reply()[1], Error)
+        deadline = time.monotonic() + 5
+        while counts() != (1, 0) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert counts() == (1, 0)
+    finally:
+        for c in waiters:
+            c.close()
+    deadline = time.monotonic() + 5
+    while counts() != (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert counts() == (0, 0)
+
+
+def test_eventloop_figures_move(r, server):
+    """The loop's cycles, their time and the commands' time grow with traffic; the instantaneous
+    cycle rate follows the last 1.6 s."""
+    before = info(r, "stats")["stats"]
+    with RespConn(server.port) as c:
+        stop = time.monotonic() + 1.0
+        while time.monotonic() < stop:
+            for _ in range(50):
+                c.send_command("SET", "el", "v")
+            for _ in range(50):
+                c.read_reply()
+        busy = info(r, "stats")["stats"]
+    for name in ("eventloop_cycles", "eventloop_duration_sum", "eventloop_duration_cmd_sum"):
+        assert int(busy[name]) > int(before[name]), name
+    assert int(busy["instantaneous_eventloop_cycles_per_sec"]) > 0

@@ -8,6 +8,7 @@ redis-server a thousand and rdb-key-save-delay (shardis does not take that param
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -428,3 +429,42 @@ def test_shutdown_save_with_busy_writers(launch, tmp_path, kind):
     assert (d / "dump.rdb").exists()
     again = launch(d, threads=2, redis=kind == "redis")
     assert again.client().dbsize() == 400
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SHUTDOWN"])
+def test_shutdown_while_clients_keep_starting_saves(launch, tmp_path, how):
+    """SIGTERM (with a save schedule) or SHUTDOWN SAVE while other clients send BGSAVE, SAVE and
+    DEBUG RELOAD in a loop: the shutdown's save is the last one and the process exits. (A BGSAVE
+    that came between stopping the running save and the final one made the final save fail as
+    "in progress", and SIGTERM left the server running.)"""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2)
+    c = srv.client()
+    c.config_set("save", "3600 1")
+    c.set("k", "v")
+    stop = threading.Event()
+
+    def storm(*command):
+        try:
+            with srv.raw() as conn:
+                while not stop.is_set():
+                    conn.call_raw(*command)
+        except (ConnectionError, OSError):
+            pass  # the server went away
+
+    threads = [threading.Thread(target=storm, args=cmd)
+               for cmd in (("BGSAVE",), ("BGSAVE",), ("SAVE",), ("DEBUG", "RELOAD"))]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1)
+        if how == "SIGTERM":
+            srv.stop_and_check()
+        else:
+            assert shutdown(srv, "SAVE") == 0
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    again = launch(d, threads=2)
+    assert again.client().get("k") == b"v"

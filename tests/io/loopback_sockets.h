@@ -36,4 +36,16 @@ inline int ConnectLoopback(uint16_t port) {
   return fd;
 }
 
+// A connected pair of loopback TCP sockets: what streams serve. (Over an AF_UNIX socketpair this
+// machine's kernel sometimes never delivers the EOF of the peer's shutdown(SHUT_WR) to an armed
+// multishot receive; shardis has no unix-socket clients.)
+inline void TcpPair(int fds[2]) {
+  uint16_t port;
+  const int lfd = ListenLoopback(&port);
+  fds[1] = ConnectLoopback(port);
+  fds[0] = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+  ASSERT_GE(fds[0], 0);
+  close(lfd);
+}
+
 }  // namespace shardis::io

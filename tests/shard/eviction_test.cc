@@ -153,5 +153,32 @@ TEST_F(EvictionTest, EvictOverShare) {
   EXPECT_LE(shard_.used_memory(), used / 2);
 }
 
+TEST_F(EvictionTest, EvictBeforeCommandEvictsOnlyWhenTheShardMayExceedItsShare) {
+  for (int i = 0; i < 1000; ++i) Set(0, "k" + std::to_string(i));
+  const uint64_t used = shard_.used_memory();
+  MemoryLimit::set_policy(EvictionPolicy::kAllKeysRandom);
+  MemoryLimit::set_maxmemory(used * 2);
+  EXPECT_TRUE(MakeRoomForWrite(shard_, kNow));
+  EXPECT_TRUE(shard_.may_exceed_share());  // the write that follows is not measured yet
+  EvictBeforeCommand(shard_, kNow);        // measures: under the share
+  EXPECT_FALSE(shard_.may_exceed_share());
+  // Bytes added without a measure (no write admission, no tick) go unseen by a read...
+  for (int i = 0; i < 100; ++i) {
+    const std::string key = "big" + std::to_string(i);
+    bool inserted;
+    shard_.db(0).FindOrInsert(key, HashBytes(key), kNow, &inserted).value().SetString(
+        std::string(10'000, 'v'));
+  }
+  EvictBeforeCommand(shard_, kNow);
+  EXPECT_EQ(shard_.db(0).size(), 1100u);
+  // ...until a measure (the periodic tick) finds the shard over its share.
+  NoteUsedMemory(shard_, shard_.used_memory(), /*force_publish=*/true);
+  EXPECT_TRUE(shard_.may_exceed_share());
+  EvictBeforeCommand(shard_, kNow);
+  EXPECT_LT(shard_.db(0).size(), 1100u);
+  EXPECT_LE(shard_.used_memory(), used * 2);
+  EXPECT_FALSE(shard_.may_exceed_share());
+}
+
 }  // namespace
 }  // namespace shardis::shard

@@ -53,6 +53,26 @@ TEST_F(TrackingTableTest, ReadersHearOnceThenAreForgotten) {
   EXPECT_FALSE(table.active());
 }
 
+TEST_F(TrackingTableTest, CaptureTakesTheInvalidationsOfItsClientOnly) {
+  table.Remember("a", {7, 0});
+  table.Remember("a", {8, 0});
+  table.Remember("b", {7, 0});
+  {
+    InvalidationCapture evicted(7);
+    table.Invalidate("a", 0);
+    table.Invalidate("b", 0);
+    EXPECT_EQ(evicted.keys(), (std::vector<std::string>{"a", "b"}));
+    ASSERT_EQ(delivered.size(), 1u);  // client 8 hears as usual
+    EXPECT_EQ(delivered[0].client_id, 8u);
+  }
+  EXPECT_EQ(TrackedKeysTotal(), 0u);
+  // Without a capture, client 7 hears through a message again.
+  table.Remember("c", {7, 0});
+  table.Invalidate("c", 0);
+  ASSERT_EQ(delivered.size(), 2u);
+  EXPECT_EQ(delivered[1].client_id, 7u);
+}
+
 TEST_F(TrackingTableTest, BroadcastsCollectUntilFlushedAndSkipOwnWritesWithNoloop) {
   table.AddPrefix("a:", {1, 0}, /*noloop=*/true);
   table.AddPrefix("a:", {2, 0}, /*noloop=*/false);

@@ -451,7 +451,7 @@ TEST_F(TransactionTest, BlockedClientsAreServedOnceNoTransactionHoldsTheKey) {
       while (!waiter.woken || !second_done) p->SleepFor(1ms);
       EXPECT_EQ(waiter.value, variant == 2 ? 100 : 7);
       set_->Await(sid, [&](Shard& s) {
-        EXPECT_EQ(s.blocking().registrations(), 0u);
+        EXPECT_EQ(s.blocking().blocking_keys(), 0u);
         s.blocking().Remove(0, key, &waiter);  // in case it was not served
         s.db(0).Clear();
       });
