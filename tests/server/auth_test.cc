@@ -7,8 +7,23 @@
 namespace shardis::server {
 namespace {
 
+// Users are made of rules over the command table, which is registered once per process: ctest
+// runs each test in a process of its own, so every test asks for it.
+void RegisterCommandsOnce() {
+  static const bool registered = [] {
+    RegisterAllFamilies(&Registry());
+    return true;
+  }();
+  (void)registered;
+}
+
+class AclUserTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { RegisterCommandsOnce(); }
+};
+
 TEST(AuthTest, RuntimePassword) {
-  RegisterAllFamilies(&Registry());  // users are made of rules over the command table
+  RegisterCommandsOnce();
   EXPECT_EQ(RequirePass(), "");  // --requirepass defaults to empty: nopass
   EXPECT_FALSE(AuthRequired());
   EXPECT_TRUE(CheckPassword("default", "anything"));
@@ -34,7 +49,7 @@ std::string Describe(std::vector<std::string_view> rules, std::string* error = n
   return DescribeAclUser(u);
 }
 
-TEST(AclUserTest, CanonicalText) {
+TEST_F(AclUserTest, CanonicalText) {
   EXPECT_EQ(Describe({}), "off sanitize-payload resetchannels -@all");
   EXPECT_EQ(Describe({"on", "nopass", "~*", "&*", "+@all"}),
             "on nopass sanitize-payload ~* &* +@all");
@@ -48,7 +63,7 @@ TEST(AclUserTest, CanonicalText) {
   EXPECT_EQ(Describe({"+@all", "~*", "on", "reset"}), "off sanitize-payload resetchannels -@all");
 }
 
-TEST(AclUserTest, Errors) {
+TEST_F(AclUserTest, Errors) {
   std::string err;
   Describe({"~*", "~x"}, &err);
   EXPECT_EQ(err.substr(0, 43), "Error in ACL SETUSER modifier '~x': Adding ");
@@ -60,7 +75,7 @@ TEST(AclUserTest, Errors) {
   EXPECT_EQ(err, "Error in ACL SETUSER modifier '%RX~a': Syntax error");
 }
 
-TEST(AclUserTest, Checks) {
+TEST_F(AclUserTest, Checks) {
   AclUser u("u");
   const std::vector<std::string_view> rules = {"+get", "%R~r*", "resetchannels", "&n.*"};
   ASSERT_EQ(ApplyAclRules(&u, rules), "");
