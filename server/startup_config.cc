@@ -203,8 +203,11 @@ std::map<std::string, std::string> AllFlagValues() {
 }  // namespace
 
 bool IsToolingVariable(std::string_view name) {
+  // SHARDIS_DOCKER and SHARDIS_DOCKER_LOCAL: the image test's docker binary and the tool that
+  // makes it work (scripts/test.sh), exported around the whole test run.
   return name == "SHARDIS_BIN" || name.starts_with("SHARDIS_TEST_") ||
-         name.starts_with("SHARDIS_DIFF_");
+         name.starts_with("SHARDIS_DIFF_") || name == "SHARDIS_DOCKER" ||
+         name == "SHARDIS_DOCKER_LOCAL";
 }
 
 absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out) {

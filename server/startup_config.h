@@ -40,7 +40,7 @@ absl::Status ApplyConfigFlags();
 
 // Environment variables with the SHARDIS_ prefix that are not flags but belong to the repository's
 // own tooling (tests, benchmarks) and are therefore ignored: SHARDIS_BIN, SHARDIS_TEST_*,
-// SHARDIS_DIFF_*.
+// SHARDIS_DIFF_*, SHARDIS_DOCKER, SHARDIS_DOCKER_LOCAL.
 bool IsToolingVariable(std::string_view name);
 
 }  // namespace shardis::server

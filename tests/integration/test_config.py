@@ -572,6 +572,13 @@ def test_flagfile(tmp_path, procs):
     assert (got["maxmemory"], got["maxmemory-policy"]) == (str(5 << 20), "allkeys-random")
 
 
+def test_tooling_env_vars_are_ignored(procs):
+    # scripts/test.sh's own settings, exported around the whole run (the README names them).
+    p = procs(env={"SHARDIS_DOCKER_LOCAL": "/x/docker-local", "SHARDIS_DOCKER": "/usr/bin/docker",
+                   "SHARDIS_TEST_TARGET": "shardis", "SHARDIS_DIFF_SEED": "1"})
+    assert p.ready(), p.output()
+
+
 @pytest.mark.parametrize("env,message", [
     ({"SHARDIS_NO_SUCH_FLAG": "1"}, "unknown environment variable SHARDIS_NO_SUCH_FLAG"),
     ({"SHARDIS_MAXMEMORY": "lots"}, "SHARDIS_MAXMEMORY: argument must be a memory value"),
