@@ -53,7 +53,13 @@ bool FlagExists(const std::string& name) {
   // without the CONFIG parameter's check (found by tests/fuzz/config_file_fuzz.cc).
   if (name.find('\0') != std::string::npos) return false;
   gflags::CommandLineFlagInfo info;
-  return gflags::GetCommandLineFlagInfo(name.c_str(), &info);
+  if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) return false;
+  // gflags' own flags (flagfile, fromenv, tryfromenv, undefok, help*, version) are not settings:
+  // set from a config file or the environment they read other files or exit the process (found by
+  // tests/fuzz/config_file_fuzz.cc). They live in gflags' sources (gflags.cc, gflags_*.cc).
+  const std::string_view file = info.filename;
+  const size_t slash = file.rfind('/');
+  return !file.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("gflags");
 }
 
 // Sets a flag from a config-file or environment value, through the registry when the flag backs a
@@ -163,7 +169,7 @@ absl::Status LoadEnvironment(Sources* sources) {
     const std::string_view var = entry.substr(0, eq);
     if (IsToolingVariable(var)) continue;
     const std::string flag = core::ToLower(var.substr(kPrefix.size()));
-    if (flag.empty() || !FlagExists(flag) || flag == "flagfile") {
+    if (flag.empty() || !FlagExists(flag)) {
       return absl::InvalidArgumentError(core::Concat(
           "unknown environment variable ", var, " (SHARDIS_<FLAG> sets --<flag>; see --help)"));
     }

@@ -581,6 +581,7 @@ def test_tooling_env_vars_are_ignored(procs):
 
 @pytest.mark.parametrize("env,message", [
     ({"SHARDIS_NO_SUCH_FLAG": "1"}, "unknown environment variable SHARDIS_NO_SUCH_FLAG"),
+    ({"SHARDIS_FROMENV": "port"}, "unknown environment variable SHARDIS_FROMENV"),
     ({"SHARDIS_MAXMEMORY": "lots"}, "SHARDIS_MAXMEMORY: argument must be a memory value"),
     ({"SHARDIS_MAXMEMORY_POLICY": "lru"}, "SHARDIS_MAXMEMORY_POLICY: argument(s) must be one of"),
 ])
@@ -595,6 +596,9 @@ def test_bad_env_var_stops_the_start(tmp_path, procs, env, message):
     ("maxmemory lots\n", ":1: maxmemory: argument must be a memory value"),
     ("maxmemory-policy \"allkeys-random\n", ":1: unbalanced quotes"),
     ("databases 32\n", ":1: 'databases' cannot be changed in shardis"),
+    # gflags' own flags are not directives (tryfromenv exited the process: the config fuzzer).
+    ("tryfromenv -domz\n", ":1: unknown directive 'tryfromenv'"),
+    ("flagfile /etc/passwd\n", ":1: unknown directive 'flagfile'"),
     ("maxmemory\n", ":1: a directive needs a value"),
     # A NUL in the name is part of it (gflags would have read "save" and skipped the check).
     ("save\0x 1 2\n", ":1: unknown directive 'save"),
