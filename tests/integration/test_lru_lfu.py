@@ -47,26 +47,29 @@ def same_replies(both, commands):
 
 
 def test_idletime_grows_and_reads_reset_it(both):
+    # The access clock counts whole seconds (Redis' LRU clock resolution), so a key touched a
+    # moment ago reads 1 when a second boundary falls between the touch and OBJECT IDLETIME;
+    # after 2.1 s untouched, a key reads at least 2.
     for c in both:
         c.call("SET", "k", "v")
         c.call("SET", "other", "v")
-    time.sleep(1.1)
+    time.sleep(2.1)
     for c in both:
-        assert c.call("OBJECT", "IDLETIME", "k") >= 1
-        assert c.call("OBJECT", "IDLETIME", "k") >= 1  # OBJECT itself does not touch
+        assert c.call("OBJECT", "IDLETIME", "k") >= 2
+        assert c.call("OBJECT", "IDLETIME", "k") >= 2  # OBJECT itself does not touch
         assert c.call("TYPE", "k") == b"string"       # nor TYPE
         assert c.call("EXISTS", "k") == 1             # nor EXISTS (Redis 7)
-        assert c.call("OBJECT", "IDLETIME", "k") >= 1
+        assert c.call("OBJECT", "IDLETIME", "k") >= 2
         assert c.call("GET", "k") == b"v"
-        assert c.call("OBJECT", "IDLETIME", "k") == 0
-        assert c.call("OBJECT", "IDLETIME", "other") >= 1
+        assert c.call("OBJECT", "IDLETIME", "k") <= 1
+        assert c.call("OBJECT", "IDLETIME", "other") >= 2
         assert c.call("TOUCH", "other", "missing") == 1
-        assert c.call("OBJECT", "IDLETIME", "other") == 0
-    time.sleep(1.1)
+        assert c.call("OBJECT", "IDLETIME", "other") <= 1
+    time.sleep(2.1)
     for c in both:
         c.call("APPEND", "k", "w")  # a write touches too
-        assert c.call("OBJECT", "IDLETIME", "k") == 0
-        assert c.call("OBJECT", "IDLETIME", "other") >= 1
+        assert c.call("OBJECT", "IDLETIME", "k") <= 1
+        assert c.call("OBJECT", "IDLETIME", "other") >= 2
         assert c.call("OBJECT", "IDLETIME", "missing") is None
 
 
