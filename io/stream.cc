@@ -26,8 +26,8 @@ constexpr size_t kTlsRecvSize = 64 * 1024;
 
 }  // namespace
 
-Stream::Stream(Proactor* proactor, int fd, uint64_t* bytes_in, uint64_t* bytes_out)
-    : proactor_(proactor), fd_(fd), bytes_in_(bytes_in), bytes_out_(bytes_out) {
+Stream::Stream(Proactor* proactor, int fd, StreamCounters* counters)
+    : proactor_(proactor), fd_(fd), counters_(counters) {
   recv_op_.stream = this;
   send_op_.stream = this;
   proactor_->RegisterFile(fd);
@@ -59,8 +59,9 @@ bool Stream::Read(size_t needed) {
   if (tls_ != nullptr) return ReadTls(needed);
   if (no_streams_) {
     const int n = in_.Read(proactor_, fd_, needed);
+    ++counters_->reads;
     if (n <= 0) return false;
-    *bytes_in_ += size_t(n);
+    counters_->bytes_in += size_t(n);
     return true;
   }
   if (needed > in_.unparsed_size() + stash_.size()) in_.Reserve(needed);
@@ -102,7 +103,7 @@ bool Stream::ReadTls(size_t needed) {
     const size_t before = in_.unparsed_size();
     switch (tls_->Decrypt(&in_, needed)) {
       case TlsSession::Status::kData:
-        *bytes_in_ += in_.unparsed_size() - before;  // plaintext, as Redis counts through TLS
+        counters_->bytes_in += in_.unparsed_size() - before;  // plaintext, as Redis counts it
         return true;
       case TlsSession::Status::kNeedInput:
         break;
@@ -133,6 +134,7 @@ bool Stream::ReceiveCiphertext() {
   if (no_streams_) {
     stash_.resize(kTlsRecvSize);
     const int n = proactor_->Recv(fd_, stash_.data(), stash_.size());
+    ++counters_->reads;
     if (n <= 0) return false;
     tls_->PutCiphertext(stash_.data(), size_t(n));
     stash_.clear();
@@ -152,8 +154,9 @@ bool Stream::ReceiveCiphertext() {
 void Stream::RecvOp::OnRecv(int res, const char* data, bool armed) {
   // In the loop, on the stream's thread.
   Stream* s = stream;
+  if (res != -ENOBUFS && res != -ECANCELED) ++s->counters_->reads;
   if (res > 0) {
-    if (s->tls_ == nullptr) *s->bytes_in_ += size_t(res);  // TLS counts plaintext in ReadTls
+    if (s->tls_ == nullptr) s->counters_->bytes_in += size_t(res);  // TLS: plaintext, in ReadTls
     if (s->waiting_input_ && s->tls_ == nullptr) {
       s->in_.Append(data, size_t(res));  // nothing points into in_ while the fiber waits
     } else {
@@ -201,6 +204,7 @@ void Stream::StartSend(std::string* bytes) {
   }
   if (bytes->capacity() > kKeepSendBuffer) {
     std::string().swap(*bytes);
+    ++counters_->send_buffer_releases;
   } else {
     bytes->clear();
   }
@@ -211,6 +215,7 @@ void Stream::StartSendBuffer(size_t plain_size) {
   send_offset_ = 0;
   send_plain_size_ = plain_size;
   send_in_flight_ = true;
+  ++counters_->writes;
   proactor_->SendAsync(fd_, sending_.data(), sending_.size(), &send_op_);
 }
 
@@ -222,8 +227,9 @@ bool Stream::SendAndWait(std::string_view bytes) {
 void Stream::SendNow(std::string* bytes) {
   if (tls_ != nullptr) return;
   const ssize_t n = ::send(fd_, bytes->data(), bytes->size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ++counters_->writes;
   if (n > 0) {
-    *bytes_out_ += size_t(n);
+    counters_->bytes_out += size_t(n);
     bytes->erase(0, size_t(n));
   }
 }
@@ -239,6 +245,7 @@ void Stream::SendOp::Complete(int res) {
   if (res > 0 && s->send_offset_ + size_t(res) < s->sending_.size()) {
     // A short send (full socket buffer): send the rest.
     s->send_offset_ += size_t(res);
+    ++s->counters_->writes;
     s->proactor_->SendAsync(s->fd_, s->sending_.data() + s->send_offset_,
                             s->sending_.size() - s->send_offset_, this);
     return;
@@ -246,11 +253,14 @@ void Stream::SendOp::Complete(int res) {
   if (res <= 0) {
     s->send_error_ = res < 0 ? res : -EPIPE;
   } else {
-    *s->bytes_out_ += s->send_plain_size_;
+    s->counters_->bytes_out += s->send_plain_size_;
   }
   s->send_in_flight_ = false;
   // A big reply does not stay allocated while the connection idles after it.
-  if (s->sending_.capacity() > kKeepSendBuffer) std::string().swap(s->sending_);
+  if (s->sending_.capacity() > kKeepSendBuffer) {
+    std::string().swap(s->sending_);
+    ++s->counters_->send_buffer_releases;
+  }
   if (s->waiting_send_) {
     s->Wake(&s->waiting_send_);  // the fiber sends its next replies first
   } else if (res > 0 && s->send_listener_ != nullptr) {

@@ -25,6 +25,7 @@
 
 #include "io/input_buffer.h"
 #include "io/proactor.h"
+#include "io/stream_counters.h"
 
 namespace boost::fibers {
 class context;
@@ -47,10 +48,8 @@ class Stream {
   };
 
   // Takes fd (a connected socket) over: registers it with the proactor's file table and closes
-  // it on destruction. Bytes received and sent are added to *bytes_in and *bytes_out (the
-  // thread's counters: INFO's net_input_bytes, memcached's bytes_read, ...); with TLS, the
-  // plaintext, as Redis counts them.
-  Stream(Proactor* proactor, int fd, uint64_t* bytes_in, uint64_t* bytes_out);
+  // it on destruction. What it receives and sends is counted in *counters (of this thread).
+  Stream(Proactor* proactor, int fd, StreamCounters* counters);
   // Ends the receive and waits for the send in flight (their buffers live here), then closes the
   // fd. Destroy it on a fiber of its proactor's thread.
   ~Stream();
@@ -119,14 +118,13 @@ class Stream {
   bool ReadTls(size_t needed);
   // Waits for ciphertext and hands it to the TLS session; false on EOF or error.
   bool ReceiveCiphertext();
-  // Sends sending_ from its start; plain_size: what it carries for *bytes_out_.
+  // Sends sending_ from its start; plain_size: what it carries for counters_->bytes_out.
   void StartSendBuffer(size_t plain_size);
   void Wake(bool* waiting);
 
   Proactor* proactor_;
   const int fd_;
-  uint64_t* bytes_in_;
-  uint64_t* bytes_out_;
+  StreamCounters* counters_;
   SendListener* send_listener_ = nullptr;
   boost::fibers::context* fiber_ = nullptr;  // the serving fiber while it waits
 
@@ -144,7 +142,7 @@ class Stream {
   SendOp send_op_;
   std::string sending_;  // owned until the send completes
   size_t send_offset_ = 0;
-  // The bytes_out_ of the send in flight: its size, or with TLS the plaintext it encrypts (what
+  // The bytes_out of the send in flight: its size, or with TLS the plaintext it encrypts (what
   // Redis counts in net_output_bytes through TLS).
   size_t send_plain_size_ = 0;
   bool send_in_flight_ = false;

@@ -81,8 +81,7 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
 
 Connection::Connection(int fd, io::Proactor* proactor, std::unique_ptr<io::TlsSession> tls)
     : proactor_(proactor),
-      stream_(proactor, fd, &ServerThreadState::current().stats().net_input_bytes,
-              &ServerThreadState::current().stats().net_output_bytes),
+      stream_(proactor, fd, &ServerThreadState::current().stats().net),
       slot_bytes_(RelaxedPipelineOrder() ? shard::shard_set->size() : 1),
       runs_(proactor, this),
       relaxed_order_(RelaxedPipelineOrder()) {
@@ -294,7 +293,7 @@ void Connection::BeforeBlocking() {
   push_out_.clear();
   peaks_.output = std::max(peaks_.output, PendingOutput());
   out_sent_ += out_.size();
-  stream_.Send(&out_);  // a failed send closes the connection: the wait ends on the hang-up
+  SendReplies();  // a failed send closes the connection: the wait ends on the hang-up
 }
 
 void Connection::AfterBlocking() { blocked_ticks_ += CommandClockNow() - blocked_since_; }
@@ -302,6 +301,19 @@ void Connection::AfterBlocking() { blocked_ticks_ += CommandClockNow() - blocked
 void Connection::MaybeSendPushes() {
   if (batch_active_ || stream_.sending() || push_out_.empty() || closing_) return;
   stream_.StartSend(&push_out_);
+}
+
+bool Connection::SendReplies() {
+  // Redis' reply buffer starts at 16 KiB (PROTO_REPLY_CHUNK_BYTES) and its expands count the
+  // times it had to grow: here, the replies outgrew the buffer they were written into, past that
+  // size (a new connection's first replies growing an empty string are no expand).
+  constexpr size_t kReplyBufferStart = 16 * 1024;
+  if (out_.capacity() > std::max(out_capacity_, kReplyBufferStart)) [[unlikely]] {
+    ++ServerThreadState::current().stats().reply_buffer_expands;
+  }
+  const bool sent = stream_.Send(&out_);
+  out_capacity_ = out_.capacity();  // the buffer the stream gave back: the next batch's
+  return sent;
 }
 
 bool Connection::ProcessInput() {
@@ -396,7 +408,7 @@ bool Connection::ProcessInput() {
   out_.append(push_out_);
   push_out_.clear();
   peaks_.output = std::max(peaks_.output, PendingOutput());
-  const bool sent = out_.empty() || stream_.Send(&out_);
+  const bool sent = out_.empty() || SendReplies();
   batch_active_ = false;
   state_.executing = false;
   // Idle time counts from the reply, as in Redis: a batch that ran long (a slow command, a wait

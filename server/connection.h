@@ -95,6 +95,8 @@ class Connection final : public PushSink,
   // At a batch's start: the size of out_ past which OutputLimitReached must be asked (one compare
   // per command), and the budget of the replies queued commands may produce (RunItems).
   void ArmOutputCheck();
+  // Hands out_ to the stream (Stream::Send), counting INFO's reply_buffer_expands.
+  bool SendReplies();
   // Parses every complete request in the buffer and executes them. False when the connection must
   // close after the replies are sent (protocol error, QUIT).
   bool ProcessInput();
@@ -150,6 +152,7 @@ class Connection final : public PushSink,
   std::deque<std::string> owned_args_;  // copies of args the parser unescaped (quoted inline)
   std::string out_;                     // replies ready to send, in request order
   std::string push_out_;                // pushed messages waiting for the send path
+  size_t out_capacity_ = 0;             // out_'s capacity when its last send gave it back
   // Output limits (ArmOutputCheck): out_'s size that calls for a check (SIZE_MAX: no limit), and
   // the bytes queued commands may write into their slots before the rest are skipped because
   // the client is going to be closed, and what they wrote (RunItems: one count, or one per shard

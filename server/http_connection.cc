@@ -79,7 +79,7 @@ void ServeHttp(io::Stream* stream) { ServeRequest(stream, /*guarded=*/true); }
 
 void ServeHttpConnection(io::Proactor* proactor, int fd, std::unique_ptr<io::TlsSession> tls) {
   ThreadStats& stats = ServerThreadState::current().stats();
-  io::Stream stream(proactor, fd, &stats.net_input_bytes, &stats.net_output_bytes);
+  io::Stream stream(proactor, fd, &stats.net);
   if (tls != nullptr) stream.set_tls(std::move(tls));
   const io::InputBuffer& in = stream.input();
   HttpSniff sniff = HttpSniff::kNeedMore;

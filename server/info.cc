@@ -53,6 +53,19 @@ std::string BytesToHuman(uint64_t n) {
   return buf;
 }
 
+// Redis' "%.2f%%" and "%.2f" figures.
+std::string Percent(double value) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.2f%%", value);
+  return buf;
+}
+std::string Ratio(size_t a, size_t b) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.2f", b != 0 ? double(a) / double(b) : 0.0);
+  return buf;
+}
+int64_t Difference(size_t a, size_t b) { return int64_t(a) - int64_t(b); }
+
 std::string TimevalSeconds(const timeval& tv) {
   char buf[48];
   snprintf(buf, sizeof(buf), "%ld.%06ld", long(tv.tv_sec), long(tv.tv_usec));
@@ -187,24 +200,26 @@ std::string BuildInfo(unsigned sections) {
     // used_memory is exact: the bytes of the shards' values (each shard counts its own heap),
     // tables and own structures. The resident size comes from the kernel (mimalloc's own RSS
     // figure is an estimate on Linux, and only the fallback if /proc cannot be read).
-    const size_t used = total.used_memory;
-    const size_t peak = UpdatePeakMemory(used);
-    size_t elapsed, user, sys, rss, peak_rss, commit, peak_commit, faults;
-    mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
-    rss = m.rss != 0 ? m.rss : rss;
+    const MemoryFigures mem = ComputeMemoryFigures(m);
+    const size_t used = mem.used;
     const uint64_t total_mem = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    char perc[32], frag[32];
-    snprintf(perc, sizeof(perc), "%.2f%%", peak ? 100.0 * double(used) / double(peak) : 0.0);
-    snprintf(frag, sizeof(frag), "%.2f", used ? double(rss) / double(used) : 0.0);
     const int v = mi_version();
     header("Memory");
     field("used_memory", used);
     field("used_memory_human", BytesToHuman(used));
-    field("used_memory_rss", rss);
-    field("used_memory_rss_human", BytesToHuman(rss));
-    field("used_memory_peak", peak);
-    field("used_memory_peak_human", BytesToHuman(peak));
-    field("used_memory_peak_perc", perc);
+    field("used_memory_rss", mem.rss);
+    field("used_memory_rss_human", BytesToHuman(mem.rss));
+    field("used_memory_peak", mem.peak);
+    field("used_memory_peak_human", BytesToHuman(mem.peak));
+    field("used_memory_peak_perc", Percent(mem.peak_perc));
+    field("used_memory_overhead", mem.overhead);
+    field("used_memory_startup", mem.startup);
+    field("used_memory_dataset", mem.dataset);
+    field("used_memory_dataset_perc", Percent(mem.dataset_perc));
+    // mimalloc's committed memory stands for jemalloc's "active" pages.
+    field("allocator_allocated", used);
+    field("allocator_active", mem.committed);
+    field("allocator_resident", mem.rss);
     field("total_system_memory", total_mem);
     field("total_system_memory_human", BytesToHuman(total_mem));
     // One Lua interpreter per thread runs both EVAL's scripts and the functions (Redis has a VM
@@ -228,15 +243,28 @@ std::string BuildInfo(unsigned sections) {
     field("maxmemory", maxmemory);
     field("maxmemory_human", BytesToHuman(maxmemory));
     field("maxmemory_policy", shard::EvictionPolicyName(shard::MemoryLimit::policy()));
-    field("mem_fragmentation_ratio", frag);
+    field("allocator_frag_ratio", Ratio(mem.committed, used));
+    field("allocator_frag_bytes", Difference(mem.committed, used));
+    field("allocator_rss_ratio", Ratio(mem.rss, mem.committed));
+    field("allocator_rss_bytes", Difference(mem.rss, mem.committed));
+    // The allocator's resident figure is the process' own here: nothing resident beside it.
+    field("rss_overhead_ratio", "1.00");
+    field("rss_overhead_bytes", 0);
+    field("mem_fragmentation_ratio", Ratio(mem.rss, used));
+    field("mem_fragmentation_bytes", Difference(mem.rss, used));
     // Redis leaves its AOF and replica buffers out of what eviction counts; here they are not on a
     // shard's heap, so nothing in used_memory is left out.
     field("mem_not_counted_for_evict", 0);
+    field("mem_replication_backlog", 0);
+    field("mem_total_replication_buffers", 0);
     // Connection buffers are not part of used_memory here (they are not on a shard's heap):
     // mem_clients_normal reports them on their own.
     field("mem_clients_slaves", 0);
-    field("mem_clients_normal", total.client_memory);
+    field("mem_clients_normal", mem.clients);
+    field("mem_cluster_links", 0);
+    field("mem_aof_buffer", mem.aof_buffer);
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
+    field("active_defrag_running", 0);
     field("lazyfree_pending_objects", 0);
     field("lazyfreed_objects", 0);  // everything is freed at once (FLUSHALL ASYNC too)
   }
@@ -293,8 +321,8 @@ std::string BuildInfo(unsigned sections) {
     field("total_connections_received", total.stats.connections_received);
     field("total_commands_processed", total.stats.commands_processed);
     field("instantaneous_ops_per_sec", int64_t(total.rates.ops_per_sec));
-    field("total_net_input_bytes", total.stats.net_input_bytes);
-    field("total_net_output_bytes", total.stats.net_output_bytes);
+    field("total_net_input_bytes", total.stats.net.bytes_in);
+    field("total_net_output_bytes", total.stats.net.bytes_out);
     field("total_net_repl_input_bytes", 0);
     field("total_net_repl_output_bytes", 0);
     char in_kbps[32], out_kbps[32];
@@ -338,8 +366,13 @@ std::string BuildInfo(unsigned sections) {
     field("unexpected_error_replies", 0);
     field("total_error_replies", cmds.total_error_replies);
     field("dump_payload_sanitizations", 0);
+    // The clients' socket reads and writes, each thread counting its own connections'.
+    field("total_reads_processed", total.stats.net.reads);
+    field("total_writes_processed", total.stats.net.writes);
     field("io_threaded_reads_processed", 0);
     field("io_threaded_writes_processed", 0);
+    field("reply_buffer_shrinks", total.stats.net.send_buffer_releases);
+    field("reply_buffer_expands", total.stats.reply_buffer_expands);
     field("client_query_buffer_limit_disconnections",
           total.stats.client_query_buffer_limit_disconnections);
     field("client_output_buffer_limit_disconnections",

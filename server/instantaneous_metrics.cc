@@ -48,20 +48,20 @@ void SampleInstantaneousMetrics() {
     // The first call only takes the readings: there is no interval yet.
     t.started = true;
     t.ops.last_reading = stats.commands_processed;
-    t.input.last_reading = stats.net_input_bytes;
-    t.output.last_reading = stats.net_output_bytes;
+    t.input.last_reading = stats.net.bytes_in;
+    t.output.last_reading = stats.net.bytes_out;
     t.cycles.last_reading = loop.cycles;
     t.cycle_ns.last_reading = loop.cycle_ns_sum;
   } else {
     const int64_t elapsed = now - t.last_ms;
     // CONFIG RESETSTAT zeroes the counters: start over rather than report a wrapped difference.
     if (stats.commands_processed < t.ops.last_reading) t.ops.last_reading = 0;
-    if (stats.net_input_bytes < t.input.last_reading) t.input.last_reading = 0;
-    if (stats.net_output_bytes < t.output.last_reading) t.output.last_reading = 0;
+    if (stats.net.bytes_in < t.input.last_reading) t.input.last_reading = 0;
+    if (stats.net.bytes_out < t.output.last_reading) t.output.last_reading = 0;
     if (loop.cycles < t.cycles.last_reading) t.cycles.last_reading = t.cycle_ns.last_reading = 0;
     t.ops.Sample(stats.commands_processed, elapsed);
-    t.input.Sample(stats.net_input_bytes, elapsed);
-    t.output.Sample(stats.net_output_bytes, elapsed);
+    t.input.Sample(stats.net.bytes_in, elapsed);
+    t.output.Sample(stats.net.bytes_out, elapsed);
     t.cycles.Sample(loop.cycles, elapsed);
     t.cycle_ns.Sample(loop.cycle_ns_sum, elapsed);
   }

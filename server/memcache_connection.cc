@@ -49,7 +49,7 @@ struct McStats {
   uint64_t cas_hits = 0, cas_misses = 0, cas_badval = 0;
   uint64_t touch_hits = 0, touch_misses = 0;
   uint64_t store_too_large = 0, total_items = 0;
-  uint64_t bytes_read = 0, bytes_written = 0;
+  io::StreamCounters net;  // bytes_read, bytes_written
 };
 thread_local McStats tl_stats;
 thread_local absl::flat_hash_set<int>* tl_fds = nullptr;  // this thread's memcached clients
@@ -337,7 +337,7 @@ class KeyExecutor {
 MemcacheConnection::MemcacheConnection(int fd, io::Proactor* proactor,
                                        std::unique_ptr<io::TlsSession> tls)
     : proactor_(proactor),
-      stream_(proactor, fd, &tl_stats.bytes_read, &tl_stats.bytes_written),
+      stream_(proactor, fd, &tl_stats.net),
       runs_(proactor, this),
       relaxed_order_(RelaxedPipelineOrder()) {
   int one = 1;
@@ -627,8 +627,8 @@ void MemcacheConnection::Stats(const Cmd& cmd) {
     SHARDIS_SUM(incr_hits); SHARDIS_SUM(incr_misses); SHARDIS_SUM(decr_hits);
     SHARDIS_SUM(decr_misses); SHARDIS_SUM(cas_hits); SHARDIS_SUM(cas_misses);
     SHARDIS_SUM(cas_badval); SHARDIS_SUM(touch_hits); SHARDIS_SUM(touch_misses);
-    SHARDIS_SUM(store_too_large); SHARDIS_SUM(total_items); SHARDIS_SUM(bytes_read);
-    SHARDIS_SUM(bytes_written);
+    SHARDIS_SUM(store_too_large); SHARDIS_SUM(total_items); SHARDIS_SUM(net.bytes_in);
+    SHARDIS_SUM(net.bytes_out);
 #undef SHARDIS_SUM
   }
   const int64_t now_ms = shard::NowMs();
@@ -670,8 +670,8 @@ void MemcacheConnection::Stats(const Cmd& cmd) {
   stat("touch_hits", sum.touch_hits);
   stat("touch_misses", sum.touch_misses);
   stat("store_too_large", sum.store_too_large);
-  stat("bytes_read", sum.bytes_read);
-  stat("bytes_written", sum.bytes_written);
+  stat("bytes_read", sum.net.bytes_in);
+  stat("bytes_written", sum.net.bytes_out);
   stat("limit_maxbytes", 0);
   stat("threads", shard::shard_set->size());
   stat("bytes", bytes);

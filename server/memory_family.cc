@@ -95,23 +95,11 @@ void MemoryStats(ArgSlice, ConnContext& ctx) {
   const MetricsSnapshot m = GatherMetrics(kGatherThreads);
   const ThreadSample& total = m.total;
   const std::vector<TableBytes> tables = GatherTableBytes();
-  const size_t used = total.used_memory;
-  const size_t peak = UpdatePeakMemory(used);
-  size_t elapsed, user, sys, rss, peak_rss, committed, peak_committed, faults;
-  mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &committed, &peak_committed, &faults);
-  rss = ResidentBytes(rss);
+  const MemoryFigures mem = ComputeMemoryFigures(m);
+  const size_t used = mem.used;
 
-  size_t dbs_with_keys = 0, overhead = 0;
-  for (int i = 0; i < Shard::kNumDbs; ++i) {
-    if (total.dbs[i].keys == 0) continue;
-    ++dbs_with_keys;
-    overhead += tables[i].main + tables[i].expires;
-  }
-  const size_t lua_caches = total.scripts.script_bytes;
-  const size_t functions_caches = total.scripts.library_bytes;
-  overhead += total.client_memory + lua_caches + functions_caches;
-  // The shards' heaps start empty: what is used is data and tables (startup.allocated is 0).
-  const size_t dataset = used > overhead ? used - overhead : 0;
+  size_t dbs_with_keys = 0;
+  for (int i = 0; i < Shard::kNumDbs; ++i) dbs_with_keys += total.dbs[i].keys != 0;
 
   ctx.rb.MapHeader(27 + dbs_with_keys);
   auto field = [&](std::string_view name, int64_t value) {
@@ -122,16 +110,16 @@ void MemoryStats(ArgSlice, ConnContext& ctx) {
     ctx.rb.Bulk(name);
     ctx.rb.Double(value);
   };
-  field("peak.allocated", int64_t(peak));
+  field("peak.allocated", int64_t(mem.peak));
   field("total.allocated", int64_t(used));
-  field("startup.allocated", 0);
+  field("startup.allocated", int64_t(mem.startup));
   field("replication.backlog", 0);
   field("clients.slaves", 0);
-  field("clients.normal", int64_t(total.client_memory));
+  field("clients.normal", int64_t(mem.clients));
   field("cluster.links", 0);
-  field("aof.buffer", 0);
-  field("lua.caches", int64_t(lua_caches));
-  field("functions.caches", int64_t(functions_caches));
+  field("aof.buffer", int64_t(mem.aof_buffer));
+  field("lua.caches", int64_t(mem.lua_caches));
+  field("functions.caches", int64_t(mem.functions_caches));
   for (int i = 0; i < Shard::kNumDbs; ++i) {
     if (total.dbs[i].keys == 0) continue;
     ctx.rb.Bulk(core::Concat("db.", i));
@@ -140,24 +128,26 @@ void MemoryStats(ArgSlice, ConnContext& ctx) {
     field("overhead.hashtable.expires", int64_t(tables[i].expires));
     field("overhead.hashtable.slot-to-keys", 0);
   }
-  field("overhead.total", int64_t(overhead));
+  field("overhead.total", int64_t(mem.overhead));
   field("keys.count", int64_t(total.keys));
-  field("keys.bytes-per-key", total.keys != 0 ? int64_t(used / total.keys) : 0);
-  field("dataset.bytes", int64_t(dataset));
-  ratio("dataset.percentage", 100 * Ratio(dataset, used));
-  ratio("peak.percentage", 100 * Ratio(used, peak));
+  // Redis: what the server holds beyond its start-up memory, per key.
+  const size_t net = used > mem.startup ? used - mem.startup : 0;
+  field("keys.bytes-per-key", total.keys != 0 ? int64_t(net / total.keys) : 0);
+  field("dataset.bytes", int64_t(mem.dataset));
+  ratio("dataset.percentage", mem.dataset_perc);
+  ratio("peak.percentage", mem.peak_perc);
   // mimalloc's committed memory stands for jemalloc's "active" pages.
   field("allocator.allocated", int64_t(used));
-  field("allocator.active", int64_t(committed));
-  field("allocator.resident", int64_t(rss));
-  ratio("allocator-fragmentation.ratio", Ratio(committed, used));
-  field("allocator-fragmentation.bytes", Difference(committed, used));
-  ratio("allocator-rss.ratio", Ratio(rss, committed));
-  field("allocator-rss.bytes", Difference(rss, committed));
+  field("allocator.active", int64_t(mem.committed));
+  field("allocator.resident", int64_t(mem.rss));
+  ratio("allocator-fragmentation.ratio", Ratio(mem.committed, used));
+  field("allocator-fragmentation.bytes", Difference(mem.committed, used));
+  ratio("allocator-rss.ratio", Ratio(mem.rss, mem.committed));
+  field("allocator-rss.bytes", Difference(mem.rss, mem.committed));
   ratio("rss-overhead.ratio", 1);
   field("rss-overhead.bytes", 0);
-  ratio("fragmentation", Ratio(rss, used));
-  field("fragmentation.bytes", Difference(rss, used));
+  ratio("fragmentation", Ratio(mem.rss, used));
+  field("fragmentation.bytes", Difference(mem.rss, used));
 }
 
 // Fragmentation (resident over used) above which DOCTOR speaks up, once the process holds enough

@@ -9,6 +9,7 @@
 
 #include "core/string_util.h"
 #include "shard/db.h"
+#include "shard/journal_durability.h"
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
@@ -43,6 +44,8 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       // The shard's own structure (its databases' table headers) counts too, as Redis counts its
       // empty dicts: an empty server does not report 0.
       out.used_memory = s.used_memory();
+      out.startup_memory = s.startup_memory();
+      out.dataset_memory = s.dataset_memory();
       out.blocking_keys = s.blocking().blocking_keys();
       out.blocking_keys_on_nokey = s.blocking().blocking_keys_on_nokey();
       const int64_t now = shard::NowMs();
@@ -61,8 +64,12 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
     for (const ThreadSample& t : m.threads) {
       total.stats.connections_received += t.stats.connections_received;
       total.stats.commands_processed += t.stats.commands_processed;
-      total.stats.net_input_bytes += t.stats.net_input_bytes;
-      total.stats.net_output_bytes += t.stats.net_output_bytes;
+      total.stats.net.bytes_in += t.stats.net.bytes_in;
+      total.stats.net.bytes_out += t.stats.net.bytes_out;
+      total.stats.net.reads += t.stats.net.reads;
+      total.stats.net.writes += t.stats.net.writes;
+      total.stats.net.send_buffer_releases += t.stats.net.send_buffer_releases;
+      total.stats.reply_buffer_expands += t.stats.reply_buffer_expands;
       total.stats.rejected_connections += t.stats.rejected_connections;
       total.stats.protocol_errors += t.stats.protocol_errors;
       total.stats.unknown_commands += t.stats.unknown_commands;
@@ -82,6 +89,8 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.shard.evicted_keys += t.shard.evicted_keys;
       total.shard.dirty += t.shard.dirty;
       total.used_memory += t.used_memory;
+      total.startup_memory += t.startup_memory;
+      total.dataset_memory += t.dataset_memory;
       total.expired_keys += t.expired_keys;
       total.keys += t.keys;
       total.blocking_keys += t.blocking_keys;
@@ -131,6 +140,28 @@ size_t ResidentBytes(size_t fallback) {
   const int n = fscanf(f, "%lu %lu", &size_pages, &resident_pages);
   fclose(f);
   return n == 2 ? size_t(resident_pages) * size_t(sysconf(_SC_PAGESIZE)) : fallback;
+}
+
+MemoryFigures ComputeMemoryFigures(const MetricsSnapshot& m) {
+  const ThreadSample& t = m.total;
+  MemoryFigures f;
+  f.used = t.used_memory;
+  f.peak = UpdatePeakMemory(f.used);
+  f.startup = t.startup_memory;
+  f.dataset = std::min(t.dataset_memory, f.used);
+  f.clients = t.client_memory;
+  f.aof_buffer = shard::JournalBacklogBytes();
+  f.lua_caches = t.scripts.script_bytes;
+  f.functions_caches = t.scripts.library_bytes;
+  f.overhead = (f.used - f.dataset) + f.clients + f.aof_buffer + f.lua_caches + f.functions_caches;
+  size_t elapsed, user, sys, rss, peak_rss, peak_committed, faults;
+  mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &f.committed, &peak_committed, &faults);
+  f.rss = m.rss != 0 ? m.rss : rss;  // mimalloc's RSS is an estimate on Linux: the fallback
+  // Redis: the dataset's share of what the server holds beyond its start-up memory.
+  const size_t net = f.used > f.startup ? f.used - f.startup : 0;
+  f.dataset_perc = net != 0 ? std::min(100.0, 100.0 * double(f.dataset) / double(net)) : 0;
+  f.peak_perc = f.peak != 0 ? 100.0 * double(f.used) / double(f.peak) : 0;
+  return f;
 }
 
 namespace {
@@ -203,8 +234,8 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
   w.Gauge("memory_rss_bytes", "Resident set size of the process.", m.rss);
   w.Counter("commands_processed_total", "Commands received (INFO total_commands_processed).",
             t.stats.commands_processed);
-  w.Counter("net_input_bytes_total", "Bytes read from clients.", t.stats.net_input_bytes);
-  w.Counter("net_output_bytes_total", "Bytes written to clients.", t.stats.net_output_bytes);
+  w.Counter("net_input_bytes_total", "Bytes read from clients.", t.stats.net.bytes_in);
+  w.Counter("net_output_bytes_total", "Bytes written to clients.", t.stats.net.bytes_out);
   w.Counter("keyspace_hits_total", "Key lookups that found the key.", t.shard.keyspace_hits);
   w.Counter("keyspace_misses_total", "Key lookups that missed.", t.shard.keyspace_misses);
   w.Counter("expired_keys_total", "Keys removed because they expired.", t.expired_keys);

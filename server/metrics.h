@@ -23,7 +23,9 @@ struct ThreadSample {
   ThreadStats stats;
   size_t clients = 0;
   shard::ShardStats shard;
-  size_t used_memory = 0;  // the shard's structure, values and tables
+  size_t used_memory = 0;     // the shard's structure, values and tables
+  size_t startup_memory = 0;  // used_memory as the shard started, with no key
+  size_t dataset_memory = 0;  // its keys' and values' blocks (Shard::dataset_memory)
   uint64_t expired_keys = 0;
   struct DbSample {
     uint64_t keys = 0, expires = 0;
@@ -69,6 +71,29 @@ size_t UpdatePeakMemory(size_t used);
 
 // The resident set size from /proc/self/statm, or `fallback` if it cannot be read.
 size_t ResidentBytes(size_t fallback);
+
+// Where the memory goes, as Redis' getMemoryOverheadData breaks it down for INFO memory and
+// MEMORY STATS. used_memory counts the shards (each one's heap of keys and values, its tables and
+// itself); connection buffers, script caches and the AOF's backlog live outside the shards'
+// heaps, so they are overhead on top of used_memory, where Redis counts them in it.
+struct MemoryFigures {
+  size_t used = 0;      // used_memory
+  size_t peak = 0;      // used_memory_peak, including `used`
+  size_t startup = 0;   // used_memory as the shards started (Redis': after its own start-up)
+  size_t dataset = 0;   // the keys' and values' blocks: used less the shards' own tables
+  size_t overhead = 0;  // the shards' own structures and tables, and the buffers listed here
+  size_t clients = 0;   // the connections' buffers (mem_clients_normal)
+  size_t aof_buffer = 0;        // journal bytes not yet written to the AOF (mem_aof_buffer)
+  size_t lua_caches = 0;        // EVAL scripts' bodies
+  size_t functions_caches = 0;  // function libraries' code
+  size_t committed = 0;  // the allocator's committed memory (mimalloc's, as jemalloc's "active")
+  size_t rss = 0;        // the process' resident set
+  double dataset_perc = 0;  // of what the data added since start-up: dataset / (used - startup)
+  double peak_perc = 0;     // used / peak
+};
+
+// From a snapshot gathered with kGatherThreads; updates the peak (UpdatePeakMemory).
+MemoryFigures ComputeMemoryFigures(const MetricsSnapshot& m);
 
 // The snapshot in the Prometheus text exposition format (version 0.0.4), names prefixed
 // "shardis_". Wants a snapshot gathered with kGatherThreads | kGatherCommands.

@@ -12,6 +12,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include "io/stream_counters.h"
 #include "server/connection_state.h"
 
 namespace shardis::server {
@@ -40,8 +41,10 @@ ServerInfo& MutableInfo();
 struct ThreadStats {
   uint64_t connections_received = 0;
   uint64_t commands_processed = 0;
-  uint64_t net_input_bytes = 0;
-  uint64_t net_output_bytes = 0;
+  io::StreamCounters net;  // the clients' sockets: bytes, reads and writes
+  // Batches whose replies outgrew the reply buffer's capacity (Redis' reply_buffer_expands); the
+  // buffers released after a large reply are net.send_buffer_releases (its reply_buffer_shrinks).
+  uint64_t reply_buffer_expands = 0;
   uint64_t rejected_connections = 0;
   uint64_t protocol_errors = 0;
   uint64_t unknown_commands = 0;  // errors replied for commands not in the table

@@ -21,6 +21,7 @@ Shard::Shard(uint32_t id) : id_(id) {
   LoadKeyspaceEventsOnThread();
   tracking_.set_shard(id);
   for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_);
+  startup_memory_ = used_memory();
 }
 
 Shard::~Shard() {
@@ -45,6 +46,8 @@ size_t Shard::used_memory() const {
   for (const Db& db : dbs_) bytes += db.table_bytes();
   return bytes;
 }
+
+size_t Shard::dataset_memory() const { return heap_.used_bytes(); }
 
 Shard* Shard::current() { return tl_current; }
 void Shard::set_current(Shard* shard) { tl_current = shard; }

@@ -72,6 +72,11 @@ class Shard {
 
   // Bytes in use by this shard: its values (exact, from its heap), its tables and itself.
   size_t used_memory() const;
+  // used_memory() as the shard was built, with no key (its part of INFO's used_memory_startup).
+  size_t startup_memory() const { return startup_memory_; }
+  // The blocks of its keys and values, on its heap (its part of INFO's used_memory_dataset): what
+  // used_memory() holds beyond the shard itself and its tables, Redis' overhead.
+  size_t dataset_memory() const;
   // Whether this shard may hold more than its share of maxmemory (eviction.h keeps it): a command
   // that does not write evicts only while it is set, so that it pays one test rather than a
   // measure of used_memory() (a loop over the 16 databases).
@@ -94,6 +99,7 @@ class Shard {
   uint64_t snapshot_version_ = 0;
   ShardSnapshot* snapshot_ = nullptr;
   bool may_exceed_share_ = true;  // not measured yet
+  size_t startup_memory_ = 0;
 };
 
 }  // namespace shardis::shard

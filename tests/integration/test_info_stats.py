@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import TARGET, Error, RespConn
+from conftest import TARGET, Error, RespConn, wait_for
 
 pytestmark = pytest.mark.shardis_only
 
@@ -78,6 +78,8 @@ def test_field_names_and_types_match_redis(r, redis_server):
         assert section in ours, section
         extra = set(ours[section]) - set(ref[section]) - OURS
         assert not extra, f"{section}: fields Redis does not have: {sorted(extra)}"
+        lacking = set(ref[section]) - set(ours[section])
+        assert not lacking, f"{section}: Redis' fields we lack: {sorted(lacking)}"
         missing = REQUIRED[section] - set(ours[section])
         assert not missing, f"{section}: missing {sorted(missing)}"
         for name, value in ours[section].items():
@@ -305,3 +307,98 @@ def test_eventloop_figures_move(r, server):
     for name in ("eventloop_cycles", "eventloop_duration_sum", "eventloop_duration_cmd_sum"):
         assert int(busy[name]) > int(before[name]), name
     assert int(busy["instantaneous_eventloop_cycles_per_sec"]) > 0
+
+
+def test_replication_of_a_master_without_replicas(r, redis_server):
+    """The replication section of a master with no replica, field by field as Redis shows it (the
+    replication id is random)."""
+    ours = info(r, "replication")["replication"]
+    theirs = info(redis_server.client(), "replication")["replication"]
+    assert list(ours) == list(theirs)
+    assert re.fullmatch(r"[0-9a-f]{40}", ours.pop("master_replid"))
+    theirs.pop("master_replid")
+    assert ours == theirs
+
+
+def test_memory_breakdown_follows_the_data(r, server):
+    """used_memory_overhead/startup/dataset: the dataset is what the keys and values hold, the
+    overhead the shards' own structures and tables plus the buffers outside used_memory (clients,
+    AOF, script caches); the dataset grows with data and goes with it; MEMORY STATS agrees."""
+    def memory():
+        return {k: v for k, v in info(r, "memory")["memory"].items()}
+
+    def check(m):
+        used, overhead, dataset = (int(m[f]) for f in ("used_memory", "used_memory_overhead",
+                                                       "used_memory_dataset"))
+        outside = sum(int(m[f]) for f in ("mem_clients_normal", "mem_aof_buffer",
+                                          "used_memory_scripts"))
+        assert used == dataset + overhead - outside, m
+        assert 0 < int(m["used_memory_startup"]) <= used
+        assert re.fullmatch(r"\d+\.\d\d%", m["used_memory_dataset_perc"])
+        assert 0 <= float(m["used_memory_dataset_perc"][:-1]) <= 100
+        for f in ("allocator_allocated", "allocator_active", "allocator_resident",
+                  "mem_fragmentation_bytes"):
+            assert kind(m[f]) == "int", f
+        return dataset
+
+    r.flushall()
+    empty = memory()
+    before = check(empty)
+    value = b"v" * 200
+    with r.pipeline(transaction=False) as p:
+        for i in range(2000):
+            p.set(f"dataset:{i}", value)
+        p.execute()
+    full = memory()
+    grown = check(full)
+    assert grown - before >= 2000 * len(value), (before, grown)
+    assert float(full["used_memory_dataset_perc"][:-1]) > 50
+    # The start-up figure is fixed.
+    assert full["used_memory_startup"] == empty["used_memory_startup"]
+    stats = r.memory_stats()
+    assert stats["startup.allocated"] == int(full["used_memory_startup"])
+    assert stats["dataset.bytes"] >= 2000 * len(value)
+    r.flushall()
+    assert check(memory()) <= before + 1024
+
+
+def stats_field(r, name):
+    return int(info(r, "stats")["stats"][name])
+
+
+def test_reads_and_writes_processed_follow_requests(r, server):
+    """total_reads_processed/total_writes_processed: a read per receive of a client's socket, a
+    write per send: a request per round trip moves both by one each, a pipeline of many requests
+    in one send moves them by few."""
+    with RespConn(server.port) as c:
+        c.call("PING")
+        reads, writes = (stats_field(r, "total_reads_processed"),
+                         stats_field(r, "total_writes_processed"))
+        for _ in range(20):
+            c.call("PING")
+        # This INFO's own connection reads once for it before it is made.
+        assert stats_field(r, "total_reads_processed") - reads >= 20
+        assert stats_field(r, "total_writes_processed") - writes >= 20
+        reads = stats_field(r, "total_reads_processed")
+        c.send(b"".join(c.encode("PING") for _ in range(200)))
+        for _ in range(200):
+            c.read_reply()
+        assert 1 <= stats_field(r, "total_reads_processed") - reads < 100
+
+
+def test_reply_buffer_expands_and_shrinks(r, server):
+    """A reply larger than the reply buffer grows it (reply_buffer_expands); a buffer a large reply
+    grew is given back after its send (reply_buffer_shrinks). Small replies move neither."""
+    r.set("big", b"x" * (1 << 20))
+    with RespConn(server.port) as c:
+        c.call("PING")
+        expands, shrinks = (stats_field(r, "reply_buffer_expands"),
+                            stats_field(r, "reply_buffer_shrinks"))
+        for _ in range(10):
+            c.call("GET", "small")
+        assert stats_field(r, "reply_buffer_expands") == expands
+        assert stats_field(r, "reply_buffer_shrinks") == shrinks
+        assert len(c.call("GET", "big")) == 1 << 20
+        assert stats_field(r, "reply_buffer_expands") == expands + 1
+        # The send completes in the server's loop once the kernel took the last bytes.
+        assert wait_for(lambda: stats_field(r, "reply_buffer_shrinks") == shrinks + 1, 5)

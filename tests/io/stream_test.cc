@@ -57,7 +57,7 @@ class StreamTest : public ::testing::Test {
 
   ProactorPool pool_{1};
   int fds_[2] = {-1, -1};
-  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  StreamCounters counters_;
 };
 
 // A client streams 8 MiB while the serving fiber is busy for a while: the stash stops growing
@@ -76,7 +76,7 @@ TEST_F(StreamTest, EchoesEveryByteInOrderUnderBackpressure) {
 
   size_t pending_while_busy = 0;
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, server_fd(), &bytes_in_, &bytes_out_);
+    Stream stream(p, server_fd(), &counters_);
     ASSERT_TRUE(stream.Read());
     p->SleepFor(milliseconds(300));  // busy: what arrives now waits in the stash
     pending_while_busy = stream.pending_input();
@@ -96,8 +96,40 @@ TEST_F(StreamTest, EchoesEveryByteInOrderUnderBackpressure) {
   EXPECT_LT(pending_while_busy, size_t(1) << 20);
   EXPECT_EQ(echoed.size(), msg.size());
   EXPECT_TRUE(echoed == msg);
-  EXPECT_EQ(bytes_in_, msg.size());
-  EXPECT_EQ(bytes_out_, msg.size());
+  EXPECT_EQ(counters_.bytes_in, msg.size());
+  EXPECT_EQ(counters_.bytes_out, msg.size());
+}
+
+// Each receive completion is a read and each send handed to the kernel a write (INFO's
+// total_reads_processed, total_writes_processed); a send buffer a large reply grew is released
+// after its send (reply_buffer_shrinks), a small one is kept.
+TEST_F(StreamTest, CountsReadsWritesAndReleasedBuffers) {
+  const std::string big = Pattern(1 << 20);
+  std::string received;
+  std::thread reader([&] { received = ReadToEof(client_fd()); });
+  pool_.AwaitOn(0, [&](Proactor* p) {
+    Stream stream(p, server_fd(), &counters_);
+    WriteAll(client_fd(), "PING\r\n");
+    ASSERT_TRUE(stream.Read());
+    EXPECT_EQ(counters_.reads, 1u);
+    EXPECT_EQ(counters_.bytes_in, 6u);
+    std::string out = "+PONG\r\n";
+    ASSERT_TRUE(stream.Send(&out));
+    ASSERT_TRUE(stream.WaitSendDone());
+    EXPECT_EQ(counters_.writes, 1u);
+    EXPECT_EQ(counters_.send_buffer_releases, 0u);
+    out = big;
+    ASSERT_TRUE(stream.Send(&out));
+    ASSERT_TRUE(stream.WaitSendDone());
+    EXPECT_GE(counters_.writes, 2u);  // more if the kernel took it in pieces
+    EXPECT_EQ(counters_.send_buffer_releases, 1u);
+    EXPECT_EQ(counters_.bytes_out, 7u + big.size());
+    shutdown(client_fd(), SHUT_WR);
+    EXPECT_FALSE(stream.Read());
+    EXPECT_EQ(counters_.reads, 2u);  // the end of input is a read too
+  });
+  reader.join();
+  EXPECT_EQ(received.size(), 7u + big.size());
 }
 
 // A large request announced by its parser lands in a buffer made for it.
@@ -105,7 +137,7 @@ TEST_F(StreamTest, ReadReservesWhatTheParserNeeds) {
   const std::string msg = Pattern(1 << 20);
   std::thread writer([&] { WriteAll(client_fd(), msg); });
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, server_fd(), &bytes_in_, &bytes_out_);
+    Stream stream(p, server_fd(), &counters_);
     while (stream.input().unparsed_size() < msg.size()) ASSERT_TRUE(stream.Read(msg.size()));
     EXPECT_GE(stream.input().capacity(), msg.size());
     EXPECT_TRUE(std::string_view(stream.input().unparsed(), stream.input().unparsed_size()) == msg);
@@ -122,7 +154,7 @@ TEST_F(StreamTest, SendListenerHearsSendsNobodyWaitsFor) {
   } listener;
   std::string received;
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, server_fd(), &bytes_in_, &bytes_out_);
+    Stream stream(p, server_fd(), &counters_);
     stream.set_send_listener(&listener);
     std::string bytes = "+message\r\n";
     stream.StartSend(&bytes);
@@ -144,7 +176,7 @@ TEST_F(StreamTest, ReadEndsAtEofAfterTheLastBytes) {
   std::string got;
   bool more = true;
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, server_fd(), &bytes_in_, &bytes_out_);
+    Stream stream(p, server_fd(), &counters_);
     while (stream.Read()) {
       got.append(stream.input().unparsed(), stream.input().unparsed_size());
       stream.input().Consume(stream.input().unparsed_size());
@@ -158,7 +190,7 @@ TEST_F(StreamTest, ReadEndsAtEofAfterTheLastBytes) {
 // Last words: SendNow writes what the socket takes at once and leaves the rest.
 TEST_F(StreamTest, SendNowWritesWithoutWaiting) {
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, server_fd(), &bytes_in_, &bytes_out_);
+    Stream stream(p, server_fd(), &counters_);
     std::string bytes = "-ERR Protocol error\r\n";
     stream.SendNow(&bytes);
     EXPECT_TRUE(bytes.empty());

@@ -75,7 +75,7 @@ class TlsStreamTest : public ::testing::Test {
   int fds_[2] = {-1, -1};
   SSL_CTX* server_ctx_ = nullptr;
   SSL_CTX* client_ctx_ = nullptr;
-  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  StreamCounters counters_;
 };
 
 // 4 MiB go through the handshake, are decrypted into the input buffer in pieces no larger than
@@ -100,7 +100,7 @@ TEST_F(TlsStreamTest, EchoesEveryByteAfterTheHandshake) {
     SSL_free(ssl);
   });
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, fds_[0], &bytes_in_, &bytes_out_);
+    Stream stream(p, fds_[0], &counters_);
     stream.set_tls(std::make_unique<TlsSession>(server_ctx_, SSL_VERIFY_NONE));
     size_t got = 0;
     std::string out;
@@ -119,8 +119,8 @@ TEST_F(TlsStreamTest, EchoesEveryByteAfterTheHandshake) {
   EXPECT_EQ(echoed.size(), msg.size());
   EXPECT_TRUE(echoed == msg);
   // Plaintext is counted, as Redis' net_input_bytes/net_output_bytes through TLS.
-  EXPECT_EQ(bytes_in_, msg.size());
-  EXPECT_EQ(bytes_out_, msg.size());
+  EXPECT_EQ(counters_.bytes_in, msg.size());
+  EXPECT_EQ(counters_.bytes_out, msg.size());
 }
 
 // A plaintext client on a TLS stream: the stream reads nothing and ends.
@@ -130,7 +130,7 @@ TEST_F(TlsStreamTest, PlaintextClientEndsTheStream) {
   bool read = true;
   std::string error;
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, fds_[0], &bytes_in_, &bytes_out_);
+    Stream stream(p, fds_[0], &counters_);
     auto session = std::make_unique<TlsSession>(server_ctx_, SSL_VERIFY_NONE);
     TlsSession* s = session.get();
     stream.set_tls(std::move(session));
@@ -153,7 +153,7 @@ TEST_F(TlsStreamTest, RequiredClientCertificateMissingFailsTheHandshake) {
   });
   bool read = true;
   pool_.AwaitOn(0, [&](Proactor* p) {
-    Stream stream(p, fds_[0], &bytes_in_, &bytes_out_);
+    Stream stream(p, fds_[0], &counters_);
     stream.set_tls(std::make_unique<TlsSession>(
         server_ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT));
     read = stream.Read();
