@@ -51,8 +51,9 @@ struct ShardContext {
   shard::JournalEffect journal_effect{};
   // CLIENT TRACKING: the client whose reads this command's key is remembered for, if any.
   const shard::TrackedReader* reader = nullptr;
-  // A script's command that needs no maxmemory check (Redis' scriptVerifyOOM): the script has
-  // the allow-oom flag, or an earlier command of the script wrote (a run is never cut halfway).
+  // A command that needs no maxmemory check nor eviction: a script's (Redis' scriptVerifyOOM:
+  // the script has the allow-oom flag, or an earlier command of the script wrote, and a run is
+  // never cut halfway), or one queued in an EXEC, which did both.
   bool skip_memory_check = false;
   bool journaling() const { return shard.journal().on(); }
 };

@@ -303,6 +303,15 @@ void Connection::MaybeSendPushes() {
   stream_.StartSend(&push_out_);
 }
 
+void Connection::PushesAheadOfReply() {
+  // The shards' messages to this client come back on the same rings as the hops' completions and
+  // before them, so they are in push_out_ by now (a local shard delivers them inline).
+  if (push_out_.empty() || state_.replies_altered()) return;
+  DCHECK(runs_.empty());  // out_ holds every earlier reply
+  out_.append(push_out_);
+  push_out_.clear();
+}
+
 bool Connection::SendReplies() {
   // Redis' reply buffer starts at 16 KiB (PROTO_REPLY_CHUNK_BYTES) and its expands count the
   // times it had to grow: here, the replies outgrew the buffer they were written into, past that
@@ -549,10 +558,14 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   }
   // maxmemory: a kDenyOom command run on one shard is checked there (RunShardCommand); here the
   // ones that run in the connection and, as in Redis, anything queued in MULTI.
+  bool evicted = false;  // the shards over their share evicted before this command
   if (shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
     if (NeedsMemoryAdmission(*spec, flags, state_)) {
       FlushQueued();  // admission may hop: what was queued before runs first
-      if (!shard::AdmitUnderMaxMemory()) return Reject(spec, shard::kOomError, /*code=*/"");
+      const bool admitted = shard::AdmitUnderMaxMemory();
+      evicted = true;
+      PushesAheadOfReply();
+      if (!admitted) return Reject(spec, shard::kOomError, /*code=*/"");
     }
   }
   // Persistence: -MISCONF for writes (and PING, as Redis) after a failed background save, and
@@ -644,6 +657,15 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // Connection-level commands may hop and wait themselves; everything queued before them must
   // have run first, so that one client's commands keep their order.
   FlushQueued();
+  if (shard::MemoryLimit::maxmemory() != 0 && !evicted) [[unlikely]] {
+    // As Redis before every command (reads, PING and EXEC too; not while a script runs too long
+    // or the dataset loads): the shards over their share evict if the process is over the limit
+    // (only then a hop). A command that runs on one shard evicts there (RunShardCommand).
+    if (!Persistence().loading.load(std::memory_order_relaxed) && !ScriptsBusy()) {
+      (void)shard::AdmitUnderMaxMemory();
+      PushesAheadOfReply();
+    }
+  }
   rb_.set_output(&out_);
   rb_.set_resp3(state_.resp3);
   ConnContext ctx{state_, rb_};

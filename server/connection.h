@@ -95,6 +95,12 @@ class Connection final : public PushSink,
   // At a batch's start: the size of out_ past which OutputLimitReached must be asked (one compare
   // per command), and the budget of the replies queued commands may produce (RunItems).
   void ArmOutputCheck();
+  // After the shards evicted for the command about to run (maxmemory), with every earlier reply
+  // in out_: the messages pushed meanwhile, the invalidations of the evicted keys this client
+  // tracks among them, go ahead of the command's reply, as Redis sends them before it runs (the
+  // client's own writes' invalidations, which Redis sends after each reply, come after the
+  // earlier commands' replies). Under CLIENT REPLY OFF/SKIP they follow the batch.
+  void PushesAheadOfReply();
   // Hands out_ to the stream (Stream::Send), counting INFO's reply_buffer_expands.
   bool SendReplies();
   // Parses every complete request in the buffer and executes them. False when the connection must

@@ -126,6 +126,9 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
         ShardContext sctx{t.shard, t.shard.db(db_index), rb, t.now_ms, hash};
         sctx.journal_unit = unit;
         sctx.reader = TrackingReaderOf(conn);  // the connection waits for the EXEC meanwhile
+        // As in Redis, the queued commands neither evict nor meet the OOM check: EXEC itself did
+        // both, before its reply began (an invalidation pushed now would land inside its array).
+        sctx.skip_memory_check = true;
         RunShardCommand(*q.spec, args, sctx);
       });
       ctx.rb.output()->append(reply);

@@ -384,6 +384,77 @@ def test_a_read_over_maxmemory_evicts_first_and_announces_the_evicted_keys(serve
         r.config_set("maxmemory-policy", "noeviction")
 
 
+def track_a_volatile_key(c):
+    """c (tracking) reads 'volatile{ev}', a key with a TTL: the one key volatile-random may evict."""
+    c.call("SETEX", "volatile{ev}", "10000", "x")
+    c.call("GET", "volatile{ev}")
+
+
+def go_over_maxmemory(r):
+    """Sets maxmemory (volatile-random) to what the process holds and 100 KB more, then writes a
+    200 KB key beside 'volatile{ev}': the next command evicts that key. The shards publish their
+    figures to each other every 100 ms: the sleep lets a command on another thread see this one
+    over its share."""
+    r.config_set("maxmemory-policy", "volatile-random")
+    r.config_set("maxmemory", r.info("memory")["used_memory"] + 100 * 1024)
+    r.setbit("big{ev}", 1600000, 0)
+    time.sleep(0.3)
+
+
+def reset_maxmemory(r):
+    r.config_set("maxmemory", 0)
+    r.config_set("maxmemory-policy", "noeviction")
+
+
+@pytest.mark.parametrize("command", ["MGET", "MSET", "DEL", "PING"])
+def test_a_command_that_runs_in_the_connection_evicts_first_and_announces_it(server, r, command):
+    """Redis evicts before every command; the invalidation of an evicted key the client tracks
+    comes ahead of the command's reply. Here a multi-key command (its keys on several shards),
+    and PING, which no shard runs: they evict (the shard over its share) before they run."""
+    c = resp3(server)
+    c.call("CLIENT", "TRACKING", "on")
+    args = {"MGET": ["MGET", *KEYS],
+            "MSET": ["MSET", *[x for k in KEYS for x in (k, b"1")]],
+            "DEL": ["DEL", *KEYS],
+            "PING": ["PING"]}[command]
+    try:
+        track_a_volatile_key(c)
+        evicted = r.info("stats")["evicted_keys"]
+        go_over_maxmemory(r)
+        c.send_command(*args)
+        got = [c.read_reply()[1], c.read_reply()[1]]
+        assert isinstance(got[0], Push) and list(got[0]) == [b"invalidate", [b"volatile{ev}"]], got
+        expected = {"MGET": [None] * len(KEYS), "DEL": 0, "PING": b"PONG"}
+        if command == "MSET":
+            # Nothing else may go (the big key has no TTL): still over the limit, refused.
+            assert isinstance(got[1], Error) and got[1].startswith(b"OOM "), got
+        else:
+            assert got[1] == expected[command], got
+        assert r.info("stats")["evicted_keys"] == evicted + 1
+    finally:
+        reset_maxmemory(r)
+
+
+def test_exec_evicts_first_and_announces_it_ahead_of_its_array(server, r):
+    """EXEC is a command like any other: the eviction comes before it, and so does the
+    invalidation; its queued commands do not evict (nothing lands inside its array)."""
+    c = resp3(server)
+    c.call("CLIENT", "TRACKING", "on")
+    try:
+        track_a_volatile_key(c)
+        assert c.call("MULTI") == b"OK"
+        for key in KEYS[:4]:
+            assert c.call("GET", key) == b"QUEUED"
+        go_over_maxmemory(r)
+        c.send_command("EXEC")
+        got = [c.read_reply()[1], c.read_reply()[1]]
+        assert isinstance(got[0], Push) and list(got[0]) == [b"invalidate", [b"volatile{ev}"]], got
+        assert got[1] == [None] * 4, got
+        assert_no_message(c)
+    finally:
+        reset_maxmemory(r)
+
+
 def test_evicted_keys_are_announced_before_the_reply_of_the_write_that_evicted_them(server, r):
     """A pipeline of writes over maxmemory: each write evicts first, and the invalidation of what
     it evicted (a key this client read) comes right before that write's reply, as in Redis, not
