@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
+
+#include <absl/cleanup/cleanup.h>
 
 #include "core/string_util.h"
 #include "server/client_pause.h"
@@ -121,12 +124,28 @@ void DebugReload(ArgSlice args, ConnContext& ctx) {
       return ctx.rb.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
     }
   }
-  if (save) {
-    // Redis saves in the foreground even while its child saves; here one save waits for the
-    // other (a save run by this EXEC's own transaction could not finish meanwhile: none waits).
-    if (shard::Transaction::CurrentExec() == nullptr) WaitWhileSaving();
-    if (!SaveSnapshot(RdbFilename()).ok()) return ctx.rb.Error("ERR");
+  // Redis runs the save, the flush and the load in one go. Here the reload holds every shard
+  // from before its save to the end of its load (inside an EXEC, the EXEC's hold does): no write
+  // comes between the save and the flush (it would be acknowledged, then lost), and no other
+  // reload either (two loads into one dataset met each other's keys: "duplicated key"). The
+  // transactions of the save's cut and of the flush nest in the hold.
+  std::optional<shard::Transaction> hold;
+  if (shard::Transaction::CurrentExec() == nullptr) {
+    for (;;) {
+      // Redis saves in the foreground even while its child saves; here one save waits for the
+      // other, before the hold: a save takes its cut with a transaction over every shard.
+      if (save) WaitWhileSaving();
+      hold.emplace(0, shard::Transaction::AllShards{}, shard::Transaction::kWrite);
+      hold->Run([](shard::TxShard&) {});  // every shard is held once the (empty) step ran
+      if (!save || !SaveInProgress()) break;
+      hold.reset();  // a save that began meanwhile may be waiting for our shards to take its cut
+    }
+    shard::Transaction::SetCurrentExec(&*hold);
   }
+  const absl::Cleanup unhold = [&] {
+    if (hold) shard::Transaction::SetCurrentExec(nullptr);
+  };
+  if (save && !SaveSnapshot(RdbFilename()).ok()) return ctx.rb.Error("ERR");
   // From here until the load ends, other clients get -LOADING: nobody sees the empty dataset.
   BeginLoading(0);
   if (flush) {

@@ -468,3 +468,59 @@ def test_shutdown_while_clients_keep_starting_saves(launch, tmp_path, how):
             t.join()
     again = launch(d, threads=2)
     assert again.client().get("k") == b"v"
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_concurrent_debug_reloads_with_writes_between(launch, tmp_path, threads):
+    """Two clients send DEBUG RELOAD in a loop while a third writes: every reload succeeds (two
+    reloads interleaved made one load keys into the other's half-loaded dataset: "duplicated
+    key"), and every write a client saw acknowledged survives the reloads that follow (one
+    acknowledged between a reload's save and its flush was lost)."""
+    srv = launch(tmp_path / "data", threads=threads)
+    c = srv.client()
+    for i in range(200):
+        c.set(f"base:{i}", i)
+    stop = threading.Event()
+    failures = []
+    reloads = [0, 0]
+
+    def reloader(n):
+        with srv.raw(timeout=60) as conn:
+            while not stop.is_set():
+                reply = conn.call_raw("DEBUG", "RELOAD")
+                if reply != b"+OK\r\n":
+                    failures.append(reply)
+                    return
+                reloads[n] += 1
+
+    acked = {}
+
+    def writer():
+        with srv.raw(timeout=60) as conn:
+            i = 0
+            while not stop.is_set():
+                key = f"w:{i % 50}"
+                reply = conn.call_raw("SET", key, i)
+                if reply == b"+OK\r\n":
+                    acked[key] = str(i).encode()
+                elif not reply.startswith(b"-LOADING"):
+                    failures.append(reply)
+                    return
+                i += 1
+
+    workers = [threading.Thread(target=reloader, args=(n,)) for n in range(2)]
+    workers.append(threading.Thread(target=writer))
+    for t in workers:
+        t.start()
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not failures and min(reloads) < 30:
+        time.sleep(0.05)
+    stop.set()
+    for t in workers:
+        t.join()
+    assert not failures, failures
+    assert min(reloads) > 0, reloads
+    assert acked
+    for key, value in acked.items():
+        assert c.get(key) == value, key
+    assert c.dbsize() == 200 + len(acked)
