@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 
+#include <gflags/gflags.h>
 #include <glog/logging.h>
 
 #include "core/glob.h"
@@ -15,9 +17,17 @@
 #include "server/command_stats.h"
 #include "server/subcommand.h"
 
+DEFINE_string(acl_pubsub_default, "resetchannels",
+              "channels a new ACL user (and 'reset') starts with: resetchannels (none) or "
+              "allchannels, as Redis' acl-pubsub-default");
+
 namespace shardis::server {
 
 namespace {
+
+// acl-pubsub-default: whether new selectors allow every channel (Redis' server.acl_pubsub_default).
+// Read only while rules are applied, never by a command check.
+std::atomic<bool> g_new_selectors_allow_channels{false};
 
 constexpr std::string_view kCategories[] = {
     "keyspace", "read",     "write",       "set",        "sortedset",   "list",     "hash",
@@ -280,9 +290,12 @@ RuleError ApplySelectorRule(AclSelector* s, std::string_view op) {
   return RuleError::kNone;
 }
 
+// Redis' ACLCreateSelector: no permissions, but every channel under acl-pubsub-default
+// allchannels.
 AclSelector NewSelector() {
   AclSelector s;
   s.allowed.assign((Table().by_id.size() + 63) / 64, 0);
+  s.all_channels = AclNewUsersAllowAllChannels();
   return s;
 }
 
@@ -329,7 +342,8 @@ RuleError ApplyUserRule(AclUser* u, std::string_view op) {
   } else if (is("reset")) {
     ApplyUserRule(u, "resetpass");
     ApplySelectorRule(&u->selectors[0], "resetkeys");
-    ApplySelectorRule(&u->selectors[0], "resetchannels");
+    ApplySelectorRule(&u->selectors[0],
+                      AclNewUsersAllowAllChannels() ? "allchannels" : "resetchannels");
     u->enabled = false;
     u->sanitize_payload = true;
     u->selectors.resize(1);
@@ -439,6 +453,14 @@ AclCheck CheckSelector(const AclSelector& s, const CommandSpec& spec, const SubC
 }
 
 }  // namespace
+
+bool AclNewUsersAllowAllChannels() {
+  return g_new_selectors_allow_channels.load(std::memory_order_relaxed);
+}
+
+void SetAclNewUsersAllowAllChannels(bool all) {
+  g_new_selectors_allow_channels.store(all, std::memory_order_relaxed);
+}
 
 AclUser::AclUser(std::string user_name) : name(std::move(user_name)) {
   selectors.push_back(NewSelector());

@@ -22,13 +22,14 @@
 DEFINE_string(requirepass, "",
               "password of the default user; clients must AUTH before other commands "
               "(empty: no authentication)");
+DEFINE_uint64(acllog_max_len, 128, "entries ACL LOG keeps, as Redis' acllog-max-len");
 
 namespace shardis::server {
 
 namespace {
 
-// Redis' acllog-max-len default.
-constexpr size_t kAclLogMaxLen = 128;
+// acllog-max-len: read when an entry is added, under the table's mutex.
+std::atomic<uint64_t> g_acl_log_max_len{128};
 // Redis' ACL_LOG_GROUPING_MAX_TIME_DELTA: similar denials within a minute share an entry.
 constexpr int64_t kAclLogGroupingMs = 60000;
 
@@ -319,7 +320,8 @@ void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext
   }
   e.entry_id = u.log_entries++;
   u.log.push_front(std::move(e));
-  if (u.log.size() > kAclLogMaxLen) u.log.pop_back();
+  // As Redis, a smaller acllog-max-len trims the log at the next entry, not at CONFIG SET.
+  while (u.log.size() > g_acl_log_max_len.load(std::memory_order_relaxed)) u.log.pop_back();
 }
 
 void ReplyAclLog(ConnContext& ctx, int64_t count) {
@@ -359,6 +361,9 @@ void ReplyAclLog(ConnContext& ctx, int64_t count) {
     ctx.rb.Integer(e.updated_ms);
   }
 }
+
+uint64_t AclLogMaxLen() { return g_acl_log_max_len.load(std::memory_order_relaxed); }
+void SetAclLogMaxLen(uint64_t len) { g_acl_log_max_len.store(len, std::memory_order_relaxed); }
 
 void ResetAclLog() {
   Users& u = TheUsers();

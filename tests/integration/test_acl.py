@@ -338,6 +338,73 @@ def test_acl_log(server, admin):
     assert admin.call("ACL", "LOG") == []
 
 
+def config_set_error(name, reason):
+    return f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+
+
+def channels_of(admin, name):
+    reply = admin.call("ACL", "GETUSER", name)
+    return dict(zip(reply[::2], reply[1::2]))[b"channels"]
+
+
+def test_acl_pubsub_default(admin):
+    assert admin.call("CONFIG", "GET", "acl-pubsub-default") == [b"acl-pubsub-default",
+                                                                b"resetchannels"]
+    admin.call("ACL", "SETUSER", "before", "resetchannels", "&x")
+    try:
+        assert admin.call("CONFIG", "SET", "acl-pubsub-default", "allchannels") == b"OK"
+        assert admin.call("CONFIG", "GET", "acl-pubsub-default") == [b"acl-pubsub-default",
+                                                                    b"allchannels"]
+        # A new user, a new selector and 'reset' start from every channel; users made before
+        # keep theirs.
+        assert admin.call("ACL", "SETUSER", "fresh", "on", "(+get)") == b"OK"
+        assert channels_of(admin, "fresh") == b"&*"
+        selector = admin.call("ACL", "GETUSER", "fresh")[-1][0]
+        assert dict(zip(selector[::2], selector[1::2]))[b"channels"] == b"&*"
+        assert channels_of(admin, "before") == b"&x"
+        assert admin.call("ACL", "SETUSER", "before", "reset") == b"OK"
+        assert channels_of(admin, "before") == b"&*"
+        assert call(admin, "CONFIG", "SET", "acl-pubsub-default", "some") == config_set_error(
+            "acl-pubsub-default",
+            "argument(s) must be one of the following: allchannels, resetchannels")
+    finally:
+        assert admin.call("CONFIG", "SET", "acl-pubsub-default", "resetchannels") == b"OK"
+    assert admin.call("ACL", "SETUSER", "later") == b"OK"
+    assert channels_of(admin, "later") == b""
+    assert admin.call("ACL", "SETUSER", "before", "allchannels", "reset") == b"OK"
+    assert channels_of(admin, "before") == b""
+
+
+def test_acllog_max_len(server, admin):
+    assert admin.call("CONFIG", "GET", "acllog-max-len") == [b"acllog-max-len", b"128"]
+    admin.call("ACL", "SETUSER", "few", "on", ">pw", "+@all", "-set", "~k*")
+    c = as_user(server, "few")
+    try:
+        for key in ("a", "b", "c", "d"):
+            call(c, "GET", key)
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "2") == b"OK"
+        assert admin.call("CONFIG", "GET", "acllog-max-len") == [b"acllog-max-len", b"2"]
+        # As Redis: the log is trimmed at its next entry, not by CONFIG SET.
+        assert len(admin.call("ACL", "LOG")) == 4
+        call(c, "GET", "e")
+        objects = [dict(zip(e[::2], e[1::2]))[b"object"] for e in admin.call("ACL", "LOG")]
+        assert objects == [b"e", b"d"]
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "0") == b"OK"
+        call(c, "GET", "f")
+        assert admin.call("ACL", "LOG") == []
+        assert call(admin, "CONFIG", "SET", "acllog-max-len", "-1") == config_set_error(
+            "acllog-max-len", "argument must be between 0 and 9223372036854775807 inclusive")
+    finally:
+        c.close()
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "128") == b"OK"
+
+
+def test_aclfile_is_read_only(admin):
+    assert admin.call("CONFIG", "GET", "aclfile") == [b"aclfile", b""]
+    assert call(admin, "CONFIG", "SET", "aclfile", "/tmp/x.acl") == config_set_error(
+        "aclfile", "can't set immutable config")
+
+
 def test_client_list_and_kill_by_user(server, admin):
     admin.call("ACL", "SETUSER", "k", "on", ">pw", "+@all", "~*")
     c = as_user(server, "k")
@@ -407,7 +474,9 @@ def test_script_runs_as_its_caller(server, admin):
 
 def test_config_file_users(tmp_path):
     conf = tmp_path / "users.conf"
-    conf.write_text("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n")
+    # acl-pubsub-default applies to the users of the file, wherever it stands.
+    conf.write_text("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n"
+                    "acl-pubsub-default allchannels\n")
     srv = Server(TARGET, tmp_path / "srv", threads=None if TARGET == "redis" else 1)
     flags = srv.argv
     srv.argv = lambda: [flags()[0], str(conf)] + flags()[1:]  # the config file comes first
@@ -416,6 +485,7 @@ def test_config_file_users(tmp_path):
         c = srv.raw()
         assert c.call("ACL", "USERS") == [b"cfg", b"default"]
         assert call(c, "FLUSHALL") == noperm_command("default", "flushall")
+        assert channels_of(c, "cfg") == b"&*"
         c.close()
         c = as_user(srv, "cfg")
         assert call(c, "GET", "x") == noperm_key()
@@ -447,6 +517,7 @@ def test_acl_save_load_round_trip(aclfile_server):
         assert c.call("ACL", "DELUSER", "new") == 1
         assert c.call("ACL", "LOAD") == b"OK"
         assert c.call("ACL", "LIST") == before
+        assert c.call("CONFIG", "GET", "aclfile") == [b"aclfile", str(path).encode()]
         path.write_text("user bad on +nosuch\n")
         assert call(c, "ACL", "LOAD").startswith("ERR ")
         assert c.call("ACL", "LIST") == before  # nothing changed
