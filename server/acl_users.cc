@@ -149,6 +149,18 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
   });
 }
 
+// Redis' ACLUpdateInfoMetrics, on this thread's counters (summed by INFO).
+void CountAclDenial(AclDenial reason) {
+  ThreadStats& stats = ServerThreadState::current().stats();
+  switch (reason) {
+    case AclDenial::kAuth: ++stats.acl_denied_auth; break;
+    case AclDenial::kCommand: ++stats.acl_denied_cmd; break;
+    case AclDenial::kKey: ++stats.acl_denied_key; break;
+    case AclDenial::kChannel: ++stats.acl_denied_channel; break;
+    case AclDenial::kNone: break;
+  }
+}
+
 }  // namespace
 
 AclUserPtr DefaultAclUser() {
@@ -299,6 +311,7 @@ std::string CheckAclCall(const ConnectionState& conn, const CommandSpec& spec,
 
 void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext context,
                     std::string_view object, std::string_view username) {
+  CountAclDenial(reason);
   AclLogEntry e{.reason = reason, .context = context, .object = std::string(object),
                 .username = std::string(username), .client_info = ClientInfoLine(conn)};
   e.updated_ms = e.created_ms = shard::NowMs();

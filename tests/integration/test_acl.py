@@ -405,6 +405,42 @@ def test_aclfile_is_read_only(admin):
         "aclfile", "can't set immutable config")
 
 
+def acl_denied_stats(conn):
+    text = conn.call("INFO", "stats").decode()
+    prefix = "acl_access_denied_"
+    return {k[len(prefix):]: int(v) for k, v in (
+        line.split(":", 1) for line in text.split("\r\n") if line.startswith(prefix))}
+
+
+@shardis_only  # INFO's acl_access_denied_* are Redis 7.2's (7.0 has none)
+def test_info_counts_denials_on_every_thread(server, admin):
+    admin.call("CONFIG", "RESETSTAT")
+    admin.call("ACL", "SETUSER", "counted", "on", ">pw", "+@all", "-set", "~k*", "resetchannels",
+               "&c")
+    # One denial of each kind from connections spread over the threads; a command counts once,
+    # at its first refused key or channel, as Redis' addACLLogEntry.
+    conns = [as_user(server, "counted") for _ in range(2 * server.threads)]
+    try:
+        for c in conns:
+            assert call(c, "SET", "k", "v") == noperm_command("counted", "set")
+            assert call(c, "MGET", "k1", "x", "y") == noperm_key()
+            assert call(c, "SUBSCRIBE", "c", "d", "e") == noperm_channel()
+            assert call(c, "AUTH", "counted", "wrong").startswith("WRONGPASS")
+        c = conns[0]
+        assert c.call("MULTI") == b"OK"
+        assert call(c, "PUBLISH", "d", "m") == noperm_channel()
+        assert c.call("DISCARD") == b"OK"
+        assert call(c, "EVAL", "return redis.call('get', 'z')", "0").startswith("ERR")
+    finally:
+        for c in conns:
+            c.close()
+    n = len(conns)
+    admin.call("ACL", "LOG", "RESET")  # the log, not the counters
+    assert acl_denied_stats(admin) == {"auth": n, "cmd": n, "key": n + 1, "channel": n + 1}
+    assert admin.call("CONFIG", "RESETSTAT") == b"OK"
+    assert acl_denied_stats(admin) == {"auth": 0, "cmd": 0, "key": 0, "channel": 0}
+
+
 def test_client_list_and_kill_by_user(server, admin):
     admin.call("ACL", "SETUSER", "k", "on", ">pw", "+@all", "~*")
     c = as_user(server, "k")
