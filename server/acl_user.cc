@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <optional>
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -380,11 +381,14 @@ std::string DescribeSelector(const AclSelector& s) {
   return out;
 }
 
-// Redis' key spec flags of a key of this command line: read (ACCESS) and/or write (INSERT,
-// DELETE, UPDATE).
-uint8_t KeyPermsOf(const CommandSpec& spec, ArgSlice args, size_t k) {
+// The permissions a key of this command line needs, from Redis' key spec flags: read (ACCESS)
+// and/or write (INSERT, DELETE, UPDATE); none for a NOT_KEY spec (SPUBLISH's and SSUBSCRIBE's
+// shard channels), which Redis' ACL key check skips (getKeysFromCommandWithSpecs without
+// GET_KEYSPEC_INCLUDE_NOT_KEYS).
+std::optional<uint8_t> KeyPermsOf(const CommandSpec& spec, ArgSlice args, size_t k) {
   uint8_t perms = 0;
   for (std::string_view f : core::SplitWords(KeyFlagsOf(spec, args, k))) {
+    if (core::EqualsIgnoreCase(f, "not_key")) return std::nullopt;
     if (core::EqualsIgnoreCase(f, "access")) perms |= kAclKeyRead;
     if (core::EqualsIgnoreCase(f, "insert") || core::EqualsIgnoreCase(f, "delete") ||
         core::EqualsIgnoreCase(f, "update")) {
@@ -438,7 +442,8 @@ AclCheck CheckSelector(const AclSelector& s, const CommandSpec& spec, const SubC
   if (!s.all_keys && keys != nullptr) {
     for (size_t k = 0; k < keys->size(); ++k) {
       const int pos = (*keys)[k];
-      if (!SelectorAllowsKey(s, args[pos], KeyPermsOf(spec, args, k))) {
+      const std::optional<uint8_t> perms = KeyPermsOf(spec, args, k);
+      if (perms.has_value() && !SelectorAllowsKey(s, args[pos], *perms)) {
         return {AclDenial::kKey, pos};
       }
     }

@@ -107,6 +107,10 @@ bool CredentialsOk(const AclUser& u, std::string_view password) {
 struct UserChange {
   std::string name;
   AclUserPtr rules;
+  // ACL SETUSER closes subscribers to channels the new rules revoke (Redis'
+  // ACLKillPubsubClientsIfNeeded); ACL LOAD copies the default user's new rules over the old
+  // ones without that check, as Redis 7.2's ACLLoadFromFile.
+  bool close_revoked_subscribers = true;
 };
 
 // Whether the connection's user still allows every channel and pattern it is subscribed to.
@@ -134,7 +138,7 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
         if (c->user->name != change.name) continue;
         if (change.rules != nullptr) {
           c->user = change.rules;
-          if (!SubscriptionsAllowed(*c)) c->push->Kill();  // Redis' ACLKillPubsubClientsIfNeeded
+          if (change.close_revoked_subscribers && !SubscriptionsAllowed(*c)) c->push->Kill();
           continue;
         }
         c->authenticated = false;
@@ -232,7 +236,11 @@ void ReplaceAclUsers(std::vector<AclUser> users, ConnContext* ctx) {
     // Redis' ACLLoadFromFile frees every old user, killing its clients; the default user's
     // clients keep their connection with the new rules.
     for (const auto& [name, old] : u.by_name) {
-      changes.push_back({name, name == "default" ? next["default"] : nullptr});
+      if (name == "default") {
+        changes.push_back({name, next["default"], /*close_revoked_subscribers=*/false});
+      } else {
+        changes.push_back({name, nullptr});
+      }
     }
     NoteDefaultLocked(*next["default"]);
     u.by_name = std::move(next);

@@ -91,6 +91,22 @@ PERMISSIONS = [
     (["+@all", "resetchannels", "&news.*"], ["PUBLISH", "other", "m"], "channel"),
     (["+@all", "resetchannels"], ["PUBLISH", "c", "m"], "channel"),
     (["+@all", "allchannels"], ["PUBLISH", "c", "m"], "ok"),
+    # Every command that names channels to publish or subscribe to (Redis' channel key specs
+    # with the PUBLISH or SUBSCRIBE flag); PSUBSCRIBE's patterns are compared literally, and
+    # the unsubscribe commands are not checked.
+    (["+@all", "resetchannels", "&a"], ["SPUBLISH", "a", "m"], "ok"),
+    (["+@all", "resetchannels", "&a"], ["SPUBLISH", "b", "m"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["SUBSCRIBE", "ab", "ac"], "ok"),
+    (["+@all", "resetchannels", "&a*"], ["SUBSCRIBE", "ab", "b"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["SSUBSCRIBE", "ab"], "ok"),
+    (["+@all", "resetchannels", "&a*"], ["SSUBSCRIBE", "b"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["PSUBSCRIBE", "a*"], "ok"),
+    (["+@all", "resetchannels", "&a*"], ["PSUBSCRIBE", "ab*"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["PSUBSCRIBE", "ab"], "channel"),
+    (["+@all", "resetchannels"], ["UNSUBSCRIBE", "x"], "ok"),
+    (["+@all", "resetchannels"], ["PUNSUBSCRIBE", "x*"], "ok"),
+    (["+@all", "resetchannels"], ["SUNSUBSCRIBE", "x"], "ok"),
+    (["+@all", "resetchannels"], ["PUBSUB", "NUMSUB", "x"], "ok"),
     (["+@all", "~*"], ["ACL", "WHOAMI"], "ok"),
     # selectors: any one of them allowing the command allows it
     (["-@all", "~*", "(+get ~s*)"], ["GET", "s1"], "ok"),
@@ -219,6 +235,61 @@ def test_revoked_channels_close_subscribers(server, admin):
         c.close()
 
 
+def is_closed(conn):
+    """Whether the server closed the connection (a PING gets no reply)."""
+    try:
+        conn.call("PING")
+        return False
+    except (ConnectionError, OSError):
+        return True
+
+
+def test_deluser_closes_connections_on_every_thread(server, admin):
+    admin.call("ACL", "SETUSER", "many", "on", ">pw", "+@all", "~*")
+    admin.call("ACL", "SETUSER", "stays", "on", ">pw", "+@all", "~*")
+    gone = [as_user(server, "many") for _ in range(2 * (server.threads or 1))]
+    kept = [as_user(server, "stays") for _ in range(2 * (server.threads or 1))]
+    try:
+        assert admin.call("ACL", "DELUSER", "many") == 1
+        assert [is_closed(c) for c in gone] == [True] * len(gone)
+        assert [is_closed(c) for c in kept] == [False] * len(kept)
+    finally:
+        for c in gone + kept:
+            c.close()
+
+
+def test_revoked_channels_close_subscribers_on_every_thread(server, admin):
+    admin.call("ACL", "SETUSER", "subs", "on", ">pw", "+@all", "resetchannels", "&a", "&b",
+               "&p*")
+    admin.call("ACL", "SETUSER", "other", "on", ">pw", "+@all", "resetchannels", "&a")
+    n = 2 * (server.threads or 1)
+    on_a = [as_user(server, "subs") for _ in range(n)]
+    on_b = [as_user(server, "subs") for _ in range(n)]
+    on_pattern = [as_user(server, "subs") for _ in range(n)]
+    other = as_user(server, "other")
+    try:
+        for c in on_a + [other]:
+            assert c.call("SUBSCRIBE", "a")[0] == b"subscribe"
+        for c in on_b:
+            assert c.call("SSUBSCRIBE", "b")[0] == b"ssubscribe"
+        for c in on_pattern:
+            assert c.call("PSUBSCRIBE", "p*")[0] == b"psubscribe"
+        # More channels revoke nothing.
+        assert admin.call("ACL", "SETUSER", "subs", "&c") == b"OK"
+        assert not any(is_closed(c) for c in on_a + on_b + on_pattern)
+        # Dropping &a closes the user's subscribers to a (only them); a pattern is allowed only
+        # by the same pattern, so &p* -> &p** closes the pattern subscribers too.
+        assert admin.call("ACL", "SETUSER", "subs", "resetchannels", "&b", "&p**") == b"OK"
+        assert [is_closed(c) for c in on_a] == [True] * n
+        assert [is_closed(c) for c in on_pattern] == [True] * n
+        assert not any(is_closed(c) for c in on_b + [other])
+        assert admin.call("PUBSUB", "NUMSUB", "a") == [b"a", 1]
+        assert admin.call("SPUBLISH", "b", "m") == n
+    finally:
+        for c in on_a + on_b + on_pattern + [other]:
+            c.close()
+
+
 def test_multi_refuses_at_queue_time(server, admin):
     admin.call("ACL", "SETUSER", "m", "on", ">pw", "+@all", "-set", "~*")
     c = as_user(server, "m")
@@ -264,6 +335,24 @@ def test_psubscribe_patterns_match_literally(server, admin):
         assert call(c, "SUBSCRIBE", "news.a", "other") == noperm_channel()
     finally:
         c.close()
+
+
+def test_script_channels_are_checked_at_call(server, admin):
+    # EVAL and FCALL name no channels (no channel key specs): a script's redis.call('publish')
+    # is checked as the call runs, as its caller.
+    admin.call("ACL", "SETUSER", "ps", "on", ">pw", "+@all", "resetchannels", "&a")
+    c = as_user(server, "ps")
+    try:
+        assert c.call("EVAL", "return redis.call('publish', 'a', 'm')", "0") == 0
+        got = call(c, "EVAL", "return redis.call('publish', 'b', 'm')", "0")
+        if IS_72:
+            assert got.startswith("ERR ACL failure in script: No permissions to access a channel")
+        else:
+            assert got.startswith("ERR The user executing the script can't publish to the channel")
+    finally:
+        c.close()
+    entry = dict(zip(*[iter(admin.call("ACL", "LOG", "1")[0])] * 2))
+    assert (entry[b"reason"], entry[b"context"], entry[b"object"]) == (b"channel", b"lua", b"b")
 
 
 def test_dryrun(admin):
@@ -419,7 +508,7 @@ def test_info_counts_denials_on_every_thread(server, admin):
                "&c")
     # One denial of each kind from connections spread over the threads; a command counts once,
     # at its first refused key or channel, as Redis' addACLLogEntry.
-    conns = [as_user(server, "counted") for _ in range(2 * server.threads)]
+    conns = [as_user(server, "counted") for _ in range(2 * (server.threads or 1))]
     try:
         for c in conns:
             assert call(c, "SET", "k", "v") == noperm_command("counted", "set")
@@ -540,6 +629,28 @@ def aclfile_server(tmp_path):
         srv = Server("shardis", tmp_path / "srv", threads=2, args=[f"--aclfile={path}"]).start()
     yield srv, path
     srv.stop_and_check()
+
+
+def test_acl_load_closes_users_connections(aclfile_server):
+    srv, path = aclfile_server
+    admin = srv.raw()
+    users = [as_user(srv, "saved") for _ in range(4)]
+    subscriber = srv.raw()  # the default user's
+    try:
+        assert subscriber.call("SUBSCRIBE", "a")[0] == b"subscribe"
+        path.write_text("user default on nopass ~* resetchannels &x +@all\n"
+                        "user saved on >pw ~s* +get\n")
+        assert admin.call("ACL", "LOAD") == b"OK"
+        # Every user of the old set but default goes with its connections, even one the file
+        # gives back unchanged; the default user's rules are copied over and its subscribers
+        # stay, even to a channel it no longer allows (Redis 7.2's ACLLoadFromFile).
+        assert [is_closed(c) for c in users] == [True] * len(users)
+        assert not is_closed(subscriber)
+        assert admin.call("PUBSUB", "NUMSUB", "a") == [b"a", 1]
+        assert call(admin, "PUBLISH", "a", "m") == noperm_channel()
+    finally:
+        for c in users + [subscriber, admin]:
+            c.close()
 
 
 def test_acl_save_load_round_trip(aclfile_server):
