@@ -7,6 +7,8 @@ and 7.2 differ (7.2's NOPERM texts, the canonical rules of ACL LIST, the sanitiz
 new users), the expectation is 7.2's and the test says which 7.0 gives instead.
 """
 
+import contextlib
+
 import pytest
 
 from conftest import TARGET, Error, Server
@@ -597,16 +599,26 @@ def test_script_runs_as_its_caller(server, admin):
     assert (entries[0][b"reason"], entries[0][b"context"]) == (b"command", b"lua")
 
 
-def test_config_file_users(tmp_path):
+@contextlib.contextmanager
+def config_file_server(tmp_path, text):
+    """A server started with a config file of this text (as its first argument): (server, path)."""
     conf = tmp_path / "users.conf"
-    # acl-pubsub-default applies to the users of the file, wherever it stands.
-    conf.write_text("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n"
-                    "acl-pubsub-default allchannels\n")
+    conf.write_text(text)
     srv = Server(TARGET, tmp_path / "srv", threads=None if TARGET == "redis" else 1)
     flags = srv.argv
-    srv.argv = lambda: [flags()[0], str(conf)] + flags()[1:]  # the config file comes first
+    srv.argv = lambda: [flags()[0], str(conf)] + flags()[1:]
     srv.start()
     try:
+        yield srv, conf
+    finally:
+        srv.stop_and_check()
+
+
+def test_config_file_users(tmp_path):
+    # acl-pubsub-default applies to the users of the file, wherever it stands.
+    text = ("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n"
+            "acl-pubsub-default allchannels\n")
+    with config_file_server(tmp_path, text) as (srv, _):
         c = srv.raw()
         assert c.call("ACL", "USERS") == [b"cfg", b"default"]
         assert call(c, "FLUSHALL") == noperm_command("default", "flushall")
@@ -615,8 +627,25 @@ def test_config_file_users(tmp_path):
         c = as_user(srv, "cfg")
         assert call(c, "GET", "x") == noperm_key()
         c.close()
-    finally:
-        srv.stop_and_check()
+
+
+def test_config_rewrite_writes_users(tmp_path):
+    text = ("# users\nuser zed on >pw ~z* +get\nport 0\nuser default on nopass ~* &* +@all\n"
+            "user gone on +get\n")
+    with config_file_server(tmp_path, text) as (srv, conf):
+        c = srv.raw()
+        assert c.call("ACL", "DELUSER", "gone", "zed") == 2
+        for name in ("amy", "bob", "cat", "dan"):
+            assert c.call("ACL", "SETUSER", name, "on", "nopass", "+ping") == b"OK"
+        assert c.call("CONFIG", "REWRITE") == b"OK"
+        users = [u.decode() for u in c.call("ACL", "LIST")]
+        lines = conf.read_text().splitlines()
+        # Each old user line takes the next user, in name order; the rest go at the end.
+        assert lines[:2] == ["# users", users[0]]
+        assert lines[3] == users[1]
+        assert lines[4] == users[2]
+        assert lines[-2:] == users[3:]
+        c.close()
 
 
 @pytest.fixture
