@@ -8,10 +8,15 @@ new users), the expectation is 7.2's and the test says which 7.0 gives instead.
 """
 
 import contextlib
+import hashlib
+import http.client
+import subprocess
 
 import pytest
+import redis
 
-from conftest import TARGET, Error, Server
+from conftest import TARGET, Error, Server, free_port
+from test_tls import _make_ca, _make_cert
 
 shardis_only = pytest.mark.shardis_only
 IS_72 = TARGET != "redis"
@@ -682,6 +687,24 @@ def test_acl_load_closes_users_connections(aclfile_server):
             c.close()
 
 
+def test_aclfile_default_user_replaces_requirepass(tmp_path):
+    # docs/security.md: an aclfile without a default user leaves default on nopass, whatever
+    # requirepass said (Redis' ACLLoadFromFile makes a new default user).
+    path = tmp_path / "users.acl"
+    path.write_text("user app on >x ~* +@all\n")
+    args = (["--requirepass=secret", f"--aclfile={path}"] if TARGET != "redis"
+            else ["--requirepass", "secret", "--aclfile", str(path)])
+    srv = Server(TARGET, tmp_path / "srv", threads=None if TARGET == "redis" else 1,
+                 args=args).start()
+    try:
+        c = srv.raw()
+        assert c.call("PING") == b"PONG"
+        assert b"nopass" in c.call("ACL", "GETUSER", "default")[1]
+        c.close()
+    finally:
+        srv.stop_and_check()
+
+
 def test_acl_save_load_round_trip(aclfile_server):
     srv, path = aclfile_server
     c = srv.raw()
@@ -699,3 +722,72 @@ def test_acl_save_load_round_trip(aclfile_server):
         assert c.call("ACL", "LIST") == before  # nothing changed
     finally:
         c.close()
+
+
+@shardis_only  # docs/security.md's example
+def test_documented_tls_and_aclfile_from_read_only_secrets(tmp_path):
+    """docs/security.md: TLS and ACL users from two Secrets mounted read-only. The mounts are
+    simulated by a read-only bind mount in a mount namespace of the server's own (unshare), so
+    the server gets EROFS as in a pod while the test can still change the files (as the kubelet
+    does when the Secret changes)."""
+    secrets = tmp_path / "secrets"
+    tls, acl = secrets / "tls", secrets / "acl"
+    tls.mkdir(parents=True)
+    acl.mkdir()
+    _make_ca(tls, "ca")
+    _make_cert(tls, "tls", "ca", "serverAuth", "shardis")
+    _make_cert(tls, "client", "ca", "clientAuth", "app")
+    app_hash = hashlib.sha256(b"app-secret").hexdigest()
+    (acl / "users.acl").write_text(
+        "user default off\n"
+        f"user app on #{app_hash} ~app:* &app:* +@read +@write +@pubsub -@dangerous\n"
+        "user admin on >admin-secret ~* &* +@all\n")
+    tls_port = free_port()
+    srv = Server("shardis", tmp_path / "srv", threads=2, args=[
+        f"--tls_port={tls_port}", f"--tls_cert_file={tls}/tls.crt",
+        f"--tls_key_file={tls}/tls.key", f"--tls_ca_cert_file={tls}/ca.crt",
+        f"--aclfile={acl}/users.acl"])
+    flags = srv.argv
+    srv.argv = lambda: ["unshare", "--map-root-user", "--mount", "sh", "-c",
+                        'mount -o bind,ro "$0" "$0" && exec "$@"', str(secrets)] + flags()
+    srv.start()
+
+    def tls_client(user, password):
+        return redis.Redis(port=tls_port, ssl=True, ssl_ca_certs=str(tls / "ca.crt"),
+                           ssl_certfile=str(tls / "client.crt"),
+                           ssl_keyfile=str(tls / "client.key"), username=user, password=password)
+    try:
+        app = tls_client("app", "app-secret")
+        assert app.set("app:k", "v") and app.get("app:k") == b"v"
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            app.get("other")
+        admin = tls_client("admin", "admin-secret")
+        # The default user is off: no command without AUTH, but the probes' /healthz answers.
+        plain = srv.raw()
+        assert call(plain, "PING").startswith("NOAUTH")
+        plain.close()
+        probe = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+        probe.request("GET", "/healthz")
+        assert probe.getresponse().status == 200
+        probe.close()
+        # ACL SAVE cannot write next to a read-only file: Redis' error, the reason in the log.
+        with pytest.raises(redis.exceptions.ResponseError) as e:
+            admin.execute_command("ACL", "SAVE")
+        assert str(e.value) == ("There was an error trying to save the ACLs. Please check the "
+                                "server logs for more information")
+        assert "Read-only file system" in srv.tail(20)
+        # A changed Secret reaches the server with ACL LOAD.
+        (acl / "users.acl").write_text(
+            "user default off\nuser admin on >admin-secret ~* &* +@all\n")
+        # As Redis, ACL LOAD closes every connection of a user other than default, the caller's
+        # own after the reply: clients reconnect and authenticate again.
+        assert admin.execute_command("ACL", "LOAD") == b"OK"
+        admin.close()
+        admin = tls_client("admin", "admin-secret")
+        assert admin.execute_command("ACL", "USERS") == [b"admin", b"default"]
+        with pytest.raises((redis.exceptions.AuthenticationError, redis.exceptions.ResponseError)):
+            tls_client("app", "app-secret").ping()
+        app.close()
+        admin.close()
+    finally:
+        srv.stop_and_check()
