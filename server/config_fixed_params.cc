@@ -15,9 +15,6 @@ namespace shardis::server {
 namespace {
 
 constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
-    {"acl-pubsub-default", "resetchannels"},
-    {"aclfile", ""},
-    {"acllog-max-len", "128"},
     {"active-defrag-cycle-max", "25"},
     {"active-defrag-cycle-min", "1"},
     {"active-defrag-ignore-bytes", "104857600"},
@@ -152,7 +149,7 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
 
 // The ones Redis 7.2 has IMMUTABLE_CONFIG (and their aliases): refused whatever the value.
 constexpr std::string_view kImmutableInRedis[] = {
-    "aclfile", "always-show-logo", "aof_rewrite_cpulist", "bio_cpulist", "cluster-config-file",
+    "always-show-logo", "aof_rewrite_cpulist", "bio_cpulist", "cluster-config-file",
     "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
     "io-threads", "io-threads-do-reads", "logfile", "pidfile", "replicaof", "server_cpulist",
     "set-proc-title", "slaveof", "socket-mark-id", "supervised", "syslog-enabled",
