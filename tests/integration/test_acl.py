@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from conftest import TARGET, Error, Server, free_port
-from test_tls import _make_ca, _make_cert
+from tls_util import make_ca, make_cert
 
 shardis_only = pytest.mark.shardis_only
 IS_72 = TARGET != "redis"
@@ -734,9 +734,9 @@ def test_documented_tls_and_aclfile_from_read_only_secrets(tmp_path):
     tls, acl = secrets / "tls", secrets / "acl"
     tls.mkdir(parents=True)
     acl.mkdir()
-    _make_ca(tls, "ca")
-    _make_cert(tls, "tls", "ca", "serverAuth", "shardis")
-    _make_cert(tls, "client", "ca", "clientAuth", "app")
+    make_ca(tls, "ca")
+    make_cert(tls, "tls", "ca", "serverAuth", "shardis")
+    make_cert(tls, "client", "ca", "clientAuth", "app")
     app_hash = hashlib.sha256(b"app-secret").hexdigest()
     (acl / "users.acl").write_text(
         "user default off\n"

@@ -15,40 +15,20 @@ import pytest
 import redis
 
 from conftest import SHARDIS_BIN, TARGET, free_port, start_target, wait_for
+from tls_util import make_ca, make_cert
 
 THREADS_UNDER_LOAD = 2
-
-
-def _openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _make_ca(d, name):
-    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key", cwd=d)
-    _openssl("req", "-x509", "-new", "-nodes", "-sha256", "-key", f"{name}.key", "-days", "2",
-             "-subj", f"/O=shardis test/CN={name}", "-out", f"{name}.crt", cwd=d)
-
-
-def _make_cert(d, name, ca, usage, cn):
-    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key", cwd=d)
-    (d / f"{name}.ext").write_text(f"keyUsage = digitalSignature\nextendedKeyUsage = {usage}\n"
-                                   "subjectAltName = IP:127.0.0.1,DNS:localhost\n")
-    _openssl("req", "-new", "-sha256", "-key", f"{name}.key", "-subj", f"/O=shardis test/CN={cn}",
-             "-out", f"{name}.csr", cwd=d)
-    _openssl("x509", "-req", "-sha256", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey",
-             f"{ca}.key", "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext",
-             "-out", f"{name}.crt", cwd=d)
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
     d = tmp_path_factory.mktemp("tls-certs")
-    _make_ca(d, "ca")
-    _make_ca(d, "other-ca")
-    _make_cert(d, "server", "ca", "serverAuth", "server-one")
-    _make_cert(d, "server2", "ca", "serverAuth", "server-two")
-    _make_cert(d, "client", "ca", "clientAuth", "client")
-    _make_cert(d, "stranger", "other-ca", "clientAuth", "stranger")
+    make_ca(d, "ca")
+    make_ca(d, "other-ca")
+    make_cert(d, "server", "ca", "serverAuth", "server-one")
+    make_cert(d, "server2", "ca", "serverAuth", "server-two")
+    make_cert(d, "client", "ca", "clientAuth", "client")
+    make_cert(d, "stranger", "other-ca", "clientAuth", "stranger")
     (d / "broken.crt").write_text("not a certificate\n")
     return d
 
