@@ -118,6 +118,20 @@ def test_every_sorted_set_reply(conn, resp3):
         b"*2\r\n" + bulk("z") + b"*1\r\n*2\r\n" + bulk("d") + d("1e+21"))
 
 
+def test_stored_distances(conn, ref):
+    """GEOSEARCHSTORE ... STOREDIST keeps full distances as scores: WITHSCORES shows 7.2's text."""
+    for c in (conn, ref):
+        c.call("GEOADD", "g", "13.361389", "38.115556", "Palermo", "13.583333", "37.316667",
+               "Agrigento")
+        c.call("GEOSEARCHSTORE", "d", "g", "FROMMEMBER", "Palermo", "BYRADIUS", "200", "km",
+               "STOREDIST")
+    assert conn.call("ZSCORE", "d", "Agrigento") == b"90.97775353799604"
+    assert ref.call("ZSCORE", "d", "Agrigento") == b"90.977753537996037"
+    # GEODIST keeps its fixed 4 decimals in both.
+    assert conn.call("GEODIST", "g", "Palermo", "Agrigento", "km") == \
+        ref.call("GEODIST", "g", "Palermo", "Agrigento", "km") == b"90.9778"
+
+
 def test_zscan_of_a_large_set_keeps_17_digits(conn, ref):
     """A skiplist-encoded set's ZSCAN formats with ld2string's "%.17Lg", in 7.2 as in 7.0."""
     for c in (conn, ref):

@@ -31,8 +31,10 @@ def unordered(val_a, val_b) -> bool:
     return val_a == val_b
 
 
-# A double as redis-server 7.0 writes it: "%.17g" ("0.10000000000000001", "1e+18", "-inf").
-_DOUBLE_TEXT = re.compile(rb"-?(inf|\d+(\.\d+)?(e[-+]\d+)?)")
+# A double as redis-server 7.0 writes it ("%.17g": "0.10000000000000001", "1e-07", "-inf") and
+# as 7.2 does (d2string: no trailing zero after the point, no leading zero in the exponent).
+_TEXT_70 = re.compile(rb"-?(inf|\d+(\.\d+)?(e[-+]\d+)?)")
+_TEXT_72 = re.compile(rb"-?(inf|\d+(\.\d*[1-9])?(e[-+][1-9]\d*)?)")
 
 
 def same_but_double_text(val_a, val_b) -> bool:
@@ -50,7 +52,7 @@ def same_but_double_text(val_a, val_b) -> bool:
             same_but_double_text(ka, kb) and same_but_double_text(va, vb)
             for (ka, va), (kb, vb) in zip(val_a.items(), val_b.items()))
     if type(val_a) is bytes and val_a != val_b:
-        if not (_DOUBLE_TEXT.fullmatch(val_a) and _DOUBLE_TEXT.fullmatch(val_b)):
+        if not (_TEXT_70.fullmatch(val_a) and _TEXT_72.fullmatch(val_b)):
             return False
         number = float(val_a.decode())
         return b"%.17g" % number == val_a and float(val_b.decode()) == number
