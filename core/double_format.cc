@@ -141,9 +141,9 @@ constexpr int kFirstCachedK = -348;
 constexpr int kCachedKStep = 8;
 
 // The scaled value's binary exponent must lie in [-60, -32]: then its integer part fits 32 bits
-// and is at least 8 (one digit at least), and its fraction has room for 4 more bits than a digit
-// needs. For some exponents two table entries qualify; Redis' fpconv takes the smaller power of
-// ten, and the choice changes the digits, so that is the rule here too.
+// and is at least 8 (there is a first digit), and its fraction, below 2^60, can be multiplied by
+// 10 without overflow. For some exponents two table entries qualify; Redis' fpconv takes the
+// smaller power of ten, and the choice changes the digits, so that is the rule here too.
 constexpr int kMinScaledExp = -60;
 constexpr int kMaxScaledExp = -32;
 
@@ -260,11 +260,13 @@ size_t WriteExponent(int x, char* out) {
   return len;
 }
 
-// fpconv's layout of digits * 10^exp10 (see FormatDoubleGrisu2).
-size_t LayOut(const char* digits, int n, int exp10, bool negative, char* out) {
+// fpconv's layout of digits * 10^exp10 (see FormatDoubleGrisu2). Grisu2 gives a double at most
+// 17 digits (fpconv would cut an 18th in scientific form: it never comes).
+size_t LayOut(const char* digits, int n, int exp10, char* out) {
+  DCHECK_LE(n, 17);
   const int sci_exp = exp10 + n - 1;  // the exponent in d.ddd form
   const int sci_abs = sci_exp < 0 ? -sci_exp : sci_exp;
-  if (exp10 >= 0 && sci_abs < n + 7) {  // an integer with at most 7 zeros after the digits
+  if (exp10 >= 0 && exp10 <= 7) {  // an integer with at most 7 zeros after the digits
     std::memcpy(out, digits, n);
     std::memset(out + n, '0', exp10);
     return n + exp10;
@@ -284,19 +286,16 @@ size_t LayOut(const char* digits, int n, int exp10, bool negative, char* out) {
     std::memcpy(out + before_point + 1, digits + before_point, n - before_point);
     return n + 1;
   }
-  // Scientific. fpconv keeps at most 18 digits (17 after a '-') and takes the exponent's sign
-  // from that count, its magnitude from the full one; Grisu2 gives at most 17 digits for a
-  // double, so this only matters in theory.
-  const int kept = std::min(n, negative ? 17 : 18);
+  // Scientific: "d.ddd" (or "d"), 'e', the exponent's sign and magnitude.
   size_t len = 0;
   out[len++] = digits[0];
-  if (kept > 1) {
+  if (n > 1) {
     out[len++] = '.';
-    std::memcpy(out + len, digits + 1, kept - 1);
-    len += kept - 1;
+    std::memcpy(out + len, digits + 1, n - 1);
+    len += n - 1;
   }
   out[len++] = 'e';
-  out[len++] = exp10 + kept - 1 < 0 ? '-' : '+';
+  out[len++] = sci_exp < 0 ? '-' : '+';
   return len + WriteExponent(sci_abs, out + len);
 }
 
@@ -304,8 +303,7 @@ size_t LayOut(const char* digits, int n, int exp10, bool negative, char* out) {
 
 size_t FormatDoubleGrisu2(double d, char* buf) {
   size_t len = 0;
-  const bool negative = std::signbit(d);
-  if (negative) buf[len++] = '-';
+  if (std::signbit(d)) buf[len++] = '-';
   if (d == 0) {
     buf[len] = '0';
     return len + 1;
@@ -317,7 +315,7 @@ size_t FormatDoubleGrisu2(double d, char* buf) {
   char digits[18];
   int exp10 = 0;
   const int n = Grisu2Digits(std::fabs(d), digits, &exp10);
-  return len + LayOut(digits, n, exp10, negative, buf + len);
+  return len + LayOut(digits, n, exp10, buf + len);
 }
 
 bool DoubleToInt64Exact(double d, int64_t* out) {
