@@ -32,24 +32,9 @@ source benchmarks/lib.sh
 require redis-cli redis-benchmark taskset "$PYTHON" "$REDIS_SERVER"
 pick_cpus
 
-if [ -z "${SHARDIS_BIN:-}" ]; then
-  bash scripts/build.sh release shardis >&2
-  SHARDIS_BIN=build/release/shardis
-fi
-workdir=$(mktemp -d /tmp/shardis-acl.XXXXXX)
-cp "$SHARDIS_BIN" "$workdir/shardis.bin"
-SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-server_pid=
-port=
-stop() {
-  [ -n "$server_pid" ] || return 0
-  kill -TERM "$server_pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-cleanup() { stop; rm -rf "$workdir"; }
+bench_binaries acl
+source benchmarks/servers.sh
+cleanup() { stop_server; rm -rf "$workdir"; }
 trap cleanup EXIT
 apply_nice cleanup
 started=$SECONDS
@@ -57,7 +42,7 @@ started=$SECONDS
 # start SERVER (redis | shardis): started, the user `bench` created, the keyspace filled.
 start() {
   local server=$1
-  port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   if [ "$server" = redis ]; then
     (cd "$workdir" && exec taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" \
       --bind 127.0.0.1 --save '' --appendonly no) >>"$workdir/redis.log" 2>&1 &
@@ -66,26 +51,21 @@ start() {
       --bind 127.0.0.1 --threads 1 --save= --logtostderr) >>"$workdir/shardis.log" 2>&1 &
   fi
   server_pid=$!
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-    sleep 0.1
-  done
+  wait_for_pong || { echo "FAIL: $server did not start" >&2; exit 1; }
   [ "$(redis-cli -p "$port" acl setuser bench reset "${RULES[@]}")" = OK ] ||
     { echo "FAIL: $server: ACL SETUSER" >&2; exit 1; }
   taskset -c "$CLIENT_CPU" redis-benchmark -p "$port" -c "$CONNECTIONS" -n "$KEYSPACE" -P 16 \
     -r "$KEYSPACE" -t set -q >/dev/null
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
-
 # measure SERVER USER: GET P16 as USER (default | bench); appends its line to results.txt.
 measure() {
   local server=$1 user=$2 before after out rps args errors
   args=(-p "$port" -c "$CONNECTIONS" -n "$REQUESTS" -P 16 -r "$KEYSPACE" -t get --csv)
   [ "$user" = default ] || args+=(--user bench -a bench)
-  before=$(cpu_ticks)
+  before=$(server_cpu_ticks)
   out=$(taskset -c "$CLIENT_CPU" redis-benchmark "${args[@]}" 2>&1)
-  after=$(cpu_ticks)
+  after=$(server_cpu_ticks)
   rps=$(awk -F'","' '/^"GET"/ {print $2}' <<<"$out")
   [ -n "$rps" ] || { echo "FAIL: $server $user: $out" >&2; exit 1; }
   # The load must have been served, not refused: the user's GET count in commandstats.
@@ -102,7 +82,7 @@ for round in $(seq 1 "$ROUNDS"); do
     start "$server"
     if [ $((round % 2)) = 1 ]; then users=(default bench); else users=(bench default); fi
     for user in "${users[@]}"; do measure "$server" "$user"; done
-    stop
+    stop_server
   done
   note "round $round done"
 done

@@ -43,29 +43,9 @@ pick_cpus
 have_perf=0
 if command -v perf >/dev/null; then have_perf=$(perf list 2>/dev/null | grep -c 'syscalls:sys_enter_fdatasync' || true); fi
 
-if [ -z "${SHARDIS_BIN:-}" ]; then
-  bash scripts/build.sh release shardis loadgen >&2
-  SHARDIS_BIN=build/release/shardis
-elif [ -z "${LOADGEN:-}" ]; then
-  bash scripts/build.sh release loadgen >&2
-fi
-LOADGEN=${LOADGEN:-build/release/benchmarks/loadgen}
-
-workdir=$(mktemp -d "${WORKDIR:-/tmp}/shardis-aof.XXXXXX")
-cp "$SHARDIS_BIN" "$workdir/shardis.bin"   # a rebuild during the run changes nothing measured
-cp "$LOADGEN" "$workdir/loadgen.bin"
-SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-server_pid=
-port=
-stop() {
-  [ -n "$server_pid" ] || return 0
-  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-  for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-cleanup() { stop; [ "${KEEP:-0}" = 1 ] || rm -rf "$workdir"; }
+bench_binaries aof loadgen
+source benchmarks/servers.sh
+cleanup() { stop_server; [ "${KEEP:-0}" = 1 ] || rm -rf "$workdir"; }
 trap cleanup EXIT
 apply_nice cleanup
 started=$SECONDS
@@ -74,7 +54,7 @@ started=$SECONDS
 start() {
   local server=$1 mode=$2 dir aof=()
   dir=$(mktemp -d "$workdir/run.XXXXXX")
-  port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   if [ "$server" = redis ]; then
     [ "$mode" = off ] && aof=(--appendonly no) || aof=(--appendonly yes --appendfsync "$mode")
     (cd "$dir" && exec taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1 \
@@ -86,10 +66,7 @@ start() {
       >>"$workdir/shardis.log" 2>&1 &
   fi
   server_pid=$!
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-    sleep 0.1
-  done
+  wait_for_pong && return 0
   echo "FAIL: $server $mode did not start" >&2
   exit 1
 }
@@ -128,7 +105,7 @@ for round in $(seq 1 "$ROUNDS"); do
       start "$server" "$mode"
       measure "$server" "$mode" 1
       measure "$server" "$mode" 16
-      stop
+      stop_server
     done
   done
   note "round $round done"

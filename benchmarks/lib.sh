@@ -1,5 +1,5 @@
-# Sourced by the benchmark scripts (run.sh, snapshot_bench.sh, types_memory.sh,
-# redis_benchmark_suite.sh): tool checks, the CPUs, NICE, progress lines. Needs PYTHON.
+# Sourced by every benchmark script: tool checks, the CPUs, NICE, the binaries under test,
+# progress lines. Needs PYTHON.
 
 # require TOOL...: exits with the install hint when one is missing.
 require() {
@@ -42,3 +42,24 @@ no_save_schedule() {  # PORT
 note() { printf '[%4ds] %s\n' $((SECONDS - ${started:-0})) "$*" >&2; }
 # field NAME LINE: the value of NAME in a line of key=value pairs (the load generator's).
 field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
+
+# bench_binaries NAME [loadgen]: builds SHARDIS_BIN (and the load generator) when not given, and
+# copies them into a new $workdir (${WORKDIR:-/tmp}/shardis-NAME.XXXXXX) as shardis.bin and
+# loadgen.bin, so that a rebuild in the tree during the run changes nothing measured. Sets
+# SHARDIS_REV to the commit's short name.
+bench_binaries() {
+  local name=$1 with_loadgen=${2:-}
+  if [ -z "${SHARDIS_BIN:-}" ]; then
+    bash scripts/build.sh release shardis ${with_loadgen:+loadgen} >&2
+    SHARDIS_BIN=build/release/shardis
+  elif [ -n "$with_loadgen" ] && [ -z "${LOADGEN:-}" ]; then
+    bash scripts/build.sh release loadgen >&2
+  fi
+  workdir=$(mktemp -d "${WORKDIR:-/tmp}/shardis-$name.XXXXXX")
+  cp "$SHARDIS_BIN" "$workdir/shardis.bin"
+  if [ -n "$with_loadgen" ]; then
+    LOADGEN=${LOADGEN:-build/release/benchmarks/loadgen}
+    cp "$LOADGEN" "$workdir/loadgen.bin"
+  fi
+  SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+}

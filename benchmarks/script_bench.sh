@@ -38,29 +38,9 @@ source benchmarks/lib.sh
 require redis-cli taskset "$PYTHON" "$REDIS_SERVER"
 pick_cpus
 
-if [ -z "${SHARDIS_BIN:-}" ]; then
-  bash scripts/build.sh release shardis loadgen >&2
-  SHARDIS_BIN=build/release/shardis
-elif [ -z "${LOADGEN:-}" ]; then
-  bash scripts/build.sh release loadgen >&2
-fi
-LOADGEN=${LOADGEN:-build/release/benchmarks/loadgen}
-
-workdir=$(mktemp -d /tmp/shardis-script.XXXXXX)
-cp "$SHARDIS_BIN" "$workdir/shardis.bin"   # a rebuild during the run changes nothing measured
-cp "$LOADGEN" "$workdir/loadgen.bin"
-SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-server_pid=
-port=
-stop() {
-  [ -n "$server_pid" ] || return 0
-  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-  for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-cleanup() { stop; rm -rf "$workdir"; }
+bench_binaries script loadgen
+source benchmarks/servers.sh
+cleanup() { stop_server; rm -rf "$workdir"; }
 trap cleanup EXIT
 apply_nice cleanup
 started=$SECONDS
@@ -68,7 +48,7 @@ started=$SECONDS
 # start SERVER: redis | shardis1 | shardis2.
 start() {
   local server=$1
-  port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   if [ "$server" = redis ]; then
     (cd "$workdir" && exec taskset -c "$SERVER_CPU" "$REDIS_SERVER" --port "$port" \
       --bind 127.0.0.1 --save '' --appendonly no) >>"$workdir/redis.log" 2>&1 &
@@ -80,10 +60,7 @@ start() {
       >>"$workdir/shardis.log" 2>&1 &
   fi
   server_pid=$!
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-    sleep 0.1
-  done
+  wait_for_pong && return 0
   echo "FAIL: $server did not start" >&2
   exit 1
 }
@@ -109,7 +86,7 @@ for round in $(seq 1 "$ROUNDS"); do
       measure "$server" declared "$DECLARED" "$p"
       measure "$server" undeclared "$UNDECLARED" "$p"
     done
-    stop
+    stop_server
   done
   note "round $round done"
 done

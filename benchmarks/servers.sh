@@ -1,6 +1,7 @@
-# Sourced by the benchmark scripts that start one server at a time (types_memory.sh,
-# redis_benchmark_suite.sh, snapshot_bench.sh): free ports, and redis-server or shardis pinned to
-# SERVER_CPU, started the same way for both, with no save schedule. Needs lib.sh, PYTHON,
+# Sourced by the benchmark scripts that start one server at a time (all but run.sh): free ports,
+# waiting for PING, stopping, CPU time; and redis-server or shardis pinned to SERVER_CPU, started
+# the same way for both, with no save schedule (launch_server, start_server: the scripts whose
+# servers need other flags start their own and use the rest). Needs lib.sh, PYTHON,
 # SERVER_CPU, REDIS_SERVER, SHARDIS_BIN and workdir; SHARDIS_THREADS (1) sets shardis' --threads.
 #
 # Each server runs in a directory of its own (redis-server: --dir; shardis: its working
@@ -10,6 +11,7 @@
 declare -A CMD  # kind -> the exact server command line, for the report
 port=
 server_pid=
+CLI_ARGS=()  # what redis-cli needs besides -p to reach the server (e.g. --tls and certificates)
 
 free_port() {
   "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -36,15 +38,20 @@ launch_server() {
 # if it does not answer PING within 10 s.
 start_server() {
   launch_server "$1" "$(mktemp -d "$workdir/$1.XXXXXX")"
+  wait_for_pong && no_save_schedule "$port"
+}
+
+# wait_for_pong: true once the server on $port answers PING, false after 10 s.
+wait_for_pong() {
   for _ in $(seq 1 100); do
-    if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
-      no_save_schedule "$port"
-      return 0
-    fi
+    [ "$(redis-cli -p "$port" "${CLI_ARGS[@]}" ping 2>/dev/null)" = PONG ] && return 0
     sleep 0.1
   done
   return 1
 }
+
+# server_cpu_ticks: the server's user + system CPU time so far, in clock ticks (getconf CLK_TCK).
+server_cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 
 # alive PID: true while the process runs (a zombie not yet waited for does not count).
 alive() {
@@ -57,7 +64,7 @@ alive() {
 # there, and wait for it.
 stop_server() {
   [ -n "$server_pid" ] || return 0
-  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  redis-cli -p "$port" "${CLI_ARGS[@]}" shutdown nosave >/dev/null 2>&1 || true
   for _ in $(seq 1 50); do
     alive "$server_pid" || break
     sleep 0.1

@@ -35,24 +35,9 @@ source benchmarks/lib.sh
 require redis-cli redis-benchmark openssl taskset "$PYTHON" "$REDIS_SERVER"
 pick_cpus
 
-if [ -z "${SHARDIS_BIN:-}" ]; then
-  bash scripts/build.sh release shardis >&2
-  SHARDIS_BIN=build/release/shardis
-fi
-workdir=$(mktemp -d /tmp/shardis-tls.XXXXXX)
-cp "$SHARDIS_BIN" "$workdir/shardis.bin"   # a rebuild during the run changes nothing measured
-SHARDIS_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-server_pid=
-port=
-stop() {
-  [ -n "$server_pid" ] || return 0
-  kill -TERM "$server_pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
-cleanup() { stop; rm -rf "$workdir"; }
+bench_binaries tls
+source benchmarks/servers.sh
+cleanup() { stop_server; rm -rf "$workdir"; }
 trap cleanup EXIT
 apply_nice cleanup
 started=$SECONDS
@@ -74,7 +59,7 @@ TLS_CLIENT=(--tls --cacert "$certs/ca.crt" --cert "$certs/client.crt" --key "$ce
 # start SERVER: redis-tls | redis-plain | shardis-tls | shardis-plain.
 start() {
   local server=$1 cmd
-  port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   case $server in
     redis-tls) cmd=("$REDIS_SERVER" --port 0 --tls-port "$port" --tls-cert-file "$certs/server.crt"
                     --tls-key-file "$certs/server.key" --tls-ca-cert-file "$certs/ca.crt") ;;
@@ -88,18 +73,13 @@ start() {
   else cmd+=(--bind 127.0.0.1 --threads 1 --save= --logtostderr); fi
   (cd "$workdir" && exec taskset -c "$SERVER_CPU" "${cmd[@]}") >>"$workdir/$server.log" 2>&1 &
   server_pid=$!
-  local ping=(redis-cli -p "$port")
-  [ "${server#*-}" = plain ] || ping+=("${TLS_CLIENT[@]}")
-  for _ in $(seq 1 100); do
-    [ "$("${ping[@]}" ping 2>/dev/null)" = PONG ] && return 0
-    sleep 0.1
-  done
+  CLI_ARGS=()
+  [ "${server#*-}" = plain ] || CLI_ARGS=("${TLS_CLIENT[@]}")
+  wait_for_pong && return 0
   echo "FAIL: $server did not start (log: $workdir/$server.log)" >&2
   cat "$workdir/$server.log" >&2
   exit 1
 }
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 
 # measure SERVER TEST PIPELINE [LABEL]: one redis-benchmark load; appends its line to
 # results.txt with the test named LABEL (default: TEST).
@@ -108,9 +88,9 @@ measure() {
   args=(-p "$port" -c "$CONNECTIONS" -n "$REQUESTS" -P "$pipeline" -r "$KEYSPACE" -d "$VALUE_SIZE"
         -t "$test" --csv)
   [ "${server#*-}" = plain ] || args+=("${TLS_CLIENT[@]}")
-  before=$(cpu_ticks)
+  before=$(server_cpu_ticks)
   out=$(taskset -c "$CLIENT_CPU" redis-benchmark "${args[@]}")
-  after=$(cpu_ticks)
+  after=$(server_cpu_ticks)
   rps=$(awk -F'","' 'NR == 2 {print $2}' <<<"$out")
   echo "server=$server test=$label pipeline=$pipeline rps=$rps cpu_ticks=$((after - before))" \
     "requests=$REQUESTS clk_tck=$(getconf CLK_TCK)" >>"$workdir/results.txt"
@@ -129,7 +109,7 @@ for round in $(seq 1 "$ROUNDS"); do
       measure "$server" set "$p"
       measure "$server" get "$p"
     done
-    stop
+    stop_server
   done
   note "round $round done"
 done

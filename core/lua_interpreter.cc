@@ -6,13 +6,14 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <limits>
 
+#include "core/double_format.h"
 #include "core/lua_cmsgpack.h"
 #include "core/lua_struct.h"
+#include "core/number.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
 
@@ -500,9 +501,11 @@ RunState* CurrentRun(lua_State* L, const char* what) {
   return run;
 }
 
-// The arguments of redis.call and its kin, as strings: numbers as "%.17g" (Lua's own
-// conversion loses precision, so they are formatted into *numbers), strings as views of the Lua
-// strings (valid while they are on the stack, that is during the call); anything else is refused.
+// The arguments of redis.call and its kin, as strings: numbers formatted into *numbers (Lua's own
+// conversion loses precision) as Redis 7.2.5 does, integers in [-2^62, 2^62] as integers and
+// anything else with fpconv_dtoa (7.2.0 to 7.2.4 sent 1e9 as "1e+9", which INCRBY then refused;
+// 7.0 used "%.17g"); strings as views of the Lua strings (valid while they are on the stack,
+// that is during the call); anything else is refused.
 bool CollectArgs(lua_State* L, std::vector<std::string>* numbers,
                  std::vector<std::string_view>* args) {
   const int argc = lua_gettop(L);
@@ -511,9 +514,12 @@ bool CollectArgs(lua_State* L, std::vector<std::string>* numbers,
   args->clear();
   for (int i = 1; i <= argc; ++i) {
     if (lua_type(L, i) == LUA_TNUMBER) {
-      char buf[64];
-      const int len = std::snprintf(buf, sizeof(buf), "%.17g", double(lua_tonumber(L, i)));
-      args->push_back(numbers->emplace_back(buf, size_t(len)));
+      const double d = lua_tonumber(L, i);
+      char buf[kDoubleBufSize];
+      int64_t integer;
+      const size_t len = DoubleToInt64Exact(d, &integer) ? FormatInt64(integer, buf)
+                                                         : FormatDoubleGrisu2(d, buf);
+      args->push_back(numbers->emplace_back(buf, len));
     } else if (lua_type(L, i) == LUA_TSTRING) {
       args->push_back(ToView(L, i));
     } else {

@@ -169,21 +169,6 @@ std::string Int64ToString(int64_t v) {
   return std::string(buf, FormatInt64(v, buf));
 }
 
-std::string FormatDouble(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  if (d == 0) return std::signbit(d) ? "-0" : "0";
-  // Redis prints integral values strictly inside (-(2^52-1), 2^52) with its integer routine; the
-  // bounds are Redis' own (they keep the int64 cast exact).
-  if (d > -4503599627370495.0 && d < 4503599627370496.0 &&
-      d == static_cast<double>(static_cast<int64_t>(d))) {
-    return Int64ToString(static_cast<int64_t>(d));
-  }
-  char buf[32];  // "%.17g" needs at most 24 chars ("-1.2345678901234567e-308").
-  const int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
-  return std::string(buf, n);
-}
-
 std::string FormatLongDouble(long double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   // "%.17Lf" of a large value prints every integer digit (up to ~4950 for LDBL_MAX), so format on
@@ -207,6 +192,13 @@ std::string FormatLongDouble(long double v) {
   }
   if (out == "-0") out = "0";  // a tiny negative value rounds to "-0.000..."; Redis prints "0"
   return out;
+}
+
+std::string FormatLongDoubleAuto(long double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  char buf[32];  // at most "-1.2345678901234567e-4951"
+  return std::string(buf, std::snprintf(buf, sizeof(buf), "%.17Lg", v));
 }
 
 int64_t ParseCLongPrefix(std::string_view s) {

@@ -1,4 +1,4 @@
-// Number parsing and formatting with Redis 7.0's exact rules.
+// Number parsing and formatting with Redis' exact rules (doubles: core/double_format.h).
 //
 // Clients see these texts (INCR, INCRBYFLOAT, ZSCORE, ZSCAN, ...) and scripts compare them
 // byte for byte, so every function documents the Redis routine whose behaviour it reproduces.
@@ -49,12 +49,13 @@ int64_t ParseCLongPrefix(std::string_view s);
 size_t FormatInt64(int64_t v, char* buf);
 std::string Int64ToString(int64_t v);
 
-// Redis 7.0 d2string: "nan", "inf", "-inf", "0", "-0"; integral values below 2^52 as integers;
-// everything else "%.17g". This is the text Redis stores for zset scores (visible in ZSCAN).
-std::string FormatDouble(double d);
-
 // Redis ld2string in LD_STR_HUMAN mode (INCRBYFLOAT, HINCRBYFLOAT): "%.17Lf" with trailing zeros
 // and a trailing '.' removed, "-0" printed as "0", infinities as "inf"/"-inf".
 std::string FormatLongDouble(long double v);
+
+// Redis ld2string in LD_STR_AUTO mode: "%.17Lg", infinities as "inf"/"-inf", NaN as "nan". ZSCAN
+// writes the scores of a skiplist-encoded sorted set so, in 7.0 and 7.2 alike (a small one's
+// scores are the stored d2string text: FormatDouble in core/double_format.h).
+std::string FormatLongDoubleAuto(long double v);
 
 }  // namespace shardis::core

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/crc64.h"
+#include "core/double_format.h"
 #include "core/hash_object.h"
 #include "core/intset.h"
 #include "core/list.h"
@@ -111,13 +112,14 @@ void AppendHash(std::string* out, const CompactValue& value, bool compression) {
 void AppendZSet(std::string* out, const ZSet& zset, bool compression) {
   const size_t n = zset.size();
   if (zset.encoding() == ZSet::kPacked) {
-    // Members and scores in order; a score is the text Redis' zzlInsertAt stores (d2string),
-    // which the listpack keeps as an integer when it is one.
+    // Members and scores in order; a score is the text Redis' zzlInsertAt stores (7.2's
+    // d2string), which the listpack keeps as an integer when it is one.
     ListpackBuilder lp;
     if (n > 0) {
       zset.RangeByRank(0, n - 1, false, [&](std::string_view m, double score) {
         lp.Append(m);
-        lp.Append(FormatDouble(score));
+        char text[kDoubleBufSize];
+        lp.Append(std::string_view(text, FormatDouble(score, text)));
       });
     }
     AppendString(out, lp.Finish(), compression);

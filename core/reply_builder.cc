@@ -2,9 +2,7 @@
 
 #include <glog/logging.h>
 
-#include <cmath>
-#include <cstdio>
-
+#include "core/double_format.h"
 #include "core/number.h"
 
 namespace shardis::core {
@@ -12,27 +10,6 @@ namespace shardis::core {
 namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
-
-// Text of d as Redis 7.0's addReplyDouble writes it ("%.17g"). Returns the length in buf
-// (at least 32 bytes). Integral values below 2^53 print the same digits as "%.17g" (at most 16
-// digits, so no exponent), which lets common scores like 1 or 42 skip snprintf; -0.0 must still
-// go through printf to keep its sign.
-size_t DoubleRepr(double d, char* buf) {
-  if (std::isinf(d)) {
-    const std::string_view s = d > 0 ? "inf" : "-inf";
-    s.copy(buf, s.size());
-    return s.size();
-  }
-  if (std::isnan(d)) {
-    std::string_view("nan").copy(buf, 3);
-    return 3;
-  }
-  constexpr double kTwo53 = 9007199254740992.0;
-  if (d > -kTwo53 && d < kTwo53 && d != 0 && d == std::trunc(d)) {
-    return FormatInt64(static_cast<int64_t>(d), buf);
-  }
-  return std::snprintf(buf, 32, "%.17g", d);
-}
 
 }  // namespace
 
@@ -105,8 +82,8 @@ void ReplyBuilder::AttributeHeader(size_t n) {
 }
 
 void ReplyBuilder::Double(double d) {
-  char buf[32];
-  const size_t len = DoubleRepr(d, buf);
+  char buf[kDoubleBufSize];
+  const size_t len = FormatDouble(d, buf);
   if (resp3_) {
     out_->push_back(',');
     out_->append(buf, len);

@@ -48,8 +48,8 @@ class ReplyBuilder {
   // RESP3 "|n" (n key/value pairs about the reply that follows). RESP2 has no attributes: the
   // caller writes none (neither header nor pairs), as Redis does.
   void AttributeHeader(size_t n);
-  // Redis 7.0 addReplyDouble: "%.17g" (ZSCORE 0.1 -> "0.10000000000000001"), "inf"/"-inf";
-  // RESP3 ",repr", RESP2 a bulk string of repr. NaN is written "nan" (RESP3's spelling).
+  // Redis 7.2 addReplyDouble: the d2string text of d (FormatDouble: ZSCORE 0.1 -> "0.1", 3.0 ->
+  // "3", "inf", "-inf", "nan"); RESP3 ",text", RESP2 a bulk string of it.
   void Double(double d);
   // Redis 7.0 addReplyHumanLongDouble (GEOPOS coordinates): the LD_STR_HUMAN text of d
   // (FormatLongDouble), RESP3 ",text", RESP2 a bulk string of it.

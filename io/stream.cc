@@ -38,6 +38,7 @@ void Stream::set_tls(std::unique_ptr<TlsSession> session) { tls_ = std::move(ses
 Stream::~Stream() {
   StopReading();
   WaitSendDone();
+  if (send_error_ == 0) SendCloseNotify();
   proactor_->UnregisterFile(fd_);
   close(fd_);
 }
@@ -232,6 +233,13 @@ void Stream::SendNow(std::string* bytes) {
     counters_->bytes_out += size_t(n);
     bytes->erase(0, size_t(n));
   }
+}
+
+void Stream::SendCloseNotify() {
+  if (tls_ == nullptr || send_in_flight_) return;  // never inside a record being sent
+  std::string alert;
+  tls_->Shutdown(&alert);
+  if (!alert.empty()) (void)::send(fd_, alert.data(), alert.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 bool Stream::WaitSendDone() {

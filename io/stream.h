@@ -84,6 +84,9 @@ class Stream {
   void StartSend(std::string* bytes);
   // Sends all of bytes and waits until they are out. False if the send failed.
   bool SendAndWait(std::string_view bytes);
+  // TLS only: sends the close_notify alert now, without waiting, unless a send is in flight
+  // (its record must not be cut). The destructor does it too; a second call sends nothing.
+  void SendCloseNotify();
   // Writes what the socket takes now without waiting (last words before a close: the client sees
   // the close as soon as the reply) and erases that from *bytes. Only while !sending(). With TLS
   // it leaves *bytes to Send (a record cut by a short write could not be finished later).

@@ -97,6 +97,14 @@ void TlsSession::TakeCiphertext(std::string* out) {
   CHECK_EQ(BIO_read(wbio_, out->data() + old, int(pending)), int(pending));
 }
 
+void TlsSession::Shutdown(std::string* out) {
+  if (!error_.empty() || !SSL_is_init_finished(ssl_)) return;
+  // Sends our close_notify; the peer's answer is not waited for (Redis does not either).
+  (void)SSL_shutdown(ssl_);
+  ERR_clear_error();
+  TakeCiphertext(out);
+}
+
 bool TlsSession::has_ciphertext_out() const { return BIO_ctrl_pending(wbio_) > 0; }
 
 }  // namespace shardis::io

@@ -58,6 +58,9 @@ class TlsSession {
   // Appends the ciphertext the session has made and not handed out yet (handshake messages,
   // session tickets, alerts) to *out.
   void TakeCiphertext(std::string* out);
+  // Appends a close_notify alert to *out, as Redis' SSL_shutdown before closing a connection
+  // whose handshake finished; nothing after a failure or before the handshake's end.
+  void Shutdown(std::string* out);
   bool has_ciphertext_out() const;
   // Why the session failed: OpenSSL's error text (e.g. "...:certificate verify failed").
   const std::string& error() const { return error_; }

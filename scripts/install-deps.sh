@@ -14,8 +14,9 @@ BUILD_PKGS=(
 )
 # openssl (the CLI): the TLS tests make their certificates with it.
 # clang-14 and its runtimes (ASan, UBSan, libFuzzer): the asan build and the fuzz targets.
-TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest memcached python3-pymemcache
-  python3-prometheus-client python3-yaml curl clang-14 libclang-rt-14-dev
+# python3-pytest-xdist: the integration suite runs its test files on every CPU at once.
+TEST_PKGS=(redis-server redis-tools python3-redis python3-pytest python3-pytest-xdist memcached
+  python3-pymemcache python3-prometheus-client python3-yaml curl clang-14 libclang-rt-14-dev
   openssl)
 
 set_name=${1:-build}

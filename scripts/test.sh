@@ -9,7 +9,7 @@
 #      for 5 seconds
 #   4. the pytest integration suite against build/asan/shardis: the binary that reports memory
 #      errors and undefined behaviour (with 8 of test_aof_crash's 20 kill runs: each takes several
-#      times as long there)
+#      times as long there), one test file per CPU at a time (pytest-xdist)
 #   5. the benchmark suite's smoke test against build/release/shardis (the Docker image step
 #      runs the release build too)
 #   6. the io/ and shard/ unit tests under ThreadSanitizer (build/tsan)
@@ -75,8 +75,10 @@ if [ $asan_ok = 1 ]; then
   # One pass of the integration suite, on the binary that also reports memory errors and undefined
   # behaviour. A second pass on the release binary cost ten more minutes of CI; the release
   # binary still runs the benchmark smoke test below and, in the image, the container tests.
+  # The suite mostly waits (servers starting, timeouts, sleeps): one file per CPU at a time
+  # halves its time (--dist loadfile keeps a file's module-scoped servers in one worker).
   SHARDIS_TEST_AOF_CRASH_RUNS=8 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
-    --ignore=tests/integration/test_benchmarks_smoke.py
+    --ignore=tests/integration/test_benchmarks_smoke.py -n auto --dist loadfile
 else
   for s in "unit tests (asan)" "integration tests (asan)"; do
     skip "$s" "asan build failed"

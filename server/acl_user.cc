@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
+#include <optional>
 
+#include <gflags/gflags.h>
 #include <glog/logging.h>
 
 #include "core/glob.h"
@@ -15,9 +18,17 @@
 #include "server/command_stats.h"
 #include "server/subcommand.h"
 
+DEFINE_string(acl_pubsub_default, "resetchannels",
+              "channels a new ACL user (and 'reset') starts with: resetchannels (none) or "
+              "allchannels, as Redis' acl-pubsub-default");
+
 namespace shardis::server {
 
 namespace {
+
+// acl-pubsub-default: whether new selectors allow every channel (Redis' server.acl_pubsub_default).
+// Read only while rules are applied, never by a command check.
+std::atomic<bool> g_new_selectors_allow_channels{false};
 
 constexpr std::string_view kCategories[] = {
     "keyspace", "read",     "write",       "set",        "sortedset",   "list",     "hash",
@@ -280,9 +291,12 @@ RuleError ApplySelectorRule(AclSelector* s, std::string_view op) {
   return RuleError::kNone;
 }
 
+// Redis' ACLCreateSelector: no permissions, but every channel under acl-pubsub-default
+// allchannels.
 AclSelector NewSelector() {
   AclSelector s;
   s.allowed.assign((Table().by_id.size() + 63) / 64, 0);
+  s.all_channels = AclNewUsersAllowAllChannels();
   return s;
 }
 
@@ -329,7 +343,8 @@ RuleError ApplyUserRule(AclUser* u, std::string_view op) {
   } else if (is("reset")) {
     ApplyUserRule(u, "resetpass");
     ApplySelectorRule(&u->selectors[0], "resetkeys");
-    ApplySelectorRule(&u->selectors[0], "resetchannels");
+    ApplySelectorRule(&u->selectors[0],
+                      AclNewUsersAllowAllChannels() ? "allchannels" : "resetchannels");
     u->enabled = false;
     u->sanitize_payload = true;
     u->selectors.resize(1);
@@ -366,11 +381,14 @@ std::string DescribeSelector(const AclSelector& s) {
   return out;
 }
 
-// Redis' key spec flags of a key of this command line: read (ACCESS) and/or write (INSERT,
-// DELETE, UPDATE).
-uint8_t KeyPermsOf(const CommandSpec& spec, ArgSlice args, size_t k) {
+// The permissions a key of this command line needs, from Redis' key spec flags: read (ACCESS)
+// and/or write (INSERT, DELETE, UPDATE); none for a NOT_KEY spec (SPUBLISH's and SSUBSCRIBE's
+// shard channels), which Redis' ACL key check skips (getKeysFromCommandWithSpecs without
+// GET_KEYSPEC_INCLUDE_NOT_KEYS).
+std::optional<uint8_t> KeyPermsOf(const CommandSpec& spec, ArgSlice args, size_t k) {
   uint8_t perms = 0;
   for (std::string_view f : core::SplitWords(KeyFlagsOf(spec, args, k))) {
+    if (core::EqualsIgnoreCase(f, "not_key")) return std::nullopt;
     if (core::EqualsIgnoreCase(f, "access")) perms |= kAclKeyRead;
     if (core::EqualsIgnoreCase(f, "insert") || core::EqualsIgnoreCase(f, "delete") ||
         core::EqualsIgnoreCase(f, "update")) {
@@ -424,7 +442,8 @@ AclCheck CheckSelector(const AclSelector& s, const CommandSpec& spec, const SubC
   if (!s.all_keys && keys != nullptr) {
     for (size_t k = 0; k < keys->size(); ++k) {
       const int pos = (*keys)[k];
-      if (!SelectorAllowsKey(s, args[pos], KeyPermsOf(spec, args, k))) {
+      const std::optional<uint8_t> perms = KeyPermsOf(spec, args, k);
+      if (perms.has_value() && !SelectorAllowsKey(s, args[pos], *perms)) {
         return {AclDenial::kKey, pos};
       }
     }
@@ -439,6 +458,14 @@ AclCheck CheckSelector(const AclSelector& s, const CommandSpec& spec, const SubC
 }
 
 }  // namespace
+
+bool AclNewUsersAllowAllChannels() {
+  return g_new_selectors_allow_channels.load(std::memory_order_relaxed);
+}
+
+void SetAclNewUsersAllowAllChannels(bool all) {
+  g_new_selectors_allow_channels.store(all, std::memory_order_relaxed);
+}
 
 AclUser::AclUser(std::string user_name) : name(std::move(user_name)) {
   selectors.push_back(NewSelector());

@@ -74,6 +74,11 @@ struct AclCheck {
   int arg = 0;  // the argument (key or channel) refused; 0 for the command itself
 };
 
+// acl-pubsub-default: whether a new user, a new selector and 'reset' allow every channel
+// (allchannels) or none (resetchannels, the default).
+bool AclNewUsersAllowAllChannels();
+void SetAclNewUsersAllowAllChannels(bool all);
+
 // Applies ACL SETUSER's rules to *user in order; Redis merges "(" ... ")" arguments into one
 // selector first. Returns "" or Redis' error (without "ERR "): on error *user is partly changed,
 // so callers apply to a copy.

@@ -22,13 +22,14 @@
 DEFINE_string(requirepass, "",
               "password of the default user; clients must AUTH before other commands "
               "(empty: no authentication)");
+DEFINE_uint64(acllog_max_len, 128, "entries ACL LOG keeps, as Redis' acllog-max-len");
 
 namespace shardis::server {
 
 namespace {
 
-// Redis' acllog-max-len default.
-constexpr size_t kAclLogMaxLen = 128;
+// acllog-max-len: read when an entry is added, under the table's mutex.
+std::atomic<uint64_t> g_acl_log_max_len{128};
 // Redis' ACL_LOG_GROUPING_MAX_TIME_DELTA: similar denials within a minute share an entry.
 constexpr int64_t kAclLogGroupingMs = 60000;
 
@@ -106,6 +107,10 @@ bool CredentialsOk(const AclUser& u, std::string_view password) {
 struct UserChange {
   std::string name;
   AclUserPtr rules;
+  // ACL SETUSER closes subscribers to channels the new rules revoke (Redis'
+  // ACLKillPubsubClientsIfNeeded); ACL LOAD copies the default user's new rules over the old
+  // ones without that check, as Redis 7.2's ACLLoadFromFile.
+  bool close_revoked_subscribers = true;
 };
 
 // Whether the connection's user still allows every channel and pattern it is subscribed to.
@@ -133,7 +138,7 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
         if (c->user->name != change.name) continue;
         if (change.rules != nullptr) {
           c->user = change.rules;
-          if (!SubscriptionsAllowed(*c)) c->push->Kill();  // Redis' ACLKillPubsubClientsIfNeeded
+          if (change.close_revoked_subscribers && !SubscriptionsAllowed(*c)) c->push->Kill();
           continue;
         }
         c->authenticated = false;
@@ -146,6 +151,18 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
       }
     }
   });
+}
+
+// Redis' ACLUpdateInfoMetrics, on this thread's counters (summed by INFO).
+void CountAclDenial(AclDenial reason) {
+  ThreadStats& stats = ServerThreadState::current().stats();
+  switch (reason) {
+    case AclDenial::kAuth: ++stats.acl_denied_auth; break;
+    case AclDenial::kCommand: ++stats.acl_denied_cmd; break;
+    case AclDenial::kKey: ++stats.acl_denied_key; break;
+    case AclDenial::kChannel: ++stats.acl_denied_channel; break;
+    case AclDenial::kNone: break;
+  }
 }
 
 }  // namespace
@@ -219,7 +236,11 @@ void ReplaceAclUsers(std::vector<AclUser> users, ConnContext* ctx) {
     // Redis' ACLLoadFromFile frees every old user, killing its clients; the default user's
     // clients keep their connection with the new rules.
     for (const auto& [name, old] : u.by_name) {
-      changes.push_back({name, name == "default" ? next["default"] : nullptr});
+      if (name == "default") {
+        changes.push_back({name, next["default"], /*close_revoked_subscribers=*/false});
+      } else {
+        changes.push_back({name, nullptr});
+      }
     }
     NoteDefaultLocked(*next["default"]);
     u.by_name = std::move(next);
@@ -298,6 +319,7 @@ std::string CheckAclCall(const ConnectionState& conn, const CommandSpec& spec,
 
 void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext context,
                     std::string_view object, std::string_view username) {
+  CountAclDenial(reason);
   AclLogEntry e{.reason = reason, .context = context, .object = std::string(object),
                 .username = std::string(username), .client_info = ClientInfoLine(conn)};
   e.updated_ms = e.created_ms = shard::NowMs();
@@ -319,7 +341,8 @@ void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext
   }
   e.entry_id = u.log_entries++;
   u.log.push_front(std::move(e));
-  if (u.log.size() > kAclLogMaxLen) u.log.pop_back();
+  // As Redis, a smaller acllog-max-len trims the log at the next entry, not at CONFIG SET.
+  while (u.log.size() > g_acl_log_max_len.load(std::memory_order_relaxed)) u.log.pop_back();
 }
 
 void ReplyAclLog(ConnContext& ctx, int64_t count) {
@@ -359,6 +382,9 @@ void ReplyAclLog(ConnContext& ctx, int64_t count) {
     ctx.rb.Integer(e.updated_ms);
   }
 }
+
+uint64_t AclLogMaxLen() { return g_acl_log_max_len.load(std::memory_order_relaxed); }
+void SetAclLogMaxLen(uint64_t len) { g_acl_log_max_len.store(len, std::memory_order_relaxed); }
 
 void ResetAclLog() {
   Users& u = TheUsers();

@@ -74,5 +74,8 @@ void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext
                     std::string_view object, std::string_view username);
 void ReplyAclLog(ConnContext& ctx, int64_t count);
 void ResetAclLog();
+// acllog-max-len: how many entries ACL LOG keeps.
+uint64_t AclLogMaxLen();
+void SetAclLogMaxLen(uint64_t len);
 
 }  // namespace shardis::server

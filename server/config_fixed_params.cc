@@ -15,9 +15,6 @@ namespace shardis::server {
 namespace {
 
 constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
-    {"acl-pubsub-default", "resetchannels"},
-    {"aclfile", ""},
-    {"acllog-max-len", "128"},
     {"active-defrag-cycle-max", "25"},
     {"active-defrag-cycle-min", "1"},
     {"active-defrag-ignore-bytes", "104857600"},
@@ -126,33 +123,19 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
     {"syslog-facility", "local0"},
     {"syslog-ident", "redis"},
     {"tcp-backlog", "511"},
-    {"tls-auth-clients", "yes"},
-    {"tls-ca-cert-dir", ""},
-    {"tls-ca-cert-file", ""},
-    {"tls-cert-file", ""},
-    {"tls-ciphers", ""},
-    {"tls-ciphersuites", ""},
     {"tls-client-cert-file", ""},
     {"tls-client-key-file", ""},
     {"tls-client-key-file-pass", ""},
     {"tls-cluster", "no"},
     {"tls-dh-params-file", ""},
-    {"tls-key-file", ""},
-    {"tls-key-file-pass", ""},
-    {"tls-port", "0"},
-    {"tls-prefer-server-ciphers", "no"},
-    {"tls-protocols", ""},
     {"tls-replication", "no"},
-    {"tls-session-cache-size", "20480"},
-    {"tls-session-cache-timeout", "300"},
-    {"tls-session-caching", "yes"},
     {"unixsocket", ""},
     {"unixsocketperm", "0"},
 };
 
 // The ones Redis 7.2 has IMMUTABLE_CONFIG (and their aliases): refused whatever the value.
 constexpr std::string_view kImmutableInRedis[] = {
-    "aclfile", "always-show-logo", "aof_rewrite_cpulist", "bio_cpulist", "cluster-config-file",
+    "always-show-logo", "aof_rewrite_cpulist", "bio_cpulist", "cluster-config-file",
     "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
     "io-threads", "io-threads-do-reads", "logfile", "pidfile", "replicaof", "server_cpulist",
     "set-proc-title", "slaveof", "socket-mark-id", "supervised", "syslog-enabled",

@@ -11,6 +11,8 @@
 #include "core/stream.h"
 #include "core/string_util.h"
 #include "core/zset.h"
+#include "server/acl_user.h"
+#include "server/acl_users.h"
 #include "server/admission.h"
 #include "server/aof.h"
 #include "server/auth.h"
@@ -66,6 +68,8 @@ using shard::MemoryLimit;
 constexpr std::string_view kProtectedConfigChoices[] = {"no", "yes", "local"};
 // In AppendFsync's order.
 constexpr std::string_view kAppendFsyncChoices[] = {"always", "everysec", "no"};
+// In the order of Redis' acl_pubsub_default_enum (its error text lists them so).
+constexpr std::string_view kAclPubsubDefaultChoices[] = {"allchannels", "resetchannels"};
 
 // A string parameter whose values `validate` checks.
 ConfigParam ValidatedString(std::string_view name, std::string_view flag,
@@ -228,6 +232,17 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(MutableString(
       "requirepass", "requirepass", [] { return RequirePass(); },
       [](std::string_view v) { SetRequirePass(v); }));
+  // ACL users (acl_users.h): the aclfile is read-only at runtime, as Redis' IMMUTABLE_CONFIG.
+  r.Add(ReadOnlyFlag("aclfile", "aclfile", ConfigType::kString));
+  r.Add(MutableInt(
+      "acllog-max-len", "acllog_max_len", 0, INT64_MAX, [] { return int64_t(AclLogMaxLen()); },
+      [](int64_t v) { SetAclLogMaxLen(uint64_t(v)); }));
+  r.Add(MutableEnum(
+      "acl-pubsub-default", "acl_pubsub_default", kAclPubsubDefaultChoices,
+      [] { return std::string(kAclPubsubDefaultChoices[AclNewUsersAllowAllChannels() ? 0 : 1]); },
+      [](std::string_view v) {
+        SetAclNewUsersAllowAllChannels(core::EqualsIgnoreCase(v, "allchannels"));
+      }));
   ConfigParam maxclients = MutableInt(
       "maxclients", "maxclients", 1, UINT32_MAX, [] { return int64_t(MaxClients()); },
       [](int64_t v) { SetMaxClients(size_t(v)); });

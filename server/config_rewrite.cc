@@ -12,6 +12,8 @@
 #include "core/number.h"
 #include "core/resp_parser.h"
 #include "core/string_util.h"
+#include "server/acl_file.h"
+#include "server/acl_users.h"
 #include "server/config_registry.h"
 
 namespace shardis::server {
@@ -56,6 +58,14 @@ std::string Quote(const std::string& value) {
   return out + "\"";
 }
 
+// The `user` lines CONFIG REWRITE writes: every user's (as ACL LIST), or none with an aclfile.
+std::vector<std::string> UserLines() {
+  std::vector<std::string> lines;
+  if (!AclFile().empty()) return lines;
+  for (const AclUserPtr& u : AllAclUsers()) lines.push_back(AclFileLine(*u));
+  return lines;
+}
+
 }  // namespace
 
 std::string ConfigFileValue(const ConfigParam& p, const std::string& value) {
@@ -79,9 +89,18 @@ absl::Status RewriteConfigFile(const std::string& path) {
   std::vector<std::string> out;
   std::set<std::string_view> written;
   bool marked = false;  // as Redis: the marker of an earlier rewrite stays, and is not repeated
+  // Redis' rewriteConfigUserOption: without an aclfile the users are the config file's `user`
+  // lines, each old line replaced by the next user in name order, the rest appended; with one,
+  // the file's user lines go.
+  const std::vector<std::string> users = UserLines();
+  size_t next_user = 0;
   for (const std::string& line : lines) {
     if (line == kGeneratedMarker) marked = true;
     const std::string name = DirectiveOf(line);
+    if (name == "user") {
+      if (next_user < users.size()) out.push_back(users[next_user++]);
+      continue;
+    }
     const ConfigParam* p = name.empty() ? nullptr : Config().Find(name);
     if (p == nullptr || !p->is_mutable) {
       out.push_back(line);
@@ -100,6 +119,13 @@ absl::Status RewriteConfigFile(const std::string& path) {
       marked = true;
     }
     out.push_back(core::Concat(p.name, " ", ConfigFileValue(p, value)));
+  }
+  for (; next_user < users.size(); ++next_user) {
+    if (!marked) {
+      out.emplace_back(kGeneratedMarker);
+      marked = true;
+    }
+    out.push_back(users[next_user]);
   }
 
   const std::string tmp = core::Concat(path, ".tmp-", getpid());

@@ -276,6 +276,9 @@ void Connection::Kill() {
   closing_ = true;
   state_.killed = true;
   push_out_.clear();
+  // A TLS client gets close_notify first, as Redis' connection close sends it; the shutdown
+  // that wakes this connection's fiber leaves no way to send it later.
+  stream_.SendCloseNotify();
   ::shutdown(state_.fd, SHUT_RDWR);
 }
 

@@ -3,7 +3,10 @@
 #include <string>
 
 #include "core/string_util.h"
+#include "server/acl_user.h"
+#include "server/acl_users.h"
 #include "server/auth.h"
+#include "server/command.h"
 #include "server/metrics.h"
 #include "server/server_state.h"
 
@@ -19,15 +22,21 @@ struct Response {
   std::string_view extra_headers = "";  // whole "Name: value\r\n" lines
 };
 
-// Whether the request head carries HTTP basic auth with the user name "default" and the default
-// user's password (as `AUTH default <password>`).
+// Whether the request head carries HTTP basic auth of a user that `AUTH user password` would
+// accept and that may run INFO: /metrics tells what INFO tells, so it asks for the same right.
 bool BasicAuthOk(std::string_view head) {
   std::string user, password;
-  return ParseBasicAuth(head, &user, &password) && CheckPassword(user, password);
+  if (!ParseBasicAuth(head, &user, &password) || !CheckPassword(user, password)) return false;
+  const AclUserPtr acl_user = FindAclUser(user);
+  const CommandSpec* info = Registry().Find("info");
+  const std::string_view args[] = {"info"};
+  return acl_user != nullptr && info != nullptr &&
+         CheckAclCommand(*acl_user, *info, nullptr, ArgSlice(args)).denial == AclDenial::kNone;
 }
 
-// `guarded`: /metrics needs the default user's password when it has one (the RESP port, which
-// anyone who may send commands can reach; --admin_port is for operators and stays open).
+// `guarded`: /metrics needs the credentials of a user allowed to run INFO when the default user
+// has a password (the RESP port, which anyone who may send commands can reach; --admin_port is
+// for operators and stays open).
 // /healthz stays open everywhere: probes carry no credentials and it says nothing about the data.
 Response Route(std::string_view method, std::string_view path, std::string_view head,
                bool guarded) {

@@ -395,16 +395,10 @@ std::string BuildInfo(unsigned sections) {
           total.rates.eventloop_cycles_per_sec > 0
               ? uint64_t(total.rates.eventloop_usec_per_sec / total.rates.eventloop_cycles_per_sec)
               : uint64_t{0});
-    // Redis 7.2's ACL denials. A failed AUTH (or HELLO ... AUTH) is the one shardis can have
-    // (no ACL users yet, so no command, key or channel is denied), and each replies WRONGPASS.
-    uint64_t auth_denied = 0;
-    for (const auto& [prefix, count] : cmds.errors) {
-      if (prefix == "WRONGPASS") auth_denied = count;
-    }
-    field("acl_access_denied_auth", auth_denied);
-    field("acl_access_denied_cmd", 0);
-    field("acl_access_denied_key", 0);
-    field("acl_access_denied_channel", 0);
+    field("acl_access_denied_auth", total.stats.acl_denied_auth);
+    field("acl_access_denied_cmd", total.stats.acl_denied_cmd);
+    field("acl_access_denied_key", total.stats.acl_denied_key);
+    field("acl_access_denied_channel", total.stats.acl_denied_channel);
   }
   if (sections & kSecReplication) {
     header("Replication");

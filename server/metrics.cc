@@ -79,6 +79,10 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
           t.stats.client_query_buffer_limit_disconnections;
       total.stats.client_output_buffer_limit_disconnections +=
           t.stats.client_output_buffer_limit_disconnections;
+      total.stats.acl_denied_auth += t.stats.acl_denied_auth;
+      total.stats.acl_denied_cmd += t.stats.acl_denied_cmd;
+      total.stats.acl_denied_key += t.stats.acl_denied_key;
+      total.stats.acl_denied_channel += t.stats.acl_denied_channel;
       total.client_memory += t.client_memory;
       total.lua_memory += t.lua_memory;
       total.recent_peaks.input = std::max(total.recent_peaks.input, t.recent_peaks.input);

@@ -53,6 +53,12 @@ struct ThreadStats {
   // Clients closed by client-query-buffer-limit and client-output-buffer-limit (Redis 7.2).
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
+  // Redis 7.2's acl_access_denied_*: denials counted where ACL LOG records them (one per denied
+  // command, key, channel or AUTH), on the thread of the connection that was denied.
+  uint64_t acl_denied_auth = 0;
+  uint64_t acl_denied_cmd = 0;
+  uint64_t acl_denied_key = 0;
+  uint64_t acl_denied_channel = 0;
 };
 
 class ServerThreadState {

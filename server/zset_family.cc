@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/double_format.h"
 #include "core/glob.h"
 #include "core/number.h"
 #include "core/string_util.h"
@@ -612,9 +613,12 @@ void CmdZScan(ArgSlice args, ShardContext& ctx) {
   ctx.rb.ArrayHeader(2);
   ctx.rb.Bulk(core::Concat(next));
   ctx.rb.ArrayHeader(found.size() * 2);
+  // Redis scans a small (listpack) set's stored text, its d2string of the score ("0.1"), and
+  // formats a skiplist set's scores with ld2string's "%.17Lg" ("0.10000000000000001").
+  const bool packed = AsZSet(it)->encoding() == core::ZSet::kPacked;
   for (const auto& [m, s] : found) {
     ctx.rb.Bulk(m);
-    ctx.rb.Bulk(core::FormatDouble(s));
+    ctx.rb.Bulk(packed ? core::FormatDouble(s) : core::FormatLongDoubleAuto(s));
   }
 }
 

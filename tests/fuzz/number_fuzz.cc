@@ -1,13 +1,16 @@
 // The numeric parsers of core/number.h on arbitrary argument bytes: besides memory errors and
-// UB, what they accept must format back to a value that parses to the same number, and the
-// strtol-alike must agree with the C library.
+// UB, what they accept must format back to a value that parses to the same number (with each of
+// the double formatters of core/double_format.h and core/number.h), and the strtol-alike must
+// agree with the C library.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
+#include "core/double_format.h"
 #include "core/number.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -33,6 +36,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (core::ParseDouble(s, &d)) {
     double back;
     if (std::isnan(d) || !core::ParseDouble(core::FormatDouble(d), &back) || back != d) abort();
+    // fpconv_dtoa on its own (scripts' numeric arguments) and ZSCAN's "%.17Lg" too.
+    char buf[core::kDoubleBufSize];
+    const std::string_view grisu(buf, core::FormatDoubleGrisu2(d, buf));
+    if (!core::ParseDouble(grisu, &back) || back != d) abort();
+    if (!core::ParseDouble(core::FormatLongDoubleAuto(d), &back) || back != d) abort();
+  }
+  // Any 8 bytes as a double, NaN aside, formats back to the same bits (-0 too).
+  if (size >= sizeof(double)) {
+    double bits_value;
+    std::memcpy(&bits_value, data, sizeof(bits_value));
+    double back;
+    if (!std::isnan(bits_value) &&
+        (!core::ParseDouble(core::FormatDouble(bits_value), &back) ||
+         std::memcmp(&back, &bits_value, sizeof(back)) != 0)) {
+      abort();
+    }
   }
   long double ld;
   if (core::ParseLongDouble(s, &ld)) core::FormatLongDouble(ld);

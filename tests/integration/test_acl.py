@@ -7,9 +7,16 @@ and 7.2 differ (7.2's NOPERM texts, the canonical rules of ACL LIST, the sanitiz
 new users), the expectation is 7.2's and the test says which 7.0 gives instead.
 """
 
-import pytest
+import contextlib
+import hashlib
+import http.client
+import subprocess
 
-from conftest import TARGET, Error, Server
+import pytest
+import redis
+
+from conftest import TARGET, Error, Server, free_port
+from tls_util import make_ca, make_cert
 
 shardis_only = pytest.mark.shardis_only
 IS_72 = TARGET != "redis"
@@ -91,6 +98,22 @@ PERMISSIONS = [
     (["+@all", "resetchannels", "&news.*"], ["PUBLISH", "other", "m"], "channel"),
     (["+@all", "resetchannels"], ["PUBLISH", "c", "m"], "channel"),
     (["+@all", "allchannels"], ["PUBLISH", "c", "m"], "ok"),
+    # Every command that names channels to publish or subscribe to (Redis' channel key specs
+    # with the PUBLISH or SUBSCRIBE flag); PSUBSCRIBE's patterns are compared literally, and
+    # the unsubscribe commands are not checked.
+    (["+@all", "resetchannels", "&a"], ["SPUBLISH", "a", "m"], "ok"),
+    (["+@all", "resetchannels", "&a"], ["SPUBLISH", "b", "m"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["SUBSCRIBE", "ab", "ac"], "ok"),
+    (["+@all", "resetchannels", "&a*"], ["SUBSCRIBE", "ab", "b"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["SSUBSCRIBE", "ab"], "ok"),
+    (["+@all", "resetchannels", "&a*"], ["SSUBSCRIBE", "b"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["PSUBSCRIBE", "a*"], "ok"),
+    (["+@all", "resetchannels", "&a*"], ["PSUBSCRIBE", "ab*"], "channel"),
+    (["+@all", "resetchannels", "&a*"], ["PSUBSCRIBE", "ab"], "channel"),
+    (["+@all", "resetchannels"], ["UNSUBSCRIBE", "x"], "ok"),
+    (["+@all", "resetchannels"], ["PUNSUBSCRIBE", "x*"], "ok"),
+    (["+@all", "resetchannels"], ["SUNSUBSCRIBE", "x"], "ok"),
+    (["+@all", "resetchannels"], ["PUBSUB", "NUMSUB", "x"], "ok"),
     (["+@all", "~*"], ["ACL", "WHOAMI"], "ok"),
     # selectors: any one of them allowing the command allows it
     (["-@all", "~*", "(+get ~s*)"], ["GET", "s1"], "ok"),
@@ -219,6 +242,61 @@ def test_revoked_channels_close_subscribers(server, admin):
         c.close()
 
 
+def is_closed(conn):
+    """Whether the server closed the connection (a PING gets no reply)."""
+    try:
+        conn.call("PING")
+        return False
+    except (ConnectionError, OSError):
+        return True
+
+
+def test_deluser_closes_connections_on_every_thread(server, admin):
+    admin.call("ACL", "SETUSER", "many", "on", ">pw", "+@all", "~*")
+    admin.call("ACL", "SETUSER", "stays", "on", ">pw", "+@all", "~*")
+    gone = [as_user(server, "many") for _ in range(2 * (server.threads or 1))]
+    kept = [as_user(server, "stays") for _ in range(2 * (server.threads or 1))]
+    try:
+        assert admin.call("ACL", "DELUSER", "many") == 1
+        assert [is_closed(c) for c in gone] == [True] * len(gone)
+        assert [is_closed(c) for c in kept] == [False] * len(kept)
+    finally:
+        for c in gone + kept:
+            c.close()
+
+
+def test_revoked_channels_close_subscribers_on_every_thread(server, admin):
+    admin.call("ACL", "SETUSER", "subs", "on", ">pw", "+@all", "resetchannels", "&a", "&b",
+               "&p*")
+    admin.call("ACL", "SETUSER", "other", "on", ">pw", "+@all", "resetchannels", "&a")
+    n = 2 * (server.threads or 1)
+    on_a = [as_user(server, "subs") for _ in range(n)]
+    on_b = [as_user(server, "subs") for _ in range(n)]
+    on_pattern = [as_user(server, "subs") for _ in range(n)]
+    other = as_user(server, "other")
+    try:
+        for c in on_a + [other]:
+            assert c.call("SUBSCRIBE", "a")[0] == b"subscribe"
+        for c in on_b:
+            assert c.call("SSUBSCRIBE", "b")[0] == b"ssubscribe"
+        for c in on_pattern:
+            assert c.call("PSUBSCRIBE", "p*")[0] == b"psubscribe"
+        # More channels revoke nothing.
+        assert admin.call("ACL", "SETUSER", "subs", "&c") == b"OK"
+        assert not any(is_closed(c) for c in on_a + on_b + on_pattern)
+        # Dropping &a closes the user's subscribers to a (only them); a pattern is allowed only
+        # by the same pattern, so &p* -> &p** closes the pattern subscribers too.
+        assert admin.call("ACL", "SETUSER", "subs", "resetchannels", "&b", "&p**") == b"OK"
+        assert [is_closed(c) for c in on_a] == [True] * n
+        assert [is_closed(c) for c in on_pattern] == [True] * n
+        assert not any(is_closed(c) for c in on_b + [other])
+        assert admin.call("PUBSUB", "NUMSUB", "a") == [b"a", 1]
+        assert admin.call("SPUBLISH", "b", "m") == n
+    finally:
+        for c in on_a + on_b + on_pattern + [other]:
+            c.close()
+
+
 def test_multi_refuses_at_queue_time(server, admin):
     admin.call("ACL", "SETUSER", "m", "on", ">pw", "+@all", "-set", "~*")
     c = as_user(server, "m")
@@ -264,6 +342,24 @@ def test_psubscribe_patterns_match_literally(server, admin):
         assert call(c, "SUBSCRIBE", "news.a", "other") == noperm_channel()
     finally:
         c.close()
+
+
+def test_script_channels_are_checked_at_call(server, admin):
+    # EVAL and FCALL name no channels (no channel key specs): a script's redis.call('publish')
+    # is checked as the call runs, as its caller.
+    admin.call("ACL", "SETUSER", "ps", "on", ">pw", "+@all", "resetchannels", "&a")
+    c = as_user(server, "ps")
+    try:
+        assert c.call("EVAL", "return redis.call('publish', 'a', 'm')", "0") == 0
+        got = call(c, "EVAL", "return redis.call('publish', 'b', 'm')", "0")
+        if IS_72:
+            assert got.startswith("ERR ACL failure in script: No permissions to access a channel")
+        else:
+            assert got.startswith("ERR The user executing the script can't publish to the channel")
+    finally:
+        c.close()
+    entry = dict(zip(*[iter(admin.call("ACL", "LOG", "1")[0])] * 2))
+    assert (entry[b"reason"], entry[b"context"], entry[b"object"]) == (b"channel", b"lua", b"b")
 
 
 def test_dryrun(admin):
@@ -338,6 +434,109 @@ def test_acl_log(server, admin):
     assert admin.call("ACL", "LOG") == []
 
 
+def config_set_error(name, reason):
+    return f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+
+
+def channels_of(admin, name):
+    reply = admin.call("ACL", "GETUSER", name)
+    return dict(zip(reply[::2], reply[1::2]))[b"channels"]
+
+
+def test_acl_pubsub_default(admin):
+    assert admin.call("CONFIG", "GET", "acl-pubsub-default") == [b"acl-pubsub-default",
+                                                                b"resetchannels"]
+    admin.call("ACL", "SETUSER", "before", "resetchannels", "&x")
+    try:
+        assert admin.call("CONFIG", "SET", "acl-pubsub-default", "allchannels") == b"OK"
+        assert admin.call("CONFIG", "GET", "acl-pubsub-default") == [b"acl-pubsub-default",
+                                                                    b"allchannels"]
+        # A new user, a new selector and 'reset' start from every channel; users made before
+        # keep theirs.
+        assert admin.call("ACL", "SETUSER", "fresh", "on", "(+get)") == b"OK"
+        assert channels_of(admin, "fresh") == b"&*"
+        selector = admin.call("ACL", "GETUSER", "fresh")[-1][0]
+        assert dict(zip(selector[::2], selector[1::2]))[b"channels"] == b"&*"
+        assert channels_of(admin, "before") == b"&x"
+        assert admin.call("ACL", "SETUSER", "before", "reset") == b"OK"
+        assert channels_of(admin, "before") == b"&*"
+        assert call(admin, "CONFIG", "SET", "acl-pubsub-default", "some") == config_set_error(
+            "acl-pubsub-default",
+            "argument(s) must be one of the following: allchannels, resetchannels")
+    finally:
+        assert admin.call("CONFIG", "SET", "acl-pubsub-default", "resetchannels") == b"OK"
+    assert admin.call("ACL", "SETUSER", "later") == b"OK"
+    assert channels_of(admin, "later") == b""
+    assert admin.call("ACL", "SETUSER", "before", "allchannels", "reset") == b"OK"
+    assert channels_of(admin, "before") == b""
+
+
+def test_acllog_max_len(server, admin):
+    assert admin.call("CONFIG", "GET", "acllog-max-len") == [b"acllog-max-len", b"128"]
+    admin.call("ACL", "SETUSER", "few", "on", ">pw", "+@all", "-set", "~k*")
+    c = as_user(server, "few")
+    try:
+        for key in ("a", "b", "c", "d"):
+            call(c, "GET", key)
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "2") == b"OK"
+        assert admin.call("CONFIG", "GET", "acllog-max-len") == [b"acllog-max-len", b"2"]
+        # As Redis: the log is trimmed at its next entry, not by CONFIG SET.
+        assert len(admin.call("ACL", "LOG")) == 4
+        call(c, "GET", "e")
+        objects = [dict(zip(e[::2], e[1::2]))[b"object"] for e in admin.call("ACL", "LOG")]
+        assert objects == [b"e", b"d"]
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "0") == b"OK"
+        call(c, "GET", "f")
+        assert admin.call("ACL", "LOG") == []
+        assert call(admin, "CONFIG", "SET", "acllog-max-len", "-1") == config_set_error(
+            "acllog-max-len", "argument must be between 0 and 9223372036854775807 inclusive")
+    finally:
+        c.close()
+        assert admin.call("CONFIG", "SET", "acllog-max-len", "128") == b"OK"
+
+
+def test_aclfile_is_read_only(admin):
+    assert admin.call("CONFIG", "GET", "aclfile") == [b"aclfile", b""]
+    assert call(admin, "CONFIG", "SET", "aclfile", "/tmp/x.acl") == config_set_error(
+        "aclfile", "can't set immutable config")
+
+
+def acl_denied_stats(conn):
+    text = conn.call("INFO", "stats").decode()
+    prefix = "acl_access_denied_"
+    return {k[len(prefix):]: int(v) for k, v in (
+        line.split(":", 1) for line in text.split("\r\n") if line.startswith(prefix))}
+
+
+@shardis_only  # INFO's acl_access_denied_* are Redis 7.2's (7.0 has none)
+def test_info_counts_denials_on_every_thread(server, admin):
+    admin.call("CONFIG", "RESETSTAT")
+    admin.call("ACL", "SETUSER", "counted", "on", ">pw", "+@all", "-set", "~k*", "resetchannels",
+               "&c")
+    # One denial of each kind from connections spread over the threads; a command counts once,
+    # at its first refused key or channel, as Redis' addACLLogEntry.
+    conns = [as_user(server, "counted") for _ in range(2 * (server.threads or 1))]
+    try:
+        for c in conns:
+            assert call(c, "SET", "k", "v") == noperm_command("counted", "set")
+            assert call(c, "MGET", "k1", "x", "y") == noperm_key()
+            assert call(c, "SUBSCRIBE", "c", "d", "e") == noperm_channel()
+            assert call(c, "AUTH", "counted", "wrong").startswith("WRONGPASS")
+        c = conns[0]
+        assert c.call("MULTI") == b"OK"
+        assert call(c, "PUBLISH", "d", "m") == noperm_channel()
+        assert c.call("DISCARD") == b"OK"
+        assert call(c, "EVAL", "return redis.call('get', 'z')", "0").startswith("ERR")
+    finally:
+        for c in conns:
+            c.close()
+    n = len(conns)
+    admin.call("ACL", "LOG", "RESET")  # the log, not the counters
+    assert acl_denied_stats(admin) == {"auth": n, "cmd": n, "key": n + 1, "channel": n + 1}
+    assert admin.call("CONFIG", "RESETSTAT") == b"OK"
+    assert acl_denied_stats(admin) == {"auth": 0, "cmd": 0, "key": 0, "channel": 0}
+
+
 def test_client_list_and_kill_by_user(server, admin):
     admin.call("ACL", "SETUSER", "k", "on", ">pw", "+@all", "~*")
     c = as_user(server, "k")
@@ -405,23 +604,53 @@ def test_script_runs_as_its_caller(server, admin):
     assert (entries[0][b"reason"], entries[0][b"context"]) == (b"command", b"lua")
 
 
-def test_config_file_users(tmp_path):
+@contextlib.contextmanager
+def config_file_server(tmp_path, text):
+    """A server started with a config file of this text (as its first argument): (server, path)."""
     conf = tmp_path / "users.conf"
-    conf.write_text("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n")
+    conf.write_text(text)
     srv = Server(TARGET, tmp_path / "srv", threads=None if TARGET == "redis" else 1)
     flags = srv.argv
-    srv.argv = lambda: [flags()[0], str(conf)] + flags()[1:]  # the config file comes first
+    srv.argv = lambda: [flags()[0], str(conf)] + flags()[1:]
     srv.start()
     try:
+        yield srv, conf
+    finally:
+        srv.stop_and_check()
+
+
+def test_config_file_users(tmp_path):
+    # acl-pubsub-default applies to the users of the file, wherever it stands.
+    text = ("user cfg on >pw ~c* +get\nuser default on nopass ~* &* +@all -flushall\n"
+            "acl-pubsub-default allchannels\n")
+    with config_file_server(tmp_path, text) as (srv, _):
         c = srv.raw()
         assert c.call("ACL", "USERS") == [b"cfg", b"default"]
         assert call(c, "FLUSHALL") == noperm_command("default", "flushall")
+        assert channels_of(c, "cfg") == b"&*"
         c.close()
         c = as_user(srv, "cfg")
         assert call(c, "GET", "x") == noperm_key()
         c.close()
-    finally:
-        srv.stop_and_check()
+
+
+def test_config_rewrite_writes_users(tmp_path):
+    text = ("# users\nuser zed on >pw ~z* +get\nport 0\nuser default on nopass ~* &* +@all\n"
+            "user gone on +get\n")
+    with config_file_server(tmp_path, text) as (srv, conf):
+        c = srv.raw()
+        assert c.call("ACL", "DELUSER", "gone", "zed") == 2
+        for name in ("amy", "bob", "cat", "dan"):
+            assert c.call("ACL", "SETUSER", name, "on", "nopass", "+ping") == b"OK"
+        assert c.call("CONFIG", "REWRITE") == b"OK"
+        users = [u.decode() for u in c.call("ACL", "LIST")]
+        lines = conf.read_text().splitlines()
+        # Each old user line takes the next user, in name order; the rest go at the end.
+        assert lines[:2] == ["# users", users[0]]
+        assert lines[3] == users[1]
+        assert lines[4] == users[2]
+        assert lines[-2:] == users[3:]
+        c.close()
 
 
 @pytest.fixture
@@ -436,6 +665,46 @@ def aclfile_server(tmp_path):
     srv.stop_and_check()
 
 
+def test_acl_load_closes_users_connections(aclfile_server):
+    srv, path = aclfile_server
+    admin = srv.raw()
+    users = [as_user(srv, "saved") for _ in range(4)]
+    subscriber = srv.raw()  # the default user's
+    try:
+        assert subscriber.call("SUBSCRIBE", "a")[0] == b"subscribe"
+        path.write_text("user default on nopass ~* resetchannels &x +@all\n"
+                        "user saved on >pw ~s* +get\n")
+        assert admin.call("ACL", "LOAD") == b"OK"
+        # Every user of the old set but default goes with its connections, even one the file
+        # gives back unchanged; the default user's rules are copied over and its subscribers
+        # stay, even to a channel it no longer allows (Redis 7.2's ACLLoadFromFile).
+        assert [is_closed(c) for c in users] == [True] * len(users)
+        assert not is_closed(subscriber)
+        assert admin.call("PUBSUB", "NUMSUB", "a") == [b"a", 1]
+        assert call(admin, "PUBLISH", "a", "m") == noperm_channel()
+    finally:
+        for c in users + [subscriber, admin]:
+            c.close()
+
+
+def test_aclfile_default_user_replaces_requirepass(tmp_path):
+    # docs/security.md: an aclfile without a default user leaves default on nopass, whatever
+    # requirepass said (Redis' ACLLoadFromFile makes a new default user).
+    path = tmp_path / "users.acl"
+    path.write_text("user app on >x ~* +@all\n")
+    args = (["--requirepass=secret", f"--aclfile={path}"] if TARGET != "redis"
+            else ["--requirepass", "secret", "--aclfile", str(path)])
+    srv = Server(TARGET, tmp_path / "srv", threads=None if TARGET == "redis" else 1,
+                 args=args).start()
+    try:
+        c = srv.raw()
+        assert c.call("PING") == b"PONG"
+        assert b"nopass" in c.call("ACL", "GETUSER", "default")[1]
+        c.close()
+    finally:
+        srv.stop_and_check()
+
+
 def test_acl_save_load_round_trip(aclfile_server):
     srv, path = aclfile_server
     c = srv.raw()
@@ -447,8 +716,78 @@ def test_acl_save_load_round_trip(aclfile_server):
         assert c.call("ACL", "DELUSER", "new") == 1
         assert c.call("ACL", "LOAD") == b"OK"
         assert c.call("ACL", "LIST") == before
+        assert c.call("CONFIG", "GET", "aclfile") == [b"aclfile", str(path).encode()]
         path.write_text("user bad on +nosuch\n")
         assert call(c, "ACL", "LOAD").startswith("ERR ")
         assert c.call("ACL", "LIST") == before  # nothing changed
     finally:
         c.close()
+
+
+@shardis_only  # docs/security.md's example
+def test_documented_tls_and_aclfile_from_read_only_secrets(tmp_path):
+    """docs/security.md: TLS and ACL users from two Secrets mounted read-only. The mounts are
+    simulated by a read-only bind mount in a mount namespace of the server's own (unshare), so
+    the server gets EROFS as in a pod while the test can still change the files (as the kubelet
+    does when the Secret changes)."""
+    secrets = tmp_path / "secrets"
+    tls, acl = secrets / "tls", secrets / "acl"
+    tls.mkdir(parents=True)
+    acl.mkdir()
+    make_ca(tls, "ca")
+    make_cert(tls, "tls", "ca", "serverAuth", "shardis")
+    make_cert(tls, "client", "ca", "clientAuth", "app")
+    app_hash = hashlib.sha256(b"app-secret").hexdigest()
+    (acl / "users.acl").write_text(
+        "user default off\n"
+        f"user app on #{app_hash} ~app:* &app:* +@read +@write +@pubsub -@dangerous\n"
+        "user admin on >admin-secret ~* &* +@all\n")
+    tls_port = free_port()
+    srv = Server("shardis", tmp_path / "srv", threads=2, args=[
+        f"--tls_port={tls_port}", f"--tls_cert_file={tls}/tls.crt",
+        f"--tls_key_file={tls}/tls.key", f"--tls_ca_cert_file={tls}/ca.crt",
+        f"--aclfile={acl}/users.acl"])
+    flags = srv.argv
+    srv.argv = lambda: ["unshare", "--map-root-user", "--mount", "sh", "-c",
+                        'mount -o bind,ro "$0" "$0" && exec "$@"', str(secrets)] + flags()
+    srv.start()
+
+    def tls_client(user, password):
+        return redis.Redis(port=tls_port, ssl=True, ssl_ca_certs=str(tls / "ca.crt"),
+                           ssl_certfile=str(tls / "client.crt"),
+                           ssl_keyfile=str(tls / "client.key"), username=user, password=password)
+    try:
+        app = tls_client("app", "app-secret")
+        assert app.set("app:k", "v") and app.get("app:k") == b"v"
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            app.get("other")
+        admin = tls_client("admin", "admin-secret")
+        # The default user is off: no command without AUTH, but the probes' /healthz answers.
+        plain = srv.raw()
+        assert call(plain, "PING").startswith("NOAUTH")
+        plain.close()
+        probe = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+        probe.request("GET", "/healthz")
+        assert probe.getresponse().status == 200
+        probe.close()
+        # ACL SAVE cannot write next to a read-only file: Redis' error, the reason in the log.
+        with pytest.raises(redis.exceptions.ResponseError) as e:
+            admin.execute_command("ACL", "SAVE")
+        assert str(e.value) == ("There was an error trying to save the ACLs. Please check the "
+                                "server logs for more information")
+        assert "Read-only file system" in srv.tail(20)
+        # A changed Secret reaches the server with ACL LOAD.
+        (acl / "users.acl").write_text(
+            "user default off\nuser admin on >admin-secret ~* &* +@all\n")
+        # As Redis, ACL LOAD closes every connection of a user other than default, the caller's
+        # own after the reply: clients reconnect and authenticate again.
+        assert admin.execute_command("ACL", "LOAD") == b"OK"
+        admin.close()
+        admin = tls_client("admin", "admin-secret")
+        assert admin.execute_command("ACL", "USERS") == [b"admin", b"default"]
+        with pytest.raises((redis.exceptions.AuthenticationError, redis.exceptions.ResponseError)):
+            tls_client("app", "app-secret").ping()
+        app.close()
+        admin.close()
+    finally:
+        srv.stop_and_check()

@@ -169,6 +169,7 @@ def test_client_kill_by_id_across_threads(srv):
 
 def test_client_kill_old_form(srv):
     victim = srv.raw()
+    assert victim.call("PING") == b"PONG"  # accepted by the server, so CLIENT KILL finds it
     addr = "127.0.0.1:%d" % victim.sock.getsockname()[1]
     with srv.raw() as admin:
         assert admin.call("CLIENT", "KILL", addr) == b"OK"

@@ -178,6 +178,12 @@ def test_metrics_behind_requirepass(server_factory):
     c.config_set("requirepass", "n3w")
     assert get_auth(srv.port, "/metrics", "default:s3cret")[0] == 401
     assert get_auth(srv.port, "/metrics", "default:n3w")[0] == 200
+    # Another ACL user: only one that may run INFO reads the metrics.
+    assert c.execute_command("ACL", "SETUSER", "ops", "on", ">opspw", "+info") == b"OK"
+    assert c.execute_command("ACL", "SETUSER", "app", "on", ">apppw", "+@all", "-info") == b"OK"
+    assert get_auth(srv.port, "/metrics", "ops:opspw")[0] == 200
+    assert get_auth(srv.port, "/metrics", "ops:wrong")[0] == 401
+    assert get_auth(srv.port, "/metrics", "app:apppw")[0] == 401
     c.close()
 
 

@@ -15,40 +15,20 @@ import pytest
 import redis
 
 from conftest import SHARDIS_BIN, TARGET, free_port, start_target, wait_for
+from tls_util import make_ca, make_cert
 
 THREADS_UNDER_LOAD = 2
-
-
-def _openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _make_ca(d, name):
-    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key", cwd=d)
-    _openssl("req", "-x509", "-new", "-nodes", "-sha256", "-key", f"{name}.key", "-days", "2",
-             "-subj", f"/O=shardis test/CN={name}", "-out", f"{name}.crt", cwd=d)
-
-
-def _make_cert(d, name, ca, usage, cn):
-    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key", cwd=d)
-    (d / f"{name}.ext").write_text(f"keyUsage = digitalSignature\nextendedKeyUsage = {usage}\n"
-                                   "subjectAltName = IP:127.0.0.1,DNS:localhost\n")
-    _openssl("req", "-new", "-sha256", "-key", f"{name}.key", "-subj", f"/O=shardis test/CN={cn}",
-             "-out", f"{name}.csr", cwd=d)
-    _openssl("x509", "-req", "-sha256", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey",
-             f"{ca}.key", "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext",
-             "-out", f"{name}.crt", cwd=d)
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
     d = tmp_path_factory.mktemp("tls-certs")
-    _make_ca(d, "ca")
-    _make_ca(d, "other-ca")
-    _make_cert(d, "server", "ca", "serverAuth", "server-one")
-    _make_cert(d, "server2", "ca", "serverAuth", "server-two")
-    _make_cert(d, "client", "ca", "clientAuth", "client")
-    _make_cert(d, "stranger", "other-ca", "clientAuth", "stranger")
+    make_ca(d, "ca")
+    make_ca(d, "other-ca")
+    make_cert(d, "server", "ca", "serverAuth", "server-one")
+    make_cert(d, "server2", "ca", "serverAuth", "server-two")
+    make_cert(d, "client", "ca", "clientAuth", "client")
+    make_cert(d, "stranger", "other-ca", "clientAuth", "stranger")
     (d / "broken.crt").write_text("not a certificate\n")
     return d
 
@@ -108,11 +88,16 @@ def peer_common_name(port, certs) -> str:
         return dict(x[0] for x in t.getpeercert()["subject"])["commonName"]
 
 
-def _tls_socket(port, certs):
+def _tls_socket(port, certs, strict_eof=False):
+    """strict_eof: a close without close_notify raises SSLEOFError (Debian's Python sets
+    OP_IGNORE_UNEXPECTED_EOF by default, and the socket suppresses ragged EOFs)."""
     ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
     ctx.check_hostname = False
     ctx.load_cert_chain(str(certs / "client.crt"), str(certs / "client.key"))
-    return ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10))
+    if strict_eof:
+        ctx.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF
+    return ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                           suppress_ragged_eofs=not strict_eof)
 
 
 def _read_to_close(sock) -> bytes:
@@ -145,9 +130,21 @@ def test_redis_py_ssl(tls_server, certs):
 
 
 def test_quit_answers_then_closes(tls_server, certs):
-    with _tls_socket(tls_server.tls_port, certs) as s:
+    # The server ends the TLS stream with close_notify, as Redis (SSL_shutdown): without it, a
+    # client that checks for it gets SSLEOFError instead of the end of the data.
+    with _tls_socket(tls_server.tls_port, certs, strict_eof=True) as s:
         s.sendall(b"*1\r\n$4\r\nQUIT\r\n")
         assert _read_to_close(s) == b"+OK\r\n"
+
+
+def test_client_kill_ends_with_close_notify(tls_server, certs):
+    with _tls_socket(tls_server.tls_port, certs, strict_eof=True) as s:
+        s.sendall(b"*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n")
+        client_id = int(s.recv(100)[1:].strip())
+        admin = tls_client(tls_server, certs)
+        assert admin.execute_command("CLIENT", "KILL", "ID", client_id) == 1
+        admin.close()
+        assert _read_to_close(s) == b""
 
 
 def test_pubsub_messages_over_tls(tls_server, certs):

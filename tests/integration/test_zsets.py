@@ -35,19 +35,20 @@ def test_resp3_scores_are_doubles(raw):
     assert raw.call_raw("ZSCORE", "z", "nope") == b"_\r\n"
     assert raw.call_raw("ZSCORE", "missing", "a") == b"_\r\n"
     assert raw.call_raw("ZMSCORE", "z", "a", "x", "b") == b"*3\r\n,1.5\r\n_\r\n,2\r\n"
-    assert raw.call_raw("ZINCRBY", "z", "0.1", "b") == b",2.1000000000000001\r\n"
+    # Scores whose text Redis 7.0 and 7.2 agree on (test_double_replies.py has those they don't).
+    assert raw.call_raw("ZINCRBY", "z", "0.25", "b") == b",2.25\r\n"
     assert raw.call_raw("ZADD", "z", "NX", "INCR", "5", "a") == b"_\r\n"
     assert raw.call_raw("ZRANK", "z", "nope") == b"_\r\n"
     assert raw.call_raw("ZRANK", "z", "b") == b":1\r\n"
 
 
 def test_resp2_scores_are_bulk_strings(raw):
-    raw.call("ZADD", "z", "0.1", "a", "-inf", "b")
-    assert raw.call_raw("ZSCORE", "z", "a") == b"$19\r\n0.10000000000000001\r\n"
+    raw.call("ZADD", "z", "0.5", "a", "-inf", "b")
+    assert raw.call_raw("ZSCORE", "z", "a") == b"$3\r\n0.5\r\n"
     assert raw.call_raw("ZSCORE", "z", "b") == b"$4\r\n-inf\r\n"
     assert raw.call_raw("ZSCORE", "z", "x") == b"$-1\r\n"
     assert raw.call_raw("ZRANGE", "z", "0", "-1", "WITHSCORES") == (
-        b"*4\r\n$1\r\nb\r\n$4\r\n-inf\r\n$1\r\na\r\n$19\r\n0.10000000000000001\r\n")
+        b"*4\r\n$1\r\nb\r\n$4\r\n-inf\r\n$1\r\na\r\n$3\r\n0.5\r\n")
 
 
 def test_resp3_withscores_is_array_of_pairs(raw):

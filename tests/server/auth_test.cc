@@ -93,5 +93,29 @@ TEST_F(AclUserTest, Checks) {
   EXPECT_TRUE(AclAllowsChannel(u, "n.*", true));
 }
 
+// SPUBLISH's and SSUBSCRIBE's shard channels are NOT_KEY key specs: checked as channels, never
+// against key patterns (Redis' ACL key check skips NOT_KEY specs).
+TEST_F(AclUserTest, ShardChannelsAreNoKeys) {
+  AclUser u("u");
+  const std::vector<std::string_view> rules = {"+@all", "~k*", "resetchannels", "&c*"};
+  ASSERT_EQ(ApplyAclRules(&u, rules), "");
+  const std::vector<std::string_view> publish = {"spublish", "c1", "m"};
+  EXPECT_EQ(CheckAclCommand(u, *Registry().Find("spublish"), nullptr, publish).denial,
+            AclDenial::kNone);
+  const std::vector<std::string_view> subscribe = {"ssubscribe", "c1", "d1"};
+  const AclCheck denied = CheckAclCommand(u, *Registry().Find("ssubscribe"), nullptr, subscribe);
+  EXPECT_EQ(denied.denial, AclDenial::kChannel);
+  EXPECT_EQ(denied.arg, 2);
+}
+
+// acl-pubsub-default: the channels a new user, a new selector and 'reset' start from.
+TEST_F(AclUserTest, PubsubDefault) {
+  SetAclNewUsersAllowAllChannels(true);
+  EXPECT_EQ(Describe({"(+get)"}), "off sanitize-payload &* -@all (&* -@all +get)");
+  EXPECT_EQ(Describe({"resetchannels", "&x", "reset"}), "off sanitize-payload &* -@all");
+  SetAclNewUsersAllowAllChannels(false);
+  EXPECT_EQ(Describe({"allchannels", "reset"}), "off sanitize-payload resetchannels -@all");
+}
+
 }  // namespace
 }  // namespace shardis::server
