@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/list.h"
+#include "core/number.h"
 #include "core/rdb_dump.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
@@ -512,6 +513,18 @@ int SoleShard(std::span<const std::string_view> keys) {
   }
   return owner;
 }
+
+}  // namespace
+
+int DeclaredKeysShard(ArgSlice args) {
+  int64_t numkeys = 0;
+  if (!core::ParseInt64(args[2], &numkeys) || numkeys < 1 || numkeys > int64_t(args.size()) - 3) {
+    return -1;
+  }
+  return SoleShard(args.subspan(3, size_t(numkeys)));
+}
+
+namespace {
 
 // The runs of one call, each over its own transaction: declared mode first (the keys, then also
 // those aborted runs met), else global. Writes the reply to *out and the MONITOR lines of the
