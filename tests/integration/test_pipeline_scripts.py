@@ -2,7 +2,8 @@
 commands for their keys' shard (docs/pipelines.md, "Scripts in a pipeline"): the replies and the
 final state of pipelines that mix scripts and plain commands on keys of every shard match
 redis-server's, with undeclared keys, script errors and MULTI in the middle; a client's pipelined
-scripts take effect in the order it sent them, as other clients see them."""
+scripts take effect in the order it sent them, as other clients see them; pipelined scripts stay
+atomic under concurrency."""
 
 import random
 import threading
@@ -249,3 +250,63 @@ def test_pipelined_scripts_take_effect_in_order(server):
     c.close()
     assert last[0] > 0
     assert not errors, f"b:i seen before a:i for {errors[:5]}"
+
+
+def test_pipelined_transfers_are_atomic(server):
+    """Pipelines of transfer scripts (one declared key and the other undeclared: batched, and
+    rerun holding both when they are on two shards; or both declared) while readers check with
+    MGET and a script that the total never changes."""
+    accounts = [f"acct:{i}" for i in range(16)]
+    c = server.client()
+    c.mset({a: 100 for a in accounts})
+    total = 100 * len(accounts)
+    move = c.script_load("""
+        local from, to = KEYS[1], KEYS[2] or ARGV[2]
+        local n = tonumber(ARGV[1])
+        if tonumber(redis.call('get', from)) < n then return 0 end
+        redis.call('decrby', from, n)
+        redis.call('incrby', to, n)
+        return 1""")
+    read_all = c.script_load(
+        "local s = 0 for _, k in ipairs(ARGV) do s = s + redis.call('get', k) end return s")
+    stop = time.monotonic() + 2
+    violations = []
+
+    def mover(seed):
+        rng = random.Random(seed)
+        cl = server.client()
+        while time.monotonic() < stop:
+            pipe = cl.pipeline(transaction=False)
+            for _ in range(16):
+                a, b = rng.sample(accounts, 2)
+                if rng.randrange(4) == 0:
+                    pipe.evalsha(move, 2, a, b, rng.randint(1, 20))
+                else:
+                    pipe.evalsha(move, 1, a, rng.randint(1, 20), b)
+            pipe.execute()
+        cl.close()
+
+    def reader(use_script):
+        cl = server.client()
+        while time.monotonic() < stop:
+            pipe = cl.pipeline(transaction=False)
+            for _ in range(8):
+                if use_script:
+                    pipe.evalsha(read_all, 0, *accounts)
+                else:
+                    pipe.mget(accounts)
+            for got in pipe.execute():
+                s = got if use_script else sum(int(v) for v in got)
+                if s != total:
+                    violations.append(s)
+        cl.close()
+
+    threads = [threading.Thread(target=mover, args=(i,)) for i in range(3)]
+    threads += [threading.Thread(target=reader, args=(i % 2 == 0,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert violations == []
+    assert sum(int(v) for v in c.mget(accounts)) == total
+    c.close()
