@@ -310,3 +310,33 @@ def test_pipelined_transfers_are_atomic(server):
     assert violations == []
     assert sum(int(v) for v in c.mget(accounts)) == total
     c.close()
+
+
+def test_busy_script_in_a_pipeline(server, r):
+    """A script that runs past busy-reply-threshold among pipelined scripts on keys of every
+    shard: other clients get -BUSY, SCRIPT KILL stops it, its caller gets the kill error in its
+    place, and the scripts before and after it run once each."""
+    from test_scripting_busy import wait_busy
+    r.config_set("busy-reply-threshold", 100)
+    try:
+        incr = r.script_load(INCR_GET)
+        loop = r.script_load("local i = 0 while true do i = i + 1 end")
+        keys = [f"busy{i}" for i in range(8)]
+        cmds = [("EVALSHA", incr, 1, k) for k in keys] + [("EVALSHA", loop, 1, keys[3])] + \
+            [("EVALSHA", incr, 1, k) for k in keys]
+        runner = server.raw()
+        runner.send(b"".join(RespConn.encode(*c) for c in cmds))
+        others = [server.client() for _ in range(4)]  # on every thread
+        for c in others:
+            wait_busy(c)
+        assert r.script_kill() is True
+        replies = [runner.read_reply() for _ in cmds]
+        assert [parsed for _, parsed in replies[:8]] == [b"1"] * 8
+        assert b"Script killed by user with SCRIPT KILL" in replies[8][0], replies[8][0]
+        assert [parsed for _, parsed in replies[9:]] == [b"2"] * 8
+        for c in others:
+            assert c.ping() is True
+            c.close()
+        runner.close()
+    finally:
+        r.config_set("busy-reply-threshold", 5000)
