@@ -340,3 +340,26 @@ def test_busy_script_in_a_pipeline(server, r):
         runner.close()
     finally:
         r.config_set("busy-reply-threshold", 5000)
+
+
+def test_tracking_client_pipelines_scripts(server, r):
+    """A RESP3 tracking client's pipelined read scripts on keys of every shard remember their
+    keys: a later write to each key sends the client its invalidation."""
+    getter = r.script_load("return redis.call('get', KEYS[1])")
+    keys = [f"t{i}" for i in range(8)]
+    r.mset({k: "v" for k in keys})
+    conn = server.raw()
+    conn.call("HELLO", "3")
+    assert conn.call("CLIENT", "TRACKING", "ON") == b"OK"
+    cmds = [("EVALSHA", getter, 1, k) for k in keys]
+    conn.send(b"".join(RespConn.encode(*c) for c in cmds))
+    assert [conn.read_reply()[1] for _ in cmds] == [b"v"] * len(keys)
+    for k in keys:
+        r.set(k, "w")
+    invalidated = set()
+    while len(invalidated) < len(keys):
+        push = conn.read_reply()[1]
+        assert push[0] == b"invalidate", push
+        invalidated.update(push[1])
+    assert invalidated == {k.encode() for k in keys}
+    conn.close()
