@@ -13,7 +13,6 @@
 #include <gflags/gflags.h>
 
 #include <algorithm>
-#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -127,15 +126,11 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
 
 // The name of the script of an EVAL (the SHA-1 of its body, by_sha false) or an EVALSHA (the SHA
 // given, in lower case; empty when it has not 40 characters), written to buf: on the stack, as
-// EVALSHA runs per request.
+// EVALSHA runs per request (an EVAL's body is hashed here and again by its handler).
 std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[40]) {
   if (!by_sha) {
-    const std::array<uint8_t, 20> digest = core::Sha1(arg);
-    constexpr char kHex[] = "0123456789abcdef";
-    for (size_t i = 0; i < digest.size(); ++i) {
-      buf[2 * i] = kHex[digest[i] >> 4];
-      buf[2 * i + 1] = kHex[digest[i] & 0xf];
-    }
+    const std::string hex = core::Sha1Hex(arg);
+    std::copy(hex.begin(), hex.end(), buf);
     return std::string_view(buf, 40);
   }
   if (arg.size() != 40) return {};
