@@ -118,6 +118,13 @@ void KillBusyScripts(bool functions, core::ReplyBuilder& rb) {
 
 std::string RefuseScriptRun(uint32_t flags, bool read_only_command) {
   if (flags & core::kScriptEvalCompat) return {};
+  // Redis gives such a script the denyoom flag, so its command is refused as any denyoom one,
+  // first (processCommand, before the script's own checks; the text of its own OOM check is never
+  // seen).
+  if (!(flags & (core::kScriptAllowOom | core::kScriptNoWrites)) &&
+      shard::MemoryLimit::maxmemory() != 0 && !shard::AdmitUnderMaxMemory()) {
+    return std::string(shard::kOomError);
+  }
   if (!(flags & core::kScriptNoWrites)) {
     if (PersistenceGateClosed()) {
       if (const int error = Persistence().aof_write_errno.load(); error != 0) {
@@ -136,12 +143,6 @@ std::string RefuseScriptRun(uint32_t flags, bool read_only_command) {
     if (read_only_command) {
       return "ERR Can not execute a script with write flag using *_ro command.";
     }
-  }
-  // Redis gives such a script the denyoom flag, so its command is refused as any denyoom one
-  // (before its own check, whose text is never seen).
-  if (!(flags & (core::kScriptAllowOom | core::kScriptNoWrites)) &&
-      shard::MemoryLimit::maxmemory() != 0 && !shard::AdmitUnderMaxMemory()) {
-    return std::string(shard::kOomError);
   }
   return {};
 }

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import RespConn
+from conftest import RespConn, flushed_pair
 from test_pipeline_order import _mixed_pipeline, same_replies
 
 INCR_GET = "redis.call('incr', KEYS[1]) return redis.call('get', KEYS[1])"
@@ -363,3 +363,30 @@ def test_tracking_client_pipelines_scripts(server, r):
         invalidated.update(push[1])
     assert invalidated == {k.encode() for k in keys}
     conn.close()
+
+
+@pytest.mark.shardis_only
+def test_script_flags_in_a_pipeline_match_redis(server, redis_server):
+    """Pipelined scripts with flags on keys of every shard, under maxmemory and not: a flagged
+    script that may write is refused (OOM), allow-oom and no-writes ones run, a shebang-less one's
+    writes are refused one by one, EVAL_RO refuses a writing script: the same replies as
+    redis-server's."""
+    scripts = ["#!lua\nreturn redis.call('set', KEYS[1], 'x')",
+               "#!lua flags=allow-oom\nreturn redis.call('get', KEYS[1])",
+               "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
+               "return redis.call('get', KEYS[1])",
+               "return redis.call('set', KEYS[1], 'y')"]
+    keys = [f"f{i}" for i in range(8)]
+    with flushed_pair(server, redis_server, reset=[("CONFIG", "SET", "maxmemory", "0")]) \
+            as (ours, ref):
+        for conn in (ours, ref):
+            conn.call("MSET", *[x for k in keys for x in (k, "v")])
+            conn.call("SCRIPT", "FLUSH")
+        shas = [ours.call("SCRIPT", "LOAD", s).decode() for s in scripts]
+        assert [ref.call("SCRIPT", "LOAD", s).decode() for s in scripts] == shas
+        cmds = [("EVALSHA", sha, 1, k) for k in keys for sha in shas] + \
+            [("EVALSHA_RO", shas[0], 1, k) for k in keys]
+        same_replies(ours, ref, cmds, "no limit")
+        for conn in (ours, ref):
+            conn.call("CONFIG", "SET", "maxmemory", "1")
+        same_replies(ours, ref, cmds, "maxmemory 1")
