@@ -149,6 +149,11 @@ struct CommandSpec {
   // Set for a command that may also touch keys it finds only while it runs (SORT's BY/GET
   // patterns): true for such a command line. A script holds every shard to run it.
   bool (*keys_found_while_running)(ArgSlice args) = nullptr;
+  // Set for the script commands (EVAL, FCALL and their kin): the shard this call's script can run
+  // on, batched with the connection's other commands for that shard (every key it declares lives
+  // there, the script is known on this thread and does not run over every shard), or -1 to run it
+  // on its own (Connection::Dispatch).
+  int (*script_shard)(ArgSlice args) = nullptr;
   JournalRewriter journal_rewrite = nullptr;  // on_shard writes only
   CommandDocs docs = {};
   // For container commands (CONFIG, CLIENT, PUBSUB, ...): their subcommands (subcommand.h), a

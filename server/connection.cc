@@ -657,6 +657,16 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     return;
   }
 
+  if (spec->script_shard != nullptr && ScriptsJoinQueue()) {
+    // A script on one shard's keys is queued like a single-key command (when it would not run
+    // here at once anyway): consecutive ones for a shard, with the plain commands between them,
+    // go there in one hop (RunItemsInFiber) instead of one hop each.
+    const int sid = spec->script_shard(args);
+    if (sid >= 0 && (unsigned(sid) != proactor_->index() || !runs_.empty())) {
+      return Enqueue(cmd, now_ms, sid);
+    }
+  }
+
   // Connection-level commands may hop and wait themselves; everything queued before them must
   // have run first, so that one client's commands keep their order.
   FlushQueued();
@@ -710,14 +720,24 @@ void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {
   state_.reply_skip = false;
 }
 
-void Connection::Enqueue(const Parsed& cmd, int64_t now_ms) {
+void Connection::Enqueue(const Parsed& cmd, int64_t now_ms, int script_shard) {
   if (used_slots_ == slots_.size()) slots_.emplace_back();
   const uint32_t slot = used_slots_++;
   slots_[slot].clear();
+  const bool script = script_shard >= 0;
   queued_.push_back({cmd.spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3,
-                     TrackingReaderOf(state_) != nullptr, cmd.hash, clock_tick_});
+                     TrackingReaderOf(state_) != nullptr, cmd.hash, clock_tick_, script});
   queued_now_ms_ = now_ms;
-  runs_.Add(cmd.shard);
+  runs_.Add(script ? unsigned(script_shard) : cmd.shard, /*in_fiber=*/script);
+}
+
+bool Connection::ScriptsJoinQueue() const {
+  // Not in the relaxed order (its shards run in parallel, inline in their loops); not while
+  // MONITOR is on (the script's lines are fed from this thread after the command's own, see
+  // RunScriptAtomically); not for a tracking client with OPTIN/OPTOUT, whose CLIENT CACHING answer
+  // ends with the command's dispatch, before a queued script would read under it.
+  const TrackingState& t = state_.tracking;
+  return !relaxed_order_ && !MonitorsActive() && (!t.on || (!t.optin && !t.optout));
 }
 
 void Connection::FlushQueued() {
@@ -781,6 +801,39 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
   }
   shard.ServeBlocked();
   return i - begin;
+}
+
+void Connection::RunItemsInFiber(unsigned sid, size_t begin, size_t end) {
+  // In a fiber on shard sid's thread, in order: the plain commands as any run's (those whose key
+  // a transaction holds behind it), each script through its handler, which then runs it here
+  // (RunScriptAtomically) and may wait for its transaction.
+  size_t i = begin;
+  while (i < end) {
+    if (queued_[i].script) {
+      RunQueuedScript(i++);
+      continue;
+    }
+    size_t plain_end = i;
+    while (plain_end < end && !queued_[plain_end].script) ++plain_end;
+    PipelineRuns::Executor::RunItemsInFiber(sid, i, plain_end);
+    i = plain_end;
+  }
+}
+
+void Connection::RunQueuedScript(size_t i) {
+  const QueuedItem& item = queued_[i];
+  // The replies' budget, as in RunItems (only the strict order queues scripts: one count).
+  size_t& produced = slot_bytes_[0];
+  if (produced > slot_budget_) [[unlikely]] return;
+  std::string& reply = slots_[item.slot];
+  core::ReplyBuilder rb(&reply);
+  rb.set_resp3(item.resp3);
+  // The client's state holds still meanwhile: its fiber waits for this run, and what changes it
+  // (SELECT, HELLO, CLIENT ...) runs on its own, after the queue.
+  ConnContext ctx{state_, rb};
+  shard::CommandClientScope as_client({state_.id, nullptr, state_.no_touch});
+  item.spec->on_conn(ArgSlice(args_.data() + item.args_begin, item.args_count), ctx);
+  produced += reply.size();
 }
 
 void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {

@@ -65,6 +65,7 @@ class Connection final : public PushSink,
     bool tracked;         // its key is remembered for the client's tracking (TrackingReaderOf)
     uint64_t hash;        // of args[1]
     uint64_t start_tick;  // the clock (Tick()) when it was dispatched, for its statistics
+    bool script;          // a script command (on_conn), run in a fiber on its keys' shard
   };
   // A parsed command of the batch, resolved before any of them runs.
   struct Parsed {
@@ -113,12 +114,21 @@ class Connection final : public PushSink,
   // Dispatch for a client under CLIENT REPLY OFF/SKIP: the command's reply is dropped.
   void DispatchSilenced(const Parsed& cmd, int64_t now_ms);
   // Queues a command for its shard behind the ones queued before it; its reply gets a slot.
-  void Enqueue(const Parsed& cmd, int64_t now_ms);
+  // script_shard: a script command whose keys all live on that shard (CommandSpec::script_shard),
+  // queued like a single-key command so that a run of them (and of other commands) for one shard
+  // goes there in one hop.
+  void Enqueue(const Parsed& cmd, int64_t now_ms, int script_shard = -1);
+  // Whether a script command may join the queue (else it runs on its own, as before): not where
+  // its run must feed MONITOR from this thread, or could see the client's tracking answer change.
+  bool ScriptsJoinQueue() const;
   // Runs every queued command in order (runs_), waits for them and appends their replies.
   void FlushQueued();
   // PipelineRuns::Executor: items are queued_[begin, end).
   size_t RunItems(shard::Shard& s, size_t begin, size_t end) override;
   void RunLockedItems(unsigned sid, size_t begin, size_t end) override;
+  void RunItemsInFiber(unsigned sid, size_t begin, size_t end) override;
+  // In RunItemsInFiber: runs the queued script command queued_[i], its reply to its slot.
+  void RunQueuedScript(size_t i);
   // Where the next reply goes: the output buffer, or a slot once a queued reply comes before it.
   std::string* NextReplyTarget(uint32_t* slot);
   // Replies "<code> <message>" (code "": message is the whole error, e.g. OOM's) for a command

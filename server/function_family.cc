@@ -317,6 +317,14 @@ void FcallGeneric(ArgSlice args, ConnContext& ctx, bool read_only_command) {
   }
 }
 
+// CommandSpec::script_shard of FCALL and FCALL_RO: the keys' shard when the function is known on
+// this thread and runs in declared mode.
+int FcallShard(ArgSlice args) {
+  const FunctionRegistry::Function* function = FunctionRegistry::current().Find(args[1]);
+  if (function == nullptr || function->global) return -1;
+  return DeclaredKeysShard(args);
+}
+
 void CmdFcall(ArgSlice args, ConnContext& ctx) { FcallGeneric(args, ctx, false); }
 void CmdFcallRo(ArgSlice args, ConnContext& ctx) { FcallGeneric(args, ctx, true); }
 
@@ -382,12 +390,13 @@ void RegisterFunctionFamily(CommandRegistry* r) {
   constexpr std::string_view kComplexity = "Depends on the function that is executed.";
   r->Register({.name = "fcall", .arity = -3, .flags = kFcallFlags, .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdFcall, .key_finder = ScriptKeys,
+               .script_shard = FcallShard,
                .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,
                         .summary = "Runs a function of a loaded library.",
                         .key_flags = "RW access update"}});
   r->Register({.name = "fcall_ro", .arity = -3, .flags = kFcallFlags | kReadOnly,
                .keys = kNoKeys, .acl_categories = "slow scripting", .on_conn = CmdFcallRo,
-               .key_finder = ScriptKeys,
+               .key_finder = ScriptKeys, .script_shard = FcallShard,
                .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,
                         .summary = "Runs a read-only function of a loaded library.",
                         .key_flags = "RO access"}});

@@ -5,6 +5,8 @@
 
 #include <boost/fiber/context.hpp>
 
+#include <algorithm>
+
 #include "shard/shard_set.h"
 
 DEFINE_string(pipeline_order, "strict",
@@ -32,17 +34,23 @@ bool RelaxedPipelineOrder() {
   return relaxed;
 }
 
+void PipelineRuns::Executor::RunItemsInFiber(unsigned sid, size_t begin, size_t end) {
+  const size_t ran = RunItems(*shard::Shard::current(), begin, end);
+  if (begin + ran < end) RunLockedItems(sid, begin + ran, end);
+}
+
 PipelineRuns::PipelineRuns(io::Proactor* proactor, Executor* executor)
     : proactor_(proactor), executor_(executor) {
   chain_.runs = this;
 }
 
-void PipelineRuns::Add(unsigned sid) {
+void PipelineRuns::Add(unsigned sid, bool in_fiber) {
   if (runs_.empty() || runs_.back().shard != sid) {
     const size_t at = size();
-    runs_.push_back({sid, at, at});
+    runs_.push_back({sid, at, at, false});
   }
   ++runs_.back().end;
+  runs_.back().in_fiber |= in_fiber;
 }
 
 void PipelineRuns::RunAll() {
@@ -61,15 +69,26 @@ void PipelineRuns::RunHere(const Run& run) {
   if (run.begin + ran < run.end) executor_->RunLockedItems(run.shard, run.begin + ran, run.end);
 }
 
+void PipelineRuns::RunInWorker(const Run& run) {
+  shard::shard_set->AwaitInWorker(run.shard, [&](shard::Shard&) {
+    executor_->RunItemsInFiber(run.shard, run.begin, run.end);
+  });
+}
+
 void PipelineRuns::RunStrict() {
   const unsigned self = proactor_->index();
   size_t r = 0;
   while (r < runs_.size()) {
+    if (runs_[r].in_fiber) {
+      RunInWorker(runs_[r++]);
+      continue;
+    }
     if (runs_[r].shard == self) {
       RunHere(runs_[r++]);
       continue;
     }
-    // The chain runs r and every following run up to the next one of ours (or the end).
+    // The chain runs r and every following run up to the next one of ours, or one that goes to a
+    // worker fiber (or the end).
     chain_.next = r;
     chain_.locked = false;
     outstanding_ = 1;
@@ -97,13 +116,16 @@ void PipelineRuns::ChainHop::Run() {
     return;
   }
   ++next;
-  if (next < all.size() && all[next].shard != runs->proactor_->index()) ForwardTo(all[next].shard);
+  if (next < all.size() && all[next].shard != runs->proactor_->index() && !all[next].in_fiber) {
+    ForwardTo(all[next].shard);
+  }
 }
 
 void PipelineRuns::ChainHop::Done() { runs->HopDone(); }
 
 void PipelineRuns::RunRelaxed() {
   const unsigned self = proactor_->index();
+  DCHECK(std::none_of(runs_.begin(), runs_.end(), [](const Run& r) { return r.in_fiber; }));
   if (shard_hops_.empty()) {
     shard_hops_.resize(shard::shard_set->size());
     for (unsigned i = 0; i < shard_hops_.size(); ++i) {

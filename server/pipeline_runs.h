@@ -12,6 +12,10 @@
 // one hop with all of its runs, the shards run in parallel, and the connection's own commands are
 // not queued at all. Each shard still runs the connection's commands in their order, but other
 // clients can see a later command's effect before an earlier one's on another shard.
+//
+// A run with an item that may block (a script: it waits for its transaction, and a busy one
+// yields) runs in a worker fiber on its shard's thread instead (ShardSet::AwaitInWorker), still
+// one hop for the whole run. Only the strict order has such runs.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +47,10 @@ class PipelineRuns {
     // In the connection's fiber: runs items [begin, end), all for shard `sid`, behind the
     // transaction that holds their keys (it may wait).
     virtual void RunLockedItems(unsigned sid, size_t begin, size_t end) = 0;
+    // In a fiber on shard `sid`'s thread (a worker, or the connection's own fiber when it is that
+    // shard's): runs items [begin, end), all for shard `sid`, in order; any may block. This one
+    // runs items that do not block: RunItems, then RunLockedItems for what a transaction holds.
+    virtual void RunItemsInFiber(unsigned sid, size_t begin, size_t end);
 
    protected:
     ~Executor() = default;
@@ -55,8 +63,9 @@ class PipelineRuns {
   bool empty() const { return runs_.empty(); }
   // Items added since the last RunAll.
   size_t size() const { return runs_.empty() ? 0 : runs_.back().end; }
-  // Appends the next item, for shard `sid`.
-  void Add(unsigned sid);
+  // Appends the next item, for shard `sid`; in_fiber: it may block (its run goes to a worker fiber,
+  // see the top of the file; strict order only).
+  void Add(unsigned sid, bool in_fiber = false);
   // Runs every item added, in the configured order, and returns once all have run; then starts
   // empty again. Call from the connection's fiber.
   void RunAll();
@@ -65,6 +74,7 @@ class PipelineRuns {
   struct Run {
     unsigned shard;
     size_t begin, end;  // items
+    bool in_fiber;      // an item may block: the run goes to a worker fiber
   };
 
   // Strict order: the one hop of the chain, carried from run to run.
@@ -93,6 +103,8 @@ class PipelineRuns {
   void RunRelaxed();
   // Runs run r on the calling (connection's) thread, locked items included.
   void RunHere(const Run& run);
+  // Runs an in_fiber run in a fiber on its shard's thread, and returns once it has run.
+  void RunInWorker(const Run& run);
   // Suspends the connection's fiber until every hop in flight is back.
   void WaitHops();
   void HopDone();

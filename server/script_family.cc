@@ -124,6 +124,35 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
   }
 }
 
+// The name of the script of an EVAL (the SHA-1 of its body, by_sha false) or an EVALSHA (the SHA
+// given, in lower case; empty when it has not 40 characters), written to buf: on the stack, as
+// EVALSHA runs per request (an EVAL's body is hashed here and again by its handler).
+std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[40]) {
+  if (!by_sha) {
+    const std::string hex = core::Sha1Hex(arg);
+    std::copy(hex.begin(), hex.end(), buf);
+    return std::string_view(buf, 40);
+  }
+  if (arg.size() != 40) return {};
+  for (size_t i = 0; i < 40; ++i) {
+    const char c = arg[i];
+    buf[i] = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;  // ASCII, no locale call
+  }
+  return std::string_view(buf, 40);
+}
+
+// CommandSpec::script_shard of EVAL and EVALSHA (and _RO): the keys' shard when the script is in
+// this thread's cache and runs in declared mode.
+int EvalScriptShard(ArgSlice args, bool by_sha) {
+  char sha_buf[40];
+  const std::string_view sha = ScriptSha(args[1], by_sha, sha_buf);
+  const CachedScript* script = sha.empty() ? nullptr : ScriptCache::current().Find(sha);
+  if (script == nullptr || script->global) return -1;
+  return DeclaredKeysShard(args);
+}
+int EvalShard(ArgSlice args) { return EvalScriptShard(args, false); }
+int EvalShaShard(ArgSlice args) { return EvalScriptShard(args, true); }
+
 // EVAL script numkeys [key ...] [arg ...], and its kin.
 void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
   int64_t numkeys = 0;
@@ -132,21 +161,13 @@ void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
     return ctx.rb.Error("ERR Number of keys can't be greater than number of args");
   }
   if (numkeys < 0) return ctx.rb.Error("ERR Number of keys can't be negative");
-  // The SHA in lower case (a script's name): on the stack, as EVALSHA runs per request.
   char sha_buf[40];
-  std::string_view sha;
+  const std::string_view sha = ScriptSha(args[1], by_sha, sha_buf);
   if (by_sha) {
-    if (args[1].size() != 40) return ctx.rb.Error(kNoScriptErr);
-    for (size_t i = 0; i < 40; ++i) {
-      const char c = args[1][i];
-      sha_buf[i] = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;  // ASCII, no locale call
+    if (sha.empty() || ScriptCache::current().Find(sha) == nullptr) {
+      return ctx.rb.Error(kNoScriptErr);
     }
-    sha = std::string_view(sha_buf, 40);
-    if (ScriptCache::current().Find(sha) == nullptr) return ctx.rb.Error(kNoScriptErr);
   } else {
-    const std::string hex = core::Sha1Hex(args[1]);
-    std::copy(hex.begin(), hex.end(), sha_buf);
-    sha = std::string_view(sha_buf, 40);
     std::string error;
     if (ScriptCache::current().Find(sha) == nullptr && !AddScript(sha, args[1], &error)) {
       return ctx.rb.Error(error);
@@ -264,24 +285,28 @@ void RegisterScriptFamily(CommandRegistry* r) {
   constexpr std::string_view kComplexity = "Depends on the script that is executed.";
   r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEval, .key_finder = ScriptKeys,
+               .script_shard = EvalShard,
                .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,
                         .summary = "Runs a Lua script on the server.",
                         .key_flags = "RW access update"}});
   r->Register({.name = "evalsha", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEvalSha,
                .key_finder = ScriptKeys,
+               .script_shard = EvalShaShard,
                .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,
                         .summary = "Runs a Lua script of the script cache, named by its SHA-1.",
                         .key_flags = "RW access update"}});
   r->Register({.name = "eval_ro", .arity = -3, .flags = kScriptCmd | kReadOnly, .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEvalRo,
                .key_finder = ScriptKeys,
+               .script_shard = EvalShard,
                .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,
                         .summary = "Runs a read-only Lua script on the server.",
                         .key_flags = "RO access"}});
   r->Register({.name = "evalsha_ro", .arity = -3, .flags = kScriptCmd | kReadOnly,
                .keys = kNoKeys, .acl_categories = "slow scripting", .on_conn = CmdEvalShaRo,
                .key_finder = ScriptKeys,
+               .script_shard = EvalShaShard,
                .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,
                         .summary = "Runs a read-only Lua script of the script cache, named by "
                                    "its SHA-1.",

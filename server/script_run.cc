@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/list.h"
+#include "core/number.h"
 #include "core/rdb_dump.h"
 #include "core/string_util.h"
 #include "core/value_object.h"
@@ -117,6 +118,13 @@ void KillBusyScripts(bool functions, core::ReplyBuilder& rb) {
 
 std::string RefuseScriptRun(uint32_t flags, bool read_only_command) {
   if (flags & core::kScriptEvalCompat) return {};
+  // Redis gives such a script the denyoom flag, so its command is refused as any denyoom one,
+  // first (processCommand, before the script's own checks; the text of its own OOM check is never
+  // seen).
+  if (!(flags & (core::kScriptAllowOom | core::kScriptNoWrites)) &&
+      shard::MemoryLimit::maxmemory() != 0 && !shard::AdmitUnderMaxMemory()) {
+    return std::string(shard::kOomError);
+  }
   if (!(flags & core::kScriptNoWrites)) {
     if (PersistenceGateClosed()) {
       if (const int error = Persistence().aof_write_errno.load(); error != 0) {
@@ -135,12 +143,6 @@ std::string RefuseScriptRun(uint32_t flags, bool read_only_command) {
     if (read_only_command) {
       return "ERR Can not execute a script with write flag using *_ro command.";
     }
-  }
-  // Redis gives such a script the denyoom flag, so its command is refused as any denyoom one
-  // (before its own check, whose text is never seen).
-  if (!(flags & (core::kScriptAllowOom | core::kScriptNoWrites)) &&
-      shard::MemoryLimit::maxmemory() != 0 && !shard::AdmitUnderMaxMemory()) {
-    return std::string(shard::kOomError);
   }
   return {};
 }
@@ -512,6 +514,18 @@ int SoleShard(std::span<const std::string_view> keys) {
   }
   return owner;
 }
+
+}  // namespace
+
+int DeclaredKeysShard(ArgSlice args) {
+  int64_t numkeys = 0;
+  if (!core::ParseInt64(args[2], &numkeys) || numkeys < 1 || numkeys > int64_t(args.size()) - 3) {
+    return -1;
+  }
+  return SoleShard(args.subspan(3, size_t(numkeys)));
+}
+
+namespace {
 
 // The runs of one call, each over its own transaction: declared mode first (the keys, then also
 // those aborted runs met), else global. Writes the reply to *out and the MONITOR lines of the

@@ -194,6 +194,11 @@ void LogFromScript(int level, std::string_view message);
 // and run again holding the keys it met too, or over every shard. Returns true when it ended
 // over every shard, so that the caller starts the script's next runs in global mode. args: the
 // command, for the journal.
+// For CommandSpec::script_shard: the shard that owns every key an EVAL/FCALL-style call declares
+// (args[2] is numkeys, the keys follow), or -1 when they are on several shards, there are none, or
+// numkeys is not valid (the command replies with its error).
+int DeclaredKeysShard(ArgSlice args);
+
 using ScriptRunFn =
     absl::FunctionRef<core::LuaInterpreter::RunStatus(ScriptRun& run, core::ReplyBuilder& rb)>;
 bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> keys,

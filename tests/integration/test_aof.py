@@ -589,3 +589,35 @@ def test_scripts_are_journaled_by_their_effects(launch, tmp_path):
     (d / "dump.rdb").unlink(missing_ok=True)
     theirs = launch(d, redis=True, args=REDIS_AOF)
     assert len(full_snapshot(theirs)) == len(before)
+
+
+def test_pipelined_scripts_are_journaled_in_order(launch, tmp_path):
+    """Pipelines mixing scripts (run batched on their keys' shards, one rerun over two shards for
+    an undeclared key) and plain writes on the same keys: the restart replays them to the same
+    keyspace, so the journal kept each key's order."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=AOF)
+    wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 10)
+    c = srv.client()
+    append = c.script_load("return redis.call('append', KEYS[1], ARGV[1])")
+    undeclared = c.script_load("redis.call('append', KEYS[1], ARGV[1]) "
+                               "return redis.call('append', 'side:' .. KEYS[1], ARGV[1])")
+    move = c.script_load("redis.call('set', KEYS[2], redis.call('get', KEYS[1]) or '') "
+                         "return redis.call('append', KEYS[1], ARGV[1])")
+    keys = [f"pk:{i}" for i in range(12)]
+    for round_no in range(20):
+        p = c.pipeline(transaction=False)
+        for i, k in enumerate(keys):
+            tag = f"{round_no}.{i};"
+            p.evalsha(append, 1, k, tag)
+            p.append(k, "p")
+            if i % 4 == 0:
+                p.evalsha(undeclared, 1, k, tag)
+            if i % 3 == 0:
+                p.evalsha(move, 2, k, f"copy:{k}", "m")
+        p.execute()
+    before = full_snapshot(srv)
+    kill9(srv)
+    again = launch(d, threads=1, args=AOF)
+    assert_same_dataset(full_snapshot(again), before)
+    assert shutdown(again) == 0

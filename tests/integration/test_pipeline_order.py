@@ -335,6 +335,16 @@ def _mixed_pipeline(rng: random.Random, n: int):
     return cmds
 
 
+def same_replies(ours, ref, cmds, label):
+    """Sends the commands in one write to both connections: byte-identical replies."""
+    payload = b"".join(RespConn.encode(*c) for c in cmds)
+    ours.send(payload)
+    ref.send(payload)
+    for i, cmd in enumerate(cmds):
+        got, want = ours.read_reply()[0], ref.read_reply()[0]
+        assert got == want, f"{label}, command {i} {cmd}: {got!r} != {want!r}"
+
+
 @pytest.mark.shardis_only
 @pytest.mark.parametrize("threads,order", [(1, "strict"), (2, "strict"), (4, "strict"),
                                            (4, "relaxed")])
@@ -347,13 +357,7 @@ def test_mixed_pipelines_match_redis(server_factory, redis_server, threads, orde
     for conn in (ours, ref):
         conn.call("FLUSHALL")
     for round_no in range(30):
-        cmds = _mixed_pipeline(rng, rng.randrange(5, 120))
-        payload = b"".join(RespConn.encode(*c) for c in cmds)
-        ours.send(payload)
-        ref.send(payload)
-        for i, cmd in enumerate(cmds):
-            got, want = ours.read_reply()[0], ref.read_reply()[0]
-            assert got == want, f"round {round_no}, command {i} {cmd}: {got!r} != {want!r}"
+        same_replies(ours, ref, _mixed_pipeline(rng, rng.randrange(5, 120)), f"round {round_no}")
     for conn in (ours, ref):
         conn.call("SELECT", "0")
     ours.close()
