@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "io/proactor.h"
+#include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard.h"
@@ -25,6 +26,9 @@ std::atomic<int> g_pause_type{int(PauseType::kAll)};
 // Redis' CMD_WRITE | CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds back. sub_name: args[1],
 // which names a container's subcommand.
 bool MayReplicate(const CommandSpec& spec, std::string_view sub_name) {
+  if (spec.flags & kScript) {
+    if (const std::optional<bool> writes = ScriptDeclaresWrites(spec.name, sub_name)) return *writes;
+  }
   if (CallFlags(spec, sub_name) & kWrite) return true;
   for (std::string_view name : {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall"}) {
     if (spec.name == name) return true;
