@@ -266,6 +266,7 @@ void RegisterAuthFamily(CommandRegistry* registry);
 void RegisterAclFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
 void RegisterLolwutCommand(CommandRegistry* registry);
+void RegisterModuleFamily(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
 void RegisterFunctionFamily(CommandRegistry* registry);
 

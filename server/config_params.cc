@@ -283,6 +283,8 @@ void RegisterConfigParams(ConfigRegistry& r) {
   // config_fixed_params.cc).
   r.Add(ReadOnly("databases", core::Concat(shard::Shard::kNumDbs)));
   r.Add(ReadOnly("enable-debug-command", "yes"));
+  // No modules can load (module_family.cc): MODULE answers everyone, as Redis with "yes".
+  r.Add(ReadOnly("enable-module-command", "yes"));
 
   // Registered last: it must win over any fixed placeholder of the same name.
   RegisterKeyspaceEventsParam(r);

@@ -188,3 +188,29 @@ def test_getkeysandflags_works_out_variable_flags(raw, line, flags):
     got = raw.call("COMMAND", "GETKEYSANDFLAGS", *line)
     assert got[0][0] == b"k1"
     assert sorted(got[0][1]) == sorted(flags)
+
+
+@shardis_only  # differential: starts its own redis-server, with MODULE allowed
+def test_module_commands_as_a_redis_with_no_modules(server, tmp_path):
+    """unit/other "Coverage: HELP commands" calls MODULE HELP (the suite's config has
+    enable-module-command yes): shardis loads no modules and answers as such a Redis does."""
+    from conftest import Server
+    redis = Server("redis", tmp_path, args=["--enable-module-command", "yes"]).start()
+    conns = [server.raw(), redis.raw()]
+    try:
+        replies = []
+        for c in conns:
+            replies.append([c.call_raw(*cmd) for cmd in (
+                ["MODULE", "HELP"], ["MODULE", "LIST"], ["MODULE", "LOAD", "/nonexistent/m.so"],
+                ["MODULE", "LOAD", "/nonexistent/m.so", "a", "b"],
+                ["MODULE", "LOADEX", "/nonexistent/m.so", "CONFIG", "n", "v", "ARGS", "a"],
+                ["MODULE", "UNLOAD", "nosuchmodule"], ["MODULE", "UNLOAD"], ["MODULE", "NOPE"],
+                ["CONFIG", "GET", "enable-module-command"])])
+        ours, theirs = replies
+        assert ours[0].startswith(b"*11\r\n+MODULE <subcommand> [<arg> [value] [opt] ...]")
+        assert ours[2] == b"-ERR Error loading the extension. Please check the server logs.\r\n"
+        assert ours == theirs
+    finally:
+        for c in conns:
+            c.close()
+        redis.stop_and_check()
