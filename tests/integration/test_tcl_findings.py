@@ -3,6 +3,9 @@ here once fixed. Checked against the Debian redis-server 7.0 where 7.0 and 7.2 a
 against 7.2's behaviour and marked shardis_only.
 """
 
+import re
+import time
+
 import pytest
 
 shardis_only = pytest.mark.shardis_only
@@ -214,3 +217,52 @@ def test_module_commands_as_a_redis_with_no_modules(server, tmp_path):
         for c in conns:
             c.close()
         redis.stop_and_check()
+
+
+def _graph_with_digits_masked(conn, event):
+    """The graph's text (a RESP2 bulk string) with its millisecond figures as N."""
+    reply = conn.call_raw("LATENCY", "GRAPH", event)
+    assert reply.startswith(b"$") and reply.endswith(b"\r\n")
+    return re.sub(rb"\d+ ms", b"N ms", reply.split(b"\r\n", 1)[1][:-2])
+
+
+def test_latency_graph_as_redis(server, redis_server):
+    """unit/latency-monitor "LATENCY GRAPH can output the expire event graph": Redis' ASCII graph
+    (header, 80 dashes, 4 rows of bars, a blank row, the "0s" label downward)."""
+    for c in (server.raw(), redis_server.raw()):
+        try:
+            assert c.call("LATENCY", "RESET") >= 0
+            assert c.call_raw("LATENCY", "GRAPH", "command") == (
+                b"-ERR No samples available for event 'command'\r\n")
+            assert c.call("CONFIG", "SET", "latency-monitor-threshold", "40") == b"OK"
+            assert c.call("DEBUG", "SLEEP", "0.05") == b"OK"
+            graph = _graph_with_digits_masked(c, "command")
+            body = (b"command - high N ms, low N ms (all time high N ms)\n" + b"-" * 80 +
+                    b"\n \n \n \n_\n \n0\ns\n")
+            assert graph == body
+            assert c.call("LATENCY", "HELP")[3:5] == [
+                b"GRAPH <event>", b"    Return an ASCII latency graph for the <event> class."]
+        finally:
+            c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+            c.call("LATENCY", "RESET")
+            c.close()
+
+
+def test_active_expiry_of_a_big_key_is_an_expire_cycle_event(raw):
+    """unit/latency-monitor "LATENCY of expire events are correctly collected": the active expiry
+    cycle that frees a big set leaves an "expire-cycle" sample."""
+    try:
+        assert raw.call("CONFIG", "SET", "latency-monitor-threshold", "1") == b"OK"
+        raw.call("EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('SADD', KEYS[1], i) end",
+                 "1", "latency:bigset", "300000")
+        assert raw.call("PEXPIRE", "latency:bigset", "20") == 1
+        for _ in range(100):
+            if raw.call("DBSIZE") == 0:
+                break
+            time.sleep(0.05)
+        events = [e[0] for e in raw.call("LATENCY", "LATEST")]
+        assert b"expire-cycle" in events
+        assert raw.call_raw("LATENCY", "GRAPH", "expire-cycle").count(b"expire-cycle - high") == 1
+    finally:
+        raw.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+        raw.call("LATENCY", "RESET")
