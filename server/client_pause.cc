@@ -29,11 +29,7 @@ bool MayReplicate(const CommandSpec& spec, std::string_view sub_name) {
   if (spec.flags & kScript) {
     if (const std::optional<bool> writes = ScriptDeclaresWrites(spec.name, sub_name)) return *writes;
   }
-  if (CallFlags(spec, sub_name) & kWrite) return true;
-  for (std::string_view name : {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall"}) {
-    if (spec.name == name) return true;
-  }
-  return false;
+  return (CallFlags(spec, sub_name) & (kWrite | kMayReplicate)) != 0;
 }
 
 bool Applies(const ConnectionState& conn, const CommandSpec& spec, std::string_view sub_name) {

@@ -286,12 +286,14 @@ ScriptCacheStats ThreadScriptCacheStats() {
 void RegisterScriptFamily(CommandRegistry* r) {
   SetBusyReplyThresholdMs(FLAGS_busy_reply_threshold);
   constexpr std::string_view kComplexity = "Depends on the script that is executed.";
-  r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
+  r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd | kMayReplicate,
+               .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEval, .key_finder = ScriptKeys,
                .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,
                         .summary = "Runs a Lua script on the server.",
                         .key_flags = "RW access update"}});
-  r->Register({.name = "evalsha", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
+  r->Register({.name = "evalsha", .arity = -3, .flags = kScriptCmd | kMayReplicate,
+               .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEvalSha,
                .key_finder = ScriptKeys,
                .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,

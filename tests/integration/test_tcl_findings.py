@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from conftest import flushed_pair
+
 shardis_only = pytest.mark.shardis_only
 
 
@@ -266,3 +268,21 @@ def test_active_expiry_of_a_big_key_is_an_expire_cycle_event(raw):
     finally:
         raw.call("CONFIG", "SET", "latency-monitor-threshold", "0")
         raw.call("LATENCY", "RESET")
+
+
+def test_may_replicate_commands_are_writes_in_read_only_scripts(server, redis_server):
+    """unit/pause "Test may-replicate commands are rejected in RO scripts": PUBLISH (and PFCOUNT,
+    which may rewrite its cached count) is refused in EVAL_RO and no-writes scripts, as a write."""
+    with flushed_pair(server, redis_server) as conns:
+        replies = []
+        for c in conns:
+            replies.append([c.call_raw(*cmd) for cmd in (
+                ["EVAL_RO", "return redis.call('publish','ch','msg')", "0"],
+                ["EVAL", "#!lua flags=no-writes\nreturn redis.call('publish','ch','msg')", "0"],
+                ["EVAL_RO", "return redis.call('pfcount', KEYS[1])", "1", "hll"],
+                ["EVAL", "return redis.call('publish','ch','msg')", "0"])])
+        ours, theirs = replies
+        assert ours[0].startswith(
+            b"-ERR Write commands are not allowed from read-only scripts. script:")
+        assert ours[3] == b":0\r\n"
+        assert ours == theirs
