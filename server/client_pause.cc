@@ -80,10 +80,13 @@ void PauseClients(int64_t end_ms, PauseType type) {
   while (seen < end_ms && !internal::g_pause_end_ms.compare_exchange_weak(
                               seen, end_ms, std::memory_order_relaxed)) {
   }
+  // Both kinds of pause hold expiry (Redis 7.2's PAUSE_ACTION_EXPIRE), until the same deadline.
+  shard::PauseExpiryUntil(std::max(seen, end_ms));
 }
 
 void UnpauseClients() {
   internal::g_pause_end_ms.store(0, std::memory_order_relaxed);
+  shard::PauseExpiryUntil(0);
 }
 
 }  // namespace shardis::server

@@ -341,6 +341,34 @@ def test_pause_write_lets_scripts_that_declare_no_writes_run(srv):
         assert c.call("FUNCTION", "DELETE", "pauselib") == b"OK"
 
 
+def test_pause_holds_expiry(srv):
+    """TCL unit/pause "Test both active and passive expires are skipped during client pause": a
+    key past its deadline reads as missing but is not removed (expired_keys stays) until the
+    pause ends."""
+    def expired_keys(conn):
+        info = conn.call("INFO", "stats").decode()
+        return int(info.split("expired_keys:")[1].split()[0])
+
+    with srv.raw() as admin, srv.raw() as c:
+        before = expired_keys(admin)
+        assert c.call("MULTI") == b"OK"
+        assert c.call("SET", "pause:exp1", "v", "PX", "10") == b"QUEUED"
+        assert c.call("SET", "pause:exp2", "v", "PX", "10") == b"QUEUED"
+        assert c.call("CLIENT", "PAUSE", "100000", "WRITE") == b"QUEUED"
+        assert c.call("EXEC") == [b"OK", b"OK", b"OK"]
+        try:
+            time.sleep(0.3)  # past the deadline, and several active expiry cycles
+            assert c.call("GET", "pause:exp1") is None
+            assert c.call("GET", "pause:exp2") is None
+            assert c.call("EXISTS", "pause:exp1", "pause:exp2") == 0
+            assert expired_keys(admin) == before
+        finally:
+            assert admin.call("CLIENT", "UNPAUSE") == b"OK"
+        c.call("GET", "pause:exp1")
+        c.call("GET", "pause:exp2")
+        assert wait_for(lambda: expired_keys(admin) == before + 2, 5)
+
+
 def test_client_reply_off_and_skip(srv):
     with srv.raw() as c:
         c.send(c.encode("CLIENT", "REPLY", "OFF") + c.encode("SET", "r:k", "v") +
