@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "io/proactor.h"
+#include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/subcommand.h"
 #include "shard/shard.h"
@@ -25,11 +26,10 @@ std::atomic<int> g_pause_type{int(PauseType::kAll)};
 // Redis' CMD_WRITE | CMD_MAY_REPLICATE: what CLIENT PAUSE WRITE holds back. sub_name: args[1],
 // which names a container's subcommand.
 bool MayReplicate(const CommandSpec& spec, std::string_view sub_name) {
-  if (CallFlags(spec, sub_name) & kWrite) return true;
-  for (std::string_view name : {"publish", "spublish", "pfcount", "eval", "evalsha", "fcall"}) {
-    if (spec.name == name) return true;
+  if (spec.flags & kScript) {
+    if (const std::optional<bool> writes = ScriptDeclaresWrites(spec.name, sub_name)) return *writes;
   }
-  return false;
+  return (CallFlags(spec, sub_name) & (kWrite | kMayReplicate)) != 0;
 }
 
 bool Applies(const ConnectionState& conn, const CommandSpec& spec, std::string_view sub_name) {
@@ -80,10 +80,13 @@ void PauseClients(int64_t end_ms, PauseType type) {
   while (seen < end_ms && !internal::g_pause_end_ms.compare_exchange_weak(
                               seen, end_ms, std::memory_order_relaxed)) {
   }
+  // Both kinds of pause hold expiry (Redis 7.2's PAUSE_ACTION_EXPIRE), until the same deadline.
+  shard::PauseExpiryUntil(std::max(seen, end_ms));
 }
 
 void UnpauseClients() {
   internal::g_pause_end_ms.store(0, std::memory_order_relaxed);
+  shard::PauseExpiryUntil(0);
 }
 
 }  // namespace shardis::server

@@ -155,6 +155,7 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterAclFamily(r);
   RegisterMonitorCommand(r);
   RegisterLolwutCommand(r);
+  RegisterModuleFamily(r);
   RegisterScriptFamily(r);
   RegisterFunctionFamily(r);
   AssignCommandStatsIds(r);  // last: every command and container is known

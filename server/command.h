@@ -94,7 +94,9 @@ enum CommandFlag : uint32_t {
   kNoAsyncLoading = 1 << 12,  // refused during an async (replica) load: shown, nothing else yet
   kNoMulti = 1 << 13,         // refused inside MULTI (QueueInMulti)
   kSkipMonitor = 1 << 14,     // Redis' skip_monitor (EVAL): shown by COMMAND INFO only
-  kMayReplicate = 1 << 15,    // Redis' may_replicate: shown by COMMAND INFO only
+  // Redis' may_replicate (PUBLISH, PFCOUNT, EVAL, ...): held by CLIENT PAUSE WRITE and refused
+  // in read-only scripts, as writes are. COMMAND INFO hides it, as Redis does.
+  kMayReplicate = 1 << 15,
   kNoMandatoryKeys = 1 << 16, // Redis' no_mandatory_keys (EVAL with numkeys 0): shown only
   // Not Redis': a script (EVAL, FCALL), whose keys are known only as it runs. EXEC holds every
   // shard for it, and its replies wait for the journal like a write's.
@@ -272,6 +274,7 @@ void RegisterAuthFamily(CommandRegistry* registry);
 void RegisterAclFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
 void RegisterLolwutCommand(CommandRegistry* registry);
+void RegisterModuleFamily(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
 void RegisterFunctionFamily(CommandRegistry* registry);
 

@@ -37,7 +37,6 @@ void ReplyFlags(core::ReplyBuilder& rb, uint32_t flags, std::string_view acl_cat
       {kSkipSlowlog, "skip_slowlog"},
       {kFast, "fast"},
       {kNoAuth, "no_auth"},
-      {kMayReplicate, "may_replicate"},
       {kNoMandatoryKeys, "no_mandatory_keys"},
       {kNoAsyncLoading, "no_async_loading"},
       {kNoMulti, "no_multi"},

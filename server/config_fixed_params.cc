@@ -56,7 +56,6 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
     {"daemonize", "no"},
     {"disable-thp", "yes"},
     {"dynamic-hz", "yes"},
-    {"enable-module-command", "no"},
     {"ignore-warnings", ""},
     {"io-threads", "1"},
     {"io-threads-do-reads", "no"},
@@ -136,8 +135,8 @@ constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
 // The ones Redis 7.2 has IMMUTABLE_CONFIG (and their aliases): refused whatever the value.
 constexpr std::string_view kImmutableInRedis[] = {
     "always-show-logo", "aof_rewrite_cpulist", "bio_cpulist", "cluster-config-file",
-    "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "enable-module-command",
-    "io-threads", "io-threads-do-reads", "logfile", "pidfile", "replicaof", "server_cpulist",
+    "cluster-enabled", "cluster-port", "daemonize", "disable-thp", "io-threads",
+    "io-threads-do-reads", "logfile", "pidfile", "replicaof", "server_cpulist",
     "set-proc-title", "slaveof", "socket-mark-id", "supervised", "syslog-enabled",
     "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket", "unixsocketperm",
 };

@@ -283,9 +283,14 @@ void RegisterConfigParams(ConfigRegistry& r) {
   RegisterDataTypeParams(r);
   RegisterPersistenceParams(r);
 
-  // --- Start-up flags, read-only at runtime.
-  r.Add(ReadOnlyFlag("port", "port", ConfigType::kInt));
-  r.Add(ReadOnlyFlag("bind", "bind", ConfigType::kString));
+  // --- Start-up flags, read-only at runtime. Redis 7 can move its listeners at runtime;
+  // shardis listens where it started, so CONFIG SET accepts only the value they have (as Fixed:
+  // Redis' "CONFIG sanity" test sets every parameter to its own value).
+  for (std::string_view name : {"port", "bind"}) {
+    ConfigParam p = ReadOnlyFlag(name, name, name == "port" ? ConfigType::kInt : ConfigType::kString);
+    p.accepts_own_value = true;
+    r.Add(std::move(p));
+  }
   RegisterTlsParams(r);
 
   // --- Redis parameters with a fixed value in shardis (clients and tools read them).
@@ -293,6 +298,8 @@ void RegisterConfigParams(ConfigRegistry& r) {
   // config_fixed_params.cc).
   r.Add(ReadOnly("databases", core::Concat(shard::Shard::kNumDbs)));
   r.Add(ReadOnly("enable-debug-command", "yes"));
+  // No modules can load (module_family.cc): MODULE answers everyone, as Redis with "yes".
+  r.Add(ReadOnly("enable-module-command", "yes"));
 
   // Registered last: it must win over any fixed placeholder of the same name.
   RegisterKeyspaceEventsParam(r);

@@ -388,7 +388,8 @@ void CmdFunction(ArgSlice args, ConnContext& ctx) { DispatchSub(kFunctionContain
 void RegisterFunctionFamily(CommandRegistry* r) {
   constexpr uint32_t kFcallFlags = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys | kScript;
   constexpr std::string_view kComplexity = "Depends on the function that is executed.";
-  r->Register({.name = "fcall", .arity = -3, .flags = kFcallFlags, .keys = kNoKeys,
+  r->Register({.name = "fcall", .arity = -3, .flags = kFcallFlags | kMayReplicate,
+               .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdFcall, .key_finder = ScriptKeys,
                .script_shard = FcallShard,
                .docs = {.group = "scripting", .since = "7.0.0", .complexity = kComplexity,

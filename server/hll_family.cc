@@ -340,7 +340,7 @@ void RegisterHllFamily(CommandRegistry* r) {
                .docs = {.group = "hyperloglog", .since = "2.8.9",
                         .complexity = "O(1) to add every element.",
                         .summary = "Adds elements to a HyperLogLog.", .key_flags = "RW insert"}});
-  r->Register({.name = "pfcount", .arity = -2, .flags = kR, .keys = kAllKeys,
+  r->Register({.name = "pfcount", .arity = -2, .flags = kR | kMayReplicate, .keys = kAllKeys,
                .acl_categories = "read hyperloglog slow", .on_conn = CmdPfCount,
                .docs = {.group = "hyperloglog", .since = "2.8.9",
                         .complexity = "O(1) with a very small average constant time when called "

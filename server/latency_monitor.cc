@@ -1,4 +1,4 @@
-// LATENCY LATEST / HISTORY <event> / RESET [<event> ...] / DOCTOR / HELP.
+// LATENCY LATEST / GRAPH <event> / HISTORY <event> / RESET [<event> ...] / DOCTOR / HELP.
 #include "server/latency_monitor.h"
 
 #include <gflags/gflags.h>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sparkline.h"
 #include "core/string_util.h"
 #include "server/command_stats.h"
 #include "server/slowlog.h"
@@ -127,6 +128,45 @@ void LatencyReset(ArgSlice args, ConnContext& ctx) {
   ctx.rb.Integer(int64_t(all.size()));
 }
 
+// Redis' label of a sample in LATENCY GRAPH: how long ago, in s, m, h or d.
+std::string AgoLabel(int64_t elapsed_s) {
+  if (elapsed_s < 60) return core::Concat(elapsed_s, "s");
+  if (elapsed_s < 3600) return core::Concat(elapsed_s / 60, "m");
+  if (elapsed_s < 3600 * 24) return core::Concat(elapsed_s / 3600, "h");
+  return core::Concat(elapsed_s / (3600 * 24), "d");
+}
+
+void LatencyGraph(ArgSlice args, ConnContext& ctx) {
+  constexpr int kGraphColumns = 80, kGraphRows = 4;  // Redis' LATENCY_GRAPH_COLS, 4 rows
+  auto events = MergedEvents();
+  auto it = events.find(std::string(args[2]));
+  if (it == events.end() || it->second.samples.empty()) {
+    return ctx.rb.Error(core::Concat("ERR No samples available for event '", args[2], "'"));
+  }
+  const Merged& m = it->second;
+  const int64_t now = shard::NowMs() / 1000;
+  std::vector<std::string> labels;
+  labels.reserve(m.samples.size());
+  uint64_t low = m.samples[0].latency, high = low;
+  for (const Sample& s : m.samples) {
+    labels.push_back(AgoLabel(now - s.time));
+    low = std::min(low, s.latency);
+    high = std::max(high, s.latency);
+  }
+  std::vector<core::SparklineSample> points;
+  points.reserve(m.samples.size());
+  for (size_t i = 0; i < m.samples.size(); ++i) {
+    points.push_back({double(m.samples[i].latency), labels[i]});
+  }
+  std::string graph = core::Concat(it->first, " - high ", high, " ms, low ", low,
+                                   " ms (all time high ", m.max, " ms)\n");
+  graph.append(kGraphColumns, '-');
+  graph.push_back('\n');
+  core::RenderSparkline(points, kGraphColumns, kGraphRows, &graph);
+  if (ctx.rb.resp3()) return ctx.rb.Verbatim(graph, "txt");
+  ctx.rb.Bulk(graph);
+}
+
 std::string Doctor() {
   if (LatencyMonitorThreshold() <= 0) {
     return "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis "
@@ -192,7 +232,8 @@ void LatencyDoctor(ArgSlice, ConnContext& ctx) {
 
 void LatencyHelp(ArgSlice, ConnContext& ctx) {
   ReplyHelp(ctx.rb, "LATENCY",
-            {"DOCTOR", "    Return a human readable latency analysis report.", "HISTORY <event>",
+            {"DOCTOR", "    Return a human readable latency analysis report.", "GRAPH <event>",
+             "    Return an ASCII latency graph for the <event> class.", "HISTORY <event>",
              "    Return time-latency samples for the <event> class.", "LATEST",
              "    Return the latest latency samples for all events.", "RESET [<event> ...]",
              "    Reset latency data of one or more <event> classes.",
@@ -210,6 +251,11 @@ constexpr SubCommand kLatencySubs[] = {
      .handler = LatencyDoctor,
      .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
               .summary = "Returns a human-readable latency analysis report.",
+              .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
+    {.name = "graph", .arity = 3, .flags = kAdminSub, .acl_categories = kAcl,
+     .handler = LatencyGraph,
+     .docs = {.group = "server", .since = "2.8.13", .complexity = "O(1)",
+              .summary = "Returns a latency graph for an event.",
               .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"}},
     {.name = "history", .arity = 3, .flags = kAdminSub, .acl_categories = kAcl,
      .handler = LatencyHistory,

@@ -28,6 +28,7 @@
 #include "server/config_registry.h"
 #include "server/fd_limit.h"
 #include "server/idle_timeout.h"
+#include "server/latency_monitor.h"
 #include "server/persistence_config.h"
 #include "server/aof.h"
 #include "server/persistence_status.h"
@@ -255,6 +256,7 @@ int Main(int argc, char** argv) {
     SampleClientBufferPeaks();
     CloseClientsPastSoftOutputLimit();
   });
+  shards.set_latency_hook(LatencyMaybeAddEvent);
   shards.Start();
   // The dataset on disk, if any, loads before commands are served; clients that connect meanwhile
   // get -LOADING.

@@ -415,7 +415,8 @@ void RegisterPubSubFamily(CommandRegistry* r) {
                                       "subscribed in the system (by any client).",
                         .summary = "Drops the connection's pattern subscriptions, or some of "
                                    "them."}});
-  r->Register({.name = "publish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
+  r->Register({.name = "publish", .arity = 3,
+               .flags = kPubSub | kLoading | kStale | kFast | kMayReplicate,
                .keys = kNoKeys, .acl_categories = "pubsub fast", .on_conn = CmdPublish<false>,
                .docs = {.group = "pubsub", .since = "2.0.0",
                         .complexity = "O(N+M) where N is the number of clients subscribed to the "
@@ -440,7 +441,8 @@ void RegisterPubSubFamily(CommandRegistry* r) {
                         .summary = "Drops the connection's shard channel subscriptions, or some "
                                    "of them.",
                         .key_flags = "not_key"}});
-  r->Register({.name = "spublish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
+  r->Register({.name = "spublish", .arity = 3,
+               .flags = kPubSub | kLoading | kStale | kFast | kMayReplicate,
                .keys = kOneKey,
                .acl_categories = "pubsub fast", .on_conn = CmdPublish<true>,
                .docs = {.group = "pubsub", .since = "7.0.0",

@@ -266,6 +266,30 @@ void CmdScript(ArgSlice args, ConnContext& ctx) { DispatchSub(kScriptContainer, 
 
 }  // namespace
 
+std::optional<bool> ScriptDeclaresWrites(std::string_view command, std::string_view script) {
+  uint32_t flags = 0;
+  if (command == "fcall" || command == "fcall_ro") {
+    const FunctionRegistry::Function* function = FunctionRegistry::current().Find(script);
+    if (function == nullptr) return std::nullopt;
+    flags = function->info.flags;
+  } else if (command == "evalsha" || command == "evalsha_ro") {
+    if (script.size() != 40) return std::nullopt;
+    const CachedScript* cached = ScriptCache::current().Find(core::ToLower(script));
+    if (cached == nullptr) return std::nullopt;
+    flags = cached->flags;
+  } else if (const CachedScript* cached = ScriptCache::current().Find(core::Sha1Hex(script))) {
+    flags = cached->flags;
+  } else {
+    // Not run yet: its shebang says (a bad one leaves the command's flags, as Redis).
+    size_t offset = 0;
+    std::string error;
+    flags = core::ParseScriptShebang(script, &offset, &error);
+    if (!error.empty()) return std::nullopt;
+  }
+  if (flags & core::kScriptEvalCompat) return std::nullopt;
+  return !(flags & core::kScriptNoWrites);
+}
+
 ScriptCacheStats ThreadScriptCacheStats() {
   ScriptCacheStats stats;
   const ScriptCache& cache = ScriptCache::current();
@@ -283,13 +307,15 @@ ScriptCacheStats ThreadScriptCacheStats() {
 void RegisterScriptFamily(CommandRegistry* r) {
   SetBusyReplyThresholdMs(FLAGS_busy_reply_threshold);
   constexpr std::string_view kComplexity = "Depends on the script that is executed.";
-  r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
+  r->Register({.name = "eval", .arity = -3, .flags = kScriptCmd | kMayReplicate,
+               .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEval, .key_finder = ScriptKeys,
                .script_shard = EvalShard,
                .docs = {.group = "scripting", .since = "2.6.0", .complexity = kComplexity,
                         .summary = "Runs a Lua script on the server.",
                         .key_flags = "RW access update"}});
-  r->Register({.name = "evalsha", .arity = -3, .flags = kScriptCmd, .keys = kNoKeys,
+  r->Register({.name = "evalsha", .arity = -3, .flags = kScriptCmd | kMayReplicate,
+               .keys = kNoKeys,
                .acl_categories = "slow scripting", .on_conn = CmdEvalSha,
                .key_finder = ScriptKeys,
                .script_shard = EvalShaShard,

@@ -244,7 +244,9 @@ std::string ScriptRun::Refusal(const CommandSpec* spec, std::span<const std::str
       return core::Concat("ERR ACL failure in script: ", denial);
     }
   }
-  if (read_only_ && (*flags & kWrite)) {
+  // Redis' scriptVerifyWriteCommandAllow: a may-replicate command (PUBLISH, PFCOUNT) is a write
+  // here too, so CLIENT PAUSE WRITE can let a read-only script run.
+  if (read_only_ && (*flags & (kWrite | kMayReplicate))) {
     return "ERR Write commands are not allowed from read-only scripts.";
   }
   return {};

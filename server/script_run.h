@@ -67,6 +67,13 @@ void KillBusyScriptsForShutdown();
 // or "" to run it.
 std::string RefuseScriptRun(uint32_t script_flags, bool read_only_command);
 
+// Redis' evalGetCommandFlags / fcallGetCommandFlags, for what CLIENT PAUSE WRITE holds back: a
+// script with flags (a shebang, or a function) writes unless it declares no-writes, whatever the
+// command's own flags say. command: "eval", "evalsha", "fcall" or their _ro forms; script: their
+// args[1] (the body, the SHA, the function's name). nullopt when the script has no flags (Redis
+// 6's EVAL) or is not known: the command's own flags decide.
+std::optional<bool> ScriptDeclaresWrites(std::string_view command, std::string_view script);
+
 class ScriptRun : public core::ScriptHost {
  public:
   enum class Mode { kDeclared, kGlobal };

@@ -22,7 +22,7 @@ Db::Iterator Db::FindLive(std::string_view key, uint64_t hash, int64_t now_ms) {
   ExpireTable::Iterator e = expire_.Find(hash, key);
   DCHECK(!IsEnd(e));
   if (e.value() > now_ms) return it;
-  EraseExpired(it, e, key, hash);
+  if (!ExpiryPaused(now_ms)) EraseExpired(it, e, key, hash);
   return Iterator();
 }
 
@@ -200,6 +200,10 @@ void Db::SwapContents(Db& other) {
 
 size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
   size_t seen = 0, removed = 0;
+  if (ExpiryPaused(now_ms)) {
+    *examined = 0;
+    return 0;
+  }
   char scratch[CompactValue::kScratchSize];
   while (seen < budget && !expire_.empty()) {
     expire_cursor_ = expire_.Traverse(expire_cursor_, [&](ExpireTable::Iterator e) {

@@ -6,6 +6,7 @@
 // by the connection (it also picked the shard with it) and reused for both tables.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,6 +64,21 @@ using McMetaTable = core::DashTable<core::CompactValue, McMeta, KeyPolicy>;
 // Set in a value cell when its key has an entry in the expire table, so that a lookup of a key
 // without TTL never probes the expire table.
 inline constexpr uint8_t kHasExpireFlag = core::CompactValue::kFlag0;
+
+// CLIENT PAUSE (WRITE or ALL) holds expiry, as Redis 7.2 does (PAUSE_ACTION_EXPIRE): until this
+// Unix ms a key past its deadline reads as missing but stays where it is, and active expiry does
+// not run, so a paused server changes no data. Any thread sets it (relaxed: a lookup racing a
+// PAUSE may see either, as it could have come a moment earlier or later); lookups read it only
+// on their expired path.
+namespace detail {
+inline std::atomic<int64_t> expiry_paused_until_ms{0};
+}  // namespace detail
+inline void PauseExpiryUntil(int64_t end_ms) {
+  detail::expiry_paused_until_ms.store(end_ms, std::memory_order_relaxed);
+}
+inline bool ExpiryPaused(int64_t now_ms) {
+  return now_ms < detail::expiry_paused_until_ms.load(std::memory_order_relaxed);
+}
 
 class Db {
  public:

@@ -184,12 +184,19 @@ void ShardSet::ExpiryLoop(Shard* shard) {
     // Removed keys are offered to their blocked clients (an XREADGROUP waiter fails when its
     // stream expires, as in Redis).
     size_t examined = 0;
+    std::chrono::steady_clock::duration worked{};
     for (;;) {
       if (tl_stopping) break;
+      const auto start = std::chrono::steady_clock::now();
       const size_t removed = shard->ExpireStep(NowMs(), kExpiryChunk, &examined);
       shard->ServeBlocked();
+      worked += std::chrono::steady_clock::now() - start;
       if (removed * 10 <= examined) break;
       boost::this_fiber::yield();
+    }
+    if (latency_hook_ != nullptr && !tl_stopping) {
+      latency_hook_("expire-cycle",
+                    std::chrono::duration_cast<std::chrono::microseconds>(worked).count());
     }
   }
 }

@@ -71,6 +71,12 @@ class ShardSet {
   using PeriodicHook = void (*)();
   void set_periodic_hook(PeriodicHook hook) { periodic_hook_ = hook; }
 
+  // Called on a shard's thread with the time an active expiry cycle worked (not counting its
+  // yields), for Redis' latency event "expire-cycle" (the server's latency monitor decides
+  // whether it is a sample). Set once before Start().
+  using LatencyHook = void (*)(const char* event, uint64_t duration_us);
+  void set_latency_hook(LatencyHook hook) { latency_hook_ = hook; }
+
   // DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs (on by default; tests turn it
   // off to see keys expire lazily, on access).
   void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
@@ -80,6 +86,7 @@ class ShardSet {
   // CLIENT TRACKING's BCAST messages and table limit, on each shard (tracking_table.h).
   static void TrackingLoop(Shard* shard);
   PeriodicHook periodic_hook_ = nullptr;
+  LatencyHook latency_hook_ = nullptr;
   std::atomic<bool> active_expire_{true};
 
   io::ProactorPool* pool_;

@@ -300,6 +300,76 @@ def test_paused_client_can_be_killed(srv):
         assert admin.call("EXISTS", "pause:victim") == 0
 
 
+def test_pause_write_lets_scripts_that_declare_no_writes_run(srv):
+    """As Redis' evalGetCommandFlags/fcallGetCommandFlags: a script with flags (a shebang, a
+    function) is held by PAUSE WRITE only when it may write, whether cached or not; one without
+    a shebang is held as EVAL may replicate (TCL unit/pause hung on this)."""
+    with srv.raw() as admin, srv.raw() as c:
+        assert c.call("FUNCTION", "LOAD", "REPLACE",
+                      "#!lua name=pauselib\nredis.register_function{function_name='pause_ro', "
+                      "callback=function() return 'hello' end, flags={'no-writes'}}\n"
+                      "redis.register_function('pause_rw', function() return 'rw' end)"
+                      ) == b"pauselib"
+        sha = c.call("SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn 2")
+        read_only = [
+            (("EVAL", "#!lua flags=no-writes\nreturn 'pause unique'", "0"), b"pause unique"),
+            (("EVAL", "#!lua flags=no-writes\nreturn 'pause unique'", "0"), b"pause unique"),
+            (("EVALSHA", sha, "0"), 2),
+            (("EVAL_RO", "return 'ro'", "0"), b"ro"),
+            (("FCALL", "pause_ro", "0"), b"hello"),
+        ]
+        held = [
+            (("EVAL", "#!lua\nreturn 12", "0"), 12),
+            (("EVAL", "return 13", "0"), 13),
+            (("FCALL", "pause_rw", "0"), b"rw"),
+        ]
+        for args, reply in read_only:
+            assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == b"OK"
+            value, took = timed(lambda: c.call(*args))
+            assert admin.call("CLIENT", "UNPAUSE") == b"OK"
+            assert value == reply and took < 2, args
+        for args, reply in held:
+            assert admin.call("CLIENT", "PAUSE", "600", "WRITE") == b"OK"
+            value, took = timed(lambda: c.call(*args))
+            assert value == reply and took > 0.4, args
+        # The same in MULTI: EXEC of no-writes scripts runs at once.
+        assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == b"OK"
+        assert c.call("MULTI") == b"OK"
+        assert c.call("EVAL", "#!lua flags=no-writes\nreturn 12", "0") == b"QUEUED"
+        value, took = timed(lambda: c.call("EXEC"))
+        assert admin.call("CLIENT", "UNPAUSE") == b"OK"
+        assert value == [12] and took < 2
+        assert c.call("FUNCTION", "DELETE", "pauselib") == b"OK"
+
+
+def test_pause_holds_expiry(srv):
+    """TCL unit/pause "Test both active and passive expires are skipped during client pause": a
+    key past its deadline reads as missing but is not removed (expired_keys stays) until the
+    pause ends."""
+    def expired_keys(conn):
+        info = conn.call("INFO", "stats").decode()
+        return int(info.split("expired_keys:")[1].split()[0])
+
+    with srv.raw() as admin, srv.raw() as c:
+        before = expired_keys(admin)
+        assert c.call("MULTI") == b"OK"
+        assert c.call("SET", "pause:exp1", "v", "PX", "10") == b"QUEUED"
+        assert c.call("SET", "pause:exp2", "v", "PX", "10") == b"QUEUED"
+        assert c.call("CLIENT", "PAUSE", "100000", "WRITE") == b"QUEUED"
+        assert c.call("EXEC") == [b"OK", b"OK", b"OK"]
+        try:
+            time.sleep(0.3)  # past the deadline, and several active expiry cycles
+            assert c.call("GET", "pause:exp1") is None
+            assert c.call("GET", "pause:exp2") is None
+            assert c.call("EXISTS", "pause:exp1", "pause:exp2") == 0
+            assert expired_keys(admin) == before
+        finally:
+            assert admin.call("CLIENT", "UNPAUSE") == b"OK"
+        c.call("GET", "pause:exp1")
+        c.call("GET", "pause:exp2")
+        assert wait_for(lambda: expired_keys(admin) == before + 2, 5)
+
+
 def test_client_reply_off_and_skip(srv):
     with srv.raw() as c:
         c.send(c.encode("CLIENT", "REPLY", "OFF") + c.encode("SET", "r:k", "v") +

@@ -219,6 +219,11 @@ def test_config_set_fixed_parameter_to_its_own_value(sh, ref):
         assert cfg(c, "maxmemory-clients") == {"maxmemory-clients": "0"}
         assert cfg(c, "repl-backlog-size") == {"repl-backlog-size": "1048576"}
         assert cfg(c, "maxmemory") == {"maxmemory": str(7 << 20)}
+        # port and bind: shardis listens where it started (Redis' CONFIG sanity test).
+        for name in ("port", "bind"):
+            value = cfg(c, name)[name]
+            assert c.config_set(name, value)
+            assert cfg(c, name) == {name: value}
     # Any other value is refused as immutable, and a refused pair applies none.
     with pytest.raises(redis.ResponseError, match="'maxmemory-clients'.*can't set immutable config"):
         sh.config_set("maxmemory-clients", "10%")

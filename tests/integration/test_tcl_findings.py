@@ -3,7 +3,12 @@ here once fixed. Checked against the Debian redis-server 7.0 where 7.0 and 7.2 a
 against 7.2's behaviour and marked shardis_only.
 """
 
+import re
+import time
+
 import pytest
+
+from conftest import flushed_pair
 
 shardis_only = pytest.mark.shardis_only
 
@@ -188,3 +193,96 @@ def test_getkeysandflags_works_out_variable_flags(raw, line, flags):
     got = raw.call("COMMAND", "GETKEYSANDFLAGS", *line)
     assert got[0][0] == b"k1"
     assert sorted(got[0][1]) == sorted(flags)
+
+
+@shardis_only  # differential: starts its own redis-server, with MODULE allowed
+def test_module_commands_as_a_redis_with_no_modules(server, tmp_path):
+    """unit/other "Coverage: HELP commands" calls MODULE HELP (the suite's config has
+    enable-module-command yes): shardis loads no modules and answers as such a Redis does."""
+    from conftest import Server
+    redis = Server("redis", tmp_path, args=["--enable-module-command", "yes"]).start()
+    conns = [server.raw(), redis.raw()]
+    try:
+        replies = []
+        for c in conns:
+            replies.append([c.call_raw(*cmd) for cmd in (
+                ["MODULE", "HELP"], ["MODULE", "LIST"], ["MODULE", "LOAD", "/nonexistent/m.so"],
+                ["MODULE", "LOAD", "/nonexistent/m.so", "a", "b"],
+                ["MODULE", "LOADEX", "/nonexistent/m.so", "CONFIG", "n", "v", "ARGS", "a"],
+                ["MODULE", "UNLOAD", "nosuchmodule"], ["MODULE", "UNLOAD"], ["MODULE", "NOPE"],
+                ["CONFIG", "GET", "enable-module-command"])])
+        ours, theirs = replies
+        assert ours[0].startswith(b"*11\r\n+MODULE <subcommand> [<arg> [value] [opt] ...]")
+        assert ours[2] == b"-ERR Error loading the extension. Please check the server logs.\r\n"
+        assert ours == theirs
+    finally:
+        for c in conns:
+            c.close()
+        redis.stop_and_check()
+
+
+def _graph_with_digits_masked(conn, event):
+    """The graph's text (a RESP2 bulk string) with its millisecond figures as N."""
+    reply = conn.call_raw("LATENCY", "GRAPH", event)
+    assert reply.startswith(b"$") and reply.endswith(b"\r\n")
+    return re.sub(rb"\d+ ms", b"N ms", reply.split(b"\r\n", 1)[1][:-2])
+
+
+def test_latency_graph_as_redis(server, redis_server):
+    """unit/latency-monitor "LATENCY GRAPH can output the expire event graph": Redis' ASCII graph
+    (header, 80 dashes, 4 rows of bars, a blank row, the "0s" label downward)."""
+    for c in (server.raw(), redis_server.raw()):
+        try:
+            assert c.call("LATENCY", "RESET") >= 0
+            assert c.call_raw("LATENCY", "GRAPH", "command") == (
+                b"-ERR No samples available for event 'command'\r\n")
+            assert c.call("CONFIG", "SET", "latency-monitor-threshold", "40") == b"OK"
+            assert c.call("DEBUG", "SLEEP", "0.05") == b"OK"
+            graph = _graph_with_digits_masked(c, "command")
+            body = (b"command - high N ms, low N ms (all time high N ms)\n" + b"-" * 80 +
+                    b"\n \n \n \n_\n \n0\ns\n")
+            assert graph == body
+            assert c.call("LATENCY", "HELP")[3:5] == [
+                b"GRAPH <event>", b"    Return an ASCII latency graph for the <event> class."]
+        finally:
+            c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+            c.call("LATENCY", "RESET")
+            c.close()
+
+
+def test_active_expiry_of_a_big_key_is_an_expire_cycle_event(raw):
+    """unit/latency-monitor "LATENCY of expire events are correctly collected": the active expiry
+    cycle that frees a big set leaves an "expire-cycle" sample."""
+    try:
+        assert raw.call("CONFIG", "SET", "latency-monitor-threshold", "1") == b"OK"
+        raw.call("EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('SADD', KEYS[1], i) end",
+                 "1", "latency:bigset", "300000")
+        assert raw.call("PEXPIRE", "latency:bigset", "20") == 1
+        for _ in range(100):
+            if raw.call("DBSIZE") == 0:
+                break
+            time.sleep(0.05)
+        events = [e[0] for e in raw.call("LATENCY", "LATEST")]
+        assert b"expire-cycle" in events
+        assert raw.call_raw("LATENCY", "GRAPH", "expire-cycle").count(b"expire-cycle - high") == 1
+    finally:
+        raw.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+        raw.call("LATENCY", "RESET")
+
+
+def test_may_replicate_commands_are_writes_in_read_only_scripts(server, redis_server):
+    """unit/pause "Test may-replicate commands are rejected in RO scripts": PUBLISH (and PFCOUNT,
+    which may rewrite its cached count) is refused in EVAL_RO and no-writes scripts, as a write."""
+    with flushed_pair(server, redis_server) as conns:
+        replies = []
+        for c in conns:
+            replies.append([c.call_raw(*cmd) for cmd in (
+                ["EVAL_RO", "return redis.call('publish','ch','msg')", "0"],
+                ["EVAL", "#!lua flags=no-writes\nreturn redis.call('publish','ch','msg')", "0"],
+                ["EVAL_RO", "return redis.call('pfcount', KEYS[1])", "1", "hll"],
+                ["EVAL", "return redis.call('publish','ch','msg')", "0"])])
+        ours, theirs = replies
+        assert ours[0].startswith(
+            b"-ERR Write commands are not allowed from read-only scripts. script:")
+        assert ours[3] == b":0\r\n"
+        assert ours == theirs

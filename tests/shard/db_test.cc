@@ -150,6 +150,25 @@ TEST_F(DbTest, ExpiredKeyIsReinsertedFresh) {
   EXPECT_EQ(db_.ExpireAt(it, "t", HashBytes("t")), 100);
 }
 
+TEST_F(DbTest, PausedExpiryHidesDueKeysWithoutRemovingThem) {
+  Set("due", "v", 0, 100);
+  Set("later", "v", 0, 1000);
+  PauseExpiryUntil(500);
+  // Before the pause's end: the due key reads as missing, but neither lookups nor active expiry
+  // remove it.
+  EXPECT_EQ(Get("due", 200), "<missing>");
+  EXPECT_EQ(Get("later", 200), "v");
+  size_t examined = 0;
+  EXPECT_EQ(db_.ExpireSome(200, 100, &examined), 0u);
+  EXPECT_EQ(db_.size(), 2u);
+  EXPECT_EQ(db_.expired_keys(), 0u);
+  // Past it (or after UNPAUSE) expiry goes on.
+  EXPECT_EQ(Get("due", 600), "<missing>");
+  EXPECT_EQ(db_.size(), 1u);
+  EXPECT_EQ(db_.expired_keys(), 1u);
+  PauseExpiryUntil(0);
+}
+
 TEST_F(DbTest, ActiveExpiryRemovesOnlyDueKeys) {
   for (int i = 0; i < 100; ++i) Set("k" + std::to_string(i), "v", 0, 100 + i);
   Set("forever", "v", 0);
