@@ -48,7 +48,40 @@ struct AclCommandInfo {
   uint32_t categories = 0;
   bool is_sub = false;
   std::vector<uint32_t> subs;  // a container's subcommands' ids
+  // What the command's first key and its other keys need (PermsOfKeyFlags of its key specs'
+  // flags), found once here rather than on every call; no value for a NOT_KEY spec. SET and
+  // BITFIELD (`per_call_key_flags`) decide per call, from their arguments (KeyFlagsOf).
+  std::optional<uint8_t> first_key_perms, other_key_perms;
+  bool per_call_key_flags = false;
 };
+
+// The permissions a key needs, from Redis' key spec flags: read (ACCESS) and/or write (INSERT,
+// DELETE, UPDATE); none for a NOT_KEY spec (SPUBLISH's and SSUBSCRIBE's shard channels), which
+// Redis' ACL key check skips (getKeysFromCommandWithSpecs without GET_KEYSPEC_INCLUDE_NOT_KEYS).
+// Word by word without a vector: SET's flags are read on every call.
+std::optional<uint8_t> PermsOfKeyFlags(std::string_view flags) {
+  uint8_t perms = 0;
+  while (!flags.empty()) {
+    const size_t space = flags.find(' ');
+    const std::string_view f = flags.substr(0, space);
+    flags.remove_prefix(space == std::string_view::npos ? flags.size() : space + 1);
+    if (core::EqualsIgnoreCase(f, "not_key")) return std::nullopt;
+    if (core::EqualsIgnoreCase(f, "access")) perms |= kAclKeyRead;
+    if (core::EqualsIgnoreCase(f, "insert") || core::EqualsIgnoreCase(f, "delete") ||
+        core::EqualsIgnoreCase(f, "update")) {
+      perms |= kAclKeyWrite;
+    }
+  }
+  return perms;
+}
+
+void SetKeyPerms(const CommandSpec& spec, AclCommandInfo* info) {
+  info->per_call_key_flags = spec.name == "set" || spec.name == "bitfield";
+  info->first_key_perms = PermsOfKeyFlags(spec.docs.key_flags);
+  info->other_key_perms = spec.docs.other_key_flags.empty()
+                              ? info->first_key_perms
+                              : PermsOfKeyFlags(spec.docs.other_key_flags);
+}
 
 struct AclCommandTable {
   std::vector<AclCommandInfo> by_id;
@@ -67,6 +100,7 @@ const AclCommandTable& Table() {
       AclCommandInfo& info = t.by_id[id];
       info.full_name = std::string(spec.name);
       info.categories = CategoryBits(spec.acl_categories);
+      SetKeyPerms(spec, &info);
       t.top_level.push_back(id);
       if (spec.container == nullptr) continue;
       for (const SubCommand& sub : spec.container->subs) {
@@ -75,6 +109,7 @@ const AclCommandTable& Table() {
         s.full_name = core::Concat(spec.name, "|", sub.name);
         s.categories = CategoryBits(sub.acl_categories);
         s.is_sub = true;
+        SetKeyPerms(spec, &s);  // the key flags are the command's (KeyFlagsOf)
         info.subs.push_back(sub_id);
       }
     }
@@ -381,23 +416,6 @@ std::string DescribeSelector(const AclSelector& s) {
   return out;
 }
 
-// The permissions a key of this command line needs, from Redis' key spec flags: read (ACCESS)
-// and/or write (INSERT, DELETE, UPDATE); none for a NOT_KEY spec (SPUBLISH's and SSUBSCRIBE's
-// shard channels), which Redis' ACL key check skips (getKeysFromCommandWithSpecs without
-// GET_KEYSPEC_INCLUDE_NOT_KEYS).
-std::optional<uint8_t> KeyPermsOf(const CommandSpec& spec, ArgSlice args, size_t k) {
-  uint8_t perms = 0;
-  for (std::string_view f : core::SplitWords(KeyFlagsOf(spec, args, k))) {
-    if (core::EqualsIgnoreCase(f, "not_key")) return std::nullopt;
-    if (core::EqualsIgnoreCase(f, "access")) perms |= kAclKeyRead;
-    if (core::EqualsIgnoreCase(f, "insert") || core::EqualsIgnoreCase(f, "delete") ||
-        core::EqualsIgnoreCase(f, "update")) {
-      perms |= kAclKeyWrite;
-    }
-  }
-  return perms;
-}
-
 bool SelectorAllowsKey(const AclSelector& s, std::string_view key, uint8_t perms) {
   if (s.all_keys) return true;
   return std::any_of(s.keys.begin(), s.keys.end(), [&](const AclKeyPattern& k) {
@@ -442,7 +460,10 @@ AclCheck CheckSelector(const AclSelector& s, const CommandSpec& spec, const SubC
   if (!s.all_keys && keys != nullptr) {
     for (size_t k = 0; k < keys->size(); ++k) {
       const int pos = (*keys)[k];
-      const std::optional<uint8_t> perms = KeyPermsOf(spec, args, k);
+      const AclCommandInfo& info = Table().by_id[id];
+      const std::optional<uint8_t> perms =
+          info.per_call_key_flags ? PermsOfKeyFlags(KeyFlagsOf(spec, args, k))
+                                  : (k == 0 ? info.first_key_perms : info.other_key_perms);
       if (perms.has_value() && !SelectorAllowsKey(s, args[pos], *perms)) {
         return {AclDenial::kKey, pos};
       }
@@ -568,8 +589,10 @@ std::string DescribeAclUser(const AclUser& u) {
 AclCheck CheckAclCommand(const AclUser& user, const CommandSpec& spec, const SubCommand* sub,
                          ArgSlice args) {
   const uint32_t id = StatsIdOf(spec, sub);
-  // The key positions are found once for all selectors, and only when one needs them.
-  std::vector<int> keys;
+  // The key positions are found once for all selectors, and only when one needs them, into a
+  // vector each thread reuses (no allocation per command; nothing below calls back here).
+  thread_local std::vector<int> keys;
+  keys.clear();
   bool keys_found = false, keys_ok = false;
   AclCheck relevant{AclDenial::kCommand, 0};
   for (const AclSelector& s : user.selectors) {
