@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/acl_denial.h"
 #include "server/command.h"
 
 namespace shardis::server {
@@ -64,10 +65,6 @@ struct AclUser {
   explicit AclUser(std::string user_name);
   void Seal();
 };
-
-// Why a command was refused (Redis' ACL_DENIED_*; the order is the one Redis ranks them in when
-// several selectors refuse a command).
-enum class AclDenial { kNone = 0, kCommand = 1, kKey = 2, kAuth = 3, kChannel = 4 };
 
 struct AclCheck {
   AclDenial denial = AclDenial::kNone;

@@ -12,6 +12,7 @@
 
 #include "core/sha256.h"
 #include "core/string_util.h"
+#include "io/proactor.h"
 #include "server/command.h"
 #include "server/command_stats.h"
 #include "server/connection_state.h"
@@ -137,8 +138,15 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
       for (const UserChange& change : changes) {
         if (c->user->name != change.name) continue;
         if (change.rules != nullptr) {
-          c->user = change.rules;
-          if (change.close_revoked_subscribers && !SubscriptionsAllowed(*c)) c->push->Kill();
+          c->pending_user = change.rules;
+          c->pending_user_checks_subscriptions = change.close_revoked_subscribers;
+          // The caller runs this command on this thread: nothing of it runs elsewhere now.
+          if (!c->executing || c == me) ApplyPendingAclUser(*c);
+          continue;
+        }
+        if (c->executing && c != me) {
+          // Its user stays as it is while a script of it may read it elsewhere; it closes.
+          if (!c->killed) c->push->Kill();
           continue;
         }
         c->authenticated = false;
@@ -151,6 +159,12 @@ void PublishAclUsers(const std::vector<UserChange>& changes, ConnContext* ctx) {
       }
     }
   });
+}
+
+// Whether the calling thread is the connection's own (false in a script run on a key's shard).
+bool OnConnectionThread(const ConnectionState& conn) {
+  const io::Proactor* here = io::Proactor::current();
+  return here == nullptr || here->index() == conn.thread;
 }
 
 // Redis' ACLUpdateInfoMetrics, on this thread's counters (summed by INFO).
@@ -306,15 +320,40 @@ void SetRequirePass(std::string_view password) {
   SetAclUser("default", rules, nullptr);
 }
 
-std::string CheckAclCall(const ConnectionState& conn, const CommandSpec& spec,
+std::string CheckAclCall(ConnectionState& conn, const CommandSpec& spec,
                          const SubCommand* sub, ArgSlice args, AclLogContext context) {
   const AclCheck check = CheckAclCommand(*conn.user, spec, sub, args);
   if (check.denial == AclDenial::kNone) return "";
   const std::string_view object =
       check.denial == AclDenial::kCommand ? AclCommandName(spec, sub) : args[check.arg];
   if (context == AclLogContext::kTopLevel && conn.multi.active) context = AclLogContext::kMulti;
-  AddAclLogEntry(conn, check.denial, context, object, conn.user->name);
+  if (OnConnectionThread(conn)) {
+    AddAclLogEntry(conn, check.denial, context, object, conn.user->name);
+  } else {
+    // Nothing else touches the list meanwhile: the client's fiber waits for this run.
+    conn.deferred_acl_denials.push_back(
+        {check.denial, context, std::string(object), conn.user->name});
+  }
   return AclDenialMessage(*conn.user, check, spec, sub, args, /*verbose=*/false);
+}
+
+void ApplyPendingAclUser(ConnectionState& conn) {
+  std::shared_ptr<const AclUser> rules = std::move(conn.pending_user);
+  conn.pending_user = nullptr;
+  // An AUTH as another user in the meantime makes the change not its own any more.
+  if (rules == nullptr || conn.user == nullptr || conn.user->name != rules->name) return;
+  conn.user = std::move(rules);
+  if (conn.pending_user_checks_subscriptions && !SubscriptionsAllowed(conn) && !conn.killed) {
+    conn.push->Kill();
+  }
+}
+
+void LogDeferredAclDenials(ConnectionState& conn) {
+  if (conn.deferred_acl_denials.empty() || !OnConnectionThread(conn)) return;
+  for (const DeferredAclDenial& d : conn.deferred_acl_denials) {
+    AddAclLogEntry(conn, d.reason, d.context, d.object, d.username);
+  }
+  conn.deferred_acl_denials.clear();
 }
 
 void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext context,

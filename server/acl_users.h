@@ -59,15 +59,21 @@ bool AuthenticateConnection(ConnectionState& conn, std::string_view user,
 std::string RequirePass();
 void SetRequirePass(std::string_view password);
 
-// ACL LOG's contexts of a denial.
-enum class AclLogContext { kTopLevel, kMulti, kLua };
-
 // The check of a command line against the connection's user, for one whose rules are not
 // unrestricted: "" when allowed, else Redis' -NOPERM text (without "NOPERM "), the denial logged
 // in ACL LOG (in `context`; MULTI instead of top level while one is open).
-std::string CheckAclCall(const ConnectionState& conn, const CommandSpec& spec,
+std::string CheckAclCall(ConnectionState& conn, const CommandSpec& spec,
                          const SubCommand* sub, ArgSlice args,
                          AclLogContext context = AclLogContext::kTopLevel);
+
+// Puts the rules PublishAclUsers left in conn.pending_user in force: at once for a connection
+// that runs nothing, else when its batch ends (Connection::ProcessInput). Closes it when they
+// revoke a channel it is subscribed to (ACL SETUSER's check).
+void ApplyPendingAclUser(ConnectionState& conn);
+
+// Adds the ACL LOG entries of denials its scripts met on other threads (CheckAclCall left them in
+// conn.deferred_acl_denials); on any other thread than the connection's own, does nothing.
+void LogDeferredAclDenials(ConnectionState& conn);
 
 // ACL LOG.
 void AddAclLogEntry(const ConnectionState& conn, AclDenial reason, AclLogContext context,

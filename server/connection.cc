@@ -14,6 +14,7 @@
 
 #include "core/cycle_clock.h"
 #include "server/acl_user.h"
+#include "server/acl_users.h"
 #include "server/auth.h"
 #include "server/client_buffers.h"
 #include "server/client_pause.h"
@@ -422,6 +423,7 @@ bool Connection::ProcessInput() {
   peaks_.output = std::max(peaks_.output, PendingOutput());
   const bool sent = out_.empty() || SendReplies();
   batch_active_ = false;
+  if (state_.pending_user != nullptr) [[unlikely]] ApplyPendingAclUser(state_);
   state_.executing = false;
   // Idle time counts from the reply, as in Redis: a batch that ran long (a slow command, a wait
   // for a transaction or a pause) restamps it. A short one is close enough to its start.
@@ -745,6 +747,8 @@ void Connection::FlushQueued() {
   slot_budget_ = hard_left_ > out_.size() ? hard_left_ - out_.size() : 0;
   std::fill(slot_bytes_.begin(), slot_bytes_.end(), 0);
   runs_.RunAll();
+  // Scripts run on their keys' threads leave their ACL denials for this one to log.
+  if (!state_.deferred_acl_denials.empty()) [[unlikely]] LogDeferredAclDenials(state_);
   // A queued command is timed here, on the connection's thread, from its dispatch to its reply
   // being back (so its time includes the hops and the commands queued before it); one clock read
   // covers every reply of the flush.

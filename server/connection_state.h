@@ -11,6 +11,7 @@
 
 #include <absl/container/flat_hash_set.h>
 
+#include "server/acl_denial.h"
 #include "server/client_buffers.h"
 #include "shard/tracking_table.h"
 #include "shard/watch_table.h"
@@ -115,7 +116,14 @@ struct ConnectionState {
   std::string lib_name, lib_ver;  // CLIENT SETINFO / HELLO SETNAME
   bool authenticated = true;  // false until AUTH while the default user has a password
   // The user the client runs as (acl_users.h): its rules, replaced as a whole when they change.
+  // While the client's commands run (`executing`), a script of theirs may read `user` on another
+  // thread, so new rules wait in `pending_user` until the batch ends (Redis too applies another
+  // client's ACL change between one client's batches, never inside one).
   std::shared_ptr<const AclUser> user;
+  std::shared_ptr<const AclUser> pending_user;
+  bool pending_user_checks_subscriptions = false;  // ACL SETUSER's, not ACL LOAD's (acl_users.cc)
+  // ACL LOG entries of denials in its scripts that ran on another thread, for this thread to add.
+  std::vector<DeferredAclDenial> deferred_acl_denials;
   bool monitor = false;       // MONITOR (monitor.cc)
   bool killed = false;        // CLIENT KILL: the connection is closing
   // The blocking command it waits in now, if any (CLIENT LIST flag b, CLIENT UNBLOCK).

@@ -626,6 +626,9 @@ bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> key
   }
   // Back on the caller's thread, after the caller's own line.
   if (!monitor_lines.empty()) [[unlikely]] FeedMonitorLines(monitor_lines);
+  // Unless a pipeline's run brought this whole call to the keys' thread: then
+  // Connection::FlushQueued logs them.
+  if (!conn.deferred_acl_denials.empty()) [[unlikely]] LogDeferredAclDenials(conn);
   return escalated;
 }
 

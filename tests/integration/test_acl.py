@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import http.client
 import subprocess
+import time
 
 import pytest
 import redis
@@ -602,6 +603,55 @@ def test_script_runs_as_its_caller(server, admin):
         c.close()
     entries = [dict(zip(e[::2], e[1::2])) for e in admin.call("ACL", "LOG")]
     assert (entries[0][b"reason"], entries[0][b"context"]) == (b"command", b"lua")
+
+
+def test_script_denials_on_other_threads_are_logged_as_the_client(server, admin):
+    # A script whose key lives on another thread runs there; its denial is logged with its
+    # client's CLIENT LIST line all the same, alone or from a pipeline (where ACL LOG, later in
+    # the same pipeline, already sees it).
+    admin.call("ACL", "SETUSER", "spread", "on", ">pw", "+@all", "-set", "~*")
+    c = as_user(server, "spread")
+    script = "return redis.call('set', KEYS[1], 'v')"
+    denied = "ERR ACL failure in script" if IS_72 else "ERR The user executing the script"
+    keys = [f"spread{i}" for i in range(16)]
+    try:
+        client_id = c.call("CLIENT", "ID")
+        for key in keys:
+            assert call(c, "EVAL", script, "1", key).startswith(denied)
+        c.send(b"".join(c.encode("EVAL", script, "1", key) for key in keys)
+               + c.encode("ACL", "LOG"))
+        replies = [c.read_reply()[1] for _ in range(len(keys) + 1)]
+    finally:
+        c.close()
+    assert all(isinstance(r, Error) for r in replies[:-1])
+    entry = dict(zip(replies[-1][0][::2], replies[-1][0][1::2]))
+    assert (entry[b"reason"], entry[b"context"], entry[b"object"], entry[b"count"]) == (
+        b"command", b"lua", b"set", 2 * len(keys))
+    assert f"id={client_id} ".encode() in entry[b"client-info"]
+    assert b"user=spread" in entry[b"client-info"]
+
+
+def test_rule_change_applies_after_the_clients_batch(server, admin):
+    # Another client's ACL SETUSER while a script of this client's batch runs takes effect when
+    # the batch ends, as in Redis (which serves other clients between batches): the SET of a
+    # script after it in the same batch runs under the old rules, the next one under the new.
+    admin.call("ACL", "SETUSER", "busy", "on", ">pw", "+@all", "~*")
+    c = as_user(server, "busy")
+    wait_half_a_second = (
+        "local function us() local t = redis.call('time') return t[1] * 1000000 + t[2] end "
+        "local start = us() repeat until us() - start > 500000 return 1")
+    try:
+        keys = [f"busy{i}" for i in range(2 * (server.threads or 1))]
+        set_in_script = ("EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "busy-k")
+        c.send(b"".join(c.encode("EVAL", wait_half_a_second, "1", key) for key in keys)
+               + c.encode(*set_in_script))
+        time.sleep(0.2)
+        assert admin.call("ACL", "SETUSER", "busy", "-set") == b"OK"
+        assert [c.read_reply()[1] for _ in range(len(keys) + 1)] == [1] * len(keys) + [b"OK"]
+        assert call(c, *set_in_script).startswith(
+            "ERR ACL failure in script" if IS_72 else "ERR The user executing the script")
+    finally:
+        c.close()
 
 
 @contextlib.contextmanager
