@@ -736,3 +736,31 @@ def test_config_rewrite_writes_an_alias_once(tmp_path, procs):
     assert "hash-max-ziplist-entries 300" in lines
     assert not any(line.startswith("hash-max-listpack-entries") for line in lines)
     assert "hz 20" in lines
+
+
+def test_config_rewrite_writes_accepted_parameters(tmp_path, procs):
+    # Parameters accepted without effect yet are read from the config file (with any value Redis
+    # takes), changed by CONFIG SET, written by CONFIG REWRITE and read back at the next start.
+    conf = tmp_path / "accepted.conf"
+    port = free_port()
+    conf.write_text(f"port {port}\nrepl-diskless-sync-delay 0\nslave-priority 50\n"
+                    "loglevel warning\nsave \"\"\n")
+    p = procs(config=conf, args=["--port=%d" % port])
+    assert p.ready(port), p.output()
+    c = p.client(port)
+    assert cfg(c, "repl-diskless-sync-delay") == {"repl-diskless-sync-delay": "0"}
+    assert cfg(c, "replica-priority") == {"replica-priority": "50"}
+    assert c.execute_command("CONFIG", "SET", "repl-backlog-size", "5mb", "maxmemory-clients",
+                             "10%", "shutdown-on-sigterm", "now nosave", "slave-priority", "60")
+    assert c.config_rewrite()
+    lines = conf.read_text().splitlines()
+    assert "repl-backlog-size 5mb" in lines and "maxmemory-clients 10%" in lines
+    assert "slave-priority 60" in lines and "loglevel warning" in lines
+    c.close()
+    p.stop()
+    q = procs(config=conf, args=["--port=%d" % port])
+    assert q.ready(port), q.output()
+    got = cfg(q.client(port), "*")
+    assert (got["repl-backlog-size"], got["maxmemory-clients"], got["shutdown-on-sigterm"],
+            got["replica-priority"], got["repl-diskless-sync-delay"]) == \
+        ("5242880", "10%", "nosave now", "60", "0")
