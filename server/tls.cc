@@ -36,7 +36,6 @@ DEFINE_int32(tls_session_cache_timeout, 300, "seconds a cached TLS session stays
 
 namespace shardis::server {
 
-
 namespace {
 
 // The parameters a context is built from. Written by CONFIG SET (any connection's thread) and

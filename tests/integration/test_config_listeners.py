@@ -134,3 +134,14 @@ def test_config_set_tls_port_at_runtime(srv, certs):
         assert t.ping()  # a connection made on the port it closed stays
     assert refused(tls_port)
     assert ping(srv.port)
+
+
+def test_config_set_tls_port_without_certificate(srv):
+    # No tls-cert-file: the TLS context cannot be built, Redis' answer, nothing listens.
+    tls_port = free_port()
+    with srv.raw() as c:
+        assert c.call_raw("CONFIG", "SET", "maxmemory", "10000001", "tls-port", str(tls_port)) == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to update "
+            b"TLS configuration. Check server logs.\r\n")
+        assert get(c, "tls-port") == b"0" and get(c, "maxmemory") == b"0"
+    assert refused(tls_port)
