@@ -23,6 +23,7 @@ def test_cluster_commands_as_a_redis_without_cluster_mode(server, redis_server, 
         assert ours.call_raw(*args) == expected
 
 
+@pytest.mark.shardis_only  # Redis 7.2's list (MYSHARDID) against 7.0's
 def test_cluster_subcommands_are_listed(server, redis_server):
     with flushed_pair(server, redis_server) as (ours, theirs):
         for c in (ours, theirs):
