@@ -156,6 +156,8 @@ void RegisterAllFamilies(CommandRegistry* r) {
   RegisterMonitorCommand(r);
   RegisterLolwutCommand(r);
   RegisterModuleFamily(r);
+  RegisterClusterFamily(r);
+  RegisterMigrateFamily(r);
   RegisterScriptFamily(r);
   RegisterFunctionFamily(r);
   AssignCommandStatsIds(r);  // last: every command and container is known

@@ -275,6 +275,8 @@ void RegisterAclFamily(CommandRegistry* registry);
 void RegisterMonitorCommand(CommandRegistry* registry);
 void RegisterLolwutCommand(CommandRegistry* registry);
 void RegisterModuleFamily(CommandRegistry* registry);
+void RegisterClusterFamily(CommandRegistry* registry);
+void RegisterMigrateFamily(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
 void RegisterFunctionFamily(CommandRegistry* registry);
 

@@ -90,6 +90,23 @@ bool SortKeys(ArgSlice args, std::vector<int>* out) {
   return true;
 }
 
+bool MigrateKeys(ArgSlice args, std::vector<int>* out) {
+  for (size_t i = 6; i < args.size(); ++i) {
+    if (core::EqualsIgnoreCase(args[i], "keys")) {
+      if (!args[3].empty()) return true;
+      for (size_t k = i + 1; k < args.size(); ++k) out->push_back(int(k));
+      return true;
+    }
+    if (core::EqualsIgnoreCase(args[i], "auth")) {
+      i += 1;
+    } else if (core::EqualsIgnoreCase(args[i], "auth2")) {
+      i += 2;
+    }
+  }
+  out->push_back(3);
+  return true;
+}
+
 bool FirstKeyOnly(ArgSlice, std::vector<int>* out) {
   out->push_back(1);
   return true;

@@ -46,4 +46,9 @@ bool GeoRadiusKeys(ArgSlice args, std::vector<int>* out);
 // STREAMS word: a key may be called "streams").
 bool StreamsKeys(ArgSlice args, std::vector<int>* out);
 
+// MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2 user pw] [KEYS key ...]:
+// args[3], or with KEYS (and an empty args[3]) the keys after it (Redis' migrateGetKeys; KEYS
+// with a non-empty args[3] has no keys, a syntax error for the command itself).
+bool MigrateKeys(ArgSlice args, std::vector<int>* out);
+
 }  // namespace shardis::server

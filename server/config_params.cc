@@ -23,6 +23,7 @@
 #include "server/latency_monitor.h"
 #include "server/latency_tracking.h"
 #include "server/persistence_config.h"
+#include "server/resp_listeners.h"
 #include "server/script_run.h"
 #include "server/slowlog.h"
 #include "server/tcp_keepalive.h"
@@ -283,14 +284,7 @@ void RegisterConfigParams(ConfigRegistry& r) {
   RegisterDataTypeParams(r);
   RegisterPersistenceParams(r);
 
-  // --- Start-up flags, read-only at runtime. Redis 7 can move its listeners at runtime;
-  // shardis listens where it started, so CONFIG SET accepts only the value they have (as Fixed:
-  // Redis' "CONFIG sanity" test sets every parameter to its own value).
-  for (std::string_view name : {"port", "bind"}) {
-    ConfigParam p = ReadOnlyFlag(name, name, name == "port" ? ConfigType::kInt : ConfigType::kString);
-    p.accepts_own_value = true;
-    r.Add(std::move(p));
-  }
+  RegisterListenParams(r);  // port, bind, tls-port
   RegisterTlsParams(r);
 
   // --- Redis parameters with a fixed value in shardis (clients and tools read them).

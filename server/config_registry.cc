@@ -112,8 +112,23 @@ absl::StatusOr<ConfigValue> ConfigRegistry::Parse(const ConfigParam& p, std::str
       return v;
     case ConfigType::kMemory: {
       absl::StatusOr<int64_t> n = ParseMemory(text);
-      if (!n.ok()) return n.status();
-      v.number = *n;
+      if (n.ok()) {
+        v.number = *n;
+      } else if (!p.percent) {
+        return n.status();
+      } else if (int64_t pct = 0; text.size() > 1 && text.back() == '%' &&
+                 core::ParseInt64(text.substr(0, text.size() - 1), &pct) && pct >= 0) {
+        v.number = -pct;  // as Redis: a percentage is kept negative
+      } else {
+        return absl::InvalidArgumentError("argument must be a memory or percent value");
+      }
+      if (p.percent && v.number < 0) {
+        if (v.number < p.min) {
+          return absl::InvalidArgumentError(
+              core::Concat("percentage argument must be less or equal to ", -p.min));
+        }
+        return v;
+      }
       if (v.number < p.min || v.number > p.max) return out_of_range();
       return v;
     }
@@ -147,7 +162,9 @@ std::string ConfigRegistry::Format(const ConfigParam& p, const ConfigValue& v) {
     case ConfigType::kBool:
       return v.number != 0 ? "yes" : "no";
     case ConfigType::kInt:
+      return core::Concat(v.number);
     case ConfigType::kMemory:
+      if (p.percent && v.number < 0) return core::Concat(-v.number, "%");
       return core::Concat(v.number);
     case ConfigType::kEnum:
     case ConfigType::kString:

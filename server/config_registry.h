@@ -56,6 +56,9 @@ struct ConfigParam {
   std::string_view alias_of;
   int64_t min = std::numeric_limits<int64_t>::min();  // kInt and kMemory bounds
   int64_t max = std::numeric_limits<int64_t>::max();
+  // Redis' PERCENT_CONFIG (maxmemory-clients), for kMemory: "N%" is also a value, kept as -N
+  // (so min = -100 allows up to 100%) and shown as "N%".
+  bool percent = false;
   std::span<const std::string_view> choices;  // kEnum, in the order Redis' error text lists them
   // kString: checks a value's syntax (the error is Redis' text); empty: any string.
   std::function<absl::Status(std::string_view)> validate;

@@ -25,6 +25,7 @@
 #include "server/metrics.h"
 #include "server/persistence_status.h"
 #include "server/pubsub.h"
+#include "server/resp_listeners.h"
 #include "server/server_state.h"
 #include "server/snapshot.h"
 #include "shard/memory_limit.h"
@@ -172,7 +173,8 @@ std::string BuildInfo(unsigned sections) {
     field("process_id", int64_t(getpid()));
     field("process_supervised", "no");
     field("run_id", info.run_id);
-    field("tcp_port", info.port);
+    // The TLS port when there is no plain one, as Redis shows it.
+    field("tcp_port", int64_t(Port() > 0 ? Port() : TlsPort()));
     field("server_time_usec", int64_t(tv.tv_sec) * 1000000 + tv.tv_usec);
     field("uptime_in_seconds", uptime_s);
     field("uptime_in_days", uptime_s / 86400);

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -147,12 +148,17 @@ absl::StatusOr<std::vector<int>> OpenListenSockets(const std::string& bind, int 
   return fds;
 }
 
+namespace {
+
+bool Listening(int listen_fd) {
+  return !tl_stopping && std::ranges::find(tl_listen_fds, listen_fd) != tl_listen_fds.end();
+}
+
 void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol, bool tls) {
-  tl_listen_fds.push_back(listen_fd);
-  while (!tl_stopping) {
+  while (Listening(listen_fd)) {
     int fd = proactor->Accept(listen_fd);
     if (fd < 0) {
-      if (tl_stopping) break;
+      if (!Listening(listen_fd)) break;
       if (fd == -EMFILE || fd == -ENFILE) {
         // Out of descriptors: back off instead of spinning on the error.
         ++ServerThreadState::current().stats().rejected_connections;
@@ -182,6 +188,27 @@ void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol, bool t
   }
   close(listen_fd);
   std::erase(tl_listen_fds, listen_fd);
+}
+
+}  // namespace
+
+void StartAccepting(io::Proactor* proactor, int listen_fd, Protocol protocol, bool tls) {
+  // Listed before the fiber runs, so that a StopAccepting or StopServing in between finds it.
+  tl_listen_fds.push_back(listen_fd);
+  if (!proactor->Launch([=] { AcceptLoop(proactor, listen_fd, protocol, tls); })) {
+    LOG(ERROR) << "cannot start accepting: no memory for a fiber stack";
+    std::erase(tl_listen_fds, listen_fd);
+    close(listen_fd);
+  }
+}
+
+void StopAccepting(int listen_fd) {
+  if (std::erase(tl_listen_fds, listen_fd) == 0) return;
+  // A listening socket shut down leaves the LISTEN state at once: the kernel refuses new clients
+  // and a socket with SO_REUSEADDR may bind its address, while the accept loop (woken by the
+  // shutdown or the cancel) is yet to close it.
+  ::shutdown(listen_fd, SHUT_RDWR);
+  io::Proactor::current()->CancelFd(listen_fd);
 }
 
 void StopServing() {

@@ -21,11 +21,17 @@ absl::StatusOr<std::vector<int>> OpenListenSockets(const std::string& bind, int 
 
 enum class Protocol { kResp, kMemcache, kHttp };
 
-// Accepts on listen_fd in the calling fiber, one fiber per connection (a RESP Connection, a
-// MemcacheConnection, or an HTTP request on --admin_port), until StopServing(). tls: the port
-// speaks TLS (RESP on --tls_port, memcached with --memcached_tls, HTTP with --admin_tls).
-void AcceptLoop(io::Proactor* proactor, int listen_fd, Protocol protocol = Protocol::kResp,
-                bool tls = false);
+// On the calling (proactor) thread: starts a fiber that accepts on listen_fd, one fiber per
+// connection (a RESP Connection, a MemcacheConnection, or an HTTP request on --admin_port), until
+// StopServing() or StopAccepting(listen_fd); it then closes listen_fd. tls: the port speaks TLS
+// (RESP on tls-port, memcached with --memcached_tls, HTTP with --admin_tls).
+void StartAccepting(io::Proactor* proactor, int listen_fd, Protocol protocol = Protocol::kResp,
+                    bool tls = false);
+
+// On the thread that accepts on listen_fd: it stops listening at once (new clients are refused
+// and the port can be bound again), and its accept fiber ends and closes it. The connections it
+// accepted stay.
+void StopAccepting(int listen_fd);
 
 // On the calling thread: stop accepting, and let every connection finish the requests it has read
 // (its next read sees end-of-file). Returns at once; ConnectionCount() tells when they are gone.

@@ -33,6 +33,7 @@
 #include "server/aof.h"
 #include "server/persistence_status.h"
 #include "server/rdb_load.h"
+#include "server/resp_listeners.h"
 #include "server/script_run.h"
 #include "server/server_state.h"
 #include "server/shutdown.h"
@@ -43,8 +44,6 @@
 #include "shard/memory_limit.h"
 #include "shard/shard_set.h"
 
-DEFINE_int32(port, 6379, "TCP port to listen on");
-DEFINE_string(bind, "127.0.0.1", "address to listen on (0.0.0.0 for every interface)");
 DEFINE_int32(threads, 0,
              "shard threads; 0 = the CPUs this process may use (affinity mask, capped by the "
              "cgroup CPU quota)");
@@ -193,9 +192,6 @@ int Main(int argc, char** argv) {
   ServerInfo& info = MutableInfo();
   info.start_ms = shard::NowMs();
   info.run_id = RandomHex(40);
-  info.bind = FLAGS_bind;
-  // INFO's tcp_port: the TLS port when there is no plain one, as Redis shows it.
-  info.port = FLAGS_port > 0 ? FLAGS_port : TlsPort();
   info.threads = threads;
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -209,10 +205,10 @@ int Main(int argc, char** argv) {
   }
   InstallTrackingDelivery();
 
-  if (FLAGS_port <= 0 && TlsPort() <= 0) {
+  if (Port() <= 0 && TlsPort() <= 0) {
     return FailStart("Configured to not listen anywhere, exiting.");
   }
-  const unsigned ports = (FLAGS_port > 0) + (TlsPort() > 0) + (FLAGS_memcached_port > 0) +
+  const unsigned ports = (Port() > 0) + (TlsPort() > 0) + (FLAGS_memcached_port > 0) +
                          (FLAGS_admin_port > 0);
   if (absl::Status status = AdjustOpenFilesLimit(ReservedFds(threads, ports)); !status.ok()) {
     return FailStart(std::string(status.message()));
@@ -221,12 +217,16 @@ int Main(int argc, char** argv) {
   // One listening socket per thread and port, all on the same port (SO_REUSEPORT); a port in use
   // by another process stops the start, with Redis' words and exit code.
   // --port 0 with a TLS port: TLS only, as Redis.
-  std::vector<int> listen_fds, tls_fds, memcache_fds, admin_fds;
-  for (auto [port, fds] : {std::pair{FLAGS_port, &listen_fds}, std::pair{TlsPort(), &tls_fds},
-                           std::pair{FLAGS_memcached_port, &memcache_fds},
+  if (absl::Status status = OpenRespListeners(threads); !status.ok()) {
+    return FailStart(absl::StrCat("Warning: ", status.message()));
+  }
+  // The memcached and admin ports stay on the address they started on (Redis has neither).
+  const std::string bind = Bind();
+  std::vector<int> memcache_fds, admin_fds;
+  for (auto [port, fds] : {std::pair{FLAGS_memcached_port, &memcache_fds},
                            std::pair{FLAGS_admin_port, &admin_fds}}) {
     if (port <= 0) continue;
-    absl::StatusOr<std::vector<int>> opened = OpenListenSockets(FLAGS_bind, port, threads);
+    absl::StatusOr<std::vector<int>> opened = OpenListenSockets(bind, port, threads);
     if (!opened.ok()) return FailStart(absl::StrCat("Warning: ", opened.status().message()));
     *fds = *std::move(opened);
   }
@@ -234,7 +234,7 @@ int Main(int argc, char** argv) {
   // The tls-* parameters serve --tls_port and, when asked, the memcached and admin ports.
   const bool memcached_tls = FLAGS_memcached_tls && !memcache_fds.empty();
   const bool admin_tls = FLAGS_admin_tls && !admin_fds.empty();
-  const bool tls = !tls_fds.empty() || memcached_tls || admin_tls;
+  const bool tls = TlsPort() > 0 || memcached_tls || admin_tls;
   if (tls) {
     if (absl::Status status = LoadTls(); !status.ok()) {
       LOG(WARNING) << status.message();
@@ -270,36 +270,21 @@ int Main(int argc, char** argv) {
   Persistence().last_save_time.store(time(nullptr));  // as Redis: at start the dataset is saved
   if (tls) StartTls(pool);
   pool.AwaitOnAll([&](io::Proactor* p) {
-    if (!listen_fds.empty()) {
-      int fd = listen_fds[p->index()];
-      p->Launch([p, fd] { AcceptLoop(p, fd); });
-    }
-    if (!tls_fds.empty()) {
-      int tfd = tls_fds[p->index()];
-      p->Launch([p, tfd] { AcceptLoop(p, tfd, Protocol::kResp, /*tls=*/true); });
-    }
+    StartRespListeners(p);
     if (!memcache_fds.empty()) {
-      int mfd = memcache_fds[p->index()];
-      p->Launch([p, mfd, memcached_tls] {
-        AcceptLoop(p, mfd, Protocol::kMemcache, memcached_tls);
-      });
+      StartAccepting(p, memcache_fds[p->index()], Protocol::kMemcache, memcached_tls);
     }
-    if (!admin_fds.empty()) {
-      int afd = admin_fds[p->index()];
-      p->Launch([p, afd, admin_tls] { AcceptLoop(p, afd, Protocol::kHttp, admin_tls); });
-    }
+    if (!admin_fds.empty()) StartAccepting(p, admin_fds[p->index()], Protocol::kHttp, admin_tls);
   });
-  if (FLAGS_port > 0) {
-    LOG(INFO) << "ready to accept connections on " << FLAGS_bind << ":" << FLAGS_port;
-  }
+  if (Port() > 0) LOG(INFO) << "ready to accept connections on " << bind << ":" << Port();
   if (TlsPort() > 0) {
-    LOG(INFO) << "ready to accept TLS connections on " << FLAGS_bind << ":" << TlsPort();
+    LOG(INFO) << "ready to accept TLS connections on " << bind << ":" << TlsPort();
   }
   if (FLAGS_memcached_port > 0) {
-    LOG(INFO) << "memcached protocol on " << FLAGS_bind << ":" << FLAGS_memcached_port;
+    LOG(INFO) << "memcached protocol on " << bind << ":" << FLAGS_memcached_port;
   }
   if (FLAGS_admin_port > 0) {
-    LOG(INFO) << "HTTP (/metrics, /healthz) on " << FLAGS_bind << ":" << FLAGS_admin_port;
+    LOG(INFO) << "HTTP (/metrics, /healthz) on " << bind << ":" << FLAGS_admin_port;
   }
 
   if (rdb_exists || aof) {

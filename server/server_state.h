@@ -27,8 +27,6 @@ inline constexpr int64_t kRedisVersionNum = 0x00070204;
 struct ServerInfo {
   int64_t start_ms = 0;         // Unix ms at start
   std::string run_id;           // 40 hex chars, random per start
-  std::string bind;
-  int port = 0;
   unsigned threads = 0;
   std::string executable;       // absolute path of the binary
   std::string config_file;      // empty: embedded defaults

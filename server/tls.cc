@@ -18,7 +18,6 @@
 #include "shard/shard_set.h"
 
 // Redis' names and defaults (config.c); the config file and CONFIG SET use the Redis names.
-DEFINE_int32(tls_port, 0, "TCP port for RESP over TLS (Redis' tls-port); 0 = off");
 DEFINE_string(tls_cert_file, "", "server certificate (PEM, may hold the chain) for TLS ports");
 DEFINE_string(tls_key_file, "", "private key (PEM) of --tls_cert_file");
 DEFINE_string(tls_key_file_pass, "", "passphrase of --tls_key_file, if it is encrypted");
@@ -36,8 +35,6 @@ DEFINE_int32(tls_session_cache_size, 20 * 1024, "sessions the TLS session cache 
 DEFINE_int32(tls_session_cache_timeout, 300, "seconds a cached TLS session stays resumable");
 
 namespace shardis::server {
-
-int TlsPort() { return FLAGS_tls_port; }
 
 namespace {
 
@@ -239,6 +236,16 @@ void StartTls(io::ProactorPool& pool) {
   g_started.store(true, std::memory_order_release);
 }
 
+absl::Status StartTlsAtRuntime() {
+  if (g_started.load(std::memory_order_acquire)) return absl::OkStatus();
+  absl::StatusOr<CtxPtr> ctx = BuildFromSettings();
+  if (!ctx.ok()) return ctx.status();
+  SSL_CTX* c = ctx->get();
+  shard::shard_set->AwaitAll([c](shard::Shard&) { InstallOnThisThread(c); });
+  g_started.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
 std::unique_ptr<io::TlsSession> NewTlsSession() {
   DCHECK(tl_ctx.ctx != nullptr);
   int verify = SSL_VERIFY_NONE;
@@ -254,7 +261,6 @@ std::unique_ptr<io::TlsSession> NewTlsSession() {
 }
 
 void RegisterTlsParams(ConfigRegistry& r) {
-  r.Add(ReadOnlyFlag("tls-port", "tls_port", ConfigType::kInt));
   r.Add(TlsParam("tls-cert-file", "tls_cert_file", &TlsSettings::cert_file));
   r.Add(TlsParam("tls-key-file", "tls_key_file", &TlsSettings::key_file));
   r.Add(TlsParam("tls-key-file-pass", "tls_key_file_pass", &TlsSettings::key_file_pass));

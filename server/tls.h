@@ -18,14 +18,16 @@ namespace shardis::server {
 
 class ConfigRegistry;
 
-// --tls_port (Redis' tls-port): 0 = no TLS listener.
-int TlsPort();
 // At start, before the threads: builds the context from the parameters. The error is what Redis
 // logs (e.g. "No tls-cert-file configured!").
 absl::Status LoadTls();
 // Gives the context LoadTls built to every thread of the pool, before they accept; from then on
 // a changed tls-* parameter reloads it.
 void StartTls(io::ProactorPool& pool);
+// For a TLS port opened at runtime (CONFIG SET tls-port) when none was at start: builds the
+// context and gives it to every thread, as StartTls; nothing when TLS is running already. Call
+// from a fiber on a shard thread.
+absl::Status StartTlsAtRuntime();
 // The session of a connection accepted on this thread, with the client-certificate check that
 // tls-auth-clients asks for. Only after StartTls.
 std::unique_ptr<io::TlsSession> NewTlsSession();

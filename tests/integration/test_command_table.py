@@ -4,8 +4,9 @@ and tips, and COMMAND DOCS' group, since and complexity must be the same. Summar
 own words), so they are not compared, only required.
 
 Deliberate exceptions:
-  - CLIENT NO-TOUCH and CLIENT SETINFO are Redis 7.2 subcommands (clients send SETINFO on
-    connect); Redis 7.0 does not know them, so they are only checked to be documented.
+  - CLIENT NO-TOUCH, CLIENT SETINFO and CLUSTER MYSHARDID are Redis 7.2 subcommands (clients
+    send SETINFO on connect); Redis 7.0 does not know them, so they are only checked to be
+    documented.
   - ZRANK and ZREVRANK take Redis 7.2's WITHSCORE, so their arity is 7.2's -3 (7.0: 3).
 """
 
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import RespConn
 
-NEWER_THAN_REDIS_7_0 = {"client|no-touch", "client|setinfo"}
+NEWER_THAN_REDIS_7_0 = {"client|no-touch", "client|setinfo", "cluster|myshardid"}
 # (command, field): our value, as Redis 7.2 has it.
 CHANGED_SINCE_REDIS_7_0 = {
     ("zrank", "arity"): -3, ("zrevrank", "arity"): -3,
@@ -24,6 +25,12 @@ CHANGED_SINCE_REDIS_7_0 = {
     ("bzpopmin", "flags"): ["write", "blocking", "fast"],
     ("bzpopmax", "flags"): ["write", "blocking", "fast"],
     ("wait", "flags"): [],
+    # Redis 7.2 serves CLUSTER SHARDS and SLOTS while loading, and corrected three complexities.
+    ("cluster|shards", "flags"): ["loading", "stale"],
+    ("cluster|slots", "flags"): ["loading", "stale"],
+    ("cluster|getkeysinslot", "complexity"): "O(N) where N is the number of requested keys",
+    ("cluster|replicas", "complexity"): "O(N) where N is the number of replicas.",
+    ("cluster|slaves", "complexity"): "O(N) where N is the number of replicas.",
 }
 
 

@@ -203,15 +203,12 @@ def test_config_set_fixed_parameter(sh):
     # Redis can change `databases` only at start; shardis has a fixed number.
     with pytest.raises(redis.ResponseError, match="'databases'.*can't set immutable config"):
         sh.config_set("databases", "4")
-    # Redis 7 can move its port at runtime; shardis listens where it started.
-    with pytest.raises(redis.ResponseError, match="'port'.*can't set immutable config"):
-        sh.config_set("port", "1")
 
 
 def test_config_set_fixed_parameter_to_its_own_value(sh, ref):
-    # Redis can change these, shardis fixes them: CONFIG SET of the value they have is accepted
-    # and changes nothing (Redis' maxmemory unit starts with `maxmemory-clients 0`); the same
-    # number in other units, or a bool in another case, is the same value.
+    # CONFIG SET of the value a parameter has is accepted and changes nothing (Redis' maxmemory
+    # unit starts with `maxmemory-clients 0`, its "CONFIG sanity" sets every parameter to its own
+    # value); the same number in other units, or a bool in another case, is the same value.
     for c in (sh, ref):
         assert c.config_set("maxmemory-clients", "0")
         assert c.execute_command("CONFIG", "SET", "lazyfree-lazy-eviction", "NO",
@@ -219,22 +216,105 @@ def test_config_set_fixed_parameter_to_its_own_value(sh, ref):
         assert cfg(c, "maxmemory-clients") == {"maxmemory-clients": "0"}
         assert cfg(c, "repl-backlog-size") == {"repl-backlog-size": "1048576"}
         assert cfg(c, "maxmemory") == {"maxmemory": str(7 << 20)}
-        # port and bind: shardis listens where it started (Redis' CONFIG sanity test).
         for name in ("port", "bind"):
             value = cfg(c, name)[name]
             assert c.config_set(name, value)
             assert cfg(c, name) == {name: value}
-    # Any other value is refused as immutable, and a refused pair applies none.
-    with pytest.raises(redis.ResponseError, match="'maxmemory-clients'.*can't set immutable config"):
-        sh.config_set("maxmemory-clients", "10%")
-    with pytest.raises(redis.ResponseError, match="'lazyfree-lazy-eviction'.*immutable config"):
-        sh.execute_command("CONFIG", "SET", "maxmemory", "9mb", "lazyfree-lazy-eviction", "yes")
+    # The defragmentation parameters (no defragmentation yet) take only the value they have, and
+    # a refused pair applies none.
+    assert sh.config_set("active-defrag-cycle-max", "25")
+    with pytest.raises(redis.ResponseError, match="'active-defrag-cycle-max'.*immutable config"):
+        sh.execute_command("CONFIG", "SET", "maxmemory", "9mb", "active-defrag-cycle-max", "30")
     assert cfg(sh, "maxmemory") == {"maxmemory": str(7 << 20)}
     # What Redis has immutable is refused whatever the value, by both.
     for c in (sh, ref):
-        for name, value in (("daemonize", "no"), ("databases", "16"), ("io-threads", "1")):
+        for name, value in (("daemonize", "no"), ("databases", "16"), ("io-threads", "1"),
+                            ("unixsocket", ""), ("cluster-enabled", "no")):
             with pytest.raises(redis.ResponseError, match=f"'{name}'.*can't set immutable config"):
                 c.config_set(name, value)
+
+
+# Redis 7.2 parameters whose effect shardis does not have yet (replication, client eviction,
+# ...): accepted with Redis' type, range and error texts, stored and shown. (name, value, what
+# CONFIG GET shows then, or None for an error the reply of which must be Redis').
+ACCEPTED_CASES = [
+    ("repl-backlog-size", "10000002", "10000002"), ("repl-backlog-size", "5mb", "5242880"),
+    ("repl-backlog-size", "0", None), ("repl-backlog-size", "x", None),
+    ("maxmemory-clients", "10%", "10%"), ("maxmemory-clients", "1mb", "1048576"),
+    ("maxmemory-clients", "100%", "100%"), ("maxmemory-clients", "200%", None),
+    ("maxmemory-clients", "-1", None), ("maxmemory-clients", "abc", None),
+    ("min-replicas-to-write", "3", "3"), ("min-slaves-max-lag", "20", "20"),
+    ("slave-priority", "5", "5"), ("replica-priority", "-1", None),
+    ("repl-timeout", "0", None), ("repl-ping-replica-period", "x", None),
+    ("replica-serve-stale-data", "no", "no"), ("replica-read-only", "maybe", None),
+    ("repl-diskless-load", "swapdb", "swapdb"), ("repl-diskless-load", "always", None),
+    ("repl-diskless-sync-delay", "0", "0"), ("repl-backlog-ttl", "100", "100"),
+    ("lazyfree-lazy-user-del", "yes", "yes"), ("active-expire-effort", "11", None),
+    ("maxmemory-eviction-tenacity", "100", "100"), ("maxmemory-eviction-tenacity", "101", None),
+    ("oom-score-adj-values", "1 2 3", "1 2 3"), ("oom-score-adj-values", "1 2", None),
+    ("oom-score-adj-values", "1 2 3000", None),
+    ("shutdown-on-sigint", "now nosave", "nosave now"), ("shutdown-on-sigterm", "save", "save"),
+    ("shutdown-on-sigint", "save nosave", None), ("shutdown-on-sigint", "later", None),
+    ("propagation-error-behavior", "panic", "panic"), ("sanitize-dump-payload", "clients", "clients"),
+    ("cluster-announce-hostname", "a.b-c", "a.b-c"), ("cluster-announce-hostname", "a_b", None),
+    ("proc-title-template", "{title} {port}", "{title} {port}"),
+    ("proc-title-template", "{nope}", None), ("proc-title-template", "{title}", None),
+    ("masterauth", "secret", "secret"), ("replica-announce-ip", "10.0.0.1", "10.0.0.1"),
+    ("cluster-node-timeout", "5000", "5000"), ("cluster-link-sendbuf-limit", "1kb", "1024"),
+]
+
+
+@pytest.mark.parametrize("name,value,shown", ACCEPTED_CASES,
+                         ids=lambda v: v.replace(" ", "_") if isinstance(v, str) else "err")
+def test_config_set_accepted_parameter_matches_redis(server, redis_server, name, value, shown):
+    with server.raw() as ours, redis_server.raw() as theirs:
+        defaults = [c.call("CONFIG", "GET", name)[1] for c in (ours, theirs)]
+        assert defaults[0] == defaults[1]
+        try:
+            expected = theirs.call_raw("CONFIG", "SET", name, value)
+            assert ours.call_raw("CONFIG", "SET", name, value) == expected
+            assert expected.startswith(b"-") == (shown is None)
+            if shown is not None:
+                for c in (ours, theirs):
+                    assert c.call("CONFIG", "GET", name) == [name.encode(), shown.encode()]
+        finally:
+            for c in (ours, theirs):
+                c.call("CONFIG", "SET", name, defaults[0])
+
+
+def test_config_set_accepted_parameters_as_redis_72(sh):
+    # Where Redis 7.2 differs from the 7.0 reference: loglevel `nothing` (new in 7.2) and the
+    # list of levels in its error.
+    try:
+        assert sh.config_set("loglevel", "nothing") and cfg(sh, "loglevel")["loglevel"] == "nothing"
+        with pytest.raises(redis.ResponseError, match=r"^CONFIG SET failed \(possibly related to "
+                           r"argument 'loglevel'\) - argument\(s\) must be one of the following: "
+                           r"debug, verbose, notice, warning, nothing$"):
+            sh.config_set("loglevel", "loud")
+        # CONFIG GET of an alias and of its main name show one value.
+        assert sh.config_set("slave-lazy-flush", "yes")
+        assert cfg(sh, "replica-lazy-flush") == {"replica-lazy-flush": "yes"}
+    finally:
+        sh.execute_command("CONFIG", "SET", "loglevel", "notice", "replica-lazy-flush", "no")
+
+
+def test_config_set_rollback_on_set_error_as_redis(server, redis_server):
+    # Redis' "CONFIG SET rollback on set error": a bad value of an accepted parameter answers its
+    # own error and leaves every parameter of that CONFIG SET as it was.
+    with server.raw() as ours, redis_server.raw() as theirs:
+        for c in (ours, theirs):
+            assert c.call("CONFIG", "SET", "maxmemory", "10000002") == b"OK"
+        expected = theirs.call_raw("CONFIG", "SET", "maxmemory", "10000001", "maxmemory-clients",
+                                   "200%", "client-query-buffer-limit", "invalid")
+        assert expected == (b"-ERR CONFIG SET failed (possibly related to argument "
+                            b"'maxmemory-clients') - percentage argument must be less or equal "
+                            b"to 100\r\n")
+        assert ours.call_raw("CONFIG", "SET", "maxmemory", "10000001", "maxmemory-clients", "200%",
+                             "client-query-buffer-limit", "invalid") == expected
+        for c in (ours, theirs):
+            assert c.call("CONFIG", "GET", "maxmemory") == [b"maxmemory", b"10000002"]
+            assert c.call("CONFIG", "GET", "maxmemory-clients") == [b"maxmemory-clients", b"0"]
+            assert c.call("CONFIG", "SET", "maxmemory", "0") == b"OK"
 
 
 def test_config_set_several_is_atomic(sh):
@@ -455,8 +535,8 @@ def test_config_fixed_parameters_show_redis_defaults(sh):
     assert got["repl-backlog-size"] == "1048576" and got["lfu-log-factor"] == "10"
     assert got["locale-collate"] == "" and got["supervised"] == "no"
     with pytest.raises(redis.ResponseError,
-                       match="'repl-backlog-size'.*can't set immutable config"):
-        sh.config_set("repl-backlog-size", "5")
+                       match="'supervised'.*can't set immutable config"):
+        sh.config_set("supervised", "systemd")
 
 
 def test_config_resetstat(sh):
@@ -656,3 +736,31 @@ def test_config_rewrite_writes_an_alias_once(tmp_path, procs):
     assert "hash-max-ziplist-entries 300" in lines
     assert not any(line.startswith("hash-max-listpack-entries") for line in lines)
     assert "hz 20" in lines
+
+
+def test_config_rewrite_writes_accepted_parameters(tmp_path, procs):
+    # Parameters accepted without effect yet are read from the config file (with any value Redis
+    # takes), changed by CONFIG SET, written by CONFIG REWRITE and read back at the next start.
+    conf = tmp_path / "accepted.conf"
+    port = free_port()
+    conf.write_text(f"port {port}\nrepl-diskless-sync-delay 0\nslave-priority 50\n"
+                    "loglevel warning\nsave \"\"\n")
+    p = procs(config=conf, args=["--port=%d" % port])
+    assert p.ready(port), p.output()
+    c = p.client(port)
+    assert cfg(c, "repl-diskless-sync-delay") == {"repl-diskless-sync-delay": "0"}
+    assert cfg(c, "replica-priority") == {"replica-priority": "50"}
+    assert c.execute_command("CONFIG", "SET", "repl-backlog-size", "5mb", "maxmemory-clients",
+                             "10%", "shutdown-on-sigterm", "now nosave", "slave-priority", "60")
+    assert c.config_rewrite()
+    lines = conf.read_text().splitlines()
+    assert "repl-backlog-size 5mb" in lines and "maxmemory-clients 10%" in lines
+    assert "slave-priority 60" in lines and "loglevel warning" in lines
+    c.close()
+    p.stop()
+    q = procs(config=conf, args=["--port=%d" % port])
+    assert q.ready(port), q.output()
+    got = cfg(q.client(port), "*")
+    assert (got["repl-backlog-size"], got["maxmemory-clients"], got["shutdown-on-sigterm"],
+            got["replica-priority"], got["repl-diskless-sync-delay"]) == \
+        ("5242880", "10%", "nosave now", "60", "0")
