@@ -1,4 +1,4 @@
-// The Redis 7.2 parameters shardis has no counterpart for (replication, cluster, TLS, defrag, ...),
+// The Redis 7.2 parameters shardis has no counterpart for (replication, cluster, ...),
 // each with Redis' default: CONFIG GET shows them as Redis would, so that tools reading them
 // work. CONFIG SET refuses the ones Redis has immutable, and accepts for the others only the value
 // they have (Fixed: a client or suite that sets Redis' default, e.g. Redis' maxmemory unit with
@@ -15,14 +15,7 @@ namespace shardis::server {
 namespace {
 
 constexpr std::pair<std::string_view, std::string_view> kFixedParams[] = {
-    {"active-defrag-cycle-max", "25"},
-    {"active-defrag-cycle-min", "1"},
-    {"active-defrag-ignore-bytes", "104857600"},
-    {"active-defrag-max-scan-fields", "1000"},
-    {"active-defrag-threshold-lower", "10"},
-    {"active-defrag-threshold-upper", "100"},
     {"active-expire-effort", "1"},
-    {"activedefrag", "no"},
     {"activerehashing", "yes"},
     {"always-show-logo", "no"},
     {"aof-rewrite-incremental-fsync", "yes"},
