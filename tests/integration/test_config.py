@@ -104,8 +104,11 @@ SHARED_DEFAULTS = [
     "zset-max-ziplist-value", "list-max-listpack-size", "list-max-ziplist-size",
     "list-compress-depth", "stream-node-max-bytes", "stream-node-max-entries",
     "hll-sparse-max-bytes", "busy-reply-threshold", "lua-time-limit",
+    # active defragmentation
+    "activedefrag", "active-defrag-ignore-bytes", "active-defrag-cycle-max",
+    "active-defrag-max-scan-fields",
     # a few of the parameters shardis shows with Redis' fixed default
-    "repl-backlog-size", "lazyfree-lazy-eviction", "activedefrag", "tls-port", "loglevel",
+    "repl-backlog-size", "lazyfree-lazy-eviction", "tls-port", "loglevel",
     "oom-score-adj-values", "latency-tracking-info-percentiles", "slave-read-only",
 ]
 
