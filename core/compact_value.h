@@ -238,6 +238,12 @@ class CompactValue {
     const uint8_t c = code();
     return c == kHeapCode || c == kObjectCode ? reinterpret_cast<const void*>(Word0()) : nullptr;
   }
+  // Active defragmentation (core/value_defrag.h) copied the heap block or object to `p`, byte
+  // for byte, and freed the old one: the cell points there now. Nothing else changes.
+  void RepointHeapData(void* p) {
+    DCHECK(code() == kHeapCode || code() == kObjectCode);
+    SetWords(reinterpret_cast<uint64_t>(p), Word1());
+  }
   // Back to the empty string with no flags, freeing a heap string or an object.
   void Reset() {
     if (Owns()) FreeOwned();

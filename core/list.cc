@@ -306,6 +306,15 @@ List::Node* List::Resize(Node* n, size_t cap) {
   return m;
 }
 
+void List::Defrag(BlockMover& mover) {
+  for (Node* n = head_; n != nullptr; n = n->next) {
+    if (!mover.Move(&n)) continue;
+    // The copy still points at its neighbours; they point at the old block.
+    (n->prev != nullptr ? n->prev->next : head_) = n;
+    (n->next != nullptr ? n->next->prev : tail_) = n;
+  }
+}
+
 List::Node* List::MaybeShrink(Node* n) {
   // Hysteresis: shrink only below half, so alternating push/pop does not reallocate each time.
   if (n->cap > 64 && n->bytes < n->cap / 2) return Resize(n, n->bytes);

@@ -31,6 +31,7 @@
 #include <string_view>
 
 #include "core/listpack.h"
+#include "core/sparse_pages.h"
 
 namespace shardis::core {
 
@@ -66,6 +67,9 @@ class List {
 
   // A deep copy on the calling thread's heap (allocated with ShardNew; the caller owns it).
   List* Clone() const;
+  // Active defragmentation: moves the nodes that sit on sparse pages (see sparse_pages.h),
+  // relinking their neighbours.
+  void Defrag(BlockMover& mover);
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

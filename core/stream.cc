@@ -588,6 +588,16 @@ bool Stream::DestroyGroup(std::string_view name) {
   return true;
 }
 
+size_t Stream::SparseBlocks(const SparsePages& pages) const {
+  size_t n = 0;
+  // A map entry lives inside its map node's block; a short buffer lives inside the node.
+  for (const auto& entry : nodes_) {
+    const Node* node = entry.second;
+    n += pages.Contains(&entry) + pages.Contains(node) + pages.Contains(node->buf.data());
+  }
+  return n;
+}
+
 Stream* Stream::Clone() const {
   Stream* s = ShardNew<Stream>();
   for (const auto& [id, node] : nodes_) {

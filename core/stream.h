@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sparse_pages.h"
 #include "core/value_object.h"
 
 namespace shardis::core {
@@ -124,6 +125,10 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   Stream* Clone() const;  // deep copy on the calling thread's heap
+  // Active defragmentation (see sparse_pages.h): how many of the entries' blocks (the nodes and
+  // their buffers) sit on sparse pages. Nothing moves in place (the maps' nodes and the strings
+  // point into themselves): the caller copies the whole stream (Clone) when any does.
+  size_t SparseBlocks(const SparsePages& pages) const;
 
   // Heap bytes owned by the stream (for MEMORY USAGE), not counting this object: its nodes,
   // estimated from the first `samples` of them (0 = all; see SampledBytes), and its consumer

@@ -78,6 +78,16 @@ void StringTable::Rehash(size_t new_capacity) {
   if (old != nullptr) ShardHeap::Current()->Free(old);
 }
 
+void StringTable::Defrag(BlockMover& mover) {
+  if (slots_ != nullptr) mover.Move(&slots_);
+  for (size_t i = 0; i < capacity_; ++i) {
+    if (slots_[i] <= kTombstone) continue;
+    if (void* moved = mover.MoveBlock(MutableBlockOf(slots_[i]))) {
+      slots_[i] = (slots_[i] & ~kPtrMask) | reinterpret_cast<uintptr_t>(moved);
+    }
+  }
+}
+
 void StringTable::Reserve(size_t n) {
   // Load factor at most 3/4.
   const size_t want = std::bit_ceil(std::max(kMinCapacity, (n * 4 + 2) / 3));

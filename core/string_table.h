@@ -19,6 +19,7 @@
 
 #include "core/compact_value.h"
 #include "core/shard_heap.h"
+#include "core/sparse_pages.h"
 
 namespace shardis::core {
 
@@ -68,6 +69,10 @@ class StringTable {
       if (s > kTombstone) return BlockOf(s);
     }
   }
+
+  // Active defragmentation: moves the slot array and the entries' blocks that sit on sparse
+  // pages (see sparse_pages.h), keeping each slot's tag.
+  void Defrag(BlockMover& mover);
 
   // Memory of the slots and blocks (usable sizes), the blocks estimated from the first `samples`
   // of them (0 = all; see SampledBytes), for MEMORY USAGE. Not counting this object.

@@ -685,6 +685,13 @@ ZSet* ZSet::Clone() const {
 
 size_t ZSet::size() const { return large_ != nullptr ? large_->length : PCount(packed_); }
 
+size_t ZSet::SparseBlocks(const SparsePages& pages) const {
+  if (large_ == nullptr) return packed_ != nullptr && pages.Contains(packed_) ? 1 : 0;
+  size_t n = pages.Contains(large_) + pages.Contains(large_->header);
+  for (const ZNode* x = large_->header->next(); x != nullptr; x = x->next()) n += pages.Contains(x);
+  return n;
+}
+
 size_t ZSet::MallocBytes(size_t /*samples*/) const {
   // Exact whatever the samples: the nodes' bytes are counted as they come and go.
   if (large_ == nullptr) return packed_ != nullptr ? ShardHeap::UsableSize(packed_) : 0;

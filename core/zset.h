@@ -29,6 +29,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/sparse_pages.h"
+
 namespace shardis::core {
 
 // The thresholds of the packed encoding (gflags zset_max_listpack_entries/_value give the start
@@ -99,6 +101,14 @@ class ZSet {
   static Encoding StartsLarge(size_t first_member_len);
   // A deep copy (COPY), on the calling thread's heap.
   ZSet* Clone() const;
+
+  // Active defragmentation (see sparse_pages.h). The packed encoding's block moves in place;
+  // the skiplist's nodes do not (the index and every level point at them): SparseBlocks counts
+  // them, and the caller copies the whole set (Clone) when any is on a sparse page.
+  void DefragPacked(BlockMover& mover) {
+    if (packed_ != nullptr) mover.Move(&packed_);
+  }
+  size_t SparseBlocks(const SparsePages& pages) const;
 
   Encoding encoding() const { return large_ != nullptr ? kLarge : kPacked; }
   size_t size() const;

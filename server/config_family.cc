@@ -132,6 +132,7 @@ void ConfigResetStat(ArgSlice, ConnContext& ctx) {
     s.stats().dirty = dirty;
     ResetThreadCommandStats();  // commandstats, errorstats, latencystats
     for (int i = 0; i < Shard::kNumDbs; ++i) s.db(i).ResetStats();
+    s.defrag().ResetStats();
     io::Proactor::current()->ResetCycleStats();
   });
   ctx.rb.Ok();

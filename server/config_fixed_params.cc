@@ -5,8 +5,6 @@
 //   texts, stored, shown by CONFIG GET and written by CONFIG REWRITE, with no effect yet
 //   (README and docs/compatibility.md say so).
 // - Redis has it IMMUTABLE_CONFIG: refused at runtime with Redis' error, whatever the value.
-// - activedefrag and active-defrag-*: Fixed (CONFIG SET accepts only the value they have) until
-//   they become real.
 #include <locale.h>
 
 #include <cctype>
@@ -157,17 +155,6 @@ constexpr std::pair<std::string_view, std::string_view> kImmutableInRedis[] = {
     {"tcp-backlog", "511"},
     {"unixsocket", ""},
     {"unixsocketperm", "0"},
-};
-
-// Active defragmentation: fixed to Redis' defaults until shardis defragments.
-constexpr std::pair<std::string_view, std::string_view> kFixed[] = {
-    {"active-defrag-cycle-max", "25"},
-    {"active-defrag-cycle-min", "1"},
-    {"active-defrag-ignore-bytes", "104857600"},
-    {"active-defrag-max-scan-fields", "1000"},
-    {"active-defrag-threshold-lower", "10"},
-    {"active-defrag-threshold-upper", "100"},
-    {"activedefrag", "no"},
 };
 
 // --- Redis' checks of the string and multi-word parameters, with its error texts.
@@ -344,7 +331,6 @@ void RegisterFixedConfigParams(ConfigRegistry& r) {
     if (!a.alias.empty()) r.Add(Alias(a.alias, *r.Find(a.name)));
   }
   for (const auto& [name, value] : kImmutableInRedis) r.Add(ReadOnly(name, std::string(value)));
-  for (const auto& [name, value] : kFixed) r.Add(Fixed(name, std::string(value)));
 }
 
 }  // namespace shardis::server

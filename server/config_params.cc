@@ -28,6 +28,7 @@
 #include "server/slowlog.h"
 #include "server/tcp_keepalive.h"
 #include "server/tls.h"
+#include "shard/defrag.h"
 #include "shard/memory_limit.h"
 #include "shard/shard.h"
 #include "shard/shard_set.h"
@@ -276,6 +277,32 @@ void RegisterConfigParams(ConfigRegistry& r) {
 
   r.Add(MutableInt("hz", "", 0, INT32_MAX, shard::Hz, shard::SetHz));
   r.Add(MutableBool("latency-tracking", "", LatencyTracking, SetLatencyTracking));
+  // Active defragmentation (shard/defrag.h), with Redis 7.2's defaults and ranges.
+  r.Add(MutableBool(
+      "activedefrag", "", [] { return shard::GetDefragSettings().enabled; },
+      shard::SetDefragEnabled));
+  r.Add(MutableMemoryAtLeast(
+      "active-defrag-ignore-bytes", "", 1, [] { return shard::GetDefragSettings().ignore_bytes; },
+      shard::SetDefragIgnoreBytes));
+  r.Add(MutableInt(
+      "active-defrag-threshold-lower", "", 0, 1000,
+      [] { return int64_t(shard::GetDefragSettings().threshold_lower); },
+      [](int64_t v) { shard::SetDefragThresholdLower(int(v)); }));
+  r.Add(MutableInt(
+      "active-defrag-threshold-upper", "", 0, 1000,
+      [] { return int64_t(shard::GetDefragSettings().threshold_upper); },
+      [](int64_t v) { shard::SetDefragThresholdUpper(int(v)); }));
+  r.Add(MutableInt(
+      "active-defrag-cycle-min", "", 1, 99,
+      [] { return int64_t(shard::GetDefragSettings().cycle_min); },
+      [](int64_t v) { shard::SetDefragCycleMin(int(v)); }));
+  r.Add(MutableInt(
+      "active-defrag-cycle-max", "", 1, 99,
+      [] { return int64_t(shard::GetDefragSettings().cycle_max); },
+      [](int64_t v) { shard::SetDefragCycleMax(int(v)); }));
+  r.Add(MutableInt(
+      "active-defrag-max-scan-fields", "", 1, INT64_MAX,
+      [] { return shard::GetDefragSettings().max_scan_fields; }, shard::SetDefragMaxScanFields));
   r.Add(ValidatedString(
       "latency-tracking-info-percentiles", "",
       [](std::string_view v) { return ParseLatencyPercentiles(v).status(); },

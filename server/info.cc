@@ -266,7 +266,8 @@ std::string BuildInfo(unsigned sections) {
     field("mem_cluster_links", 0);
     field("mem_aof_buffer", mem.aof_buffer);
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
-    field("active_defrag_running", 0);
+    // The CPU percent of the running walk (Redis' server.active_defrag_running), 0 when none.
+    field("active_defrag_running", total.defrag.running);
     field("lazyfree_pending_objects", 0);
     field("lazyfreed_objects", 0);  // everything is freed at once (FLUSHALL ASYNC too)
   }
@@ -356,12 +357,14 @@ std::string BuildInfo(unsigned sections) {
     field("total_forks", 0);
     field("migrate_cached_sockets", 0);
     field("slave_expires_tracked_keys", 0);
-    field("active_defrag_hits", 0);
-    field("active_defrag_misses", 0);
-    field("active_defrag_key_hits", 0);
-    field("active_defrag_key_misses", 0);
-    field("total_active_defrag_time", 0);
-    field("current_active_defrag_time", 0);
+    const shard::DefragStats& defrag = total.defrag;
+    field("active_defrag_hits", defrag.hits);
+    field("active_defrag_misses", defrag.misses);
+    field("active_defrag_key_hits", defrag.key_hits);
+    field("active_defrag_key_misses", defrag.key_misses);
+    // Milliseconds, as Redis: the time walks ran (ended ones and the running one).
+    field("total_active_defrag_time", (defrag.total_time_us + defrag.current_time_us) / 1000);
+    field("current_active_defrag_time", defrag.current_time_us / 1000);
     field("tracking_total_keys", shard::TrackedKeysTotal());
     field("tracking_total_items", shard::TrackedItemsTotal());
     field("tracking_total_prefixes", shard::TrackedPrefixesTotal());

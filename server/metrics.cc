@@ -31,6 +31,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       out.stats = st.stats();
       out.clients = st.connections().size();
       out.shard = s.stats();
+      out.defrag = s.defrag().stats();
       io::Proactor* p = io::Proactor::current();
       out.io = p->stats();
       out.queued_tasks = p->QueuedTasks();
@@ -92,6 +93,14 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.shard.keyspace_misses += t.shard.keyspace_misses;
       total.shard.evicted_keys += t.shard.evicted_keys;
       total.shard.dirty += t.shard.dirty;
+      total.defrag.hits += t.defrag.hits;
+      total.defrag.misses += t.defrag.misses;
+      total.defrag.key_hits += t.defrag.key_hits;
+      total.defrag.key_misses += t.defrag.key_misses;
+      total.defrag.total_time_us = std::max(total.defrag.total_time_us, t.defrag.total_time_us);
+      total.defrag.current_time_us =
+          std::max(total.defrag.current_time_us, t.defrag.current_time_us);
+      total.defrag.running = std::max(total.defrag.running, t.defrag.running);
       total.used_memory += t.used_memory;
       total.startup_memory += t.startup_memory;
       total.dataset_memory += t.dataset_memory;

@@ -23,6 +23,9 @@ struct ThreadSample {
   ThreadStats stats;
   size_t clients = 0;
   shard::ShardStats shard;
+  // Active defragmentation: counts add up; the times and the CPU percent of the total are the
+  // largest shard's (the shards defragment side by side, as one Redis process would).
+  shard::DefragStats defrag;
   size_t used_memory = 0;     // the shard's structure, values and tables
   size_t startup_memory = 0;  // used_memory as the shard started, with no key
   size_t dataset_memory = 0;  // its keys' and values' blocks (Shard::dataset_memory)

@@ -261,6 +261,24 @@ class Db {
   // Touches every watched key that exists now (SWAPDB, FLUSHDB).
   void TouchExistingWatched();
 
+  // Active defragmentation (shard/defrag.h): the entries of the buckets at `cursor` as
+  // fn(CompactValue& key, CompactValue& value, CompactValue* expire_key), the last the expire
+  // table's copy of the key (null without a TTL); returns the next cursor (0: done). fn may move
+  // the cells' blocks (same bytes), nothing else: hash, contents, bucket versions stay.
+  template <typename Fn>
+  uint64_t DefragBucket(uint64_t cursor, Fn&& fn) {
+    char scratch[core::CompactValue::kScratchSize];
+    return prime_.Traverse(cursor, [&](Iterator it) {
+      core::CompactValue* expire_key = nullptr;
+      if (it.value().HasFlag(kHasExpireFlag)) {
+        const std::string_view key = it.key().GetString(scratch);
+        auto e = expire_.Find(core::HashBytes(key), key);
+        if (!(e == ExpireTable::Iterator())) expire_key = &e.key();
+      }
+      fn(it.key(), it.value(), expire_key);
+    });
+  }
+
   // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are
   // skipped, not deleted. fn must not insert or erase.
   template <typename Fn>

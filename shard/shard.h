@@ -8,6 +8,7 @@
 #include "core/shard_heap.h"
 #include "shard/blocking.h"
 #include "shard/db.h"
+#include "shard/defrag.h"
 #include "shard/journal.h"
 #include "shard/tracking_table.h"
 #include "shard/tx_queue.h"
@@ -64,6 +65,9 @@ class Shard {
   // (Expired-key counts live in each Db.)
   size_t ExpireStep(int64_t now_ms, size_t budget, size_t* examined);
 
+  // Active defragmentation of this shard (shard/defrag.h).
+  ShardDefrag& defrag() { return defrag_; }
+
   // A version above every bucket version of this shard's tables, for a new snapshot.
   uint64_t NextSnapshotVersion() { return ++snapshot_version_; }
   // The snapshot running on this shard, or nullptr (set by the snapshot code).
@@ -96,6 +100,7 @@ class Shard {
   TxQueue tx_queue_;
   BlockingRegistry blocking_;
   TrackingTable tracking_;
+  ShardDefrag defrag_;
   uint64_t snapshot_version_ = 0;
   ShardSnapshot* snapshot_ = nullptr;
   bool may_exceed_share_ = true;  // not measured yet

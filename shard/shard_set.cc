@@ -177,6 +177,10 @@ void ShardSet::ExpiryLoop(Shard* shard) {
         tl_in_periodic_hook = false;
       }
     }
+    // Active defragmentation, when on and the heap is fragmented (shard/defrag.h). It yields
+    // between slices: after each it asks whether the thread is stopping (the shard goes then).
+    shard->defrag().Cron(*shard, Hz(), [] { return tl_stopping; });
+    if (tl_stopping) break;
     if (!active_expire_.load(std::memory_order_relaxed)) continue;
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
     // pile up, and connections on this thread still get their turn.

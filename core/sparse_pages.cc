@@ -1,0 +1,95 @@
+#include "core/sparse_pages.h"
+
+#include <mimalloc.h>
+
+#include <algorithm>
+
+namespace shardis::core {
+
+namespace {
+
+// One page as mimalloc's heap visit reports it.
+struct PageArea {
+  uintptr_t start = 0, end = 0;
+  size_t used = 0, capacity = 0;  // blocks
+  size_t block_size = 0;          // with mimalloc's padding: the page's stride
+};
+
+bool CollectArea(const mi_heap_t*, const mi_heap_area_t* area, void* block, size_t, void* arg) {
+  // Called once per page with block == null (visit_all_blocks is false).
+  if (block != nullptr || area->full_block_size == 0) return true;
+  PageArea a;
+  a.start = reinterpret_cast<uintptr_t>(area->blocks);
+  a.end = a.start + area->reserved;
+  a.used = area->used;  // a count of blocks in mimalloc 2.0.9 (its #553)
+  a.block_size = area->full_block_size;
+  a.capacity = area->reserved / area->full_block_size;
+  static_cast<std::vector<PageArea>*>(arg)->push_back(a);
+  return true;
+}
+
+}  // namespace
+
+void SparsePages::Build(const ShardHeap& heap) {
+  ranges_.clear();
+  totals_ = {};
+  if (heap.mi_heap() == nullptr) return;  // no mimalloc (ASan): nothing to move
+  std::vector<PageArea> areas;
+  mi_heap_visit_blocks(heap.mi_heap(), /*visit_all_blocks=*/false, CollectArea, &areas);
+  for (const PageArea& a : areas) {
+    totals_.page_bytes += a.end - a.start;
+    totals_.used_bytes += a.used * a.block_size;
+    ++totals_.pages;
+    if (a.used * kSparseDenominator < a.capacity * kSparseNumerator) {
+      ranges_.emplace_back(a.start, a.end);
+      ++totals_.sparse_pages;
+      totals_.sparse_bytes += a.end - a.start;
+    }
+  }
+  Sort();
+}
+
+SparsePages SparsePages::FromRanges(std::vector<std::pair<uintptr_t, uintptr_t>> ranges) {
+  SparsePages pages;
+  pages.ranges_ = std::move(ranges);
+  pages.Sort();
+  return pages;
+}
+
+void SparsePages::Sort() { std::sort(ranges_.begin(), ranges_.end()); }
+
+size_t SparsePages::PageOf(const void* p) const {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  // The last page starting at or before a.
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), a,
+                             [](uintptr_t x, const std::pair<uintptr_t, uintptr_t>& r) {
+                               return x < r.first;
+                             });
+  if (it == ranges_.begin()) return kNone;
+  --it;
+  return a < it->second ? size_t(it - ranges_.begin()) : kNone;
+}
+
+void* BlockMover::MoveBlock(void* p) {
+  const size_t page = pages_->PageOf(p);
+  if (page == SparsePages::kNone) {
+    ++misses_;
+    return nullptr;
+  }
+  // The usable size asks for the same size class, and the copy carries every byte the owner may
+  // use (a block may hold more than its owner last asked for: strings grown by APPEND).
+  const size_t n = ShardHeap::UsableSize(p);
+  void* q = heap_->Allocate(n);
+  if (pages_->PageOf(q) == page) {
+    // mimalloc allocates from this very page (it is the class' current page): moving gains nothing.
+    heap_->Free(q);
+    ++misses_;
+    return nullptr;
+  }
+  std::memcpy(q, p, n);
+  heap_->Free(p);
+  ++hits_;
+  return q;
+}
+
+}  // namespace shardis::core

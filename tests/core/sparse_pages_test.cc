@@ -1,0 +1,199 @@
+#include "core/sparse_pages.h"
+
+#include <gtest/gtest.h>
+#include <mimalloc.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/hash_object.h"
+#include "core/list.h"
+#include "core/rdb_writer.h"
+#include "core/set_object.h"
+#include "core/stream.h"
+#include "core/value_defrag.h"
+#include "core/value_object.h"
+#include "core/zset.h"
+
+namespace shardis::core {
+namespace {
+
+TEST(SparsePagesTest, FindsThePageOfAnAddress) {
+  const SparsePages pages = SparsePages::FromRanges({{3000, 4000}, {1000, 2000}});
+  EXPECT_EQ(pages.size(), 2u);
+  EXPECT_FALSE(pages.Contains(reinterpret_cast<void*>(999)));
+  EXPECT_EQ(pages.PageOf(reinterpret_cast<void*>(1000)), 0u);
+  EXPECT_EQ(pages.PageOf(reinterpret_cast<void*>(1999)), 0u);
+  EXPECT_FALSE(pages.Contains(reinterpret_cast<void*>(2000)));
+  EXPECT_FALSE(pages.Contains(reinterpret_cast<void*>(2999)));
+  EXPECT_EQ(pages.PageOf(reinterpret_cast<void*>(3500)), 1u);
+  EXPECT_FALSE(pages.Contains(reinterpret_cast<void*>(4000)));
+  EXPECT_FALSE(SparsePages().Contains(reinterpret_cast<void*>(1000)));
+}
+
+// A page made of exactly this block.
+std::pair<uintptr_t, uintptr_t> RangeOf(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return {a, a + ShardHeap::UsableSize(p)};
+}
+
+TEST(SparsePagesTest, MovesABlockOnASparsePageAndKeepsItsBytes) {
+  ShardHeap* heap = ShardHeap::Current();
+  char* on_page = static_cast<char*>(heap->Allocate(100));
+  char* elsewhere = static_cast<char*>(heap->Allocate(100));
+  std::memset(on_page, 'a', ShardHeap::UsableSize(on_page));
+  const SparsePages pages = SparsePages::FromRanges({RangeOf(on_page)});
+  BlockMover mover(heap, &pages);
+  char* const old = on_page;
+  EXPECT_TRUE(mover.Move(&on_page));
+  EXPECT_NE(on_page, old);
+  EXPECT_EQ(std::string(on_page, 100), std::string(100, 'a'));
+  EXPECT_FALSE(mover.Move(&elsewhere));
+  EXPECT_EQ(mover.hits(), 1u);
+  EXPECT_EQ(mover.misses(), 1u);
+  heap->Free(on_page);
+  heap->Free(elsewhere);
+}
+
+TEST(SparsePagesTest, ABlockWhoseCopyLandsOnItsOwnPageStays) {
+  ShardHeap* heap = ShardHeap::Current();
+  void* p = heap->Allocate(64);
+  // One "page" that holds every address: the copy is bound to land on it.
+  const SparsePages pages = SparsePages::FromRanges({{0, ~uintptr_t{0}}});
+  BlockMover mover(heap, &pages);
+  void* const old = p;
+  EXPECT_FALSE(mover.Move(&p));
+  EXPECT_EQ(p, old);
+  EXPECT_EQ(mover.misses(), 1u);
+  heap->Free(p);
+}
+
+#if !SHARDIS_ASAN
+// With mimalloc (not under ASan, where ShardHeap uses malloc and has no pages to find).
+
+// Every live block of the heap as its own page: everything a value owns is "sparse".
+SparsePages EveryBlock(const ShardHeap& heap) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  mi_heap_visit_blocks(
+      heap.mi_heap(), true,
+      [](const mi_heap_t*, const mi_heap_area_t*, void* block, size_t, void* arg) {
+        if (block != nullptr) static_cast<decltype(ranges)*>(arg)->push_back(RangeOf(block));
+        return true;
+      },
+      &ranges);
+  return SparsePages::FromRanges(std::move(ranges));
+}
+
+std::string Serialized(const CompactValue& value) {
+  std::string out;
+  AppendRdbKey(&out, "k", value, RdbKeyMeta{}, /*compression=*/false);
+  return out;
+}
+
+class ValueDefragTest : public ::testing::Test {
+ protected:
+  void SetUp() override { heap_.Install(); }
+  void TearDown() override { heap_.Uninstall(); }
+
+  // Moves every block of value and checks that the value reads the same.
+  void ExpectMovedIntact(CompactValue& value, size_t max_scan_fields = 1000) {
+    const std::string before = Serialized(value);
+    const void* old = value.HeapData();
+    const SparsePages pages = EveryBlock(heap_);
+    BlockMover mover(&heap_, &pages);
+    EXPECT_TRUE(DefragCell(value, mover, pages, max_scan_fields));
+    EXPECT_GT(mover.hits(), 0u);
+    EXPECT_NE(value.HeapData(), old);
+    EXPECT_EQ(Serialized(value), before);
+  }
+
+  ShardHeap heap_;
+};
+
+TEST_F(ValueDefragTest, HeapString) {
+  CompactValue v = CompactValue::FromString(std::string(300, 'x'));
+  ExpectMovedIntact(v);
+}
+
+TEST_F(ValueDefragTest, ListNodes) {
+  auto* list = ShardNew<List>();
+  for (int i = 0; i < 2000; ++i) list->Push(ListEnd::kTail, "element-" + std::to_string(i));
+  CompactValue v = CompactValue::FromObject(ValueType::kList, list);
+  ExpectMovedIntact(v, 5000);
+}
+
+TEST_F(ValueDefragTest, HashesPackedAndAsTables) {
+  for (int fields : {3, 500}) {
+    CompactValue v;
+    HashRef::InitCell(&v);
+    for (int i = 0; i < fields; ++i) HashRef(v).Set("f" + std::to_string(i), "v" + std::to_string(i));
+    ExpectMovedIntact(v);
+  }
+}
+
+TEST_F(ValueDefragTest, SetsIntsetPackedAndAsTables) {
+  for (const std::string prefix : {"", "m"}) {
+    for (int members : {3, 1000}) {
+      CompactValue v;
+      SetRef::InitCell(&v, prefix + "0");
+      for (int i = 0; i < members; ++i) SetRef(v).Add(prefix + std::to_string(i));
+      ExpectMovedIntact(v);
+    }
+  }
+}
+
+TEST_F(ValueDefragTest, SortedSetsPackedAndAsSkiplists) {
+  for (int members : {3, 500}) {
+    auto* z = ShardNew<ZSet>();
+    for (int i = 0; i < members; ++i) z->Add("member-" + std::to_string(i), i * 0.5, 0, nullptr);
+    CompactValue v = CompactValue::FromObject(ValueType::kZSet, z);
+    ExpectMovedIntact(v);
+  }
+}
+
+TEST_F(ValueDefragTest, Streams) {
+  auto* s = ShardNew<Stream>();
+  for (uint64_t i = 1; i <= 300; ++i) {
+    const std::string value = "value-" + std::to_string(i);
+    s->Append(StreamID{i, 0}, {"field", value});
+  }
+  CompactValue v = CompactValue::FromObject(ValueType::kStream, s);
+  ExpectMovedIntact(v);
+}
+
+TEST_F(ValueDefragTest, CollectionsAboveMaxScanFieldsStay) {
+  auto* list = ShardNew<List>();
+  for (int i = 0; i < 100; ++i) list->Push(ListEnd::kTail, "e" + std::to_string(i));
+  CompactValue v = CompactValue::FromObject(ValueType::kList, list);
+  const SparsePages pages = EveryBlock(heap_);
+  BlockMover mover(&heap_, &pages);
+  EXPECT_FALSE(DefragCell(v, mover, pages, /*max_scan_fields=*/99));
+  EXPECT_EQ(v.HeapData(), list);
+}
+
+TEST_F(ValueDefragTest, BuildFindsTheSparsePagesAfterChurn) {
+  // Fill pages of one size class, then free three blocks of four: every page is a quarter used.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20000; ++i) blocks.push_back(heap_.Allocate(100));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i % 4 != 0) heap_.Free(blocks[i]);
+  }
+  SparsePages pages;
+  pages.Build(heap_);
+  EXPECT_GT(pages.size(), 0u);
+  EXPECT_GT(pages.totals().page_bytes, 3 * pages.totals().used_bytes);
+  // Moving the survivors fills the pages mimalloc allocates from and empties the others.
+  BlockMover mover(&heap_, &pages);
+  for (size_t i = 0; i < blocks.size(); i += 4) mover.Move(&blocks[i]);
+  EXPECT_GT(mover.hits(), blocks.size() / 8);
+  mi_heap_collect(heap_.mi_heap(), true);
+  SparsePages after;
+  after.Build(heap_);
+  EXPECT_LT(after.totals().page_bytes, pages.totals().page_bytes / 2);
+  for (size_t i = 0; i < blocks.size(); i += 4) heap_.Free(blocks[i]);
+}
+#endif  // !SHARDIS_ASAN
+
+}  // namespace
+}  // namespace shardis::core
