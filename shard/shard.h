@@ -64,6 +64,10 @@ class Shard {
   // (Expired-key counts live in each Db.)
   size_t ExpireStep(int64_t now_ms, size_t budget, size_t* examined);
 
+  // One step of shrinking the tables of every database (Db::ShrinkTables), from the periodic
+  // loop, as Redis' cron resizes its dicts: bounded work (a few merges of segments), so no pause.
+  void ShrinkTables();
+
   // A version above every bucket version of this shard's tables, for a new snapshot.
   uint64_t NextSnapshotVersion() { return ++snapshot_version_; }
   // The snapshot running on this shard, or nullptr (set by the snapshot code).
