@@ -42,8 +42,7 @@ def ttl_workload(srv) -> int:
     c = srv.client()
     c.flushall()
     fill(c, "stay", STAYING_KEYS)
-    fill(c, "ttl", TTL_KEYS, ttl_ms=3_000)
-    assert c.dbsize() == TTL_KEYS + STAYING_KEYS
+    fill(c, "ttl", TTL_KEYS, ttl_ms=3_000)  # on a slow machine the first expire while filling
     assert wait_for(lambda: c.dbsize() == STAYING_KEYS, timeout=60, interval=0.2)
     # Settled: no change over a second (redis-server resizes its dict in its cron, shardis merges
     # table segments from its shards' loops).
@@ -66,6 +65,7 @@ def test_mass_expiry_gives_memory_back_like_redis(server_factory, redis_server, 
     srv = server_factory(threads=threads)
     ours = ttl_workload(srv)
     theirs = ttl_workload(redis_server)
+    print(f"used_memory: shardis {ours}, redis-server {theirs}")
     assert ours <= 1.3 * theirs, f"used_memory {ours} vs redis-server's {theirs}"
     # The SCAN of what is left after the shrinking still returns every key once at least.
     c = srv.client()
