@@ -281,7 +281,8 @@ class DashTable {
   void Clear();
 
   // Gives back the memory of a table most of whose entries are gone, a few segments per call, as
-  // Redis' cron shrinks a dict under 10% full. While the table is under 1/2 full (kShrinkLoad), a
+  // Redis' cron shrinks a dict under 10% full. While the table is under 1/2 full (kShrinkLoad) and
+  // has not grown since the last step (a table being filled, e.g. after Reserve, is left alone), a
   // step looks at up to `max_segments` segments from where the last step stopped and, moving at
   // most about `max_moves` entries: merges a segment with its buddy (the other half of the hash
   // range they split from) when their entries together fill at most 3/4 of the top class's
@@ -494,6 +495,7 @@ class DashTable {
     std::swap(new_bucket_version_, o.new_bucket_version_);
     std::swap(deepest_segments_, o.deepest_segments_);
     std::swap(shrink_cursor_, o.shrink_cursor_);
+    std::swap(size_at_last_shrink_step_, o.size_at_last_shrink_step_);
   }
 
   std::vector<DirEntry> dir_;  // 2^global_depth_ entries; a segment of depth d fills 2^(g-d)
@@ -507,6 +509,7 @@ class DashTable {
   uint64_t new_bucket_version_ = 0;
   size_t deepest_segments_ = 0;  // segments whose local depth is global_depth_
   size_t shrink_cursor_ = 0;     // the directory index where the next ShrinkStep starts
+  int64_t size_at_last_shrink_step_ = 0;  // -1 after Reserve: the next step counts as growth
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -927,6 +930,7 @@ void SHARDIS_DASH::Reserve(size_t entries) {
   global_depth_ = depth;
   dir_shift_ = 63 - depth;
   deepest_segments_ = segment_count_;
+  size_at_last_shrink_step_ = -1;  // its entries are on their way: not to be shrunk meanwhile
 }
 
 SHARDIS_DASH_TEMPLATE
@@ -982,7 +986,11 @@ void SHARDIS_DASH::Split(Segment* seg, uint64_t hash) {
 
 SHARDIS_DASH_TEMPLATE
 size_t SHARDIS_DASH::ShrinkStep(size_t max_segments, size_t max_moves) {
-  if (segment_count_ == 0 || double(size_) >= kShrinkLoad * double(capacity_)) return 0;
+  const bool growing = int64_t(size_) > size_at_last_shrink_step_;
+  size_at_last_shrink_step_ = int64_t(size_);
+  if (growing || segment_count_ == 0 || double(size_) >= kShrinkLoad * double(capacity_)) {
+    return 0;
+  }
   if (size_ == 0) {  // nothing to move: the last segments go at once (Clear keeps the version
     Clear();          // new segments take, so a snapshot in progress does not see new keys)
     return 0;

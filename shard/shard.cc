@@ -43,9 +43,11 @@ size_t Shard::ExpireStep(int64_t now_ms, size_t budget, size_t* examined) {
 
 void Shard::ShrinkTables() {
   // Per step: segments looked at per table, and entries moved per shard (a merge moves at most
-  // ~630; 8192 moves took ~0.2 ms in a release build).
+  // ~630). Measured (release, 16-byte cells, 4M entries of which 11/12 erased, thread CPU time):
+  // steps of 4096 moves took at most 0.71 ms (page faults of the new segments included), 20 us on
+  // average; 8192 moves took up to 1.3 ms. Redis spends up to 1 ms per cron on rehashing.
   constexpr size_t kSegmentsPerTable = 128;
-  constexpr size_t kMovesPerStep = 8192;
+  constexpr size_t kMovesPerStep = 4096;
   size_t moved = 0;
   for (Db& db : dbs_) {
     if (moved >= kMovesPerStep) break;

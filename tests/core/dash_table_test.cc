@@ -767,6 +767,24 @@ TEST(DashTableTest, ShrinkFreesAnEmptyTable) {
   EXPECT_EQ(t.BucketVersion(Lookup(t, "again")), 3u);
 }
 
+// A table being filled is not shrunk, even under half full: a Reserve for a snapshot being loaded
+// keeps its segments while the entries come; once the table stops growing, it may shrink.
+TEST(DashTableTest, ShrinkLeavesAGrowingTableAlone) {
+  CellTable t;
+  t.Reserve(100'000);
+  const size_t segments = t.segment_count();
+  EXPECT_EQ(t.ShrinkStep(1 << 20, 1 << 20), 0u);
+  for (uint64_t k = 0; k < 20'000; ++k) {
+    const Cell key{k, 0};
+    t.FindOrInsert(CellPolicy::Hash(key), key, [&] { return key; });
+    if (k % 1'000 == 999) t.ShrinkStep(1 << 20, 1 << 20);
+  }
+  EXPECT_EQ(t.segment_count(), segments);
+  ShrinkFully(t);
+  EXPECT_LT(t.segment_count(), segments);
+  EXPECT_EQ(t.size(), 20'000u);
+}
+
 // The SCAN guarantee while the table shrinks: a key present for the whole scan is returned at
 // least once (a merge may return keys again: the cursor's position may fall inside the merged
 // segment, whose whole bucket is then visited).
