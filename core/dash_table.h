@@ -460,9 +460,9 @@ class DashTable {
   // entries (a resize, or a rehash in place).
   void Rebuild(Segment* seg, uint64_t hash, uint32_t cls);
   void Split(Segment* seg, uint64_t hash);
-  // Merges seg (of depth >= 1) with its buddy when ShrinkStep's rule allows; returns the entries
-  // moved, 0 if it did not merge.
-  size_t TryMerge(Segment* seg, size_t dir_index);
+  // Merges seg (of depth >= 1), whose range starts at directory entry `first`, with its buddy
+  // when ShrinkStep's rule allows; false if it did not. `*moved` gets the entries moved.
+  bool TryMerge(Segment* seg, size_t first, size_t* moved);
   // Halves the directory while no segment is as deep as it (each entry pair points at one segment).
   void HalveDirectory();
   // A hash whose directory index is i (the low bits zero), for DirRange and Rebuild.
@@ -1004,7 +1004,7 @@ size_t SHARDIS_DASH::ShrinkStep(size_t max_segments, size_t max_moves) {
     const size_t first = shrink_cursor_ & ~(span - 1);
     shrink_cursor_ = first + span;
     if (seg->local_depth > 0) {
-      if (const size_t m = TryMerge(seg, first)) {
+      if (size_t m = 0; TryMerge(seg, first, &m)) {  // seg is gone: it may have had no entries
         moved += m;
         // The merged segment covers the buddies' ranges; go on after them (the directory may
         // have halved, which halves the indexes).
@@ -1027,24 +1027,25 @@ size_t SHARDIS_DASH::ShrinkStep(size_t max_segments, size_t max_moves) {
 }
 
 SHARDIS_DASH_TEMPLATE
-size_t SHARDIS_DASH::TryMerge(Segment* seg, size_t first) {
+bool SHARDIS_DASH::TryMerge(Segment* seg, size_t first, size_t* moved) {
   const uint32_t depth = seg->local_depth;
   const size_t span = size_t(1) << (global_depth_ - depth);
   const size_t buddy_first = first ^ span;  // the other half of the range of depth - 1
   Segment* buddy = SegOf(dir_[buddy_first]);
-  if (buddy->local_depth != depth) return 0;  // the buddy has split further
+  if (buddy->local_depth != depth) return false;  // the buddy has split further
   const uint32_t entries = seg->size + buddy->size;
-  if (!Fits(entries, kTopClass, 6)) return 0;
+  if (!Fits(entries, kTopClass, 6)) return false;
   // A bucket of the merged segment holds both halves of the buckets: they must agree on whether
   // they were serialised by a snapshot (a version per bucket).
-  if (std::memcmp(seg->versions, buddy->versions, sizeof(seg->versions)) != 0) return 0;
+  if (std::memcmp(seg->versions, buddy->versions, sizeof(seg->versions)) != 0) return false;
   Segment* merged = AddSegment(ClassFor(entries, 6), depth - 1, seg->versions, 0);
   Segment* to[2] = {merged, nullptr};
   MoveEntries({seg, buddy}, nullptr, to, [](uint64_t) { return 0; });
   PointDir(first & ~(2 * span - 1), 2 * span, merged);
   RemoveSegment(seg);
   RemoveSegment(buddy);
-  return entries;
+  *moved = entries;
+  return true;
 }
 
 SHARDIS_DASH_TEMPLATE
