@@ -77,8 +77,11 @@ if [ $asan_ok = 1 ]; then
   # binary still runs the benchmark smoke test below and, in the image, the container tests.
   # The suite mostly waits (servers starting, timeouts, sleeps): one file per CPU at a time
   # halves its time (--dist loadfile keeps a file's module-scoped servers in one worker).
+  # test_memory_*.py measure memory (ratios to redis-server, a cgroup's limit): they run on the
+  # release binary below, whose allocator is the one they are about.
   SHARDIS_TEST_AOF_CRASH_RUNS=8 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
-    --ignore=tests/integration/test_benchmarks_smoke.py -n auto --dist loadfile
+    --ignore=tests/integration/test_benchmarks_smoke.py \
+    --ignore-glob='tests/integration/test_memory_*.py' -n auto --dist loadfile
 else
   for s in "unit tests (asan)" "integration tests (asan)"; do
     skip "$s" "asan build failed"
@@ -87,7 +90,11 @@ fi
 if [ $release_ok = 1 ]; then
   step "benchmark smoke test (release)" pytest_run build/release/shardis \
     tests/integration/test_benchmarks_smoke.py
-else skip "benchmark smoke test (release)" "release build failed"; fi
+  step "memory tests (release)" pytest_run build/release/shardis tests/integration/test_memory_*.py
+else
+  skip "benchmark smoke test (release)" "release build failed"
+  skip "memory tests (release)" "release build failed"
+fi
 
 # ThreadSanitizer: only the io/ and shard/ tests, where the threads meet.
 TSAN_TESTS=(io_spsc_ring_test io_proactor_test io_stream_test shard_db_test shard_shard_set_test shard_tx_queue_test
