@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -272,10 +273,26 @@ class DashTable {
   size_t memory_bytes() const { return segment_bytes_ + dir_.capacity() * sizeof(DirEntry); }
   size_t segment_count() const { return segment_count_; }
   uint32_t global_depth() const { return global_depth_; }
+  // The table's load (entries / slots) under which ShrinkStep works.
+  static constexpr double kShrinkLoad = 0.5;
 
   // Destroys every entry and frees all memory. Cursors from before restart from the beginning
   // of whatever is left; scanning across a Clear gives no guarantee.
   void Clear();
+
+  // Gives back the memory of a table most of whose entries are gone, a few segments per call, as
+  // Redis' cron shrinks a dict under 10% full. While the table is under 1/2 full (kShrinkLoad) and
+  // has not grown since the last step (a table being filled, e.g. after Reserve, is left alone), a
+  // step looks at up to `max_segments` segments from where the last step stopped and, moving at
+  // most about `max_moves` entries: merges a segment with its buddy (the other half of the hash
+  // range they split from) when their entries together fill at most 3/4 of the top class's
+  // threshold and their buckets carry the same versions (so a snapshot in progress never sees a
+  // bucket half serialised); rebuilds a segment at a smaller class when its entries fit one; halves
+  // the directory when no segment is as deep as it; frees the last segment of an empty table.
+  // Invalidates iterators and Buckets like an insert. SCAN cursors stay valid: a key present for a
+  // whole scan is still visited, but a merge may visit keys again (docs/hash_table.md). Returns
+  // the entries moved.
+  size_t ShrinkStep(size_t max_segments, size_t max_moves);
 
   // SCAN. Visits one bucket per call: fn(Iterator) for each entry of the bucket the cursor names
   // (0 = start), and returns the next cursor, 0 when the scan is complete. A key present for the
@@ -431,16 +448,27 @@ class DashTable {
   }
   // The hash of every full slot of `seg`, by slot index (other entries are left unset).
   static std::unique_ptr<uint64_t[]> HashEntries(Segment* seg);
-  // Moves every entry of `from` into the fresh segment to[pick(hash)] (pick returns 0 or 1);
-  // frees nothing. `hashes` are the entries' hashes by slot, or null to compute them.
+  // Moves every entry of the segments `from` into the fresh segment to[pick(hash)] (pick returns 0
+  // or 1); frees nothing. `hashes` are the entries' hashes by slot (one source only), or null to
+  // compute them.
   template <typename Pick>
-  static void MoveEntries(Segment* from, const uint64_t* hashes, Segment* const* to, Pick pick);
+  static void MoveEntries(std::initializer_list<Segment*> from, const uint64_t* hashes,
+                          Segment* const* to, Pick pick);
   // Makes room for one more entry in the segment of `hash`; returns that segment.
   Segment* Grow(Segment* seg, uint64_t hash);
   // Rebuilds seg at class `cls` without tombstones: the same depth, hash range and directory
   // entries (a resize, or a rehash in place).
   void Rebuild(Segment* seg, uint64_t hash, uint32_t cls);
   void Split(Segment* seg, uint64_t hash);
+  // Merges seg (of depth >= 1), whose range starts at directory entry `first`, with its buddy
+  // when ShrinkStep's rule allows; false if it did not. `*moved` gets the entries moved.
+  bool TryMerge(Segment* seg, size_t first, size_t* moved);
+  // Halves the directory while no segment is as deep as it (each entry pair points at one segment).
+  void HalveDirectory();
+  // A hash whose directory index is i (the low bits zero), for DirRange and Rebuild.
+  uint64_t HashOfDirIndex(size_t i) const {
+    return global_depth_ == 0 ? 0 : uint64_t(i) << (64 - global_depth_);
+  }
   // Whether `entries` are at most eighths/8 of the threshold of class c; the smallest class where
   // they are (the largest class if none).
   static bool Fits(uint32_t entries, uint32_t c, uint32_t eighths) {
@@ -465,6 +493,9 @@ class DashTable {
     std::swap(segment_bytes_, o.segment_bytes_);
     std::swap(size_, o.size_);
     std::swap(new_bucket_version_, o.new_bucket_version_);
+    std::swap(deepest_segments_, o.deepest_segments_);
+    std::swap(shrink_cursor_, o.shrink_cursor_);
+    std::swap(size_at_last_shrink_step_, o.size_at_last_shrink_step_);
   }
 
   std::vector<DirEntry> dir_;  // 2^global_depth_ entries; a segment of depth d fills 2^(g-d)
@@ -476,6 +507,9 @@ class DashTable {
   size_t segment_bytes_ = 0;  // the allocator's blocks
   size_t size_ = 0;
   uint64_t new_bucket_version_ = 0;
+  size_t deepest_segments_ = 0;  // segments whose local depth is global_depth_
+  size_t shrink_cursor_ = 0;     // the directory index where the next ShrinkStep starts
+  int64_t size_at_last_shrink_step_ = 0;  // -1 after Reserve: the next step counts as growth
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -625,6 +659,8 @@ void SHARDIS_DASH::Clear() {
   capacity_ = 0;
   segment_bytes_ = 0;
   size_ = 0;
+  deepest_segments_ = 0;
+  shrink_cursor_ = 0;
 }
 
 SHARDIS_DASH_TEMPLATE
@@ -702,6 +738,7 @@ typename SHARDIS_DASH::Segment* SHARDIS_DASH::AddSegment(uint32_t cls, uint32_t 
                                                          uint64_t version) {
   Segment* seg = NewSegment(cls, depth, versions, version);
   ++segment_count_;
+  if (depth == global_depth_) ++deepest_segments_;
   capacity_ += SlotsOfClass(cls);
   segment_bytes_ += malloc_usable_size(seg);
   return seg;
@@ -710,6 +747,7 @@ typename SHARDIS_DASH::Segment* SHARDIS_DASH::AddSegment(uint32_t cls, uint32_t 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::RemoveSegment(Segment* seg) {
   --segment_count_;
+  if (seg->local_depth == global_depth_) --deepest_segments_;
   capacity_ -= SlotsOfClass(seg->cls);
   segment_bytes_ -= malloc_usable_size(seg);
   FreeSegment(seg);
@@ -766,8 +804,9 @@ std::unique_ptr<uint64_t[]> SHARDIS_DASH::HashEntries(Segment* seg) {
 
 SHARDIS_DASH_TEMPLATE
 template <typename Pick>
-void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* const* to,
-                               Pick pick) {
+void SHARDIS_DASH::MoveEntries(std::initializer_list<Segment*> sources, const uint64_t* hashes,
+                               Segment* const* to, Pick pick) {
+  DCHECK(hashes == nullptr || sources.size() == 1);
   // A fresh segment has no tombstones and fills each group from slot 0 up, so the count of a
   // group's entries is its first available slot: a move reads no control bytes. (Reading them
   // would stall: the entries come in position order, so consecutive moves mostly land in the same
@@ -790,32 +829,35 @@ void SHARDIS_DASH::MoveEntries(Segment* from, const uint64_t* hashes, Segment* c
     target.count = 0;
     std::memset(target.fill, 0, target.groups);
   }
-  const uint32_t groups = from->groups();
-  [[maybe_unused]] const unsigned char* from_clock = from->clock(groups);
-  constexpr uint32_t kAhead = 4;  // groups: the source is cold, read ahead of the moves
-  for (uint32_t g = 0; g < kAhead && g < groups; ++g) PrefetchGroupSlots(from, g);
-  for (uint32_t g = 0; g < groups; ++g) {
-    if (g + kAhead < groups) PrefetchGroupSlots(from, g + kAhead);
-    for (uint32_t m = from->Group(groups, g).MatchFull(); m; m &= m - 1) {
-      const uint32_t src_i = g * kGroupWidth + __builtin_ctz(m);
-      Slot& src = from->slot(src_i);
-      const uint64_t hash = hashes != nullptr ? hashes[src_i] : Policy::Hash(src.key);
-      Target& target = targets[pick(hash)];
-      uint32_t home = HomeGroup(hash, target.groups);
-      while (target.fill[home] == kGroupWidth) home = NextGroup(home, target.groups);
-      const uint32_t i = home * kGroupWidth + target.fill[home]++;
-      if constexpr (kRelocatable) {
-        std::memcpy(static_cast<void*>(&target.seg->slot(i)), static_cast<const void*>(&src),
-                    sizeof(Slot));
-      } else {
-        new (&target.seg->slot(i)) Slot(std::move(src));
-        src.~Slot();
+  for (Segment* from : sources) {
+    const uint32_t groups = from->groups();
+    [[maybe_unused]] const unsigned char* from_clock = from->clock(groups);
+    constexpr uint32_t kAhead = 4;  // groups: the source is cold, read ahead of the moves
+    for (uint32_t g = 0; g < kAhead && g < groups; ++g) PrefetchGroupSlots(from, g);
+    for (uint32_t g = 0; g < groups; ++g) {
+      if (g + kAhead < groups) PrefetchGroupSlots(from, g + kAhead);
+      for (uint32_t m = from->Group(groups, g).MatchFull(); m; m &= m - 1) {
+        const uint32_t src_i = g * kGroupWidth + __builtin_ctz(m);
+        Slot& src = from->slot(src_i);
+        const uint64_t hash = hashes != nullptr ? hashes[src_i] : Policy::Hash(src.key);
+        Target& target = targets[pick(hash)];
+        uint32_t home = HomeGroup(hash, target.groups);
+        while (target.fill[home] == kGroupWidth) home = NextGroup(home, target.groups);
+        const uint32_t i = home * kGroupWidth + target.fill[home]++;
+        if constexpr (kRelocatable) {
+          std::memcpy(static_cast<void*>(&target.seg->slot(i)), static_cast<const void*>(&src),
+                      sizeof(Slot));
+        } else {
+          new (&target.seg->slot(i)) Slot(std::move(src));
+          src.~Slot();
+        }
+        target.ctrl[i] = int8_t(Fingerprint(hash));
+        if constexpr (kAccessClock) {
+          std::memcpy(target.clock + i * kClockBytes, from_clock + src_i * kClockBytes,
+                      kClockBytes);
+        }
+        ++target.count;
       }
-      target.ctrl[i] = int8_t(Fingerprint(hash));
-      if constexpr (kAccessClock) {
-        std::memcpy(target.clock + i * kClockBytes, from_clock + src_i * kClockBytes, kClockBytes);
-      }
-      ++target.count;
     }
   }
   for (int t = 0; t < 2 && to[t] != nullptr; ++t) {
@@ -887,12 +929,14 @@ void SHARDIS_DASH::Reserve(size_t entries) {
   dir_data_ = dir_.data();
   global_depth_ = depth;
   dir_shift_ = 63 - depth;
+  deepest_segments_ = segment_count_;
+  size_at_last_shrink_step_ = -1;  // its entries are on their way: not to be shrunk meanwhile
 }
 
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::Rebuild(Segment* seg, uint64_t hash, uint32_t cls) {
   Segment* to[2] = {AddSegment(cls, seg->local_depth, seg->versions, 0), nullptr};
-  MoveEntries(seg, nullptr, to, [](uint64_t) { return 0; });
+  MoveEntries({seg}, nullptr, to, [](uint64_t) { return 0; });
   auto [first, span] = DirRange(hash, seg->local_depth);
   PointDir(first, span, to[0]);
   RemoveSegment(seg);
@@ -922,6 +966,7 @@ void SHARDIS_DASH::Split(Segment* seg, uint64_t hash) {
     dir_data_ = dir_.data();
     ++global_depth_;
     --dir_shift_;
+    deepest_segments_ = 0;  // none is this deep yet
   }
   Segment* lo = AddSegment(ClassFor(seg->size - hi_count, 7), depth + 1, seg->versions, 0);
   Segment* hi;
@@ -932,11 +977,94 @@ void SHARDIS_DASH::Split(Segment* seg, uint64_t hash) {
     throw;
   }
   Segment* to[2] = {lo, hi};
-  MoveEntries(seg, hashes.get(), to, [bit_shift](uint64_t h) { return (h >> bit_shift) & 1; });
+  MoveEntries({seg}, hashes.get(), to, [bit_shift](uint64_t h) { return (h >> bit_shift) & 1; });
   auto [first, span] = DirRange(hash, depth);
   PointDir(first, span / 2, lo);
   PointDir(first + span / 2, span / 2, hi);
   RemoveSegment(seg);
+}
+
+SHARDIS_DASH_TEMPLATE
+size_t SHARDIS_DASH::ShrinkStep(size_t max_segments, size_t max_moves) {
+  const bool growing = int64_t(size_) > size_at_last_shrink_step_;
+  size_at_last_shrink_step_ = int64_t(size_);
+  if (growing || segment_count_ == 0 || double(size_) >= kShrinkLoad * double(capacity_)) {
+    return 0;
+  }
+  if (size_ == 0) {  // nothing to move: the last segments go at once (Clear keeps the version
+    Clear();          // new segments take, so a snapshot in progress does not see new keys)
+    return 0;
+  }
+  size_t moved = 0;
+  for (size_t n = 0; n < max_segments && moved < max_moves; ++n) {
+    if (shrink_cursor_ >= dir_.size()) shrink_cursor_ = 0;
+    Segment* seg = SegOf(dir_[shrink_cursor_]);
+    // The first directory entry of seg's range, and the entry after it.
+    const size_t span = size_t(1) << (global_depth_ - seg->local_depth);
+    const size_t first = shrink_cursor_ & ~(span - 1);
+    shrink_cursor_ = first + span;
+    if (seg->local_depth > 0) {
+      if (size_t m = 0; TryMerge(seg, first, &m)) {  // seg is gone: it may have had no entries
+        moved += m;
+        // The merged segment covers the buddies' ranges; go on after them (the directory may
+        // have halved, which halves the indexes).
+        shrink_cursor_ = (first & ~(2 * span - 1)) + 2 * span;
+        if (deepest_segments_ == 0) {
+          const uint32_t before = global_depth_;
+          HalveDirectory();
+          shrink_cursor_ >>= before - global_depth_;
+        }
+        continue;
+      }
+    }
+    // Entries that a smaller class holds at most 3/4 full (Grow's rule for a rehash in place).
+    if (const uint32_t cls = ClassFor(seg->size, 6); cls < seg->cls) {
+      moved += seg->size;
+      Rebuild(seg, HashOfDirIndex(first), cls);
+    }
+  }
+  return moved;
+}
+
+SHARDIS_DASH_TEMPLATE
+bool SHARDIS_DASH::TryMerge(Segment* seg, size_t first, size_t* moved) {
+  const uint32_t depth = seg->local_depth;
+  const size_t span = size_t(1) << (global_depth_ - depth);
+  const size_t buddy_first = first ^ span;  // the other half of the range of depth - 1
+  Segment* buddy = SegOf(dir_[buddy_first]);
+  if (buddy->local_depth != depth) return false;  // the buddy has split further
+  const uint32_t entries = seg->size + buddy->size;
+  if (!Fits(entries, kTopClass, 6)) return false;
+  // A bucket of the merged segment holds both halves of the buckets: they must agree on whether
+  // they were serialised by a snapshot (a version per bucket).
+  if (std::memcmp(seg->versions, buddy->versions, sizeof(seg->versions)) != 0) return false;
+  Segment* merged = AddSegment(ClassFor(entries, 6), depth - 1, seg->versions, 0);
+  Segment* to[2] = {merged, nullptr};
+  MoveEntries({seg, buddy}, nullptr, to, [](uint64_t) { return 0; });
+  PointDir(first & ~(2 * span - 1), 2 * span, merged);
+  RemoveSegment(seg);
+  RemoveSegment(buddy);
+  *moved = entries;
+  return true;
+}
+
+SHARDIS_DASH_TEMPLATE
+void SHARDIS_DASH::HalveDirectory() {
+  while (global_depth_ > 0 && deepest_segments_ == 0) {
+    std::vector<DirEntry> dir(dir_.size() / 2);
+    for (size_t i = 0; i < dir.size(); ++i) {
+      DCHECK_EQ(dir_[2 * i], dir_[2 * i + 1]);
+      dir[i] = dir_[2 * i];
+    }
+    dir_.swap(dir);
+    dir_data_ = dir_.data();
+    --global_depth_;
+    ++dir_shift_;
+    // Count the segments now as deep as the directory: each fills exactly one entry.
+    for (size_t i = 0; i < dir_.size(); ++i) {
+      deepest_segments_ += SegOf(dir_[i])->local_depth == global_depth_;
+    }
+  }
 }
 
 #undef SHARDIS_DASH

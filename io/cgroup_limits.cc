@@ -1,7 +1,11 @@
 #include "io/cgroup_limits.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -135,6 +139,19 @@ unsigned ThreadsForQuota(double quota_cpus, unsigned affinity_cpus) {
   // The epsilon keeps an exact quota (2.0000000001 from float division) from rounding up.
   const unsigned quota_threads = unsigned(std::ceil(quota_cpus - 1e-9));
   return std::max(1u, std::min(affinity, quota_threads));
+}
+
+uint64_t ProcessResidentBytes(const char* statm) {
+  const int fd = open(statm, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  unsigned long long size_pages = 0, resident_pages = 0;
+  if (sscanf(buf, "%llu %llu", &size_pages, &resident_pages) != 2) return 0;
+  return uint64_t(resident_pages) * uint64_t(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace shardis::io

@@ -26,6 +26,11 @@ double CgroupCpuQuota(const CgroupPaths& paths = {});
 // memory.limit_in_bytes (values of 2^60 and more, e.g. 9223372036854771712, mean unlimited).
 uint64_t CgroupMemoryLimit(const CgroupPaths& paths = {});
 
+// The resident memory of this process in bytes (the second field of /proc/self/statm, in pages),
+// what the memory cgroup charges besides page cache; 0 when it cannot be read. One open and read
+// of a small file: for a periodic sample, not per command.
+uint64_t ProcessResidentBytes(const char* statm = "/proc/self/statm");
+
 // The shard threads a quota allows, given the CPUs of the affinity mask: the quota rounded up
 // (1.5 CPUs -> 2 threads: a thread that gets a fraction of a CPU still serves its shard, while
 // rounding down would leave paid-for CPU time idle), at least 1, at most affinity_cpus.

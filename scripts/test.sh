@@ -77,11 +77,14 @@ if [ $asan_ok = 1 ]; then
   # binary still runs the benchmark smoke test below and, in the image, the container tests.
   # The suite mostly waits (servers starting, timeouts, sleeps): one file per CPU at a time
   # halves its time (--dist loadfile keeps a file's module-scoped servers in one worker).
-  # Left out here, run on the release binary below: the benchmark smoke test, and the active
-  # defragmentation tests (under ASan the shards' heaps are malloc: there are no pages to move).
+  # Left out here, run on the release binary below: the benchmark smoke test, and the memory
+  # tests: active defragmentation (under ASan the shards' heaps are malloc: there are no pages to
+  # move) and test_memory_*.py, which measure memory (ratios to redis-server, a cgroup's limit)
+  # with the allocator they are about.
   SHARDIS_TEST_AOF_CRASH_RUNS=8 step "integration tests (asan)" pytest_run build/asan/shardis tests/integration \
     --ignore=tests/integration/test_benchmarks_smoke.py \
-    --ignore=tests/integration/test_active_defrag.py -n auto --dist loadfile
+    --ignore=tests/integration/test_active_defrag.py \
+    --ignore-glob='tests/integration/test_memory_*.py' -n auto --dist loadfile
 else
   for s in "unit tests (asan)" "integration tests (asan)"; do
     skip "$s" "asan build failed"
@@ -91,11 +94,13 @@ if [ $release_ok = 1 ]; then
   step "benchmark smoke test (release)" pytest_run build/release/shardis \
     tests/integration/test_benchmarks_smoke.py
   # Active defragmentation needs mimalloc's pages, which the ASan build does not have: its unit
-  # test (whose page tests are compiled only with mimalloc) and integration tests run here.
+  # test (whose page tests are compiled only with mimalloc) and the memory integration tests run
+  # here, one file per CPU at a time.
   memory_tests() {
     bash scripts/build.sh release core_sparse_pages_test &&
       build/release/tests/core/core_sparse_pages_test --gtest_brief=1 &&
-      pytest_run build/release/shardis tests/integration/test_active_defrag.py
+      pytest_run build/release/shardis tests/integration/test_active_defrag.py \
+        tests/integration/test_memory_*.py -n auto --dist loadfile
   }
   step "memory tests (release)" memory_tests
 else

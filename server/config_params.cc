@@ -197,7 +197,10 @@ void RegisterConfigParams(ConfigRegistry& r) {
   // --- Runtime-settable.
   r.Add(MutableMemory(
       "maxmemory", "maxmemory", [] { return int64_t(MemoryLimit::maxmemory()); },
-      [](int64_t v) { MemoryLimit::set_maxmemory(uint64_t(v)); }));
+      [](int64_t v) {
+        MemoryLimit::set_maxmemory(uint64_t(v));
+        MemoryLimit::set_container_limit(0);  // set explicitly: used_memory only, as Redis
+      }));
   r.Add(MutableEnum(
       "maxmemory-policy", "maxmemory_policy", shard::kEvictionPolicyNames,
       [] { return std::string(shard::EvictionPolicyName(MemoryLimit::policy())); },

@@ -161,9 +161,10 @@ int Main(int argc, char** argv) {
             << budget.affinity_cpus << " CPU(s), cgroup quota "
             << (budget.quota_cpus > 0 ? absl::StrCat(budget.quota_cpus) : "none")
             << (FLAGS_threads > 0 ? ", set by --threads)" : ")");
+  const uint64_t cgroup_memory_limit = io::CgroupMemoryLimit();
   if (config.maxmemory_source.empty()) {
     std::string why;
-    const uint64_t derived = DeriveMaxMemory(io::CgroupMemoryLimit(), &why);
+    const uint64_t derived = DeriveMaxMemory(cgroup_memory_limit, &why);
     gflags::SetCommandLineOption("maxmemory", absl::StrCat(derived).c_str());
     // CONFIG REWRITE writes what differs from this: a derived value stays derived.
     Config().SetDefault("maxmemory", absl::StrCat(derived));
@@ -176,6 +177,15 @@ int Main(int argc, char** argv) {
   if (!config.maxmemory_source.empty()) {
     LOG(INFO) << "maxmemory " << HumanBytes(shard::MemoryLimit::maxmemory()) << " (set by "
               << config.maxmemory_source << ")";
+  } else if (cgroup_memory_limit != 0) {
+    // After ApplyConfigFlags, whose maxmemory setter clears it (docs/memory.md).
+    shard::MemoryLimit::set_container_limit(cgroup_memory_limit);
+    LOG(INFO) << "maxmemory in a container: eviction keeps the resident memory under "
+              << HumanBytes(uint64_t(double(cgroup_memory_limit) *
+                                     shard::MemoryLimit::kResidentTarget))
+              << ", writes are refused over "
+              << HumanBytes(
+                     uint64_t(double(cgroup_memory_limit) * shard::MemoryLimit::kResidentDeny));
   }
   LOG(INFO) << "maxmemory-policy " << shard::EvictionPolicyName(shard::MemoryLimit::policy());
   if (!config.config_file.empty()) LOG(INFO) << "config file " << config.config_file;

@@ -167,6 +167,15 @@ class Db {
   // `*examined` gets how many it looked at.
   size_t ExpireSome(int64_t now_ms, size_t budget, size_t* examined);
 
+  // One step of giving back the memory of tables most of whose keys are gone (after a mass
+  // expiry or deletion): DashTable::ShrinkStep on the key, expire and memcached tables. Returns
+  // the entries moved.
+  size_t ShrinkTables(size_t max_segments, size_t max_moves) {
+    size_t moved = prime_.ShrinkStep(max_segments, max_moves);
+    moved += expire_.ShrinkStep(max_segments, max_moves);
+    return moved + mc_meta_.ShrinkStep(max_segments, max_moves);
+  }
+
   size_t size() const { return prime_.size(); }
   size_t expires_count() const { return expire_.size(); }
   // Keys removed because their deadline passed (lazily or by the active cycle), for INFO.

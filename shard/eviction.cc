@@ -204,13 +204,14 @@ void NoteUsedMemory(Shard& s, uint64_t used, bool force_publish) {
 }
 
 bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
-  const uint64_t max = MemoryLimit::maxmemory();
+  const uint64_t max = MemoryLimit::limit();
   if (max == 0) return true;
   // Under the share, or still shedding after a full batch (the next writes go on, as Redis
   // accepts a command while its eviction is still running): the write may go ahead. Only a
   // shard with nothing left to evict, or under noeviction, falls back to the global test.
   const bool shed = EvictOverShare(s, now_ms);
   s.set_may_exceed_share(true);  // what the write adds is measured before the next command
+  if (MemoryLimit::resident_over_deny()) [[unlikely]] return false;
   if (shed) return true;
   return s.used_memory() + MemoryLimit::PublishedTotal(s.id()) <= max;
 }
@@ -221,8 +222,9 @@ void EvictOverMaxMemory() {
 }
 
 bool AdmitUnderMaxMemory() {
-  const uint64_t max = MemoryLimit::maxmemory();
+  const uint64_t max = MemoryLimit::limit();
   if (max == 0) return true;
+  if (MemoryLimit::resident_over_deny()) [[unlikely]] return false;
   Shard* local = Shard::current();
   uint64_t total = 0;
   if (local != nullptr) {

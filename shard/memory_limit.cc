@@ -21,6 +21,26 @@ void MemoryLimit::Publish(unsigned sid, uint64_t used, bool force) {
   if (force ? moved != 0 : moved >= kPublishSlack) slot.store(used, std::memory_order_relaxed);
 }
 
+void MemoryLimit::set_container_limit(uint64_t bytes) {
+  container_limit_.store(bytes, std::memory_order_relaxed);
+  resident_limit_.store(UINT64_MAX, std::memory_order_relaxed);
+  resident_over_deny_.store(false, std::memory_order_relaxed);
+}
+
+void MemoryLimit::UpdateResident(uint64_t resident, uint64_t used) {
+  const uint64_t container = container_limit();
+  if (container == 0) return;
+  // What the process holds beyond used_memory, assumed to stay while eviction frees used bytes
+  // (freed blocks are reused by later writes more than they are given back).
+  const uint64_t beyond = resident > used ? resident - used : 0;
+  const uint64_t target = uint64_t(double(container) * kResidentTarget);
+  const uint64_t floor = maxmemory() / 2;
+  const uint64_t room = target > beyond ? target - beyond : 0;
+  resident_limit_.store(std::max(room, floor), std::memory_order_relaxed);
+  resident_over_deny_.store(double(resident) > double(container) * kResidentDeny,
+                            std::memory_order_relaxed);
+}
+
 uint64_t MemoryLimit::PublishedTotal(unsigned except) {
   uint64_t total = 0;
   const unsigned n = num_shards();

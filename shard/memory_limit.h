@@ -79,8 +79,28 @@ class MemoryLimit {
   // Set once at start by ShardSet.
   static void set_num_shards(unsigned n) { num_shards_.store(n, std::memory_order_relaxed); }
   static unsigned num_shards() { return num_shards_.load(std::memory_order_relaxed); }
-  // A shard's fair part of maxmemory.
-  static uint64_t share() { return maxmemory() / std::max(1u, num_shards()); }
+
+  // maxmemory in a container (docs/memory.md): when maxmemory was derived from the cgroup memory
+  // limit, that limit (0 otherwise; an explicit maxmemory, CONFIG SET included, counts
+  // used_memory only, as in Redis). Then the process' resident memory, sampled every 100 ms by
+  // UpdateResident, lowers the bytes used_memory may reach by what the process holds beyond
+  // used_memory (allocator fragmentation, buffers, the binary), so that eviction keeps RSS under
+  // kResidentTarget of the limit, down to a floor of half of maxmemory; and while RSS is over
+  // kResidentDeny of the limit, writes are refused with the OOM error even after evicting.
+  static constexpr double kResidentTarget = 0.9;
+  static constexpr double kResidentDeny = 0.95;
+  static uint64_t container_limit() { return container_limit_.load(std::memory_order_relaxed); }
+  static void set_container_limit(uint64_t bytes);
+  // Every 100 ms, on one shard thread: the process' resident bytes and the shards' used_memory.
+  static void UpdateResident(uint64_t resident, uint64_t used);
+  // What used_memory may reach: maxmemory, or less in a container (above).
+  static uint64_t limit() {
+    const uint64_t max = maxmemory();
+    return std::min(max, resident_limit_.load(std::memory_order_relaxed));
+  }
+  static bool resident_over_deny() { return resident_over_deny_.load(std::memory_order_relaxed); }
+  // A shard's fair part of limit().
+  static uint64_t share() { return limit() / std::max(1u, num_shards()); }
 
   // On shard `sid`'s own thread: its used bytes (a store only when they moved by kPublishSlack,
   // unless `force`).
@@ -102,6 +122,9 @@ class MemoryLimit {
   static inline std::atomic<int64_t> lfu_log_factor_{10};
   static inline std::atomic<int64_t> lfu_decay_time_{1};
   static inline std::atomic<unsigned> num_shards_{1};
+  static inline std::atomic<uint64_t> container_limit_{0};
+  static inline std::atomic<uint64_t> resident_limit_{UINT64_MAX};  // UINT64_MAX: none
+  static inline std::atomic<bool> resident_over_deny_{false};
   static std::array<Slot, kMaxShards> published_;
 };
 

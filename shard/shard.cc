@@ -41,6 +41,20 @@ size_t Shard::ExpireStep(int64_t now_ms, size_t budget, size_t* examined) {
   return removed;
 }
 
+void Shard::ShrinkTables() {
+  // Per step: segments looked at per table, and entries moved per shard (a merge moves at most
+  // ~630). Measured (release, 16-byte cells, 4M entries of which 11/12 erased, thread CPU time):
+  // steps of 4096 moves took at most 0.71 ms (page faults of the new segments included), 20 us on
+  // average; 8192 moves took up to 1.3 ms. Redis spends up to 1 ms per cron on rehashing.
+  constexpr size_t kSegmentsPerTable = 128;
+  constexpr size_t kMovesPerStep = 4096;
+  size_t moved = 0;
+  for (Db& db : dbs_) {
+    if (moved >= kMovesPerStep) break;
+    moved += db.ShrinkTables(kSegmentsPerTable, kMovesPerStep - moved);
+  }
+}
+
 size_t Shard::used_memory() const {
   size_t bytes = sizeof(Shard) + heap_.used_bytes();
   for (const Db& db : dbs_) bytes += db.table_bytes();

@@ -67,6 +67,9 @@ class Shard {
 
   // Active defragmentation of this shard (shard/defrag.h).
   ShardDefrag& defrag() { return defrag_; }
+  // One step of shrinking the tables of every database (Db::ShrinkTables), from the periodic
+  // loop, as Redis' cron resizes its dicts: bounded work (a few merges of segments), so no pause.
+  void ShrinkTables();
 
   // A version above every bucket version of this shard's tables, for a new snapshot.
   uint64_t NextSnapshotVersion() { return ++snapshot_version_; }

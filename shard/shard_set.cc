@@ -1,5 +1,7 @@
 #include "shard/shard_set.h"
 
+#include "io/cgroup_limits.h"
+
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
@@ -171,12 +173,18 @@ void ShardSet::ExpiryLoop(Shard* shard) {
       // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no
       // writes, and lets reads evict after writes that grew it without a measure (MSET, ...).
       NoteUsedMemory(*shard, shard->used_memory(), /*force_publish=*/true);
+      // In a container, one thread samples the process' resident memory for all (see
+      // MemoryLimit::UpdateResident); the others' used bytes are at most a tick old.
+      if (shard->id() == 0 && MemoryLimit::container_limit() != 0) {
+        MemoryLimit::UpdateResident(io::ProcessResidentBytes(), MemoryLimit::PublishedTotal());
+      }
       if (periodic_hook_ != nullptr) {
         tl_in_periodic_hook = true;
         periodic_hook_();
         tl_in_periodic_hook = false;
       }
     }
+    shard->ShrinkTables();
     // Active defragmentation, when on and the heap is fragmented (shard/defrag.h). It yields
     // between slices: after each it asks whether the thread is stopping (the shard goes then).
     shard->defrag().Cron(*shard, Hz(), [] { return tl_stopping; });

@@ -696,5 +696,174 @@ TEST(DashTableTest, AccessClocksFollowTheirEntries) {
   }
 }
 
+
+// ShrinkStep until a pass over the whole directory changes nothing; checks that no step moved
+// much more than its budget (a merge in progress finishes: at most one top-class segment more).
+template <typename Table>
+void ShrinkFully(Table& t, size_t max_segments = 64, size_t max_moves = 4096) {
+  for (int round = 0; round < 100; ++round) {
+    const size_t segments = t.segment_count();
+    size_t moved = 0;
+    const size_t steps = (size_t(1) << t.global_depth()) / max_segments + 2;
+    for (size_t i = 0; i < steps; ++i) {
+      const size_t m = t.ShrinkStep(max_segments, max_moves);
+      EXPECT_LE(m, max_moves + 2 * Table::SlotsOfClass(Table::kSegmentClasses - 1));
+      moved += m;
+    }
+    if (moved == 0 && t.segment_count() == segments) return;
+  }
+  ADD_FAILURE() << "ShrinkStep never settled";
+}
+
+// After 90% of the keys go (as after a mass expiry), the segments merge, the directory halves and
+// the table's memory per remaining key comes back to about what a table filled to that size has.
+TEST(DashTableTest, ShrinksAfterMostKeysAreErased) {
+  CellTable t;
+  constexpr uint64_t kN = 400'000 / kOpsScale;
+  auto insert = [&t](uint64_t k) {
+    const Cell key{k, 0};
+    t.FindOrInsert(CellPolicy::Hash(key), key, [&] { return key; }).first.value() = Cell{k, 1};
+  };
+  for (uint64_t k = 0; k < kN; ++k) insert(k);
+  const size_t full_bytes = t.memory_bytes();
+  const uint32_t full_depth = t.global_depth();
+  // A table more than half full is left alone.
+  EXPECT_EQ(t.ShrinkStep(1 << 20, 1 << 20), 0u);
+  EXPECT_EQ(t.memory_bytes(), full_bytes);
+
+  for (uint64_t k = 0; k < kN; ++k) {
+    if (k % 10 == 0) continue;
+    t.Erase(t.Find(CellPolicy::Hash({k, 0}), Cell{k, 0}));
+  }
+  EXPECT_EQ(t.memory_bytes(), full_bytes);  // erases alone give nothing back
+  ShrinkFully(t);
+  EXPECT_EQ(t.size(), kN / 10);
+  EXPECT_LT(t.global_depth(), full_depth);
+  // Filled from empty, a table of this size holds ~42 bytes per entry; shrunk, at most 2x that.
+  EXPECT_LT(t.memory_bytes(), full_bytes / 10 * 2);
+  EXPECT_GE(double(t.size()) / double(t.capacity()), 0.3);
+  for (uint64_t k = 0; k < kN; ++k) {
+    auto it = t.Find(CellPolicy::Hash({k, 0}), Cell{k, 0});
+    ASSERT_EQ(it == t.end(), k % 10 != 0) << k;
+    if (k % 10 == 0) ASSERT_EQ(it.value(), (Cell{k, 1})) << k;
+  }
+  // It grows again as before.
+  for (uint64_t k = kN; k < 2 * kN; ++k) insert(k);
+  EXPECT_EQ(t.size(), kN + kN / 10);
+  auto seen = ScanAll(t, [](CellTable::Iterator it) { return it.key().lo; });
+  EXPECT_EQ(seen.size(), t.size());
+}
+
+TEST(DashTableTest, ShrinkFreesAnEmptyTable) {
+  StringTable t;
+  t.set_new_bucket_version(3);
+  for (uint64_t n = 0; n < 5'000; ++n) Upsert(t, KeyOf(n), "v");
+  for (uint64_t n = 0; n < 5'000; ++n) t.Erase(Lookup(t, KeyOf(n)));
+  EXPECT_GT(t.memory_bytes(), 0u);
+  t.ShrinkStep(1, 1);
+  EXPECT_EQ(t.segment_count(), 0u);
+  EXPECT_EQ(t.memory_bytes(), 0u);
+  Upsert(t, "again", "v");  // new segments keep the version set for them
+  EXPECT_EQ(t.BucketVersion(Lookup(t, "again")), 3u);
+}
+
+// A table being filled is not shrunk, even under half full: a Reserve for a snapshot being loaded
+// keeps its segments while the entries come; once the table stops growing, it may shrink.
+TEST(DashTableTest, ShrinkLeavesAGrowingTableAlone) {
+  CellTable t;
+  t.Reserve(100'000);
+  const size_t segments = t.segment_count();
+  EXPECT_EQ(t.ShrinkStep(1 << 20, 1 << 20), 0u);
+  for (uint64_t k = 0; k < 20'000; ++k) {
+    const Cell key{k, 0};
+    t.FindOrInsert(CellPolicy::Hash(key), key, [&] { return key; });
+    if (k % 1'000 == 999) t.ShrinkStep(1 << 20, 1 << 20);
+  }
+  EXPECT_EQ(t.segment_count(), segments);
+  ShrinkFully(t);
+  EXPECT_LT(t.segment_count(), segments);
+  EXPECT_EQ(t.size(), 20'000u);
+}
+
+// The SCAN guarantee while the table shrinks: a key present for the whole scan is returned at
+// least once (a merge may return keys again: the cursor's position may fall inside the merged
+// segment, whose whole bucket is then visited).
+TEST(DashTableTest, TraverseNeverMissesWhileShrinking) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    std::mt19937_64 rng(seed);
+    StringTable t;
+    const uint64_t stable = 3'000 / kOpsScale;
+    for (uint64_t n = 0; n < stable; ++n) Upsert(t, "stable:" + std::to_string(n), "s");
+    std::vector<std::string> transient;
+    for (uint64_t n = 0; n < 40 * stable; ++n) {
+      transient.push_back("transient:" + std::to_string(n));
+      Upsert(t, transient.back(), "t");
+    }
+    const size_t segments_before = t.segment_count();
+    std::unordered_map<std::string, int> seen;
+    uint64_t cursor = 0;
+    do {
+      cursor = t.Traverse(cursor, [&](StringTable::Iterator it) { ++seen[it.key()]; });
+      for (int i = 0; i < 200 && !transient.empty(); ++i) {
+        const size_t victim = rng() % transient.size();
+        t.Erase(Lookup(t, transient[victim]));
+        transient[victim] = transient.back();
+        transient.pop_back();
+      }
+      t.ShrinkStep(4, 1'000);
+    } while (cursor != 0);
+    for (uint64_t n = 0; n < stable; ++n) {
+      ASSERT_GE(seen["stable:" + std::to_string(n)], 1) << n;
+    }
+    EXPECT_LE(t.segment_count() * 4, segments_before);  // it did shrink during the scan
+  }
+}
+
+// A snapshot (as in VersionedSnapshotIsPointInTime) while erases empty the table and ShrinkStep
+// merges segments: buddies whose buckets disagree on being serialised are not merged, so the
+// output is still exactly the table at the start.
+TEST(DashTableTest, VersionedSnapshotWhileShrinking) {
+  std::mt19937_64 rng(5);
+  StringTable t;
+  std::unordered_map<std::string, std::string> at_start;
+  std::vector<std::string> keys;
+  for (uint64_t n = 0; n < 60'000 / kOpsScale; ++n) {
+    keys.push_back(KeyOf(n));
+    std::string v = std::to_string(rng());
+    Upsert(t, keys.back(), v);
+    at_start[keys.back()] = v;
+  }
+  const size_t segments_before = t.segment_count();
+  const uint64_t snap = 1;
+  t.set_new_bucket_version(snap);
+  std::unordered_map<std::string, std::string> out;
+  int duplicates = 0;
+  auto serialise = [&](const StringTable::Bucket& b) {
+    if (b.version() >= snap) return;
+    b.ForEach(
+        [&](StringTable::Iterator it) { duplicates += !out.emplace(it.key(), it.value()).second; });
+    b.set_version(snap);
+  };
+  uint64_t cursor = 0;
+  do {
+    cursor = t.TraverseBuckets(cursor, serialise);
+    for (int i = 0; i < 100 && keys.size() > 1'000; ++i) {
+      const size_t victim = rng() % keys.size();
+      auto it = Lookup(t, keys[victim]);
+      serialise(t.BucketOf(it));  // before the erase changes the bucket
+      t.Erase(it);
+      keys[victim] = keys.back();
+      keys.pop_back();
+    }
+    t.ShrinkStep(8, 2'000);
+  } while (cursor);
+  EXPECT_EQ(duplicates, 0);
+  EXPECT_EQ(out, at_start);
+  // After the snapshot every bucket carries its version: what is left merges.
+  ShrinkFully(t);
+  EXPECT_LE(t.segment_count() * 8, segments_before);
+}
+
 }  // namespace
 }  // namespace shardis::core

@@ -2,6 +2,7 @@
 #include "io/cgroup_limits.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -111,6 +112,16 @@ TEST_F(CgroupTest, V1PathNotVisibleFallsBackToTheMountRoot) {
   Write("memory/memory.limit_in_bytes", "268435456\n");
   EXPECT_DOUBLE_EQ(CgroupCpuQuota(paths_), 1.0);
   EXPECT_EQ(CgroupMemoryLimit(paths_), 268435456u);
+}
+
+TEST_F(CgroupTest, ProcessResidentBytesFromStatm) {
+  const std::string statm = (dir_ / "statm").string();
+  std::ofstream(statm) << "5000 1200 300 10 0 900 0\n";
+  EXPECT_EQ(ProcessResidentBytes(statm.c_str()), 1200u * uint64_t(sysconf(_SC_PAGESIZE)));
+  std::ofstream(statm) << "garbage\n";
+  EXPECT_EQ(ProcessResidentBytes(statm.c_str()), 0u);
+  EXPECT_EQ(ProcessResidentBytes((dir_ / "absent").c_str()), 0u);
+  EXPECT_GT(ProcessResidentBytes(), 0u);  // this process, from /proc/self/statm
 }
 
 TEST(ThreadsForQuotaTest, RoundsUpWithinTheAffinityMask) {

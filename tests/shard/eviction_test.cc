@@ -21,6 +21,7 @@ class EvictionTest : public ::testing::Test {
     MemoryLimit::set_samples(5);
   }
   void TearDown() override {
+    MemoryLimit::set_container_limit(0);
     MemoryLimit::set_maxmemory(0);
     MemoryLimit::set_policy(EvictionPolicy::kNoEviction);
   }
@@ -127,6 +128,35 @@ TEST_F(EvictionTest, MakeRoomForWrite) {
   MemoryLimit::set_policy(EvictionPolicy::kVolatileTtl);
   MemoryLimit::set_maxmemory(1);
   EXPECT_FALSE(MakeRoomForWrite(shard_, kNow));
+}
+
+// maxmemory derived from a container's limit (docs/memory.md): what the process holds beyond
+// used_memory is headroom, down to half of maxmemory; over 95% of the limit writes are refused.
+TEST_F(EvictionTest, ContainerLimitCountsResidentMemory) {
+  constexpr uint64_t kMiB = 1 << 20;
+  MemoryLimit::set_maxmemory(800 * kMiB);
+  MemoryLimit::set_container_limit(1000 * kMiB);
+  EXPECT_EQ(MemoryLimit::limit(), 800 * kMiB);  // no sample yet
+  MemoryLimit::UpdateResident(500 * kMiB, 400 * kMiB);  // 100 MiB beyond used_memory
+  EXPECT_EQ(MemoryLimit::limit(), 800 * kMiB);        // 900 - 100 is over maxmemory
+  MemoryLimit::UpdateResident(800 * kMiB, 400 * kMiB);
+  EXPECT_EQ(MemoryLimit::limit(), 500 * kMiB);  // 900 - 400
+  EXPECT_EQ(MemoryLimit::share(), 500 * kMiB);
+  EXPECT_FALSE(MemoryLimit::resident_over_deny());
+  MemoryLimit::UpdateResident(960 * kMiB, 300 * kMiB);
+  EXPECT_EQ(MemoryLimit::limit(), 400 * kMiB);  // the floor: half of maxmemory
+  EXPECT_TRUE(MemoryLimit::resident_over_deny());
+  // Over 95% of the limit a write is refused even when eviction could go on.
+  MemoryLimit::set_policy(EvictionPolicy::kAllKeysRandom);
+  Set(0, "a");
+  EXPECT_FALSE(MakeRoomForWrite(shard_, kNow));
+  MemoryLimit::UpdateResident(700 * kMiB, 300 * kMiB);
+  EXPECT_TRUE(MakeRoomForWrite(shard_, kNow));
+  // An explicit maxmemory (what CONFIG SET does) counts used_memory only.
+  MemoryLimit::set_container_limit(0);
+  MemoryLimit::UpdateResident(960 * kMiB, 300 * kMiB);
+  EXPECT_EQ(MemoryLimit::limit(), 800 * kMiB);
+  EXPECT_FALSE(MemoryLimit::resident_over_deny());
 }
 
 TEST_F(EvictionTest, EvictOverShare) {
