@@ -239,14 +239,18 @@ class MoveWaiter final : public BlockedClient {
     const bool can_block = ctx_.conn.may_block();
     for (;;) {
       // As this client, set again after a wait (another fiber may have changed it): the moves
-      // its own move wakes count for it, and it waits for them before it reports its move done
-      // to the client whose write woke it.
+      // its own move wakes count for it.
       shard::CurrentCommandClient() = ctx_.conn.AsCommandClient();
       const bool moved = ListMove(ctx_, src, dst, from, to);  // or WRONGTYPE
+      if (!can_block) {  // in EXEC or a script, which wait for the moves it woke
+        if (!moved) ctx_.rb.Null();
+        return;
+      }
+      // Woken by another client's write (or not yet blocked): that client waits until this move
+      // is done, and the moves it woke in turn. This is the client's own fiber, on its thread.
       ctx_.conn.moves.Wait();
       ReportMoved();
       if (moved) return;
-      if (!can_block) return ctx_.rb.Null();
       // Register only if the source is still missing, atomically with that check.
       bool registered = false;
       shard::Transaction tx(db_, keys_, shard::Transaction::kWrite);

@@ -1,6 +1,8 @@
 #include "shard/blocking.h"
 
 #include <algorithm>
+#include <glog/logging.h>
+
 #include <boost/fiber/context.hpp>
 
 #include "io/proactor.h"
@@ -41,6 +43,7 @@ void TriggeredMoves::Completed(void* arg) {
 }
 
 void TriggeredMoves::Wait() {
+  DCHECK_EQ(io::Proactor::current()->index(), thread_) << "the moves report to the client's thread";
   while (pending()) {
     waiting_ = boost::fibers::context::active();
     waiting_->suspend();
