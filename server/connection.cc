@@ -571,6 +571,14 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       evicted = true;
       PushesAheadOfReply();
       if (!admitted) return Reject(spec, shard::kOomError, /*code=*/"");
+    } else if (shard::MemoryLimit::short_of_victims()) [[unlikely]] {
+      // A shard over its share has nothing to evict: before this command (a read too, as Redis
+      // evicts before every command), the others evict for it. A write that runs on one shard is
+      // still admitted there.
+      FlushQueued();
+      (void)shard::AdmitUnderMaxMemory();
+      evicted = true;
+      PushesAheadOfReply();
     }
   }
   // Persistence: -MISCONF for writes (and PING, as Redis) after a failed background save, and
