@@ -388,6 +388,9 @@ RAW_SCENARIOS = [
                                                                     "0")],
     [("SET", "s", "x"), ("APPEND", "s", "y"), ("RENAME", "s", "t"), ("COPY", "t", "s"),
      ("SET", "s", "xy")],
+    # HyperLogLogs are raw strings in Redis, however small.
+    [("PFADD", "s"), ("PFADD", "s", "a", "b"), ("PFCOUNT", "s"), ("PFMERGE", "s", "s"),
+     ("SET", "s", "x"), ("PFMERGE", "s")],
 ]
 
 
