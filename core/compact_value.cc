@@ -213,7 +213,10 @@ size_t CompactValue::Append(std::string_view s) {
     // or 17 bytes, so the result is neither short, nor an int (a canonical int's 16+-byte prefix
     // would itself be one), nor packed: it stays a heap string.
     const size_t old_size = HeapSize();
-    if (s.empty()) return old_size;
+    if (s.empty()) {
+      set_raw();  // Redis unshares the value even to append nothing
+      return old_size;
+    }
     const size_t n = old_size + s.size();
     char* p = HeapPtr();
     if (n <= ShardHeap::UsableSize(p)) {
@@ -225,25 +228,28 @@ size_t CompactValue::Append(std::string_view s) {
       FreeBytes(p);
       p = grown;
     }
-    InitHeap(p, n, flag_bits());
+    InitHeap(p, n, flag_bits() | kRawBit);
     return n;
   }
   char scratch[kScratchSize];
   const std::string_view cur = GetString(scratch);  // inline, packed or int: at most 20 bytes
-  if (s.empty()) return cur.size();
+  if (s.empty()) {
+    set_raw();
+    return cur.size();
+  }
   const size_t n = cur.size() + s.size();
   if (n < kInt64BufSize) {
     // Short result: may be inline, packed or even an int ("1" + "2").
     char buf[kInt64BufSize];
     std::memcpy(buf, cur.data(), cur.size());
     std::memcpy(buf + cur.size(), s.data(), s.size());
-    InitString({buf, n}, flag_bits());
+    InitString({buf, n}, flag_bits() | kRawBit);
     return n;
   }
   char* p = AllocateBytes(GrowCapacity(n));
   std::memcpy(p, cur.data(), cur.size());
   std::memcpy(p + cur.size(), s.data(), s.size());
-  InitHeap(p, n, flag_bits());
+  InitHeap(p, n, flag_bits() | kRawBit);
   return n;
 }
 
@@ -262,7 +268,7 @@ size_t CompactValue::SetRange(size_t offset, std::string_view s) {
     std::memcpy(buf, cur.data(), cur.size());
     std::memset(buf + cur.size(), 0, gap);
     std::memcpy(buf + offset, s.data(), s.size());
-    InitString({buf, n}, flag_bits());
+    InitString({buf, n}, flag_bits() | kRawBit);
     if (old != nullptr) FreeBytes(old);
     return n;
   }
@@ -270,14 +276,14 @@ size_t CompactValue::SetRange(size_t offset, std::string_view s) {
   if (old != nullptr && n <= ShardHeap::UsableSize(old)) {
     std::memset(old + cur.size(), 0, gap);           // past the end: s is not there
     std::memmove(old + offset, s.data(), s.size());  // s may overlap the string
-    InitHeap(old, n, flag_bits());
+    InitHeap(old, n, flag_bits() | kRawBit);
     return n;
   }
   char* p = AllocateBytes(GrowCapacity(n));
   std::memcpy(p, cur.data(), cur.size());
   std::memset(p + cur.size(), 0, gap);
   std::memcpy(p + offset, s.data(), s.size());
-  InitHeap(p, n, flag_bits());
+  InitHeap(p, n, flag_bits() | kRawBit);
   if (old != nullptr) FreeBytes(old);
   return n;
 }

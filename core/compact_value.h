@@ -25,8 +25,9 @@
 //                                              19    packed, 16 bytes (kPacked16Code)
 //                                              20    packed, 17 bytes (kPacked17Code)
 //                                              21..31 reserved for new encodings
-//                            bits 5..7  flags: three bits for the shard (kFlag0..kFlag2), e.g.
-//                                              "has expiry", "touched"; never read here.
+//                            bits 5..6  flags: two bits for the shard (kFlag0, kFlag1), e.g.
+//                                              "has expiry"; never read here.
+//                            bit 7      raw: a string changed in place (see raw()).
 //   inline string:  bytes 0..14 the bytes, then zeros up to byte 14.
 //   packed string:  byte i of the string at bits 7i..7i+6 of the 120-bit number in bytes 0..14
 //                   (w0 | (w1 & (2^56-1)) << 64); the bits above the last byte are zero.
@@ -38,6 +39,8 @@
 // An all-zero cell is the empty string with no flags (default construction, moved-from cells).
 // Flags are kept by SetString, SetInt, Append, SetRange and SetObject, travel with moves, and are
 // cleared by Reset and in the moved-from cell; FromString/FromInt/FromObject start with none.
+// The raw bit is set by Append, SetRange and EditBytes and cleared by every other writer; it
+// travels with moves. It changes no encoding: it only remembers how the string was made.
 //
 // Cells are move-only. Moving steals the heap block; the destructor frees it on the current
 // ShardHeap, so a cell is destroyed on the shard thread that created it (see shard_heap.h).
@@ -88,8 +91,8 @@ class CompactValue {
   static constexpr size_t kScratchSize = kInt64BufSize;
   static_assert(kScratchSize >= kPackedMax);
   // Flag bits for the shard's own use (see the layout above).
-  static constexpr uint8_t kFlag0 = 1, kFlag1 = 2, kFlag2 = 4;
-  static constexpr uint8_t kFlagMask = 7;
+  static constexpr uint8_t kFlag0 = 1, kFlag1 = 2;
+  static constexpr uint8_t kFlagMask = 3;
 
   // The empty string.
   CompactValue() noexcept = default;
@@ -135,6 +138,12 @@ class CompactValue {
   // For a value (not a FromKey cell): true exactly when the string is the canonical form of an
   // int64, i.e. when Redis' INCR would accept it.
   bool IsInt() const { return code() == kIntCode; }
+  // Changed in place by Append, SetRange or EditBytes since it was last set as a whole: Redis'
+  // "raw" encoding, which APPEND, SETRANGE, SETBIT and BITFIELD leave whatever the length or the
+  // digits (dbUnshareStringValue), until a SET or INCR replaces the object (OBJECT ENCODING).
+  bool raw() const { return (meta() & kRawBit) != 0; }
+  // Makes a copy say raw() too (COPY, RENAME across shards: Redis keeps the object).
+  void set_raw() { SetMeta(meta() | kRawBit); }
 
   // ---- Strings (IsString()).
   // Replaces the content (freeing a heap string or an object). Keeps the flags. A heap block is reused when the new string needs the same size class. s may
@@ -221,10 +230,10 @@ class CompactValue {
   }
 
   // ---- Flags (kFlag0..kFlag2).
-  uint8_t flags() const { return meta() >> kFlagShift; }
+  uint8_t flags() const { return (meta() >> kFlagShift) & kFlagMask; }
   void set_flags(uint8_t flags) {
     DCHECK_EQ(flags & ~kFlagMask, 0);
-    SetMeta(code() | static_cast<uint8_t>(flags << kFlagShift));
+    SetMeta((meta() & (kCodeMask | kRawBit)) | static_cast<uint8_t>(flags << kFlagShift));
   }
   bool HasFlag(uint8_t flag) const { return (flags() & flag) != 0; }
   void SetFlag(uint8_t flag, bool on) { set_flags(on ? (flags() | flag) : (flags() & ~flag)); }
@@ -256,13 +265,15 @@ class CompactValue {
   static constexpr uint64_t kLow56 = (uint64_t{1} << 56) - 1;
   static constexpr uint8_t kCodeMask = 0x1f;
   static constexpr int kFlagShift = 5;
+  static constexpr uint8_t kRawBit = 0x80;
   static constexpr uint64_t kSizeMask = kMaxStringSize;  // the low 56 bits of w1
 
   uint8_t meta() const { return static_cast<uint8_t>(bytes_[15]); }
   uint8_t code() const { return meta() & kCodeMask; }
   // A heap string or an object: something to free.
   bool Owns() const { return code() == kHeapCode || code() == kObjectCode; }
-  uint8_t flag_bits() const { return meta() & ~kCodeMask; }
+  // The shard's flags in place, for a writer that keeps them (and drops the raw bit).
+  uint8_t flag_bits() const { return meta() & (kFlagMask << kFlagShift); }
   void SetMeta(uint8_t m) { bytes_[15] = static_cast<char>(m); }
 
   uint64_t Word0() const {
@@ -351,13 +362,14 @@ size_t CompactValue::EditBytes(size_t min_size, Fn&& fn) {
   DCHECK(IsString());
   if (code() == kHeapCode && HeapSize() >= kInt64BufSize && min_size <= HeapSize()) {
     fn(HeapPtr(), HeapSize());  // the common case: the bytes stay where they are
+    set_raw();
     return HeapSize();
   }
   const size_t cur = StringSize();
   const size_t n = cur > min_size ? cur : min_size;
   if (n >= kInt64BufSize) {
     // Grows (zero padded) into a heap block with room to spare; n > cur here.
-    SetRange(n - 1, std::string_view("\0", 1));
+    SetRange(n - 1, std::string_view("\0", 1));  // raw now
     DCHECK_EQ(code(), kHeapCode);
     fn(HeapPtr(), n);
     return n;
@@ -368,7 +380,7 @@ size_t CompactValue::EditBytes(size_t min_size, Fn&& fn) {
   if (!s.empty()) std::memcpy(buf, s.data(), s.size());
   fn(buf, n);
   char* old = code() == kHeapCode ? HeapPtr() : nullptr;
-  InitString({buf, n}, flag_bits());
+  InitString({buf, n}, flag_bits() | kRawBit);
   if (old != nullptr) ShardHeap::Current()->Free(old);
   return n;
 }

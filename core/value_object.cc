@@ -58,6 +58,7 @@ size_t ObjectMemoryBytes(const CompactValue& value, size_t samples) {
 }
 
 std::string_view EncodingName(const CompactValue& value) {
+  if (value.raw()) return "raw";  // changed in place: Redis' raw object, whatever it holds
   switch (value.encoding()) {
     case CompactValue::Encoding::kInt:
       return "int";
@@ -99,8 +100,10 @@ std::string_view EncodingName(const CompactValue& value) {
 int64_t ObjectRefCount(const CompactValue& value) {
   constexpr int64_t kSharedIntegers = 10000;
   constexpr int64_t kSharedRefCount = 2147483647;
-  return value.IsInt() && value.AsInt() >= 0 && value.AsInt() < kSharedIntegers ? kSharedRefCount
-                                                                                  : 1;
+  // A string changed in place is an object of its own (raw), even when it holds such a number.
+  return value.IsInt() && !value.raw() && value.AsInt() >= 0 && value.AsInt() < kSharedIntegers
+             ? kSharedRefCount
+             : 1;
 }
 
 CompactValue CloneObject(const CompactValue& value) {

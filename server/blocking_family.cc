@@ -8,7 +8,9 @@
 // the key ready, and the reply travels back: nobody can take the element in between, and clients
 // are served in the order they blocked. BLMOVE/BRPOPLPUSH move between two keys that may live on
 // two shards, so they are woken instead and run LMOVE again as a transaction (blocking again, at
-// the back of the queue, if someone took the element first).
+// the back of the queue, if someone took the element first); the command whose write woke them
+// waits for that move (and the moves it wakes in turn) before it replies, as Redis completes
+// them before the next command runs.
 #include "server/blocking_family.h"
 
 #include <climits>
@@ -193,7 +195,8 @@ class PopWaiter final : public BlockedClient {
 // BLMOVE, BRPOPLPUSH. When both keys live on one shard, the move is served there, in the loop
 // iteration of the write that fed the source, as a pop is: a chain of BLMOVEs (each waiting on
 // the previous one's destination) completes before the writer gets its reply, as in Redis. When
-// the destination lives on another shard, the client is woken and runs LMOVE as a transaction.
+// the destination lives on another shard, the client is woken and runs LMOVE as a transaction,
+// and the writer waits for it (shard::TriggeredMoves).
 class MoveWaiter final : public BlockedClient {
  public:
   MoveWaiter(ConnContext& ctx, std::span<const std::string_view> src, std::string_view dst,
@@ -211,8 +214,7 @@ class MoveWaiter final : public BlockedClient {
     if (!Claim()) return Offer::kGone;
     const uint64_t dst_hash = core::HashBytes(dst_);
     if (shard::shard_set->ShardOf(dst_, dst_hash) != owner.id()) {
-      Finish();
-      return Offer::kReserved;
+      return Offer::kReserved;  // the registry wakes it
     }
     // One change counted (as Redis 7.2 for a served BLMOVE); journaled as LMOVE, as Redis
     // propagates it. A WRONGTYPE destination gets the error and leaves the element to the next
@@ -236,8 +238,19 @@ class MoveWaiter final : public BlockedClient {
            int64_t deadline_ms) {
     const bool can_block = ctx_.conn.may_block();
     for (;;) {
-      if (ListMove(ctx_, src, dst, from, to)) return;  // or WRONGTYPE
-      if (!can_block) return ctx_.rb.Null();
+      // As this client, set again after a wait (another fiber may have changed it): the moves
+      // its own move wakes count for it.
+      shard::CurrentCommandClient() = ctx_.conn.AsCommandClient();
+      const bool moved = ListMove(ctx_, src, dst, from, to);  // or WRONGTYPE
+      if (!can_block) {  // in EXEC or a script, which wait for the moves it woke
+        if (!moved) ctx_.rb.Null();
+        return;
+      }
+      // Woken by another client's write (or not yet blocked): that client waits until this move
+      // is done, and the moves it woke in turn. This is the client's own fiber, on its thread.
+      ctx_.conn.moves.Wait();
+      ReportMoved();
+      if (moved) return;
       // Register only if the source is still missing, atomically with that check.
       bool registered = false;
       shard::Transaction tx(db_, keys_, shard::Transaction::kWrite);

@@ -219,6 +219,9 @@ inline void RunShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext
   if (ctx.shard.stats().dirty != dirty && ctx.shard.journal().on()) [[unlikely]] {
     JournalShardCommand(spec, args, ctx);
   }
+  if ((spec.flags & kDenyOom) && shard::MemoryLimit::maxmemory() != 0) [[unlikely]] {
+    shard::NoteWriteGrowth(ctx.shard);  // may leave the shard over its share with no victim
+  }
 }
 
 class CommandRegistry {

@@ -84,10 +84,11 @@ Connection::Connection(int fd, io::Proactor* proactor, std::unique_ptr<io::TlsSe
     : proactor_(proactor),
       stream_(proactor, fd, &ServerThreadState::current().stats().net),
       slot_bytes_(RelaxedPipelineOrder() ? shard::shard_set->size() : 1),
-      runs_(proactor, this),
+      runs_(proactor, this, &state_.moves),
       relaxed_order_(RelaxedPipelineOrder()) {
   state_.id = NextClientId();
   state_.thread = proactor->index();
+  state_.moves.set_thread(state_.thread);
   state_.fd = fd;
   state_.created_ms = shard::NowMs();
   state_.last_interaction_ms = state_.created_ms;
@@ -144,6 +145,7 @@ void Connection::Run() {
   stream_.StopReading();
   stream_.WaitSendDone();
   UnwatchAll(state_);
+  state_.moves.Wait();  // the moving clients report to it
 }
 
 void Connection::Push(std::string_view bytes) {
@@ -571,6 +573,14 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
       evicted = true;
       PushesAheadOfReply();
       if (!admitted) return Reject(spec, shard::kOomError, /*code=*/"");
+    } else if (shard::MemoryLimit::short_of_victims()) [[unlikely]] {
+      // A shard over its share has nothing to evict: before this command (a read too, as Redis
+      // evicts before every command), the others evict for it. A write that runs on one shard is
+      // still admitted there.
+      FlushQueued();
+      (void)shard::AdmitUnderMaxMemory();
+      evicted = true;
+      PushesAheadOfReply();
     }
   }
   // Persistence: -MISCONF for writes (and PING, as Redis) after a failed background save, and
@@ -655,7 +665,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     RunShardCommand(*spec, args, ctx);
     RecordCall(*spec, spec->stats_id, Tick() - start, *target, reply_at, args,
                state_);
-    shard.ServeBlocked();
+    shard.ServeBlocked(&state_.moves);
+    state_.moves.Wait();  // the moves across shards it woke, before anything else of the client
     return;
   }
 
@@ -688,9 +699,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   const uint64_t start = clock_tick_;
   // The Transactions the handler makes run as this client and, for a read-only command of a
   // tracking client, remember their keys (set here: another fiber may have changed it).
-  shard::CurrentCommandClient() = {
-      state_.id, (flags & kReadOnly) && !(flags & kScript) ? TrackingReaderOf(state_) : nullptr,
-      state_.no_touch};
+  shard::CurrentCommandClient() = state_.AsCommandClient(
+      (flags & kReadOnly) && !(flags & kScript) ? TrackingReaderOf(state_) : nullptr);
   if (write) {
     // The Transactions the handler runs journal the command (Transaction::SendJournalPayload).
     shard::JournalCommand journal{state_.db, args, nullptr};
@@ -699,6 +709,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   } else {
     spec->on_conn(args, ctx);
   }
+  state_.moves.Wait();  // the moves across shards its writes woke (EXEC, LMOVE, scripts, ...)
   shard::CurrentCommandClient() = {};
   const uint64_t blocked = std::exchange(blocked_ticks_, 0);
   RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start - blocked, out_, reply_at - out_sent_,
@@ -777,7 +788,7 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
   }
   core::ReplyBuilder rb;
   shard::TxQueue& txq = shard.tx_queue();
-  shard::CommandClientScope as_client({state_.id, nullptr, state_.no_touch});
+  shard::CommandClientScope as_client(state_.AsCommandClient());
   // The client's output limit bounds the replies of a run too: once they pass what is left of it,
   // the client is going to be closed (FlushQueued), and, as Redis stops executing a client
   // scheduled to be closed, the rest are skipped rather than buffered.
@@ -797,13 +808,19 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
     ShardContext ctx{shard, shard.db(item.db), rb, queued_now_ms_, item.hash};
     if (item.tracked) [[unlikely]] ctx.reader = &state_.tracking.reader;
     RunShardCommand(*item.spec, args, ctx);
+    // The clients its write made ready are served before the next command runs, as in Redis.
+    shard.ServeBlocked(&state_.moves);
     produced += slots_[item.slot].size();
     if (produced > slot_budget_) [[unlikely]] {
       i = end;
       break;
     }
+    if (state_.moves.pending()) [[unlikely]] {
+      // It woke a BLMOVE that moves across shards: the rest waits until that is done.
+      ++i;
+      break;
+    }
   }
-  shard.ServeBlocked();
   return i - begin;
 }
 
@@ -835,18 +852,21 @@ void Connection::RunQueuedScript(size_t i) {
   // The client's state holds still meanwhile: its fiber waits for this run, and what changes it
   // (SELECT, HELLO, CLIENT ...) runs on its own, after the queue.
   ConnContext ctx{state_, rb};
-  shard::CommandClientScope as_client({state_.id, nullptr, state_.no_touch});
+  shard::CommandClientScope as_client(state_.AsCommandClient());
   item.spec->on_conn(ArgSlice(args_.data() + item.args_begin, item.args_count), ctx);
   produced += reply.size();
 }
 
 void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
+  // After the moves an earlier item woke, when this is the client's thread (the moves report
+  // there); a worker elsewhere runs on, and the replies wait for them (PipelineRuns::RunAll).
+  if (proactor_->index() == state_.thread) state_.moves.Wait();
   // Every item of a run has the same database (SELECT runs the queue first).
   std::vector<std::string_view> keys;
   keys.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) keys.push_back(args_[queued_[i].args_begin + 1]);
   // The transaction takes it.
-  shard::CurrentCommandClient() = {state_.id, nullptr, state_.no_touch};
+  shard::CurrentCommandClient() = state_.AsCommandClient();
   shard::Transaction tx(queued_[begin].db, keys, shard::Transaction::kWrite);
   shard::CurrentCommandClient() = {};
   DCHECK(tx.shards().size() == 1 && tx.shards()[0] == sid);

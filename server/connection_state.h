@@ -13,6 +13,7 @@
 
 #include "server/acl_denial.h"
 #include "server/client_buffers.h"
+#include "shard/blocking.h"
 #include "shard/tracking_table.h"
 #include "shard/watch_table.h"
 
@@ -150,6 +151,12 @@ struct ConnectionState {
   PubSubState pubsub;
   TrackingState tracking;
   PushSink* push = nullptr;  // the connection itself
+  // The BLMOVEs its writes woke that move across shards: its commands wait for them (blocking.h).
+  shard::TriggeredMoves moves;
+  // Who its commands run as, for the shards (CurrentCommandClient); reader: see CommandClient.
+  shard::CommandClient AsCommandClient(const shard::TrackedReader* reader = nullptr) {
+    return {id, reader, no_touch, &moves};
+  }
 };
 
 // A client name or library attribute may only hold printable ASCII without spaces, as in Redis

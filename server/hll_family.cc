@@ -56,6 +56,13 @@ void ReplyState(core::ReplyBuilder& rb, KeyState s) {
 }
 
 // PFADD key [element ...]
+// Writes an HLL's bytes into its cell. Redis' HLLs are raw strings whatever their size (made by
+// createHLLObject, changed in place after dbUnshareStringValue): OBJECT ENCODING says raw.
+void StoreHll(CompactValue& cell, std::string_view h) {
+  cell.SetString(h);
+  cell.set_raw();
+}
+
 void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
   bool wrong_type;
   Db::Iterator it = FindTyped(ctx, args[1], ValueType::kString, kForWrite, &wrong_type);
@@ -69,7 +76,7 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
     hll::InvalidateCache(h.data());
     bool inserted;
     it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);
-    it.value().SetString(h);
+    StoreHll(it.value(), h);
     ctx.shard.AddDirty(updated);  // Redis counts each element that changed a register
     NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", args[1]);
     return ctx.rb.Integer(1);
@@ -93,14 +100,14 @@ void CmdPfAdd(ArgSlice args, ShardContext& ctx) {
   for (std::string_view e : elements) {
     const int r = hll::Add(&h, e, max_bytes);
     if (r < 0) {
-      if (updated) cell.SetString(h);  // what was added before stays, as in Redis
+      if (updated) StoreHll(cell, h);  // what was added before stays, as in Redis
       return ctx.rb.Error(kCorruptedErr);
     }
     updated += r;
   }
   if (updated) {
     hll::InvalidateCache(h.data());
-    cell.SetString(h);
+    StoreHll(cell, h);
     NotifyKeyspaceEvent(ctx, kNotifyString, "pfadd", args[1]);
   }
   ctx.shard.AddDirty(updated);
@@ -244,7 +251,7 @@ void CmdPfMerge(ArgSlice args, ConnContext& ctx) {
       }
     }
     hll::InvalidateCache(h.data());
-    it.value().SetString(h);
+    StoreHll(it.value(), h);
     t.db.NoteModified(tx.key(0));
     t.shard.AddDirty();
     // Redis announces PFMERGE as a PFADD (a mass add of elements).
@@ -294,7 +301,7 @@ void CmdPfDebug(ArgSlice args, ConnContext& ctx) {
             error = kCorruptedErr;
             return;
           }
-          it.value().SetString(h);
+          StoreHll(it.value(), h);
           t.db.NoteModified(tx.key(0));
           t.shard.AddDirty();  // an encoding change is a change for Redis too
           converted = true;

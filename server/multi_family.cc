@@ -137,8 +137,8 @@ void RunQueued(shard::Transaction& tx, ConnContext& ctx) {
       const int db_index = conn.db;
       shard::JournalEffect& effect = shard::CurrentJournalCommand()->effect;
       effect.Clear();
-      shard::CurrentCommandClient() = {
-          conn.id, (q.spec->flags & kReadOnly) ? TrackingReaderOf(conn) : nullptr, conn.no_touch};
+      shard::CurrentCommandClient() =
+          conn.AsCommandClient((q.spec->flags & kReadOnly) ? TrackingReaderOf(conn) : nullptr);
       q.spec->on_conn(args, ctx);
       shard::CurrentCommandClient() = {};
       if (journal_on && effect.set()) {
@@ -181,7 +181,7 @@ void CmdExec(ArgSlice, ConnContext& ctx) {
   shard::JournalCommand journal{db_index, {}, &unit};
   shard::JournalCommandScope journal_scope(&journal);
   // The EXEC's writes are the client's.
-  shard::CurrentCommandClient() = {conn.id, nullptr, conn.no_touch};
+  shard::CurrentCommandClient() = conn.AsCommandClient();
   std::optional<shard::Transaction> tx;
   if (global) {
     tx.emplace(db_index, shard::Transaction::AllShards{}, shard::Transaction::kWrite);

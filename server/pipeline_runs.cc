@@ -39,8 +39,9 @@ void PipelineRuns::Executor::RunItemsInFiber(unsigned sid, size_t begin, size_t 
   if (begin + ran < end) RunLockedItems(sid, begin + ran, end);
 }
 
-PipelineRuns::PipelineRuns(io::Proactor* proactor, Executor* executor)
-    : proactor_(proactor), executor_(executor) {
+PipelineRuns::PipelineRuns(io::Proactor* proactor, Executor* executor,
+                           shard::TriggeredMoves* moves)
+    : proactor_(proactor), executor_(executor), moves_(moves) {
   chain_.runs = this;
 }
 
@@ -61,6 +62,7 @@ void PipelineRuns::RunAll() {
   } else {
     RunStrict();
   }
+  WaitMoves();  // those a worker's or the relaxed order's runs woke
   runs_.clear();
 }
 
@@ -81,10 +83,12 @@ void PipelineRuns::RunStrict() {
   while (r < runs_.size()) {
     if (runs_[r].in_fiber) {
       RunInWorker(runs_[r++]);
+      WaitMoves();
       continue;
     }
     if (runs_[r].shard == self) {
       RunHere(runs_[r++]);
+      WaitMoves();
       continue;
     }
     // The chain runs r and every following run up to the next one of ours, or one that goes to a
@@ -101,6 +105,7 @@ void PipelineRuns::RunStrict() {
       const Run& run = runs_[r++];
       executor_->RunLockedItems(run.shard, run.begin + chain_.ran, run.end);
     }
+    WaitMoves();  // the chain came home after a run that woke moves
   }
 }
 
@@ -116,6 +121,7 @@ void PipelineRuns::ChainHop::Run() {
     return;
   }
   ++next;
+  if (runs->MovesPending()) return;  // home: the origin waits for them before the next run
   if (next < all.size() && all[next].shard != runs->proactor_->index() && !all[next].in_fiber) {
     ForwardTo(all[next].shard);
   }

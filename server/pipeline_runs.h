@@ -16,6 +16,10 @@
 // A run with an item that may block (a script: it waits for its transaction, and a busy one
 // yields) runs in a worker fiber on its shard's thread instead (ShardSet::AwaitInWorker), still
 // one hop for the whole run. Only the strict order has such runs.
+//
+// A command whose write woke a BLMOVE that moves across shards (shard/blocking.h, TriggeredMoves)
+// ends its run there: the connection waits for the move before the rest runs, so that its next
+// commands see the move done, as in Redis.
 #pragma once
 
 #include <cstddef>
@@ -42,10 +46,11 @@ class PipelineRuns {
    public:
     // On shard `s`'s thread (inline in its loop when it is not the connection's, so it must not
     // block): runs items [begin, end) in order. Returns how many ran: it stops before an item
-    // whose key a transaction holds (that one and the rest go to RunLockedItems).
+    // whose key a transaction holds, or after one that woke moves (the rest go to
+    // RunLockedItems).
     virtual size_t RunItems(shard::Shard& s, size_t begin, size_t end) = 0;
     // In the connection's fiber: runs items [begin, end), all for shard `sid`, behind the
-    // transaction that holds their keys (it may wait).
+    // transaction that holds their keys and the moves that earlier items woke (it may wait).
     virtual void RunLockedItems(unsigned sid, size_t begin, size_t end) = 0;
     // In a fiber on shard `sid`'s thread (a worker, or the connection's own fiber when it is that
     // shard's): runs items [begin, end), all for shard `sid`, in order; any may block. This one
@@ -56,7 +61,9 @@ class PipelineRuns {
     ~Executor() = default;
   };
 
-  PipelineRuns(io::Proactor* proactor, Executor* executor);
+  // moves: where the items' writes count the moves across shards they wake (nullptr: they wake
+  // none, e.g. memcached commands).
+  PipelineRuns(io::Proactor* proactor, Executor* executor, shard::TriggeredMoves* moves = nullptr);
   PipelineRuns(const PipelineRuns&) = delete;
   PipelineRuns& operator=(const PipelineRuns&) = delete;
 
@@ -66,8 +73,8 @@ class PipelineRuns {
   // Appends the next item, for shard `sid`; in_fiber: it may block (its run goes to a worker fiber,
   // see the top of the file; strict order only).
   void Add(unsigned sid, bool in_fiber = false);
-  // Runs every item added, in the configured order, and returns once all have run; then starts
-  // empty again. Call from the connection's fiber.
+  // Runs every item added, in the configured order, and returns once all have run and the moves
+  // they woke are done; then starts empty again. Call from the connection's fiber.
   void RunAll();
 
  private:
@@ -108,9 +115,15 @@ class PipelineRuns {
   // Suspends the connection's fiber until every hop in flight is back.
   void WaitHops();
   void HopDone();
+  // The moves the items woke: whether any is pending (on the thread running them) / waits for them.
+  bool MovesPending() const { return moves_ != nullptr && moves_->pending(); }
+  void WaitMoves() {
+    if (moves_ != nullptr) moves_->Wait();
+  }
 
   io::Proactor* proactor_;
   Executor* executor_;
+  shard::TriggeredMoves* moves_;
   std::vector<Run> runs_;
   ChainHop chain_;
   std::vector<ShardHop> shard_hops_;  // by shard id, for the relaxed order

@@ -38,6 +38,7 @@ struct SourceValue {
   std::string bytes;          // a string's bytes
   // An object: read (never written or freed) by the destination's thread.
   bool is_object = false;
+  bool raw = false;  // a string changed in place (CompactValue::raw)
   core::ValueType type = core::ValueType::kString;
   void* object = nullptr;
   uint8_t encoding = 0;
@@ -54,6 +55,7 @@ SourceValue ReadSource(Db& db, std::string_view key, int64_t now_ms) {
   const CompactValue& v = it.value();
   if (v.IsString()) {
     v.AppendTo(&src.bytes);
+    src.raw = v.raw();
   } else {
     src.is_object = true;
     src.type = v.type();
@@ -63,9 +65,17 @@ SourceValue ReadSource(Db& db, std::string_view key, int64_t now_ms) {
   return src;
 }
 
+// A string value with these bytes on the calling thread's heap, raw if the source was: Redis
+// moves the object (RENAME, MOVE) or duplicates it as it is (COPY).
+CompactValue StringCopy(std::string_view bytes, bool raw) {
+  CompactValue copy = CompactValue::FromString(bytes);
+  if (raw) copy.set_raw();
+  return copy;
+}
+
 // A copy of the source value on the calling thread's heap.
 CompactValue CopyOf(const SourceValue& src) {
-  if (!src.is_object) return CompactValue::FromString(src.bytes);
+  if (!src.is_object) return StringCopy(src.bytes, src.raw);
   return core::CloneForeignObject(src.type, src.object, src.encoding);
 }
 
@@ -130,8 +140,9 @@ Outcome Transfer(ConnContext& ctx, int src_db, std::string_view src, int dst_db,
                           clock);
       } else {
         expire_at = from.ExpireAt(it, src, src_hash);
-        CompactValue copy = it.value().IsString() ? CompactValue::FromString(it.value().ToString())
-                                                  : core::CloneObject(it.value());
+        CompactValue copy = it.value().IsString()
+                                ? StringCopy(it.value().ToString(), it.value().raw())
+                                : core::CloneObject(it.value());
         StoreReplacing(to, dst, dst_hash, std::move(copy), expire_at, t.now_ms);
       }
       to.NoteModified(dst);

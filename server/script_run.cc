@@ -383,8 +383,8 @@ void ScriptRun::RunInConnection(const CommandSpec& spec, std::span<const std::st
   const int db = db_;
   // The handler's transactions run as the caller, and a read remembers its keys for the caller's
   // tracking, as Redis tracks the keys a script's read-only commands read.
-  shard::CurrentCommandClient() = {
-      caller_.id, (spec.flags & kReadOnly) ? TrackingReaderOf(caller_) : nullptr, caller_.no_touch};
+  shard::CurrentCommandClient() =
+      caller_.AsCommandClient((spec.flags & kReadOnly) ? TrackingReaderOf(caller_) : nullptr);
   spec.on_conn(args, ctx);
   shard::CurrentCommandClient() = {};
   shard::JournalUnit* unit = propagate ? unit_ : &discarded_;
@@ -555,7 +555,7 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
     const auto tx_mode = read_only ? shard::Transaction::kRead : shard::Transaction::kWrite;
     // The run's writes are the caller's (NOLOOP tracking); set here, as this fiber may be a
     // worker on another thread.
-    shard::CurrentCommandClient() = {conn.id, nullptr, conn.no_touch};
+    shard::CurrentCommandClient() = conn.AsCommandClient();
     std::optional<shard::Transaction> tx;
     if (mode == ScriptRun::Mode::kGlobal) {
       tx.emplace(conn.db, shard::Transaction::AllShards{}, tx_mode);

@@ -1,6 +1,9 @@
 #include "shard/blocking.h"
 
 #include <algorithm>
+#include <glog/logging.h>
+
+#include <boost/fiber/context.hpp>
 
 #include "io/proactor.h"
 #include "shard/shard.h"
@@ -14,6 +17,37 @@ void Waiter::Finish() {
     wake(wake_arg);
   } else {
     self->Post(origin, io::Task{wake, wake_arg});
+  }
+}
+
+void Waiter::FinishReserved(TriggeredMoves* by) {
+  if (by != nullptr) by->Add();
+  reserved_by_ = by;  // the release in Finish publishes it to the client's thread
+  Finish();
+}
+
+void TriggeredMoves::Done() {
+  io::Proactor* self = io::Proactor::current();
+  if (self->index() == thread_) {
+    Completed(this);
+  } else {
+    self->Post(thread_, io::Task{&TriggeredMoves::Completed, this});
+  }
+}
+
+void TriggeredMoves::Completed(void* arg) {
+  auto* moves = static_cast<TriggeredMoves*>(arg);
+  if (moves->pending_.fetch_sub(1, std::memory_order_relaxed) == 1 && moves->waiting_ != nullptr) {
+    boost::fibers::context::active()->schedule(moves->waiting_);
+  }
+}
+
+void TriggeredMoves::Wait() {
+  DCHECK_EQ(io::Proactor::current()->index(), thread_) << "the moves report to the client's thread";
+  while (pending()) {
+    waiting_ = boost::fibers::context::active();
+    waiting_->suspend();
+    waiting_ = nullptr;
   }
 }
 
@@ -41,7 +75,7 @@ void BlockingRegistry::NoteDbReady(int db) {
   }
 }
 
-void BlockingRegistry::ServeReady(Shard& shard) {
+void BlockingRegistry::ServeReady(Shard& shard, TriggeredMoves* by) {
   // Serving pops, and a pop is a write that marks its key ready again: the outer call's loop
   // picks that up.
   if (serving_) return;
@@ -67,8 +101,12 @@ void BlockingRegistry::ServeReady(Shard& shard) {
         ++i;
         continue;
       }
+      Waiter* served = q[i];
       q.erase(q.begin() + long(i));
-      if (offer == Waiter::Offer::kReserved) break;
+      if (offer == Waiter::Offer::kReserved) {
+        served->FinishReserved(by);
+        break;
+      }
       // The serve may have emptied the key; the next waiters are offered it anyway and decline.
     }
     if (q.empty()) waiters_.erase(it);

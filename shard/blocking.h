@@ -9,6 +9,11 @@
 // that can use the key claims itself (one atomic compare-and-swap, so that a client blocked on
 // keys of several shards is served once) and is served right there, on the owner's thread, in
 // the same loop iteration as the write: nobody can take the element in between.
+//
+// A BLMOVE whose destination lives on another shard cannot be served there: it reserves the
+// element and its client runs the move as a transaction of its own. Redis completes such moves
+// (and the moves they trigger in turn) before the next command of any client runs; here the
+// command whose write woke it waits for them before it replies (TriggeredMoves).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -21,10 +26,44 @@
 #include <utility>
 #include <vector>
 
+namespace boost::fibers {
+class context;
+}
+
 namespace shardis::shard {
 
 class Shard;
 class Db;
+
+// The moves that one client's writes handed to BLMOVE clients to run themselves (see the top of
+// the file): the client waits for them before its command replies and before its next command
+// runs, as Redis has them done by then. One per connection, on its thread. A shard adds to it while
+// the client waits for that shard's step (the rings order the two); each moving client reports its
+// move done on the client's thread, once the moves that move triggered are done too.
+class TriggeredMoves {
+ public:
+  TriggeredMoves() = default;
+  TriggeredMoves(const TriggeredMoves&) = delete;
+  TriggeredMoves& operator=(const TriggeredMoves&) = delete;
+
+  // The client's thread, set once before any use.
+  void set_thread(unsigned thread) { thread_ = thread; }
+  // On the shard that hands a move over.
+  void Add() { pending_.fetch_add(1, std::memory_order_relaxed); }
+  // On the moving client's thread, once its move is done.
+  void Done();
+  bool pending() const { return pending_.load(std::memory_order_relaxed) > 0; }
+  // In the client's fiber: returns once every move handed over is done.
+  void Wait();
+
+ private:
+  static void Completed(void* arg);  // on the client's thread
+
+  unsigned thread_ = 0;
+  // Atomic: in the relaxed pipeline order, several shards run the client's commands at once.
+  std::atomic<int> pending_{0};
+  boost::fibers::context* waiting_ = nullptr;  // the fiber in Wait
+};
 
 class Waiter {
  public:
@@ -36,14 +75,16 @@ class Waiter {
   };
   // What a waiter does with a ready key.
   // kReserved: it claimed the key's next element without taking it (it takes it in a
-  // transaction of its own, right after): the key is not offered to later waiters meanwhile.
+  // transaction of its own, right after): the key is not offered to later waiters meanwhile. The
+  // registry then wakes it (FinishReserved) rather than TryServe.
   enum class Offer { kServed, kReserved, kNotServable, kGone };
 
   virtual ~Waiter() = default;
 
   // On the key's shard: uses the ready key (in db) if it can. kNotServable: it cannot use this
   // key now (wrong type, nothing to take); kGone: it was claimed elsewhere or gave up. A waiter
-  // that can use the key calls Claim() before changing anything, then Finish().
+  // that can use the key calls Claim() before changing anything, then Finish() (unless it
+  // returns kReserved).
   virtual Offer TryServe(Shard& shard, Db& db, std::string_view key) = 0;
 
   // Any thread: kWaiting -> kClaimed. False when another shard claimed it or it gave up.
@@ -66,6 +107,13 @@ class Waiter {
   // The claimer, after writing the outcome: marks it served and wakes the client's fiber (a task
   // posted to the client's thread, or a direct wake-up when that is this thread).
   void Finish();
+  // The registry, after kReserved: the writes of `by`'s client woke the waiter (nullptr: no
+  // client's, e.g. expiry), which reports its move done to `by` (ReportMoved). Then Finish().
+  void FinishReserved(TriggeredMoves* by);
+  // The client's thread, once the move it reserved is done (moved, or the element was gone).
+  void ReportMoved() {
+    if (reserved_by_ != nullptr) std::exchange(reserved_by_, nullptr)->Done();
+  }
 
   // Set by the client's thread before registering.
   unsigned origin = 0;          // the client's thread
@@ -77,6 +125,7 @@ class Waiter {
 
  private:
   std::atomic<int> state_{kWaiting};
+  TriggeredMoves* reserved_by_ = nullptr;  // written before Finish, read after the wake-up
 };
 
 // One shard's blocked clients. Only the shard's thread touches it.
@@ -93,8 +142,9 @@ class BlockingRegistry {
   void NoteReady(int db, std::string_view key);
   // Every key of database db that has waiters (SWAPDB brought new values in).
   void NoteDbReady(int db);
-  // Offers every ready key that no transaction holds to its waiters, in blocking order.
-  void ServeReady(Shard& shard);
+  // Offers every ready key that no transaction holds to its waiters, in blocking order. The moves
+  // that waiters reserve are handed to `by` (the client whose writes made the keys ready).
+  void ServeReady(Shard& shard, TriggeredMoves* by);
   // The keys clients wait for here, and those of them at least one waiter of which ends its wait
   // when the key is deleted (INFO's total_blocking_keys and total_blocking_keys_on_nokey).
   size_t blocking_keys() const { return waiters_.size(); }

@@ -174,6 +174,43 @@ bool EvictOne(Shard& s, EvictionPolicy policy, int64_t now_ms) {
   return false;
 }
 
+namespace {
+
+// Whether s has keys that policy may evict (the volatile policies take only keys with a TTL).
+bool HasVictims(Shard& s, EvictionPolicy policy) {
+  if (policy == EvictionPolicy::kNoEviction) return false;
+  for (int i = 0; i < Shard::kNumDbs; ++i) {
+    if ((IsVolatilePolicy(policy) ? s.db(i).expires_count() : s.db(i).size()) != 0) return true;
+  }
+  return false;
+}
+
+// s is over its share with nothing to evict and the process is over the limit: the other shards
+// must evict for it.
+void NoteIfShortOfVictims(Shard& s, uint64_t used) {
+  const EvictionPolicy policy = MemoryLimit::policy();
+  if (policy == EvictionPolicy::kNoEviction || used <= MemoryLimit::share()) return;
+  if (used + MemoryLimit::PublishedTotal(s.id()) <= MemoryLimit::limit()) return;
+  if (!HasVictims(s, policy)) MemoryLimit::set_short_of_victims(true);
+}
+
+// On shard s's thread: evicts by the policy while the process is over the limit (by s's exact
+// bytes and what the others published), whatever s's share (AdmitUnderMaxMemory, for a shard
+// that cannot). True when the process is under the limit afterwards, as far as s can tell.
+bool EvictForOthers(Shard& s, int64_t now_ms) {
+  const uint64_t max = MemoryLimit::limit();
+  const uint64_t others = MemoryLimit::PublishedTotal(s.id());
+  uint64_t used = s.used_memory();
+  for (int n = 0; used + others > max && n < kMaxEvictionsPerCommand; ++n) {
+    if (!EvictOne(s, MemoryLimit::policy(), now_ms)) break;
+    used = s.used_memory();
+  }
+  NoteUsedMemory(s, used, /*force_publish=*/true);
+  return used + others <= max;
+}
+
+}  // namespace
+
 bool EvictOverShare(Shard& s, int64_t now_ms) {
   uint64_t used = s.used_memory();
   const EvictionPolicy policy = MemoryLimit::policy();
@@ -183,6 +220,7 @@ bool EvictOverShare(Shard& s, int64_t now_ms) {
     for (int n = 0; used > share && n < kMaxEvictionsPerCommand; ++n) {
       if (!EvictOne(s, policy, now_ms)) {
         shed = false;
+        NoteIfShortOfVictims(s, used);
         break;
       }
       used = s.used_memory();
@@ -196,6 +234,12 @@ void EvictBeforeCommand(Shard& s, int64_t now_ms) {
   if (s.may_exceed_share() && MemoryLimit::policy() != EvictionPolicy::kNoEviction) {
     EvictOverShare(s, now_ms);
   }
+}
+
+void NoteWriteGrowth(Shard& s) {
+  const uint64_t used = s.used_memory();
+  NoteUsedMemory(s, used, /*force_publish=*/false);
+  NoteIfShortOfVictims(s, used);
 }
 
 void NoteUsedMemory(Shard& s, uint64_t used, bool force_publish) {
@@ -234,7 +278,10 @@ bool AdmitUnderMaxMemory() {
   } else {
     total = MemoryLimit::PublishedTotal();
   }
-  if (total <= max) return true;
+  if (total <= max) {
+    MemoryLimit::set_short_of_victims(false);
+    return true;
+  }
   if (MemoryLimit::policy() == EvictionPolicy::kNoEviction) return false;
   // Slow path, over the limit only: the shards over their share make room on their threads.
   const uint64_t share = MemoryLimit::share();
@@ -253,7 +300,17 @@ bool AdmitUnderMaxMemory() {
     ok[s.id()] = MakeRoomForWrite(s, NowMs()) ? 1 : 0;
   });
   for (unsigned sid : over) all_ok = all_ok && ok[sid];
-  if (all_ok) return true;
+  if (all_ok && !MemoryLimit::short_of_victims()) return true;
+  // Some shard has nothing left to evict: the others evict past their share, one after the
+  // other (each sees what the one before freed), until the process is under the limit.
+  MemoryLimit::set_short_of_victims(false);
+  for (unsigned sid = 0; sid < shard_set->size(); ++sid) {
+    const bool failed = std::find(over.begin(), over.end(), sid) != over.end() && !ok[sid];
+    if (failed) continue;  // nothing to evict there
+    bool under = false;
+    shard_set->Await(sid, [&](Shard& s) { under = EvictForOthers(s, NowMs()); });
+    if (under) return true;
+  }
   const uint64_t after = local != nullptr ? local->used_memory() + MemoryLimit::PublishedTotal(
                                                                       local->id())
                                           : MemoryLimit::PublishedTotal();

@@ -21,6 +21,13 @@ bool MakeRoomForWrite(Shard& s, int64_t now_ms);
 // write's admission or the periodic tick, and only writes grow it much.
 void EvictBeforeCommand(Shard& s, int64_t now_ms);
 
+// On shard s's thread, after a kDenyOom command ran there (only when maxmemory is set): measures
+// and publishes s's used bytes, and raises MemoryLimit::short_of_victims when the write left s
+// over its share, the process over the limit and s with nothing the policy may evict, so that the
+// next command has the other shards evict for it (it evicts nothing itself: Redis evicts before
+// the next command, not before this one's reply).
+void NoteWriteGrowth(Shard& s);
+
 // On shard s's thread, after a measure of its used bytes (EvictOverShare, the 100 ms tick):
 // publishes them and records whether s exceeds its share.
 void NoteUsedMemory(Shard& s, uint64_t used, bool force_publish);
@@ -32,8 +39,10 @@ void NoteUsedMemory(Shard& s, uint64_t used, bool force_publish);
 bool EvictOverShare(Shard& s, int64_t now_ms);
 
 // In a connection fiber, before a kDenyOom command that does not run on one shard (MSET, SORT
-// ... STORE, ...) or any command queued in MULTI: true when the process is under maxmemory,
-// after asking the shards over their share to evict when the policy allows (a hop, only then).
+// ... STORE, ...) or any command queued in MULTI, and before any command while
+// MemoryLimit::short_of_victims: true when the process is under maxmemory, after asking the
+// shards over their share to evict when the policy allows (a hop, only then), and, when some of
+// them have nothing to evict, the others past their share.
 bool AdmitUnderMaxMemory();
 
 // After CONFIG SET maxmemory, from a connection fiber: every shard over its share evicts by the

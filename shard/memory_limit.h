@@ -8,7 +8,11 @@
 //  - the eviction policies: before a kDenyOom command, the shard evicts its own keys while it is
 //    over its share, maxmemory / shards (keys are spread evenly by hash, so the shares add up to
 //    the limit without any shard looking at another's table). When it has nothing left to evict
-//    it refuses only if the total is over the limit.
+//    it refuses only if the total is over the limit. A shard over its share with nothing the
+//    policy may take (volatile-* and no key with a TTL there) raises short_of_victims; the next
+//    command, on any thread, then has the other shards evict past their share until the total is
+//    under the limit (AdmitUnderMaxMemory), as Redis, with one keyspace, evicts wherever the
+//    candidates are.
 // All settings are relaxed atomics: CONFIG SET stores them from any thread, readers want a recent
 // value, and nothing else is ordered by them.
 #pragma once
@@ -112,6 +116,13 @@ class MemoryLimit {
   }
   static uint64_t PublishedTotal(unsigned except = kMaxShards);
 
+  // Some shard is over its share and over the limit with nothing to evict (see the top): the
+  // other shards must make up for it. Raised by that shard, lowered by AdmitUnderMaxMemory.
+  static bool short_of_victims() { return short_of_victims_.load(std::memory_order_relaxed); }
+  static void set_short_of_victims(bool on) {
+    short_of_victims_.store(on, std::memory_order_relaxed);
+  }
+
  private:
   struct alignas(64) Slot {
     std::atomic<uint64_t> bytes{0};
@@ -125,6 +136,7 @@ class MemoryLimit {
   static inline std::atomic<uint64_t> container_limit_{0};
   static inline std::atomic<uint64_t> resident_limit_{UINT64_MAX};  // UINT64_MAX: none
   static inline std::atomic<bool> resident_over_deny_{false};
+  static inline std::atomic<bool> short_of_victims_{false};
   static std::array<Slot, kMaxShards> published_;
 };
 

@@ -54,9 +54,10 @@ class Shard {
   // The keys and prefixes clients track here (CLIENT TRACKING).
   TrackingTable& tracking() { return tracking_; }
   // Serves blocked clients whose keys became ready, if any (after every write's command or
-  // transaction step on this shard).
-  void ServeBlocked() {
-    if (blocking_.has_ready()) [[unlikely]] blocking_.ServeReady(*this);
+  // transaction step on this shard). by: the moves of the client whose command wrote, which
+  // waits for them (blocking.h); nullptr when no client's command did.
+  void ServeBlocked(TriggeredMoves* by = nullptr) {
+    if (blocking_.has_ready()) [[unlikely]] blocking_.ServeReady(*this, by);
   }
 
   // One step of active expiry over every database: looks at up to `budget` keys with a TTL and

@@ -26,6 +26,8 @@
 
 namespace shardis::shard {
 
+class TriggeredMoves;
+
 // A tracking client, as the shards know it: enough to reach it.
 struct TrackedReader {
   uint64_t client_id = 0;
@@ -43,6 +45,9 @@ struct CommandClient {
   const TrackedReader* reader = nullptr;
   // CLIENT NO-TOUCH: the command's lookups leave the keys' access clocks alone (Db::Touch).
   bool no_touch = false;
+  // The moves its writes hand to blocked BLMOVE clients go here (blocking.h); the client waits
+  // for them.
+  TriggeredMoves* moves = nullptr;
 };
 CommandClient& CurrentCommandClient();
 class CommandClientScope {

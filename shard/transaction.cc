@@ -341,8 +341,10 @@ void Transaction::ExecPhase(TxPart* p) {
     // Before Complete: once the coordinator hears from every shard it may destroy the part.
     if (tx->conclude_in_phase_) q.Remove(part);
   }
+  // Keys this phase made ready, unless a transaction still holds them. Before Complete too: the
+  // moves they hand over must be counted before the client hears back and waits for them.
+  shard.ServeBlocked(tx->client_.moves);
   Complete(part);
-  shard.ServeBlocked();  // keys this phase made ready, unless a transaction still holds them
 }
 
 void Transaction::RememberReadKeys(TxShard& t) const {
@@ -368,8 +370,10 @@ void Transaction::DoConclude(TxPart* p) {
   Shard& shard = *Shard::current();
   MarkJournal(part, shard);
   shard.tx_queue().Remove(part);
+  // Keys this transaction held and made ready; before Complete, as in ExecPhase.
+  CommandClientScope as_client(part->tx->client_);
+  shard.ServeBlocked(part->tx->client_.moves);
   Complete(part);
-  shard.ServeBlocked();  // keys this transaction held and made ready
 }
 
 }  // namespace shardis::shard

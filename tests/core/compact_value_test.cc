@@ -509,7 +509,7 @@ TEST_F(CompactValueTest, MovesStealTheBlock) {
 
 TEST_F(CompactValueTest, SetStringTransitionsAndBlockReuse) {
   CompactValue cv;
-  cv.set_flags(CompactValue::kFlag0 | CompactValue::kFlag2);
+  cv.set_flags(CompactValue::kFlag0 | CompactValue::kFlag1);
   const std::vector<std::string> sequence = {"short",
                                              std::string(128, 'a'),
                                              std::string(120, 'b'),
@@ -525,7 +525,7 @@ TEST_F(CompactValueTest, SetStringTransitionsAndBlockReuse) {
   for (const std::string& s : sequence) {
     cv.SetString(s);
     CheckString(cv, s);
-    EXPECT_EQ(cv.flags(), CompactValue::kFlag0 | CompactValue::kFlag2) << "SetString keeps flags";
+    EXPECT_EQ(cv.flags(), CompactValue::kFlag0 | CompactValue::kFlag1) << "SetString keeps flags";
     EXPECT_EQ(HeapUsed(), cv.HeapBytes());
     EXPECT_EQ(HeapBlocks(), cv.IsHeap() ? 1u : 0u);
   }
@@ -550,7 +550,7 @@ TEST_F(CompactValueTest, SetStringTransitionsAndBlockReuse) {
   cv.SetInt(std::numeric_limits<int64_t>::min());
   CheckString(cv, "-9223372036854775808");
   EXPECT_EQ(HeapBlocks(), 0u);
-  EXPECT_EQ(cv.flags(), CompactValue::kFlag0 | CompactValue::kFlag2);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag0 | CompactValue::kFlag1);
   cv.Reset();
   CheckString(cv, "");
   EXPECT_EQ(cv.flags(), 0);
@@ -575,32 +575,83 @@ TEST_F(CompactValueTest, SetStringFromItsOwnBytes) {
 TEST_F(CompactValueTest, Flags) {
   CompactValue cv = CompactValue::FromString(std::string(15, 'f'));
   EXPECT_EQ(cv.flags(), 0);
-  cv.SetFlag(CompactValue::kFlag0, true);
-  cv.SetFlag(CompactValue::kFlag2, true);
-  EXPECT_TRUE(cv.HasFlag(CompactValue::kFlag0));
-  EXPECT_FALSE(cv.HasFlag(CompactValue::kFlag1));
-  EXPECT_TRUE(cv.HasFlag(CompactValue::kFlag2));
-  CheckString(cv, std::string(15, 'f'));  // the longest inline string and all flags coexist
   cv.SetFlag(CompactValue::kFlag1, true);
+  EXPECT_FALSE(cv.HasFlag(CompactValue::kFlag0));
+  EXPECT_TRUE(cv.HasFlag(CompactValue::kFlag1));
+  cv.SetFlag(CompactValue::kFlag0, true);
   EXPECT_EQ(cv.flags(), CompactValue::kFlagMask);
-  CheckString(cv, std::string(15, 'f'));
+  CheckString(cv, std::string(15, 'f'));  // the longest inline string and all flags coexist
   cv.SetFlag(CompactValue::kFlag0, false);
-  EXPECT_EQ(cv.flags(), CompactValue::kFlag1 | CompactValue::kFlag2);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
 
   cv.Append("ggggg");
-  EXPECT_EQ(cv.flags(), CompactValue::kFlag1 | CompactValue::kFlag2);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
   cv.SetRange(0, "h");
-  EXPECT_EQ(cv.flags(), CompactValue::kFlag1 | CompactValue::kFlag2);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
   cv.SetInt(3);
-  EXPECT_EQ(cv.flags(), CompactValue::kFlag1 | CompactValue::kFlag2);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
   int obj = 0;
   cv.SetObject(ValueType::kHash, &obj);
-  EXPECT_EQ(cv.flags(), CompactValue::kFlag1 | CompactValue::kFlag2);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag1);
   EXPECT_EQ(cv.object(), &obj);
   cv.set_flags(0);
   EXPECT_EQ(cv.flags(), 0);
   EXPECT_EQ(cv.type(), ValueType::kHash);
   EXPECT_EQ(cv.ReleaseObject(), &obj);  // a fake object: the cell must not free it
+}
+
+// Redis' raw encoding: APPEND, SETRANGE and the bit commands (EditBytes) leave a raw string,
+// whatever it holds, until a writer of a whole value replaces it. The flags are not touched.
+TEST_F(CompactValueTest, RawAfterInPlaceChanges) {
+  CompactValue cv = CompactValue::FromString("1");
+  cv.set_flags(CompactValue::kFlag0);
+  EXPECT_FALSE(cv.raw());
+  cv.Append("2");
+  EXPECT_TRUE(cv.raw());
+  EXPECT_TRUE(cv.IsInt());  // still stored as the int it is: INCR reads it as one
+  CheckString(cv, "12");
+  cv.set_flags(0);  // the shard's flags leave the raw bit alone, and the other way round
+  EXPECT_TRUE(cv.raw());
+  cv.set_flags(CompactValue::kFlag0);
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag0);
+  cv.SetInt(13);
+  EXPECT_FALSE(cv.raw());
+  EXPECT_EQ(cv.flags(), CompactValue::kFlag0);
+
+  cv.Append("");  // even an empty append, as Redis unshares the value anyway
+  EXPECT_TRUE(cv.raw());
+  cv.SetString("13");  // the same value, set as a whole
+  EXPECT_FALSE(cv.raw());
+  cv.SetRange(0, "");  // an empty SETRANGE changes nothing, as in Redis
+  EXPECT_FALSE(cv.raw());
+  cv.SetRange(1, "x");
+  EXPECT_TRUE(cv.raw());
+  CheckString(cv, "1x");
+  cv.SetString(std::string(100, 'h'));
+  EXPECT_FALSE(cv.raw());
+  cv.Append("i");  // a heap string
+  EXPECT_TRUE(cv.raw());
+  CompactValue moved = std::move(cv);
+  EXPECT_TRUE(moved.raw());
+  EXPECT_FALSE(cv.raw());
+  moved.Reset();
+  EXPECT_FALSE(moved.raw());
+
+  for (size_t min_size : {size_t{1}, size_t{40}}) {  // re-encoded short, and in its block
+    CompactValue bits = CompactValue::FromString("");
+    bits.EditBytes(min_size, [](char* p, size_t) { p[0] = '7'; });
+    EXPECT_TRUE(bits.raw()) << min_size;
+    bits.EditBytes(0, [](char* p, size_t) { p[0] = '8'; });
+    EXPECT_TRUE(bits.raw()) << min_size;
+  }
+  CompactValue copy = CompactValue::FromString("5");
+  copy.set_raw();
+  EXPECT_TRUE(copy.raw());
+  EXPECT_TRUE(copy == CompactValue::FromString("5"));  // not part of the string
+  int obj = 0;
+  copy.SetObject(ValueType::kHash, &obj);
+  EXPECT_FALSE(copy.raw());
+  EXPECT_EQ(copy.ReleaseObject(), &obj);
 }
 
 TEST_F(CompactValueTest, Objects) {

@@ -196,3 +196,42 @@ def test_memcached_storage_over_maxmemory(server_factory):
     with socket.create_connection(("127.0.0.1", mc_port), timeout=5) as s:
         s.sendall(b"set k 0 0 1\r\nv\r\n")
         assert s.recv(1024) == b"STORED\r\n"
+
+
+def shard_of(r, key) -> int:
+    """The shard that owns key, from INFO shards' key counts (the db must not change meanwhile)."""
+    def counts():
+        info = r.info("shards")
+        return [info[f"shard{i}"]["keys"] for i in range(info["threads"])]
+    before = counts()
+    r.set(key, 1)
+    after = counts()
+    r.delete(key)
+    return next(i for i, (b, a) in enumerate(zip(before, after)) if a > b)
+
+
+@pytest.mark.parametrize("policy", ["volatile-random", "volatile-ttl", "volatile-lru"])
+def test_volatile_key_of_another_shard_is_evicted_before_the_next_reply(server_factory, policy):
+    """Redis' TCL tracking test "invalidation message of eviction keys should be before
+    response", with the big key and the volatile key on different shards: the big key's shard is
+    over its share and has no key with a TTL, so the other shard evicts for it, before the next
+    command's reply (and its invalidation push comes first), as Redis with one keyspace would."""
+    srv = server_factory(threads=2)
+    r = srv.client()
+    volatile, big = "volatile-key", next(
+        k for k in (f"big-{i}" for i in range(100)) if shard_of(r, k) != shard_of(r, "volatile-key"))
+    with srv.raw() as c:
+        c.call("HELLO", "3")
+        c.call("CLIENT", "TRACKING", "on")
+        limit = used(r) + 100 * 1024
+        c.call("CONFIG", "SET", "maxmemory", limit)
+        c.call("CONFIG", "SET", "maxmemory-policy", policy)
+        assert c.call("SETEX", volatile, "10000", "x") == b"OK"
+        assert c.call("GET", volatile) == b"x"
+        assert c.call("SETBIT", big, "1600000", "0") == 0  # about 200 KB on the other shard
+        c.send_command("GETBIT", big, "0")
+        assert c.read_reply()[1] == [b"invalidate", [b"volatile-key"]]
+        assert c.read_reply()[1] == 0
+        assert c.call("EXISTS", volatile) == 0
+        assert c.call("EXISTS", big) == 1
+        assert r.info("stats")["evicted_keys"] == 1

@@ -4,6 +4,8 @@ import time
 
 import pytest
 
+from conftest import flushed_pair
+
 NOT_INT = b"-ERR value is not an integer or out of range\r\n"
 SYNTAX = b"-ERR syntax error\r\n"
 OVERFLOW = b"-ERR increment or decrement would overflow\r\n"
@@ -367,3 +369,56 @@ def test_large_value_roundtrip(r):
     assert r.getrange(b"big", 1000000, 1000009) == value[1000000:1000010]
     r.append(b"big", b"tail")
     assert r.get(b"big") == value + b"tail"
+
+
+# --- OBJECT ENCODING of strings changed in place: Redis' raw (dbUnshareStringValue), compared
+# with redis-server (7.0 and 7.2 agree).
+
+RAW_SCENARIOS = [
+    # (setup commands, the key whose encoding and refcount are read after each)
+    [("SET", "s", "1"), ("APPEND", "s", "2"), ("INCR", "s"), ("APPEND", "s", ""),
+     ("DECR", "s"), ("APPEND", "s", "0"), ("INCRBY", "s", "5"), ("SETRANGE", "s", "0", "9"),
+     ("DECRBY", "s", "1")],
+    [("SET", "s", "abc"), ("APPEND", "s", "d"), ("SET", "s", "abcd"), ("SETRANGE", "s", "0", ""),
+     ("SETRANGE", "s", "1", "x"), ("GETSET", "s", "y")],
+    [("APPEND", "s", "12"), ("APPEND", "s", "3"), ("INCRBY", "s", "1")],
+    [("SETRANGE", "s", "0", "7"), ("SETRANGE", "s", "0", "")],
+    [("SETBIT", "s", "1", "1"), ("SET", "s", "x" * 60), ("APPEND", "s", "y"), ("SET", "s", "7"),
+     ("BITFIELD", "s", "SET", "u8", "0", "50"), ("SET", "s", "7"), ("BITFIELD", "s", "GET", "u8",
+                                                                    "0")],
+    [("SET", "s", "x"), ("APPEND", "s", "y"), ("RENAME", "s", "t"), ("COPY", "t", "s"),
+     ("SET", "s", "xy")],
+    # HyperLogLogs are raw strings in Redis, however small.
+    [("PFADD", "s"), ("PFADD", "s", "a", "b"), ("PFCOUNT", "s"), ("PFMERGE", "s", "s"),
+     ("SET", "s", "x"), ("PFMERGE", "s")],
+]
+
+
+def encodings(conn, commands):
+    seen = []
+    for cmd in commands:
+        reply = conn.call(*cmd)
+        key = "t" if cmd[0] == "RENAME" else "s"
+        seen.append((cmd[0], reply, conn.call("OBJECT", "ENCODING", key),
+                     conn.call("OBJECT", "REFCOUNT", key)))
+    return seen
+
+
+@pytest.mark.parametrize("commands", RAW_SCENARIOS, ids=range(len(RAW_SCENARIOS)))
+def test_in_place_changes_leave_a_raw_string(server, redis_server, commands):
+    with flushed_pair(server, redis_server) as (sut, ref):
+        assert encodings(sut, commands) == encodings(ref, commands)
+
+
+def test_raw_string_dump_restore_and_incr(server, redis_server):
+    """DUMP/RESTORE makes a new object (int or embstr again); INCR of a raw number is an int."""
+    with flushed_pair(server, redis_server) as (sut, ref):
+        seen = []
+        for c in (sut, ref):
+            c.call("SET", "n", "4")
+            c.call("APPEND", "n", "2")
+            payload = c.call("DUMP", "n")
+            c.call("RESTORE", "m", "0", payload)
+            seen.append([c.call("OBJECT", "ENCODING", k) for k in ("n", "m")] +
+                        [c.call("GET", "m"), c.call("INCR", "n"), c.call("OBJECT", "ENCODING", "n")])
+        assert seen[0] == seen[1] == [b"raw", b"int", b"42", 43, b"int"]

@@ -210,5 +210,32 @@ TEST_F(EvictionTest, EvictBeforeCommandEvictsOnlyWhenTheShardMayExceedItsShare) 
   EXPECT_FALSE(shard_.may_exceed_share());
 }
 
+TEST_F(EvictionTest, AWriteLeavingTheShardOverItsShareWithNoVictimAsksTheOthers) {
+  MemoryLimit::set_short_of_victims(false);
+  for (int i = 0; i < 1000; ++i) Set(0, "k" + std::to_string(i));  // no TTL
+  const uint64_t used = shard_.used_memory();
+  MemoryLimit::set_policy(EvictionPolicy::kVolatileRandom);
+  MemoryLimit::set_maxmemory(used * 2);
+  NoteWriteGrowth(shard_);  // under its share
+  EXPECT_FALSE(MemoryLimit::short_of_victims());
+  MemoryLimit::set_maxmemory(used / 2);
+  MemoryLimit::set_policy(EvictionPolicy::kNoEviction);
+  NoteWriteGrowth(shard_);  // noeviction: nobody evicts for anybody
+  EXPECT_FALSE(MemoryLimit::short_of_victims());
+  MemoryLimit::set_policy(EvictionPolicy::kVolatileRandom);
+  NoteWriteGrowth(shard_);  // over, and no key with a TTL: the others must evict
+  EXPECT_TRUE(MemoryLimit::short_of_victims());
+  EXPECT_EQ(shard_.db(0).size(), 1000u);  // it evicts nothing itself
+  EXPECT_TRUE(shard_.may_exceed_share());
+  MemoryLimit::set_short_of_victims(false);
+  Set(1, "ttl", kNow + 1000);
+  NoteWriteGrowth(shard_);  // it has a victim now: it evicts it before its next command
+  EXPECT_FALSE(MemoryLimit::short_of_victims());
+  EXPECT_FALSE(EvictOverShare(shard_, kNow));  // takes it, then is stuck: says so
+  EXPECT_FALSE(Has(1, "ttl"));
+  EXPECT_TRUE(MemoryLimit::short_of_victims());
+  MemoryLimit::set_short_of_victims(false);
+}
+
 }  // namespace
 }  // namespace shardis::shard

@@ -559,5 +559,60 @@ TEST_F(TransactionTest, NestedRunHoldsTheKeysEvenBeforeTheOuterRan) {
   }
 }
 
+// A blocked BLMOVE-like client whose destination is elsewhere: it reserves the element and moves it
+// itself, after being woken.
+class ReservingWaiter : public Waiter {
+ public:
+  Offer TryServe(Shard&, Db& db, std::string_view key) override {
+    if (!Db::Found(db.Find(key, core::HashBytes(key), NowMs()))) return Offer::kNotServable;
+    if (!Claim()) return Offer::kGone;
+    return Offer::kReserved;  // the registry wakes it
+  }
+  static void Wake(void* arg) { static_cast<ReservingWaiter*>(arg)->woken = true; }
+  bool woken = false;  // on the client's thread
+};
+
+TEST_F(TransactionTest, TheWriterWaitsForTheMovesItsWriteHandsOver) {
+  Watchdog watchdog(30s);
+  pool_.AwaitOn(0, [&](io::Proactor* p) {
+    std::string key = "mv0";  // on another thread, so that the hand-over crosses threads
+    for (int i = 1; set_->ShardOf(key) == 0; ++i) key = "mv" + std::to_string(i);
+    const unsigned sid = set_->ShardOf(key);
+    const std::string_view keys[] = {key};
+    for (bool conclude_in_phase : {true, false}) {
+      SCOPED_TRACE(conclude_in_phase ? "one phase" : "Conclude");
+      ReservingWaiter waiter;
+      waiter.origin = 0;
+      waiter.wake = &ReservingWaiter::Wake;
+      waiter.wake_arg = &waiter;
+      set_->Await(sid, [&](Shard& s) { s.blocking().Add(0, key, &waiter); });
+
+      TriggeredMoves moves;
+      moves.set_thread(0);
+      CommandClientScope as_writer({.id = 1, .moves = &moves});
+      Transaction writer(0, keys, Transaction::kWrite);
+      writer.Run(
+          [&](TxShard& t) {
+            WriteInt(t, writer, 0, 7);
+            t.db.NoteModified(key);
+          },
+          /*conclude=*/conclude_in_phase);
+      if (!conclude_in_phase) writer.Conclude();
+      // Counted before the writer heard back from the shard.
+      EXPECT_TRUE(moves.pending());
+      bool moved = false;
+      p->Launch([&] {
+        while (!waiter.woken) p->SleepFor(1ms);
+        moved = true;  // (the move itself)
+        waiter.ReportMoved();
+      });
+      moves.Wait();
+      EXPECT_TRUE(moved);
+      EXPECT_FALSE(moves.pending());
+      set_->Await(sid, [&](Shard& s) { s.db(0).Clear(); });
+    }
+  });
+}
+
 }  // namespace
 }  // namespace shardis::shard
