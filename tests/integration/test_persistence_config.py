@@ -378,11 +378,8 @@ def test_config_rewrite_keeps_save_and_dir(started, tmp_path):
     ["--rdb-key-save-delay", "100"],
 ], ids=lambda a: "=".join(a))
 def test_flags_match_redis(tmp_path, args):
-    # Redis' `--name value` is also a gflags form (with the name's dashes as underscores).
-    ours_args = [args[0].replace("-", "_").replace("__", "--", 1)] + args[1:]
-    if ours_args[0] in ("--rdbchecksum", "--rdbcompression"):  # gflags booleans take `=`
-        ours_args = [f"{ours_args[0]}={ours_args[1]}"]
-    ours, theirs = start_pair(tmp_path, ours_args, args)
+    # The same arguments: shardis takes redis-server's command line (test_command_line.py).
+    ours, theirs = start_pair(tmp_path, args, args)
     try:
         assert ours.up == theirs.up, (ours.output(), theirs.output())
         if ours.up:
