@@ -27,6 +27,16 @@ bool EndsValues(std::string_view arg) {
 
 }  // namespace
 
+bool TakeStdinArgument(int* argc, char** argv) {
+  for (int i : {1, *argc - 1}) {
+    if (i < 1 || std::string_view(argv[i]) != "-") continue;
+    for (int j = i; j + 1 < *argc; ++j) argv[j] = argv[j + 1];
+    --*argc;
+    return true;
+  }
+  return false;
+}
+
 bool IsGflagsOwnFlag(std::string_view name) {
   gflags::CommandLineFlagInfo info;
   if (!gflags::GetCommandLineFlagInfo(std::string(name).c_str(), &info)) return false;

@@ -18,6 +18,10 @@ namespace shardis::server {
 // `save ""`. The arguments left in argv keep their order.
 std::string TakeConfigArguments(int* argc, char** argv);
 
+// Takes a lone `-` out of argv when it is the first argument (after the config file, if any) or
+// the last: redis-server's "read more config lines from stdin". Returns whether there was one.
+bool TakeStdinArgument(int* argc, char** argv);
+
 // Whether `name` is one of gflags' own flags (flagfile, fromenv, tryfromenv, undefok, help*,
 // version: those defined in gflags' sources). They are not settings: set from a config line they
 // would read other files or exit the process, so they stay gflags' on the command line and are

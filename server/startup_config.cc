@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -254,6 +255,16 @@ absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out) {
     text << in.rdbuf();
     file_text = text.str();
     if (absl::Status s = LoadConfigText(file_text, out->config_file, &sources); !s.ok()) return s;
+  }
+  // Config from stdin after the file's, as redis-server reads it (numbered on from the file's).
+  if (TakeStdinArgument(argc, *argv)) {
+    std::stringstream text;
+    text << std::cin.rdbuf();
+    const int first_line = int(std::count(file_text.begin(), file_text.end(), '\n')) + 1;
+    if (absl::Status s = LoadConfigText(text.str(), "stdin", &sources, first_line); !s.ok()) {
+      return s;
+    }
+    file_text += text.str();
   }
   if (absl::Status s = LoadEnvironment(&sources); !s.ok()) return s;
   // The command line's `--name value...` lines, numbered as redis-server numbers them: after the

@@ -21,21 +21,26 @@ pytestmark = pytest.mark.shardis_only
 class Started:
     """One process started with exactly our argv (the Redis form: --port N --bind ...)."""
 
-    def __init__(self, kind: str, tmp_path: pathlib.Path, args, config=None, env=None):
+    def __init__(self, kind: str, tmp_path: pathlib.Path, args, config=None, env=None,
+                 stdin: bytes | None = None):
         self.port = free_port()
         self.log = tmp_path / f"{kind}-{self.port}.log"
         argv = [SHARDIS_BIN if kind == "shardis" else REDIS_SERVER_BIN]
         if config is not None:
             argv.append(str(config))
-        argv += ["--port", str(self.port), "--bind", "127.0.0.1"]
-        argv += ["--dir", str(tmp_path)] + list(args)
-        # Last, so that both number the lines of `args` alike.
-        argv += ["--logtostderr"] if kind == "shardis" else ["--daemonize", "no"]
+        # The same lines for both (shardis takes `daemonize no`), so both number `args` alike.
+        argv += ["--port", str(self.port), "--bind", "127.0.0.1", "--daemonize", "no",
+                 "--dir", str(tmp_path)]
+        argv += (["--logtostderr"] if kind == "shardis" else []) + list(args)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("SHARDIS_")}
         full_env.update(env or {})
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=full_env, cwd=tmp_path)
+            self.proc = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=tmp_path,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE)
+        if stdin is not None:
+            self.proc.stdin.write(stdin)
+            self.proc.stdin.close()
 
     def ready(self) -> bool:
         return wait_for(lambda: answers_ping(self.proc, self.port), 10) is True
@@ -58,8 +63,8 @@ class Started:
 def start(tmp_path):
     started: list[Started] = []
 
-    def run(kind, args, config=None, env=None):
-        p = Started(kind, tmp_path / kind, args, config, env)
+    def run(kind, args, config=None, env=None, stdin=None):
+        p = Started(kind, tmp_path / kind, args, config, env, stdin)
         started.append(p)
         return p
 
@@ -159,8 +164,27 @@ def test_bad_config_file_line_numbers_as_redis(tmp_path, start):
                     for kind in ("shardis", "redis"))
     assert ours.exit_code() == 1 and theirs.exit_code() == 1
     assert fatal_block(ours.output()) == fatal_block(theirs.output())
-    # file lines 1-2, the empty line 3, then --port (4), --bind (5), --dir (6), --maxmemory (7)
-    assert "Reading the configuration file, at line 7" in fatal_block(ours.output())
+    # file lines 1-2, the empty line 3, then port (4), bind (5), daemonize (6), dir (7), maxmemory
+    assert "Reading the configuration file, at line 8" in fatal_block(ours.output())
+
+
+def test_config_from_stdin_as_redis(tmp_path, start):
+    # File, then stdin, then the arguments; line numbers count on through all three.
+    conf = tmp_path / "base.conf"
+    conf.write_text("hz 11\nsave 900 1\n")
+    text = b"hz 12\nsave 300 10\nmaxmemory 3mb\n"
+    args = ["--maxmemory", "4mb", "-"]
+    ours, theirs = (start(kind, args, config=conf, stdin=text) for kind in ("shardis", "redis"))
+    assert ours.ready(), ours.output()
+    assert theirs.ready(), theirs.output()
+    names = ["hz", "save", "maxmemory"]
+    assert ours.config(*names) == theirs.config(*names) == {
+        "hz": "12", "save": "900 1 300 10", "maxmemory": str(4 << 20)}
+    ours, theirs = (start(kind, ["--hz", "10", "-"], config=conf, stdin=b"hz 13\nmaxmemory x\n")
+                    for kind in ("shardis", "redis"))
+    assert ours.exit_code() == 1 and theirs.exit_code() == 1
+    assert fatal_block(ours.output()) == fatal_block(theirs.output())
+    assert ">>> 'maxmemory x'" in fatal_block(ours.output())
 
 
 def test_mixing_file_redis_form_gflags_and_environment(tmp_path, start):

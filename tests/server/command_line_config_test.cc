@@ -18,14 +18,25 @@ struct Taken {
   std::vector<std::string> left;  // what gflags gets, after the program name
 };
 
-Taken Take(std::vector<std::string> args) {
-  args.insert(args.begin(), "shardis");
+// A command line `shardis args...` as main gets it.
+struct CommandLine {
+  explicit CommandLine(std::vector<std::string> a) : args(std::move(a)) {
+    args.insert(args.begin(), "shardis");
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argc = int(argv.size());
+  }
+  std::vector<std::string> Left() const { return {argv.begin() + 1, argv.begin() + argc}; }
+
+  std::vector<std::string> args;
   std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  int argc = int(argv.size());
+  int argc;
+};
+
+Taken Take(std::vector<std::string> args) {
+  CommandLine line(std::move(args));
   Taken t;
-  t.lines = TakeConfigArguments(&argc, argv.data());
-  for (int i = 1; i < argc; ++i) t.left.emplace_back(argv[i]);
+  t.lines = TakeConfigArguments(&line.argc, line.argv.data());
+  t.left = line.Left();
   return t;
 }
 
@@ -72,6 +83,20 @@ TEST(CommandLineConfig, NothingAfterDoubleDashIsTaken) {
   Taken t = Take({"--hz", "10", "--", "--port", "1"});
   EXPECT_EQ(t.lines, "hz \"10\"");
   EXPECT_EQ(t.left, (std::vector<std::string>{"--", "--port", "1"}));
+}
+
+TEST(CommandLineConfig, LoneDashFirstOrLastIsStdin) {
+  auto take_stdin = [](std::vector<std::string> args) {
+    CommandLine line(std::move(args));
+    const bool taken = TakeStdinArgument(&line.argc, line.argv.data());
+    return std::pair{taken, line.Left()};
+  };
+  using Args = std::vector<std::string>;
+  EXPECT_EQ(take_stdin({"-", "--port", "1"}), std::pair(true, Args{"--port", "1"}));
+  EXPECT_EQ(take_stdin({"--port", "1", "-"}), std::pair(true, Args{"--port", "1"}));
+  EXPECT_EQ(take_stdin({"-"}), std::pair(true, Args{}));
+  EXPECT_EQ(take_stdin({"--port", "-", "1"}), std::pair(false, Args{"--port", "-", "1"}));
+  EXPECT_EQ(take_stdin({}), std::pair(false, Args{}));
 }
 
 TEST(CommandLineConfig, StrayArgumentIsLeftForTheCaller) {
