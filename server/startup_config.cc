@@ -92,7 +92,6 @@ bool TakesSeveralWords(std::string_view name) {
   return false;
 }
 
-
 }  // namespace
 
 absl::Status LoadConfigText(const std::string& text, std::string_view path,
