@@ -44,4 +44,6 @@ EXPOSE 6379
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
   CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${SHARDIS_PORT:-6379} && printf 'PING\\r\\n' >&3 && read -r -t 2 reply <&3 && [[ $reply == +PONG* || $reply == -NOAUTH* ]]"]
 # Drain for at most 8 s on SIGTERM: less than docker stop's default 10 s grace period.
-ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/shardis", "--bind=0.0.0.0", "--logtostderr", "--shutdown_timeout_ms=8000"]
+# In redis-server's `--name value` form, so that the arguments after the image name win in either
+# form (a `--name=value` flag wins over a `--name value` line, whatever their order).
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/shardis", "--bind", "0.0.0.0", "--logtostderr", "--shutdown_timeout_ms", "8000"]

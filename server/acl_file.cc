@@ -35,8 +35,8 @@ std::vector<std::vector<std::string>>& ConfigUserLines() {
 
 }  // namespace
 
-void SetConfigUserLines(std::vector<std::vector<std::string>> lines) {
-  ConfigUserLines() = std::move(lines);
+void AddConfigUserLines(std::vector<std::vector<std::string>> lines) {
+  for (auto& line : lines) ConfigUserLines().push_back(std::move(line));
 }
 
 std::string LoadAclUsersAtStart() {

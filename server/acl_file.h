@@ -23,9 +23,9 @@ inline constexpr std::string_view kNoAclFileErr =
 // "user <name> <rules>": ACL LIST's line of a user, and the aclfile's.
 std::string AclFileLine(const AclUser& user);
 
-// The `user <name> <rules...>` lines of the config file (the words after "user"), applied at
-// start.
-void SetConfigUserLines(std::vector<std::vector<std::string>> lines);
+// More `user <name> <rules...>` lines of the config file or the command line (the words after
+// "user"), applied at start in the order added.
+void AddConfigUserLines(std::vector<std::vector<std::string>> lines);
 // At start, once every command is registered: the config file's users, or the aclfile's (Redis
 // refuses both at once). The error message, or "".
 std::string LoadAclUsersAtStart();

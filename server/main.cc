@@ -139,11 +139,11 @@ void ExplainIoUringFailure(const absl::Status& status) {
 int Main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "shardis: a Redis-compatible, thread-per-core datastore on io_uring\n"
-      "usage: shardis [/path/to/shardis.conf] [--flag=value ...]");
+      "usage: shardis [/path/to/shardis.conf] [--flag=value ...] [--config-name value ...]");
   gflags::SetVersionString("0.1.0");
   StartupConfig config;
   if (absl::Status status = LoadStartupConfig(&argc, &argv, &config); !status.ok()) {
-    std::cerr << "shardis: " << status.message() << "\n";
+    std::cerr << status.message() << "\n";
     return 1;
   }
   google::InitGoogleLogging(argv[0]);
@@ -151,7 +151,8 @@ int Main(int argc, char** argv) {
 
   if (argc > 1) {
     std::cerr << "shardis: unexpected argument '" << argv[1]
-              << "' (flags are --name=value; a config file must be the first argument)\n";
+              << "' (flags are --name=value or --name value...; a config file must be the first "
+                 "argument)\n";
     return 1;
   }
 

@@ -3,10 +3,12 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,7 +17,9 @@
 
 #include "core/resp_parser.h"
 #include "core/string_util.h"
+#include "server/command_line_config.h"
 #include "server/config_registry.h"
+#include "server/server_state.h"
 
 extern char** environ;
 
@@ -54,12 +58,8 @@ bool FlagExists(const std::string& name) {
   if (name.find('\0') != std::string::npos) return false;
   gflags::CommandLineFlagInfo info;
   if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) return false;
-  // gflags' own flags (flagfile, fromenv, tryfromenv, undefok, help*, version) are not settings:
-  // set from a config file or the environment they read other files or exit the process (found by
-  // tests/fuzz/config_file_fuzz.cc). They live in gflags' sources (gflags.cc, gflags_*.cc).
-  const std::string_view file = info.filename;
-  const size_t slash = file.rfind('/');
-  return !file.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("gflags");
+  // gflags' own flags are not settings (found by tests/fuzz/config_file_fuzz.cc).
+  return !IsGflagsOwnFlag(name);
 }
 
 // Sets a flag from a config-file or environment value, through the registry when the flag backs a
@@ -80,63 +80,79 @@ std::string SetFlag(const std::string& flag, const std::string& value) {
   return "";
 }
 
-absl::Status LoadConfigFile(const std::string& path, Sources* sources) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(core::Concat("cannot open config file '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return LoadConfigText(text.str(), path, sources);
+// Redis' MULTI_ARG_CONFIG parameters (config.c): a line may give them several words. Every other
+// directive takes exactly one value ("wrong number of arguments").
+bool TakesSeveralWords(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "save", "client-output-buffer-limit", "oom-score-adj-values", "bind", "replicaof",
+      "slaveof", "latency-tracking-info-percentiles", "shutdown-on-sigint", "shutdown-on-sigterm"};
+  for (std::string_view n : kNames) {
+    if (n == name) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 absl::Status LoadConfigText(const std::string& text, std::string_view path,
-                            ConfigSources* sources) {
+                            ConfigSources* sources, int first_line) {
   std::istringstream in(text);
   std::string line;
-  int lineno = 0;
+  int lineno = first_line - 1;
   std::vector<std::vector<std::string>> user_lines;
   while (std::getline(in, line)) {
     ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const size_t start = line.find_first_not_of(" \t");
+    // Trimmed as Redis trims a line (sdstrim " \t\r\n"), and shown so in an error.
+    const size_t start = line.find_first_not_of(" \t\r");
     if (start == std::string::npos || line[start] == '#') continue;
+    line = line.substr(start, line.find_last_not_of(" \t\r") + 1 - start);
     auto fail = [&](std::string_view why) {
-      return absl::InvalidArgumentError(
-          core::Concat(path, ":", lineno, ": ", why, "\n  >>> '", line, "'"));
+      return absl::InvalidArgumentError(core::Concat(
+          "\n*** FATAL CONFIG FILE ERROR (Redis ", kRedisVersion, ") ***\n",
+          "Reading the configuration file, at line ", lineno, "\n>>> '", line, "'\n", why));
     };
     std::vector<std::string> args;
-    if (!SplitLine(line.substr(start), &args).ok()) return fail("unbalanced quotes");
-    if (args.size() < 2) return fail("a directive needs a value: 'name value'");
+    if (!SplitLine(line, &args).ok()) return fail("Unbalanced quotes in configuration line");
     const std::string name = core::ToLower(args[0]);
-    std::string value = args[1];
+    const ConfigParam* p = Config().Find(name);
+    if (args.size() < 2 && p != nullptr) {
+      return fail("wrong number of arguments");
+    }
+    std::string value = args.size() > 1 ? args[1] : "";
     for (size_t i = 2; i < args.size(); ++i) core::Append(&value, " ", args[i]);
-    const std::string source = core::Concat(path, ":", lineno);
+    const std::string source = path.empty() ? "command line" : core::Concat(path, ":", lineno);
 
     if (name == "user") {  // ACL users, applied once the commands are registered
       user_lines.emplace_back(args.begin() + 1, args.end());
       continue;
     }
-    const ConfigParam* p = Config().Find(name);
     std::string flag = p != nullptr ? std::string(p->flag) : "";
     if (p == nullptr) {
       flag = name;
       for (char& c : flag) c = c == '-' ? '_' : c;
-      if (!FlagExists(flag)) return fail(core::Concat("unknown directive '", args[0], "'"));
+      if (!FlagExists(flag) || args.size() != 2) {
+        return fail("Bad directive or wrong number of arguments");
+      }
+    } else if (args.size() != 2 && !TakesSeveralWords(p->name)) {
+      return fail("wrong number of arguments");
     }
     if (p != nullptr && p->accumulates) {
       // As Redis 7.0: a later line adds its words to the earlier lines' (the first line of the
-      // file replaces the default); an empty value clears what the lines before it gave.
+      // file replaces the default, and the command line's lines follow the file's); an empty
+      // value clears what the lines before it gave. A SHARDIS_ variable replaced those lines,
+      // and the command line's lines replace its value in turn.
       value = ListValue(p, value);
       std::string earlier;
-      if (sources->contains(flag) && !value.empty() &&
+      const auto earlier_source = sources->find(flag);
+      if (earlier_source != sources->end() && !earlier_source->second.starts_with("SHARDIS_") &&
+          !value.empty() &&
           gflags::GetCommandLineOption(flag.c_str(), &earlier) && !earlier.empty()) {
         value = core::Concat(earlier, " ", value);
       }
     }
     if (!flag.empty()) {
       if (std::string err = SetFlag(flag, value); !err.empty()) {
-        return fail(core::Concat(args[0], ": ", err));
+        return fail(err);
       }
       (*sources)[flag] = source;
       continue;
@@ -144,7 +160,7 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
     // A CONFIG parameter without a flag: mutable ones are applied now (start-up, one thread);
     // fixed Redis ones are accepted only with the value shardis has.
     absl::StatusOr<ConfigValue> v = ConfigRegistry::Parse(*p, value);
-    if (!v.ok()) return fail(core::Concat(args[0], ": ", v.status().message()));
+    if (!v.ok()) return fail(std::string(v.status().message()));
     if (p->set) {
       p->set(*v);
       (*sources)[std::string(p->name)] = source;
@@ -153,7 +169,7 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
                                p->get(), "')"));
     }
   }
-  SetConfigUserLines(std::move(user_lines));
+  AddConfigUserLines(std::move(user_lines));
   return absl::OkStatus();
 }
 
@@ -171,10 +187,10 @@ absl::Status LoadEnvironment(Sources* sources) {
     const std::string flag = core::ToLower(var.substr(kPrefix.size()));
     if (flag.empty() || !FlagExists(flag)) {
       return absl::InvalidArgumentError(core::Concat(
-          "unknown environment variable ", var, " (SHARDIS_<FLAG> sets --<flag>; see --help)"));
+          "shardis: unknown environment variable ", var, " (SHARDIS_<FLAG> sets --<flag>; see --help)"));
     }
     if (std::string err = SetFlag(flag, std::string(entry.substr(eq + 1))); !err.empty()) {
-      return absl::InvalidArgumentError(core::Concat(var, ": ", err));
+      return absl::InvalidArgumentError(core::Concat("shardis: ", var, ": ", err));
     }
     (*sources)[flag] = std::string(var);
   }
@@ -222,15 +238,42 @@ absl::Status LoadStartupConfig(int* argc, char*** argv, StartupConfig* out) {
   Sources sources;
 
   // The config file: the first argument, when it is not a flag (as redis-server takes it).
+  std::string file_text;
   if (*argc > 1 && (*argv)[1][0] != '-') {
     std::error_code ec;
     std::filesystem::path path = std::filesystem::absolute((*argv)[1], ec);
     out->config_file = ec ? (*argv)[1] : path.string();
     for (int i = 1; i + 1 < *argc; ++i) (*argv)[i] = (*argv)[i + 1];
     --*argc;
-    if (absl::Status s = LoadConfigFile(out->config_file, &sources); !s.ok()) return s;
+    std::ifstream in(out->config_file);
+    if (!in) {
+      return absl::NotFoundError(
+          core::Concat("shardis: cannot open config file '", out->config_file, "'"));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    file_text = text.str();
+    if (absl::Status s = LoadConfigText(file_text, out->config_file, &sources); !s.ok()) return s;
+  }
+  // Config from stdin after the file's, as redis-server reads it (numbered on from the file's).
+  if (TakeStdinArgument(argc, *argv)) {
+    std::stringstream text;
+    text << std::cin.rdbuf();
+    const int first_line = int(std::count(file_text.begin(), file_text.end(), '\n')) + 1;
+    if (absl::Status s = LoadConfigText(text.str(), "stdin", &sources, first_line); !s.ok()) {
+      return s;
+    }
+    file_text += text.str();
   }
   if (absl::Status s = LoadEnvironment(&sources); !s.ok()) return s;
+  // The command line's `--name value...` lines, numbered as redis-server numbers them: after the
+  // file's text and the newline it adds before them.
+  const std::string argument_lines = TakeConfigArguments(argc, *argv);
+  const int first_argument_line = int(std::count(file_text.begin(), file_text.end(), '\n')) + 2;
+  if (absl::Status s = LoadConfigText(argument_lines, "", &sources, first_argument_line);
+      !s.ok()) {
+    return s;
+  }
 
   const std::set<std::string> on_command_line = FlagsOnCommandLine(*argc, *argv);
   const std::map<std::string, std::string> before = AllFlagValues();

@@ -69,6 +69,18 @@ def wait_for(predicate, timeout: float, interval: float = 0.02):
         time.sleep(interval)
 
 
+def answers_ping(proc: subprocess.Popen, port: int):
+    """For wait_for: True once 127.0.0.1:port answers PING with PONG, "exited" once proc ended."""
+    if proc.poll() is not None:
+        return "exited"
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
 # ---------------------------------------------------------------------------------------------
 # A minimal RESP2/RESP3 client over a raw socket, for tests that need the exact bytes.
 # ---------------------------------------------------------------------------------------------
