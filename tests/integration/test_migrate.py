@@ -13,10 +13,12 @@ Run against redis-server (SHARDIS_TEST_TARGET=redis) the same file checks itself
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
 from conftest import free_port
+from persistence_util import launch, shutdown  # noqa: F401
 
 
 KEYS = [f"mig:{i}" for i in range(12)]  # spread over every shard of a 2-thread server
@@ -207,6 +209,51 @@ def test_target_never_answers(r, raw):
         assert r.get("k") == b"v"
     finally:
         listener.close()
+
+
+def test_keys_held_for_the_whole_call(r, raw, server):
+    # While MIGRATE waits for a target that never answers, a write to its key waits too: the
+    # DUMP, the exchange and the delete are one step for other clients, as in Redis.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    r.set("held", "old")
+    other = server.client()
+    try:
+        raw.send_command("MIGRATE", "127.0.0.1", listener.getsockname()[1], "held", 0, 500)
+        time.sleep(0.1)
+        started = time.monotonic()
+        other.set("held", "new")
+        assert time.monotonic() - started > 0.2
+        assert raw.read_reply()[1] == b"IOERR error or timeout reading to target instance"
+        assert r.get("held") == b"new"
+    finally:
+        other.close()
+        listener.close()
+
+
+@pytest.mark.shardis_only
+def test_journaled_as_del_of_the_moved_keys(launch, tmp_path, redis_server, target):
+    # As Redis propagates MIGRATE: DEL of the keys the target acknowledged, nothing for COPY; so
+    # a restart from the AOF does not bring moved keys back.
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=["--appendonly=yes", "--appendfsync=always"])
+    c = srv.client()
+    c.mset({"a": "1", "b": "2", "c": "3"})
+    target.set("c", "theirs")
+    conn = srv.raw()
+    reply = conn.call("MIGRATE", "127.0.0.1", redis_server.port, "", 0, 5000, "KEYS", "a", "b",
+                      "c", "missing")
+    assert reply.startswith(b"ERR Target instance replied with error: BUSYKEY")
+    assert conn.call("MIGRATE", "127.0.0.1", redis_server.port, "c", 0, 5000, "COPY",
+                     "REPLACE") == b"OK"
+    conn.close()
+    assert shutdown(srv) == 0
+    text = (d / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert b"MIGRATE" not in text.upper()
+    assert text.count(b"*3\r\n$3\r\nDEL\r\n$1\r\na\r\n$1\r\nb\r\n") == 1
+    again = launch(d, threads=2, args=["--appendonly=yes"])
+    assert again.client().mget("a", "b", "c") == [None, None, b"3"]
 
 
 # The same command lines on redis-server (the source) and on the server under test give the
