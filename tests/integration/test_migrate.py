@@ -158,6 +158,16 @@ def test_auth_and_auth2(r, raw, redis_server, target):
         admin.close()
 
 
+def test_inside_multi(r, redis_server, target):
+    fill(r, KEYS)
+    before = contents(r, KEYS)
+    with r.pipeline(transaction=True) as p:
+        p.execute_command("MIGRATE", "127.0.0.1", redis_server.port, "", 0, 5000, "KEYS", *KEYS)
+        p.exists(*KEYS)
+        assert p.execute() == [b"OK", 0]
+    assert contents(target, KEYS) == before
+
+
 def test_from_redis_to_server(r, server, redis_server, target):
     fill(target, KEYS)
     before = contents(target, KEYS)
