@@ -266,6 +266,20 @@ def test_journaled_as_del_of_the_moved_keys(launch, tmp_path, redis_server, targ
     assert again.client().mget("a", "b", "c") == [None, None, b"3"]
 
 
+def test_passwords_redacted_in_slowlog(r, raw, redis_server, target):
+    # As Redis: MIGRATE's AUTH password and AUTH2 username and password show as "(redacted)".
+    r.config_set("slowlog-log-slower-than", 0)
+    try:
+        r.slowlog_reset()
+        migrate(raw, free_port(), "", 0, 100, "AUTH", "pw1", "AUTH2", "u", "pw2", "KEYS", "auth")
+        logged = [e for e in r.execute_command("SLOWLOG", "GET", 10)
+                  if e[3][0].upper() == b"MIGRATE"]
+        assert logged[0][3][6:] == [b"AUTH", b"(redacted)", b"AUTH2", b"(redacted)",
+                                    b"(redacted)", b"KEYS", b"auth"]
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+
+
 # The same command lines on redis-server (the source) and on the server under test give the
 # same raw replies.
 ERROR_CASES = [
@@ -277,6 +291,7 @@ ERROR_CASES = [
     ["k", 0, "soon"],
     ["missing", 0, 1000],
     ["", 0, 1000, "COPY", "REPLACE", "KEYS", "missing"],
+    ["", 0, 1000, "KEYS"],
 ]
 
 
