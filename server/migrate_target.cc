@@ -50,16 +50,26 @@ bool ConnectTo(const std::string& host, const std::string& port,
   return true;
 }
 
+// Closes the connections idle for longer than kCacheIdle. Redis does it in its cron; here the
+// next MIGRATE of the thread, or INFO, does.
+void CloseIdle(std::chrono::steady_clock::time_point now) {
+  absl::erase_if(tl_cache, [&](const auto& entry) {
+    return now - entry.second->last_use() > MigrateTarget::kCacheIdle;
+  });
+}
+
 }  // namespace
+
+size_t MigrateTarget::CachedCount() {
+  CloseIdle(std::chrono::steady_clock::now());
+  return tl_cache.size();
+}
 
 std::unique_ptr<MigrateTarget> MigrateTarget::Get(std::string_view host, std::string_view port,
                                                   std::chrono::milliseconds timeout) {
   std::string key = core::Concat(host, ":", port);
   const auto now = std::chrono::steady_clock::now();
-  // Redis closes idle connections in its cron; here the next MIGRATE of the thread does.
-  absl::erase_if(tl_cache, [&](const auto& entry) {
-    return now - entry.second->last_use_ > kCacheIdle;
-  });
+  CloseIdle(now);
   if (auto it = tl_cache.find(key); it != tl_cache.end()) {
     std::unique_ptr<MigrateTarget> target = std::move(it->second);
     tl_cache.erase(it);

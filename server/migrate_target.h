@@ -27,6 +27,9 @@ class MigrateTarget {
                                             std::chrono::milliseconds timeout);
   // Puts a connection that is still good back into the cache.
   static void Return(std::unique_ptr<MigrateTarget> target);
+  // The connections in this thread's cache (INFO's migrate_cached_sockets), after closing those
+  // idle for longer than kCacheIdle, as Redis' cron would have.
+  static size_t CachedCount();
 
   ~MigrateTarget();
   MigrateTarget(const MigrateTarget&) = delete;
@@ -41,6 +44,7 @@ class MigrateTarget {
   bool Write(std::string_view bytes, std::chrono::milliseconds timeout);
   // Reads one reply line into *line, without its CR LF. False on EOF, an error or a timeout.
   bool ReadLine(std::string* line, std::chrono::milliseconds timeout);
+  std::chrono::steady_clock::time_point last_use() const { return last_use_; }
   // The last failure's -errno (-ETIMEDOUT after a timeout).
   int last_error() const { return last_error_; }
 

@@ -95,6 +95,13 @@ def test_single_key_form_and_nokey(r, raw, redis_server, target):
     assert migrate(raw, redis_server.port, "", 0, 5000, "KEYS", "no1", "no2") == b"NOKEY"
 
 
+def test_cached_connection_in_info(r, raw, redis_server, target):
+    r.set("one", "1")
+    assert migrate(raw, redis_server.port, "one", 0, 5000, "COPY") == b"OK"
+    # The connection stays cached (Redis: 10 s idle) and INFO counts it.
+    assert r.info("stats")["migrate_cached_sockets"] >= 1
+
+
 def test_copy_replace_and_busykey(r, raw, redis_server, target):
     fill(r, KEYS[:4])
     assert migrate(raw, redis_server.port, "", 0, 5000, "COPY", "KEYS", *KEYS[:4]) == b"OK"
