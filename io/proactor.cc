@@ -159,6 +159,55 @@ int Proactor::Await(Prep&& prep) {
   return op.res;
 }
 
+template <typename Prep>
+int Proactor::AwaitWithTimeout(Prep&& prep, std::chrono::nanoseconds timeout) {
+  // Two free slots, so that the operation and its timeout go in one submission: a link does not
+  // span submissions.
+  if (io_uring_sq_space_left(&ring_) < 2) {
+    io_uring_submit(&ring_);
+    ++stats_.enters;
+    pending_sqes_ = 0;
+  }
+  // Read by the kernel when the timeout is submitted, which happens before the fiber resumes.
+  __kernel_timespec ts;
+  ts.tv_sec = timeout.count() / 1000000000;
+  ts.tv_nsec = timeout.count() % 1000000000;
+  const int res = Await([&](io_uring_sqe* sqe) {
+    prep(sqe);
+    sqe->flags |= IOSQE_IO_LINK;
+    // The timeout's own completion (-ETIME when it fired, -ECANCELED when the operation won)
+    // is of no interest: the operation's result says which happened.
+    io_uring_sqe* timer = GetSqe();
+    io_uring_prep_link_timeout(timer, &ts, 0);
+    io_uring_sqe_set_data64(timer, kIgnoreTag);
+  });
+  return res == -ECANCELED ? -ETIMEDOUT : res;
+}
+
+int Proactor::Connect(int fd, const sockaddr* addr, socklen_t addr_len,
+                      std::chrono::nanoseconds timeout) {
+  return AwaitWithTimeout(
+      [&](io_uring_sqe* sqe) { io_uring_prep_connect(sqe, fd, addr, addr_len); }, timeout);
+}
+
+int Proactor::Recv(int fd, void* buf, size_t len, std::chrono::nanoseconds timeout) {
+  return AwaitWithTimeout(
+      [&](io_uring_sqe* sqe) {
+        io_uring_prep_recv(sqe, fd, buf, len, 0);
+        UseFile(sqe, fd);
+      },
+      timeout);
+}
+
+int Proactor::Send(int fd, const void* buf, size_t len, std::chrono::nanoseconds timeout) {
+  return AwaitWithTimeout(
+      [&](io_uring_sqe* sqe) {
+        io_uring_prep_send(sqe, fd, buf, len, MSG_NOSIGNAL);
+        UseFile(sqe, fd);
+      },
+      timeout);
+}
+
 void Proactor::FiberOp::Complete(int r) {
   res = r;
   context::active()->get_scheduler()->schedule(waiter);

@@ -6,6 +6,7 @@
 #include <absl/status/status.h>
 #include <absl/types/span.h>
 #include <liburing.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -118,6 +119,13 @@ class Proactor {
   // kernel waits for data before the first attempt instead of failing one with EAGAIN first.
   int Recv(int fd, void* buf, size_t len, bool poll_first = false);
   int Send(int fd, const void* buf, size_t len);
+  // --- The same with a deadline: the operation is linked to a timeout (IORING_OP_LINK_TIMEOUT)
+  // and ends with -ETIMEDOUT when it has not completed within `timeout`. For outgoing
+  // connections (MIGRATE), where the peer may never answer.
+  // Connects fd (a fresh non-blocking socket) to addr. Returns 0 or -errno.
+  int Connect(int fd, const sockaddr* addr, socklen_t addr_len, std::chrono::nanoseconds timeout);
+  int Recv(int fd, void* buf, size_t len, std::chrono::nanoseconds timeout);
+  int Send(int fd, const void* buf, size_t len, std::chrono::nanoseconds timeout);
   // Sends all of buf (loops over short sends). Returns 0 or -errno.
   int SendAll(int fd, const char* buf, size_t len);
   // Starts a send without waiting: op->Complete(result) runs when it finishes. buf must stay
@@ -216,6 +224,9 @@ class Proactor {
   // Queues an SQE prepared by `prep`, suspends the calling fiber until its CQE, returns cqe->res.
   template <typename Prep>
   int Await(Prep&& prep);
+  // Await with the operation linked to a timeout; -ETIMEDOUT when the timeout cancelled it.
+  template <typename Prep>
+  int AwaitWithTimeout(Prep&& prep, std::chrono::nanoseconds timeout);
   void ReapCompletions();
   void EndCycle(uint64_t now);  // closes the cycle that began at cycle_start_
   // Before parking while hops are away: yields the CPU and polls the inboxes for up to

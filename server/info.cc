@@ -355,7 +355,7 @@ std::string BuildInfo(unsigned sections) {
     field("pubsubshard_channels", pubsub.shard_channels);
     field("latest_fork_usec", 0);
     field("total_forks", 0);
-    field("migrate_cached_sockets", 0);
+    field("migrate_cached_sockets", total.migrate_cached_sockets);
     field("slave_expires_tracked_keys", 0);
     const shard::DefragStats& defrag = total.defrag;
     field("active_defrag_hits", defrag.hits);

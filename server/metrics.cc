@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/string_util.h"
+#include "server/migrate_target.h"
 #include "shard/db.h"
 #include "shard/journal_durability.h"
 #include "shard/memory_limit.h"
@@ -49,6 +50,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       out.dataset_memory = s.dataset_memory();
       out.blocking_keys = s.blocking().blocking_keys();
       out.blocking_keys_on_nokey = s.blocking().blocking_keys_on_nokey();
+      out.migrate_cached_sockets = MigrateTarget::CachedCount();
       const int64_t now = shard::NowMs();
       for (int i = 0; i < Shard::kNumDbs; ++i) {
         shard::Db& db = s.db(i);
@@ -108,6 +110,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.keys += t.keys;
       total.blocking_keys += t.blocking_keys;
       total.blocking_keys_on_nokey += t.blocking_keys_on_nokey;
+      total.migrate_cached_sockets += t.migrate_cached_sockets;
       total.queued_tasks += t.queued_tasks;
       total.rates.ops_per_sec += t.rates.ops_per_sec;
       total.rates.input_kbps += t.rates.input_kbps;

@@ -39,6 +39,7 @@ struct ThreadSample {
   // Keys clients are blocked on in this shard, and those with an XREADGROUP waiter (INFO's
   // total_blocking_keys, total_blocking_keys_on_nokey; a key lives on one shard, so they add up).
   size_t blocking_keys = 0, blocking_keys_on_nokey = 0;
+  size_t migrate_cached_sockets = 0;  // MIGRATE's idle connections (MigrateTarget's cache)
   io::Proactor::Stats io;
   size_t queued_tasks = 0;  // hops waiting in the thread's inboxes (and its full outboxes)
   InstantaneousRates rates;  // INFO's instantaneous_* figures

@@ -12,6 +12,7 @@
 
 #include "core/string_util.h"
 #include "io/proactor.h"
+#include "server/redacted_args.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 
@@ -55,17 +56,6 @@ bool Hidden(ArgSlice args) {
   return spec->flags & kAdmin;
 }
 
-// Which arguments Redis shows as "(redacted)": AUTH's, and HELLO's AUTH username and password.
-bool Redacted(ArgSlice args, size_t i) {
-  if (core::EqualsIgnoreCase(args[0], "auth")) return i > 0;
-  if (!core::EqualsIgnoreCase(args[0], "hello")) return false;
-  for (size_t j = 2; j + 2 < args.size(); ++j) {
-    if (core::EqualsIgnoreCase(args[j], "auth")) return i == j + 1 || i == j + 2;
-    if (core::EqualsIgnoreCase(args[j], "setname")) ++j;
-  }
-  return false;
-}
-
 // Pushes lines to this thread's monitors.
 void Deliver(std::string_view lines) {
   for (ConnectionState* m : tl_feed.monitors) m->push->Push(lines);
@@ -93,7 +83,7 @@ std::string MonitorLine(const ConnectionState& client, ArgSlice args) {
       core::Concat(stamp, client.db, " ", client.in_script ? "lua" : client.addr, "]");
   for (size_t i = 0; i < args.size(); ++i) {
     line.push_back(' ');
-    core::AppendRepr(&line, Redacted(args, i) ? std::string_view("(redacted)") : args[i]);
+    core::AppendRepr(&line, IsRedactedArg(args, i) ? std::string_view("(redacted)") : args[i]);
   }
   line.append("\r\n");
   return line;

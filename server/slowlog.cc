@@ -11,6 +11,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/arg_parser.h"
+#include "server/redacted_args.h"
 #include "server/subcommand.h"
 #include "shard/shard_set.h"
 
@@ -169,16 +170,9 @@ void SlowlogAdd(uint64_t duration_us, ArgSlice args, const ConnectionState& conn
       e.args.emplace_back(args[i]);
     }
   }
-  // Passwords never reach the log (Redis redacts AUTH's and HELLO's arguments).
-  if (!args.empty() && (core::EqualsIgnoreCase(args[0], "auth") ||
-                        core::EqualsIgnoreCase(args[0], "hello"))) {
-    for (size_t i = 1; i < e.args.size(); ++i) e.args[i] = "(redacted)";
-  }
-  // ... and ACL SETUSER's rules, which hold passwords (aclCommand redacts every one after the
-  // subcommand).
-  if (args.size() > 2 && core::EqualsIgnoreCase(args[0], "acl") &&
-      core::EqualsIgnoreCase(args[1], "setuser")) {
-    for (size_t i = 2; i < e.args.size(); ++i) e.args[i] = "(redacted)";
+  // Passwords never reach the log (Redis redacts them in the command it logs).
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    if (IsRedactedArg(args, i)) e.args[i] = "(redacted)";
   }
   // A script's commands are logged as Redis' script client, which has no address and no name.
   if (!conn.in_script) {

@@ -192,6 +192,45 @@ TEST(ProactorTest, RecvStreamStops) {
   pool.Stop();
 }
 
+// Connect reaches a listener; Recv with a deadline ends with -ETIMEDOUT when nothing comes and
+// returns the data when it does; Connect to a closed port fails with -ECONNREFUSED.
+TEST(ProactorTest, ConnectAndRecvWithDeadline) {
+  ProactorPool pool(1);
+  ASSERT_TRUE(pool.Start().ok());
+  uint16_t port;
+  const int lfd = ListenLoopback(&port);
+  pool.AwaitOn(0, [&](Proactor* p) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(p->Connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr),
+                         std::chrono::seconds(5)),
+              0);
+    const int peer = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+    ASSERT_GE(peer, 0);
+    char buf[16];
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(p->Recv(fd, buf, sizeof(buf), std::chrono::milliseconds(30)), -ETIMEDOUT);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(29));
+    ASSERT_EQ(write(peer, "hi", 2), 2);
+    EXPECT_EQ(p->Recv(fd, buf, sizeof(buf), std::chrono::seconds(5)), 2);
+    EXPECT_EQ(p->Send(fd, "ok", 2, std::chrono::seconds(5)), 2);
+    close(peer);
+    close(fd);
+
+    // The listener is gone: nothing listens on the port any more.
+    close(lfd);
+    const int refused = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_EQ(p->Connect(refused, reinterpret_cast<sockaddr*>(&addr), sizeof(addr),
+                         std::chrono::seconds(5)),
+              -ECONNREFUSED);
+    close(refused);
+  });
+  pool.Stop();
+}
+
 TEST(ProactorTest, SleepWakesAfterDeadline) {
   ProactorPool pool(1);
   ASSERT_TRUE(pool.Start().ok());
