@@ -29,7 +29,7 @@ bool EndsValues(std::string_view arg) {
 
 bool TakeStdinArgument(int* argc, char** argv) {
   for (int i : {1, *argc - 1}) {
-    if (i < 1 || std::string_view(argv[i]) != "-") continue;
+    if (i < 1 || i >= *argc || std::string_view(argv[i]) != "-") continue;
     for (int j = i; j + 1 < *argc; ++j) argv[j] = argv[j + 1];
     --*argc;
     return true;

@@ -113,6 +113,7 @@ absl::Status LoadConfigText(const std::string& text, std::string_view path,
     };
     std::vector<std::string> args;
     if (!SplitLine(line, &args).ok()) return fail("Unbalanced quotes in configuration line");
+    if (args.empty()) continue;  // only separators the trim keeps (a form feed): Redis skips it
     const std::string name = core::ToLower(args[0]);
     const ConfigParam* p = Config().Find(name);
     if (args.size() < 2 && p != nullptr) {

@@ -15,6 +15,9 @@ namespace shardis::fuzz {
 inline void CheckDumpRoundTrip(const core::CompactValue& value) {
   core::CompactValue restored;
   if (!core::DecodeDumpPayload(core::CreateDumpPayload(value), &restored).ok()) abort();
+  // A string APPEND or SETRANGE changed says "raw"; RESTORE makes a new one, which does not, as
+  // in Redis (the payload has no encoding for it to carry).
+  if (value.raw()) restored.set_raw();
   if (tools::ValueJson(restored) != tools::ValueJson(value)) abort();
 }
 

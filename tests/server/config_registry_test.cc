@@ -59,8 +59,6 @@ TEST(ConfigRegistry, AcceptedParametersStoreTheirValue) {
   // Immutable in Redis: no setter, whatever the value.
   const ConfigParam* daemonize = r.Find("daemonize");
   EXPECT_FALSE(daemonize->is_mutable);
-  // Defragmentation: only the value it has.
-  EXPECT_TRUE(r.Find("activedefrag")->accepts_own_value);
 }
 
 }  // namespace
