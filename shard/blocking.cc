@@ -42,7 +42,7 @@ void TriggeredMoves::Completed(void* arg) {
   }
 }
 
-void TriggeredMoves::Wait() {
+void TriggeredMoves::WaitForPending() {
   DCHECK_EQ(io::Proactor::current()->index(), thread_) << "the moves report to the client's thread";
   while (pending()) {
     waiting_ = boost::fibers::context::active();

@@ -53,10 +53,14 @@ class TriggeredMoves {
   // On the moving client's thread, once its move is done.
   void Done();
   bool pending() const { return pending_.load(std::memory_order_relaxed) > 0; }
-  // In the client's fiber: returns once every move handed over is done.
-  void Wait();
+  // In the client's fiber: returns once every move handed over is done. Inline: every command
+  // calls it, and almost never has a move to wait for.
+  void Wait() {
+    if (pending()) [[unlikely]] WaitForPending();
+  }
 
  private:
+  void WaitForPending();
   static void Completed(void* arg);  // on the client's thread
 
   unsigned thread_ = 0;

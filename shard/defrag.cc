@@ -171,12 +171,7 @@ void ShardDefrag::Finish(Shard&, bool collect) {
   db_ = 0;
   cursor_ = 0;
   // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.
-  // The thread's default heap too: the keyspace tables' segments live there (DashTable
-  // allocates with malloc), and shrinking tables free them.
-  if (collect) {
-    mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
-    mi_collect(/*force=*/true);
-  }
+  if (collect) mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
   // Measure again at the next step: another walk may be due at once (Redis).
   last_check_ms_ = 0;
 }

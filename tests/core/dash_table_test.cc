@@ -613,6 +613,21 @@ TEST(DashTableTest, BucketVersionsSurviveSplits) {
   for (const std::string& k : keys) ASSERT_EQ(t.BucketVersion(Lookup(t, k)), version_of[k]) << k;
 }
 
+// What a snapshot on bucket versions writes: each bucket below the snapshot's version once, then
+// stamped with it (a key met twice is a duplicate).
+struct SnapshotWriter {
+  explicit SnapshotWriter(uint64_t snap) : snap(snap) {}
+  void Serialise(const StringTable::Bucket& b) {
+    if (b.version() >= snap) return;
+    b.ForEach(
+        [&](StringTable::Iterator it) { duplicates += !out.emplace(it.key(), it.value()).second; });
+    b.set_version(snap);
+  }
+  uint64_t snap;
+  std::unordered_map<std::string, std::string> out;
+  int duplicates = 0;
+};
+
 // A fork-free snapshot built on bucket versions, as the persistence code will do it: the result is
 // exactly the table at the snapshot's start, although writes, erases and splits run during it.
 TEST(DashTableTest, VersionedSnapshotIsPointInTime) {
@@ -625,14 +640,8 @@ TEST(DashTableTest, VersionedSnapshotIsPointInTime) {
     at_start[KeyOf(n)] = v;
   }
   const uint64_t snap = 1;  // buckets at version < snap are not serialised yet
-  std::unordered_map<std::string, std::string> out;
-  int duplicates = 0;
-  auto serialise = [&](const StringTable::Bucket& b) {
-    if (b.version() >= snap) return;
-    b.ForEach(
-        [&](StringTable::Iterator it) { duplicates += !out.emplace(it.key(), it.value()).second; });
-    b.set_version(snap);
-  };
+  SnapshotWriter writer(snap);
+  auto serialise = [&](const StringTable::Bucket& b) { writer.Serialise(b); };
   uint64_t next = 30'000;
   uint64_t cursor = 0;
   do {
@@ -651,8 +660,8 @@ TEST(DashTableTest, VersionedSnapshotIsPointInTime) {
       }
     }
   } while (cursor);
-  EXPECT_EQ(duplicates, 0);
-  EXPECT_EQ(out, at_start);
+  EXPECT_EQ(writer.duplicates, 0);
+  EXPECT_EQ(writer.out, at_start);
   EXPECT_GT(next, 30'000u + 10'000);
 }
 
@@ -837,14 +846,8 @@ TEST(DashTableTest, VersionedSnapshotWhileShrinking) {
   const size_t segments_before = t.segment_count();
   const uint64_t snap = 1;
   t.set_new_bucket_version(snap);
-  std::unordered_map<std::string, std::string> out;
-  int duplicates = 0;
-  auto serialise = [&](const StringTable::Bucket& b) {
-    if (b.version() >= snap) return;
-    b.ForEach(
-        [&](StringTable::Iterator it) { duplicates += !out.emplace(it.key(), it.value()).second; });
-    b.set_version(snap);
-  };
+  SnapshotWriter writer(snap);
+  auto serialise = [&](const StringTable::Bucket& b) { writer.Serialise(b); };
   uint64_t cursor = 0;
   do {
     cursor = t.TraverseBuckets(cursor, serialise);
@@ -858,8 +861,8 @@ TEST(DashTableTest, VersionedSnapshotWhileShrinking) {
     }
     t.ShrinkStep(8, 2'000);
   } while (cursor);
-  EXPECT_EQ(duplicates, 0);
-  EXPECT_EQ(out, at_start);
+  EXPECT_EQ(writer.duplicates, 0);
+  EXPECT_EQ(writer.out, at_start);
   // After the snapshot every bucket carries its version: what is left merges.
   ShrinkFully(t);
   EXPECT_LE(t.segment_count() * 8, segments_before);
