@@ -306,13 +306,19 @@ List::Node* List::Resize(Node* n, size_t cap) {
   return m;
 }
 
-void List::Defrag(BlockMover& mover) {
-  for (Node* n = head_; n != nullptr; n = n->next) {
+size_t List::DefragNodes(BlockMover& mover, size_t first_node, size_t max_entries) {
+  Node* n = head_;
+  size_t index = 0;
+  for (; n != nullptr && index < first_node; n = n->next) ++index;
+  size_t entries = 0;
+  for (; n != nullptr && entries < max_entries; n = n->next, ++index) {
+    entries += n->count;
     if (!mover.Move(&n)) continue;
     // The copy still points at its neighbours; they point at the old block.
     (n->prev != nullptr ? n->prev->next : head_) = n;
     (n->next != nullptr ? n->next->prev : tail_) = n;
   }
+  return n == nullptr ? 0 : index;
 }
 
 List::Node* List::MaybeShrink(Node* n) {

@@ -69,7 +69,11 @@ class List {
   List* Clone() const;
   // Active defragmentation: moves the nodes that sit on sparse pages (see sparse_pages.h),
   // relinking their neighbours.
-  void Defrag(BlockMover& mover);
+  void Defrag(BlockMover& mover) { DefragNodes(mover, 0, SIZE_MAX); }
+  // The same in steps, for a big list: from node number `first_node`, the nodes holding about
+  // `max_entries` entries (at least one node). Returns the next node's number, 0 when the walk
+  // reached the tail. The list may change between steps: a step only counts nodes from the head.
+  size_t DefragNodes(BlockMover& mover, size_t first_node, size_t max_entries);
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

@@ -78,14 +78,17 @@ void StringTable::Rehash(size_t new_capacity) {
   if (old != nullptr) ShardHeap::Current()->Free(old);
 }
 
-void StringTable::Defrag(BlockMover& mover) {
-  if (slots_ != nullptr) mover.Move(&slots_);
-  for (size_t i = 0; i < capacity_; ++i) {
+size_t StringTable::DefragSlots(BlockMover& mover, size_t first_slot, size_t max_entries) {
+  if (first_slot == 0 && slots_ != nullptr) mover.Move(&slots_);
+  size_t i = first_slot, entries = 0;
+  for (; i < capacity_ && entries < max_entries; ++i) {
     if (slots_[i] <= kTombstone) continue;
+    ++entries;
     if (void* moved = mover.MoveBlock(MutableBlockOf(slots_[i]))) {
       slots_[i] = (slots_[i] & ~kPtrMask) | reinterpret_cast<uintptr_t>(moved);
     }
   }
+  return i < capacity_ ? i : 0;
 }
 
 void StringTable::Reserve(size_t n) {

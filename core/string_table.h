@@ -72,7 +72,12 @@ class StringTable {
 
   // Active defragmentation: moves the slot array and the entries' blocks that sit on sparse
   // pages (see sparse_pages.h), keeping each slot's tag.
-  void Defrag(BlockMover& mover);
+  void Defrag(BlockMover& mover) { DefragSlots(mover, 0, SIZE_MAX); }
+  // The same in steps, for a big table: the slot array when `first_slot` is 0, then the entries
+  // of the slots from `first_slot` on, until `max_entries` entries were looked at. Returns the
+  // next slot, 0 when the walk reached the end. A rehash between steps only means some entries
+  // are looked at twice or not at all (the rehash itself put them on fresh blocks' pages).
+  size_t DefragSlots(BlockMover& mover, size_t first_slot, size_t max_entries);
 
   // Memory of the slots and blocks (usable sizes), the blocks estimated from the first `samples`
   // of them (0 = all; see SampledBytes), for MEMORY USAGE. Not counting this object.

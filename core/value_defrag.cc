@@ -1,5 +1,7 @@
 #include "core/value_defrag.h"
 
+#include <algorithm>
+
 #include "core/hash_object.h"
 #include "core/list.h"
 #include "core/set_object.h"
@@ -40,6 +42,12 @@ size_t ElementCount(const CompactValue& cell) {
   return 1;
 }
 
+// A hash or set stored as a table (not packed).
+bool IsTable(const CompactValue& cell) {
+  return cell.type() == ValueType::kHash ? cell.object_encoding() == kHashTable
+                                         : cell.object_encoding() == kSetTable;
+}
+
 // Replaces the value by a deep copy on fresh blocks (the old ones are freed), flags kept.
 void CopyWhole(CompactValue& cell, BlockMover& mover) {
   CompactValue copy = CloneObject(cell);
@@ -61,13 +69,10 @@ bool DefragCell(CompactValue& cell, BlockMover& mover, const SparsePages& pages,
   if (ElementCount(cell) > max_scan_fields) return false;
   switch (cell.type()) {
     case ValueType::kHash:
-    case ValueType::kSet: {
+    case ValueType::kSet:
       MoveCellBlock(cell, mover);
-      const bool table = cell.type() == ValueType::kHash ? cell.object_encoding() == kHashTable
-                                                         : cell.object_encoding() == kSetTable;
-      if (table) static_cast<StringTable*>(cell.object())->Defrag(mover);
+      if (IsTable(cell)) static_cast<StringTable*>(cell.object())->Defrag(mover);
       break;
-    }
     case ValueType::kList:
       MoveCellBlock(cell, mover);
       static_cast<List*>(cell.object())->Defrag(mover);
@@ -91,6 +96,21 @@ bool DefragCell(CompactValue& cell, BlockMover& mover, const SparsePages& pages,
       break;
   }
   return mover.hits() != hits_before;
+}
+
+bool DefragsInSteps(const CompactValue& cell, size_t max_scan_fields) {
+  if (cell.IsHeap() || cell.IsString() || ElementCount(cell) <= max_scan_fields) return false;
+  return cell.type() == ValueType::kList ||
+         ((cell.type() == ValueType::kHash || cell.type() == ValueType::kSet) && IsTable(cell));
+}
+
+size_t DefragCellStep(CompactValue& cell, BlockMover& mover, size_t pos, size_t max_scan_fields) {
+  if (pos == 0) MoveCellBlock(cell, mover);
+  const size_t fields = std::max<size_t>(1, max_scan_fields);
+  if (cell.type() == ValueType::kList) {
+    return static_cast<List*>(cell.object())->DefragNodes(mover, pos, fields);
+  }
+  return static_cast<StringTable*>(cell.object())->DefragSlots(mover, pos, fields);
 }
 
 }  // namespace shardis::core

@@ -288,6 +288,14 @@ class Db {
     });
   }
 
+  // Active defragmentation of a big value in steps (shard/defrag.h): the value of `key`, null
+  // when there is none. No access is counted and an expired key is not deleted: the defragmenter
+  // changes nothing a client or the journal can see.
+  core::CompactValue* FindForDefrag(std::string_view key) {
+    Iterator it = prime_.Find(core::HashBytes(key), key);
+    return Found(it) ? &it.value() : nullptr;
+  }
+
   // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are
   // skipped, not deleted. fn must not insert or erase.
   template <typename Fn>

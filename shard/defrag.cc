@@ -144,25 +144,53 @@ bool ShardDefrag::WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fi
   char scratch[core::CompactValue::kScratchSize];
   bool done = false;
   while (!done) {
+    if (StepBigValue(shard, mover, max_scan_fields)) {
+      if (core::CycleClock::Now() >= deadline) break;
+      continue;
+    }
+    if (db_ == Shard::kNumDbs) {  // the buckets are done, and now the big values too
+      done = true;
+      break;
+    }
     Db& db = shard.db(db_);
     cursor_ = db.DefragBucket(cursor_, [&](core::CompactValue& key, core::CompactValue& value,
                                            core::CompactValue* expire_key) {
       // A key a transaction holds may be read from another shard meanwhile: left alone.
-      if (tx.any_locks() && tx.Conflicts(db_, key.GetString(scratch), /*write=*/true)) return;
+      const std::string_view name = key.GetString(scratch);
+      if (tx.any_locks() && tx.Conflicts(db_, name, /*write=*/true)) return;
       bool moved = core::DefragCell(key, mover, pages_, size_t(max_scan_fields));
       if (expire_key != nullptr) moved |= core::DefragCell(*expire_key, mover, pages_, 0);
-      moved |= core::DefragCell(value, mover, pages_, size_t(max_scan_fields));
+      if (core::DefragsInSteps(value, size_t(max_scan_fields))) {
+        // The key's name is read again: the key's own block may just have moved.
+        big_values_.push_back({db_, std::string(key.GetString(scratch)), value.object()});
+      } else {
+        moved |= core::DefragCell(value, mover, pages_, size_t(max_scan_fields));
+      }
       ++(moved ? stats_.key_hits : stats_.key_misses);
     });
-    if (cursor_ == 0 && ++db_ == Shard::kNumDbs) {
-      done = true;
-    } else if (core::CycleClock::Now() >= deadline) {
-      break;
-    }
+    if (cursor_ == 0) ++db_;
+    if (core::CycleClock::Now() >= deadline) break;
   }
   stats_.hits += mover.hits();
   stats_.misses += mover.misses();
   return done;
+}
+
+bool ShardDefrag::StepBigValue(Shard& shard, core::BlockMover& mover, int64_t max_scan_fields) {
+  if (big_values_.empty()) return false;
+  BigValue& big = big_values_.front();
+  core::CompactValue* value = shard.db(big.db).FindForDefrag(big.key);
+  const TxQueue& tx = shard.tx_queue();
+  // Gone, replaced, or held by a transaction (another shard may be reading it): dropped.
+  if (value == nullptr || value->IsString() || value->object() != big.object ||
+      (tx.any_locks() && tx.Conflicts(big.db, big.key, /*write=*/true))) {
+    big_values_.pop_front();
+    return true;
+  }
+  big.pos = core::DefragCellStep(*value, mover, big.pos, size_t(max_scan_fields));
+  big.object = value->object();  // the first step may move the object itself
+  if (big.pos == 0) big_values_.pop_front();
+  return true;
 }
 
 void ShardDefrag::Finish(Shard&, bool collect) {
@@ -170,6 +198,7 @@ void ShardDefrag::Finish(Shard&, bool collect) {
   stats_.running = 0;
   db_ = 0;
   cursor_ = 0;
+  big_values_.clear();
   // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.
   if (collect) mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
   // Measure again at the next step: another walk may be due at once (Redis).

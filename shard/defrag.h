@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <string>
 
 #include "core/sparse_pages.h"
 
@@ -30,7 +32,7 @@ struct DefragSettings {
   int threshold_upper = 100;         // and the one at which it works hardest
   int cycle_min = 1;                 // CPU percent at threshold_lower
   int cycle_max = 25;                // and at threshold_upper
-  int64_t max_scan_fields = 1000;    // bigger collections are not moved
+  int64_t max_scan_fields = 1000;    // bigger collections are moved in steps of this many
 };
 DefragSettings GetDefragSettings();
 void SetDefragEnabled(bool on);
@@ -80,13 +82,27 @@ class ShardDefrag {
   // Walks buckets until the deadline (CycleClock ticks) or the end of the databases; true once
   // the walk is complete.
   bool WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fields);
+  // One step of the first big collection waiting (Redis' defrag later): at most
+  // max_scan_fields of its elements. Returns whether there was one.
+  bool StepBigValue(Shard& shard, core::BlockMover& mover, int64_t max_scan_fields);
   // Ends the walk; `collect`: it completed, and the pages it emptied go back to the OS.
   void Finish(Shard& shard, bool collect);
+
+  // A collection too big for one step, found by the bucket walk and moved in steps between
+  // buckets. The key is looked up again at each step (it may be gone or replaced meanwhile:
+  // then it is dropped, as Redis does).
+  struct BigValue {
+    int db;
+    std::string key;
+    const void* object;  // the value's object when the position was taken
+    size_t pos = 0;      // DefragCellStep's position
+  };
 
   DefragStats stats_;
   core::SparsePages pages_;
   int db_ = 0;
   uint64_t cursor_ = 0;
+  std::deque<BigValue> big_values_;
   int64_t last_check_ms_ = 0;
   uint64_t started_us_ = 0;  // monotonic, when the running walk started
 };

@@ -162,14 +162,57 @@ TEST_F(ValueDefragTest, Streams) {
   ExpectMovedIntact(v);
 }
 
-TEST_F(ValueDefragTest, CollectionsAboveMaxScanFieldsStay) {
+TEST_F(ValueDefragTest, CollectionsAboveMaxScanFieldsMoveInSteps) {
   auto* list = ShardNew<List>();
-  for (int i = 0; i < 100; ++i) list->Push(ListEnd::kTail, "e" + std::to_string(i));
+  for (int i = 0; i < 2000; ++i) list->Push(ListEnd::kTail, "element-" + std::to_string(i));
+  CompactValue big_list = CompactValue::FromObject(ValueType::kList, list);
+  CompactValue big_hash;
+  HashRef::InitCell(&big_hash);
+  for (int i = 0; i < 500; ++i) HashRef(big_hash).Set("f" + std::to_string(i), "v");
+  CompactValue big_set;
+  SetRef::InitCell(&big_set, "m");
+  for (int i = 0; i < 1000; ++i) SetRef(big_set).Add("m" + std::to_string(i));
+  for (CompactValue* v : {&big_list, &big_hash, &big_set}) {
+    const std::string before = Serialized(*v);
+    const void* old = v->HeapData();
+    const SparsePages pages = EveryBlock(heap_);
+    BlockMover mover(&heap_, &pages);
+    // DefragCell leaves it whole; the steps move it, about 99 elements at a time.
+    EXPECT_FALSE(DefragCell(*v, mover, pages, /*max_scan_fields=*/99));
+    EXPECT_EQ(v->HeapData(), old);
+    ASSERT_TRUE(DefragsInSteps(*v, 99));
+    EXPECT_FALSE(DefragsInSteps(*v, 5000));
+    size_t pos = 0, steps = 0;
+    do {
+      const uint64_t hits_before = mover.hits();
+      pos = DefragCellStep(*v, mover, pos, 99);
+      ++steps;
+      // A step moves at most one list node or table entry past the limit, plus the object
+      // and the slot array on the first step.
+      EXPECT_LE(mover.hits() - hits_before, 99u + 2 + 200);
+    } while (pos != 0);
+    EXPECT_GE(steps, 4u);  // the list: a node (hundreds of entries) at least per step
+    EXPECT_NE(v->HeapData(), old);
+    EXPECT_EQ(Serialized(*v), before);
+  }
+  // A skiplist sorted set that big is not stepped (it moves only by a whole copy).
+  auto* z = ShardNew<ZSet>();
+  for (int i = 0; i < 500; ++i) z->Add("member-" + std::to_string(i), i, 0, nullptr);
+  CompactValue big_zset = CompactValue::FromObject(ValueType::kZSet, z);
+  EXPECT_FALSE(DefragsInSteps(big_zset, 99));
+}
+
+TEST_F(ValueDefragTest, AStepPastTheEndOfAShrunkCollectionEndsIt) {
+  auto* list = ShardNew<List>();
+  for (int i = 0; i < 50; ++i) list->Push(ListEnd::kTail, "e");
   CompactValue v = CompactValue::FromObject(ValueType::kList, list);
   const SparsePages pages = EveryBlock(heap_);
   BlockMover mover(&heap_, &pages);
-  EXPECT_FALSE(DefragCell(v, mover, pages, /*max_scan_fields=*/99));
-  EXPECT_EQ(v.HeapData(), list);
+  EXPECT_EQ(DefragCellStep(v, mover, /*pos=*/1000, 10), 0u);  // the list lost its nodes
+  CompactValue set;
+  SetRef::InitCell(&set, "m");
+  for (int i = 0; i < 300; ++i) SetRef(set).Add("m" + std::to_string(i));
+  EXPECT_EQ(DefragCellStep(set, mover, /*pos=*/1 << 20, 10), 0u);  // the table was rehashed
 }
 
 TEST_F(ValueDefragTest, BuildFindsTheSparsePagesAfterChurn) {

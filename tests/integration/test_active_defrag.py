@@ -206,6 +206,34 @@ def test_every_type_moves_intact(server_factory):
     check_every_value(c, want)
 
 
+def test_big_collections_move_in_steps(server_factory):
+    """Collections over active-defrag-max-scan-fields (1000) are moved in steps of that many
+    elements between buckets (Redis' defrag later): a list, a hash and a set as tables, each
+    written in turns with twins of the same shape that are then deleted, so that their blocks
+    share pages with the twins' freed ones."""
+    srv = server_factory(threads=1)
+    c = srv.client()
+    rng = random.Random(4)
+    for i in range(40):
+        p = c.pipeline(transaction=False)
+        for name in ("big", "twin1", "twin2"):
+            p.rpush(f"{name}:list", *[rng.randbytes(30).hex() for _ in range(500)])
+            p.hset(f"{name}:hash", mapping={f"f{i}:{j}": rng.randbytes(20).hex() for j in range(250)})
+            p.sadd(f"{name}:set", *[f"m{i}:{j}:{rng.randbytes(8).hex()}" for j in range(250)])
+        p.execute()
+    want = {"list": c.lrange("big:list", 0, -1), "hash": c.hgetall("big:hash"),
+            "set": c.smembers("big:set")}
+    c.delete(*[f"{name}:{kind}" for name in ("twin1", "twin2") for kind in ("list", "hash", "set")])
+    assert c.dbsize() == 3
+    defrag_on(c)
+    # Only the three collections' elements can give this many hits (20,000 list entries in a
+    # few hundred nodes, 10,000 hash and set entries each): before the steps they gave none.
+    assert wait_for(lambda: info(c)["active_defrag_hits"] >= 5000, 60, interval=0.2), info(c)
+    assert c.lrange("big:list", 0, -1) == want["list"]
+    assert c.hgetall("big:hash") == want["hash"]
+    assert c.smembers("big:set") == want["set"]
+
+
 def test_values_move_while_bgsave_runs(server_factory, tmp_path):
     srv = server_factory(threads=2, args=["--dir", str(tmp_path), "--dbfilename", "churn.rdb"])
     c = srv.client()
