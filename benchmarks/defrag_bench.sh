@@ -19,8 +19,9 @@
 # 2. Throughput. The same fill and churn, activedefrag yes, then alternating SET P16 and GET P16
 #    loads of SLICE seconds (loadgen, CONNECTIONS connections, over the KEYSPACE keys), each
 #    labelled by INFO's active_defrag_running and active_defrag_hits before and after it, until
-#    ROUNDS slices of each ran settled (or MAX_WAIT); then activedefrag no and ROUNDS slices of
-#    each. Without activedefrag, only the latter.
+#    a SET and a GET slice ran settled (or MAX_WAIT); then ROUNDS rounds of a SET and a GET
+#    slice with activedefrag yes and the same with activedefrag no, in turn. Without
+#    activedefrag, only the latter.
 # Every active-defrag-* setting stays at Redis' default unless DEFRAG_SETTINGS gives some
 # (e.g. "active-defrag-ignore-bytes 1mb active-defrag-threshold-lower 5"), set with CONFIG SET
 # on every server right after it starts.
@@ -153,21 +154,29 @@ settled_slice() {
 
 # load_pass SERVER: pass 2 (see the top).
 load_pass() {
-  local server=$1 settled=0 load
+  local server=$1 settled=0 defrag=yes load
   start "$server"
   fill_and_churn "$server"
   pass_start=$SECONDS
   if redis-cli -p "$port" config set activedefrag yes | grep -q '^OK'; then
-    while [ "$settled" -lt $((2 * ROUNDS)) ] && [ $((SECONDS - pass_start)) -lt "$MAX_WAIT" ]; do
+    # While the walks run, and until a SET and a GET slice ran settled after them.
+    while [ "$settled" -lt 2 ] && [ $((SECONDS - pass_start)) -lt "$MAX_WAIT" ]; do
       for load in set get; do
         slice "$server" on "$load"
-        if settled_slice; then settled=$((settled + 1)); fi
+        if settled_slice; then settled=$((settled + 1)); else settled=0; fi
       done
     done
-    redis-cli -p "$port" config set activedefrag no >/dev/null
+  else
+    defrag=no
   fi
+  # Settled: on and off in turn, so that the machine's drift weighs on both alike.
   for _ in $(seq 1 "$ROUNDS"); do
+    if [ "$defrag" = yes ]; then
+      for load in set get; do slice "$server" on "$load"; done
+      redis-cli -p "$port" config set activedefrag no >/dev/null
+    fi
     for load in set get; do slice "$server" off "$load"; done
+    [ "$defrag" = no ] || redis-cli -p "$port" config set activedefrag yes >/dev/null
   done
   note "$server: $(grep -c "server=$server " "$slices") load slices"
   stop_server

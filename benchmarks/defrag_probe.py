@@ -284,8 +284,9 @@ def cmd_report(walks_path, slices_path, meta_path):
           f"{m['slice']} s from `CONFIG SET activedefrag yes` on (a fresh server and churn, "
           "not the one above); a slice counts as *walking* when INFO's active_defrag_running is "
           "non-zero before and after it, *on, settled* when it is zero at both ends and "
-          "active_defrag_hits did not move, others are left out. Then `activedefrag no` and "
-          f"{m['rounds']} slices of each (*off*). Medians of the slices (their count in "
+          "active_defrag_hits did not move, others are left out. Once settled, "
+          f"{m['rounds']} rounds of a SET and a GET slice with activedefrag yes and the same "
+          "with `activedefrag no` (*off*), in turn. Medians of the slices (their count in "
           "brackets).\n")
     print("| figure | " + " | ".join(NAMES[s] for s in servers) + " |")
     print("|---" * (len(servers) + 1) + "|")
