@@ -110,7 +110,13 @@ fill_and_churn() {
     *"errors: 0,"*) ;;
     *) echo "FAIL: the churn on $1: $out" >&2; exit 1 ;;
   esac
-  note "$1: churn done, $(redis-cli -p "$port" dbsize) keys"
+  # What lives: the odd half of the first fill and the second fill, less a random half, the third
+  # fill, and the load's keys.
+  local live=$((2 * (SCALE / 2))) keys
+  live=$((live - live / 2 + SCALE * 3 / 10 + KEYSPACE))
+  keys=$(redis-cli -p "$port" dbsize)
+  [ "$keys" = "$live" ] || { echo "FAIL: $1 holds $keys keys after the churn, not $live" >&2; exit 1; }
+  note "$1: churn done, $keys keys"
 }
 
 # memory_pass SERVER: pass 1 (see the top).
@@ -121,7 +127,8 @@ memory_pass() {
   fill_and_churn "$server"
   out=$(taskset -c "$CLIENT_CPU" "$PYTHON" "$PROBE" walk "$port" --activedefrag \
     --empty-rss "$empty" --max "$MAX_WAIT" --settle "$SETTLE" \
-    --rows "$workdir/rows-$server.txt" 2>"$workdir/walk-$server.err")
+    --rows "$workdir/rows-$server.txt" 2>"$workdir/walk-$server.err") ||
+    { echo "FAIL: $server: the walk's probe failed:" >&2; cat "$workdir/walk-$server.err" >&2; exit 1; }
   echo "server=$server $out" >>"$walks"
   if grep -q refused "$workdir/walk-$server.err"; then
     echo "${server}_refusal=$(sed 's/.*refused: //' "$workdir/walk-$server.err")" >>"$meta"
