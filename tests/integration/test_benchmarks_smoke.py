@@ -1,9 +1,9 @@
-"""Smoke test of the benchmark suite: `QUICK=1 bash benchmarks/run.sh` runs to the end (about a
+"""Smoke tests of the benchmarks: `QUICK=1 bash benchmarks/run.sh` runs to the end (about a
 minute once built; its "10M" fill is 200,000 keys) and its report has every row, each with a
-positive figure.
+positive figure; so does `benchmarks/defrag_bench.sh` at a tiny scale (under a minute).
 
-This is the only test that touches benchmarks/; it checks that the suite still executes, not what
-it measures (QUICK figures are too short to mean anything).
+They check that the scripts still execute, not what they measure (figures this short mean
+nothing).
 """
 
 from __future__ import annotations
@@ -155,3 +155,58 @@ def test_quick_run_reports_every_figure(tmp_path):
     loop = fill["in the server: longest event-loop cycle (ms)"]
     assert loop[0] == "n/a", "redis-server 7.0 has no event-loop figure"
     check_positive([loop[1]], "shardis' longest event-loop cycle")
+
+
+DEFRAG_SERVERS = ["redis-server 7.0", "shardis --threads 1", "shardis --threads 2"]
+DEFRAG_MEMORY_ROWS = ["used_memory after the churn (MB)", "RSS after the churn (MB)",
+                      "RSS / used_memory after the churn", "RSS at the end (MB)",
+                      "RSS / used_memory reached"]
+DEFRAG_LOAD_ROWS = ["SET P16 ops/s, off", "GET P16 ops/s, off", "SET P16 off / redis-server's",
+                    "GET P16 off / redis-server's"]
+
+
+def server_table(secs, prefix) -> dict[str, dict[str, str]]:
+    """A table of one column per server as row name -> server -> cell."""
+    return {cells[0]: dict(zip(DEFRAG_SERVERS, cells[1:])) for cells in section(secs, prefix)}
+
+
+@pytest.mark.shardis_only
+def test_defrag_bench_tiny_run_reports_every_figure(tmp_path):
+    report_path = tmp_path / "report.md"
+    # Walks that start at this scale (ignore-bytes below what 20,000 keys fragment), so that the
+    # script's walking paths run too.
+    env = dict(os.environ, SCALE="20000", MAX_WAIT="6", SETTLE="2", SLICE="0.3", ROUNDS="1",
+               DEFRAG_SETTINGS="active-defrag-ignore-bytes 1 active-defrag-threshold-lower 5",
+               REPORT=str(report_path), SHARDIS_BIN=SHARDIS_BIN)
+    proc = subprocess.run(["bash", str(REPO / "benchmarks" / "defrag_bench.sh")], cwd=REPO,
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, f"defrag_bench.sh failed:\n{proc.stderr[-4000:]}"
+    report = report_path.read_text()
+    assert proc.stdout.strip() == report.strip(), "the report on stdout and in REPORT differ"
+    secs = sections(report)
+
+    memory = server_table(secs, "Memory after the churn")
+    for shardis in DEFRAG_SERVERS[1:]:
+        assert memory["activedefrag"][shardis] == "yes", memory["activedefrag"]
+    for row in DEFRAG_MEMORY_ROWS:
+        assert row in memory, f"memory row {row!r} missing"
+        check_positive(list(memory[row].values()), row)
+
+    timeline = [cells for cells in section(secs, "RSS / used_memory over time")
+                if cells[0].isdigit()]  # the header row is "t (s)"
+    assert timeline and timeline[0][0] == "0", timeline
+    check_positive([cell.split()[0] for cell in timeline[0][1:]], "the ratio at t = 0")
+
+    load = server_table(secs, "While defragmentation runs")
+    for row in DEFRAG_LOAD_ROWS:
+        assert row in load, f"load row {row!r} missing"
+        check_positive([cell.split()[0] for cell in load[row].values()], row)
+
+    probe = server_table(secs, "The longest single command")
+    assert "longest GET during the walk (ms; target < 1)" in probe
+    loop = probe["the same, up to the end of the run (ms)"]
+    check_positive([loop[s] for s in DEFRAG_SERVERS[1:]], "shardis' longest event-loop cycle")
+    check_positive([c.replace(",", "") for c in probe["probe GETs in all"].values()], "probe GETs")
+
+    assert "## Commands" in report and "redis-cli -p PORT --pipe" in report
