@@ -678,7 +678,8 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   ++stats_.parks;
   ++stats_.enters;
   pending_sqes_ = 0;
-  EndCycle(core::CycleClock::Now());
+  const uint64_t park_start = core::CycleClock::Now();
+  EndCycle(park_start);
   io_uring_cqe* cqe = nullptr;
   if (overflow_count_ > 0) {
     // Our own outbox is full: the peer drains it without telling us, so look again shortly.
@@ -695,6 +696,7 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   }
   parked_.store(false, std::memory_order_relaxed);
   cycle_start_ = core::CycleClock::Now();
+  stats_.parked_ns += core::CycleClock::ToNs(cycle_start_ - park_start);
   ReapCompletions();
   DrainInboxes();
 }

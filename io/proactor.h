@@ -83,6 +83,9 @@ class Proactor {
     uint64_t cycles = 0;
     uint64_t cycle_ns_sum = 0;
     uint64_t cycle_ns_max = 0;  // the longest cycle: how long the loop held its clients up
+    // Time blocked in the kernel waiting for completions: the thread's idle time (what work
+    // that yields to clients, as active defragmentation, may take without slowing them).
+    uint64_t parked_ns = 0;
   };
 
   Proactor(unsigned index, Mesh* mesh, std::vector<Proactor*>* all);

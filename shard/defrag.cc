@@ -11,6 +11,7 @@
 #include "core/cycle_clock.h"
 #include "core/shard_heap.h"
 #include "core/value_defrag.h"
+#include "io/proactor.h"
 #include "shard/memory_limit.h"
 #include "shard/shard.h"
 
@@ -119,9 +120,16 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
       stats_.running = cpu;
     }
   }
+  const int idle_percent = IdlePercentSinceLastStep();
   if (stats_.running == 0) return;
-  // Redis' timelimit: the CPU share of one period of the cron, worked in slices.
-  const uint64_t budget_us = std::max<uint64_t>(1, 1000000ull * stats_.running / 100 / hz);
+  // Redis' timelimit: the CPU share of one period of the cron, worked in slices. The share is
+  // Redis' (running), but no more than the thread was idle since the last step, and no less
+  // than cycle-min: a busy thread's clients come first (Dragonfly walks in idle time), and the
+  // walk still advances under a saturating load. With both at once (a walk at 25% of a thread
+  // that clients keep 100% busy) throughput would lose a quarter while the walk lasts.
+  const int share = std::max(std::min(stats_.running, idle_percent),
+                             std::min(s.cycle_min, stats_.running));
+  const uint64_t budget_us = std::max<uint64_t>(1, 1000000ull * share / 100 / hz);
   const uint64_t start = core::CycleClock::Now();
   const uint64_t end = start + core::CycleClock::FromNs(budget_us * 1000);
   const uint64_t slice = core::CycleClock::FromNs(kSliceUs * 1000);
@@ -136,6 +144,20 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
     if (stopping()) return;
     if (!GetDefragSettings().enabled) break;  // the next Cron stops the walk
   }
+}
+
+int ShardDefrag::IdlePercentSinceLastStep() {
+  const io::Proactor* proactor = io::Proactor::current();
+  if (proactor == nullptr) return 100;  // a unit test's shard: no loop to share
+  const uint64_t now_ns = MonotonicUs() * 1000;
+  const uint64_t parked_ns = proactor->stats().parked_ns;
+  const uint64_t window_ns = now_ns - last_step_ns_;
+  const int percent = last_step_ns_ == 0 || window_ns == 0
+                          ? 100
+                          : int(std::min<uint64_t>(100, 100 * (parked_ns - last_parked_ns_) / window_ns));
+  last_step_ns_ = now_ns;
+  last_parked_ns_ = parked_ns;
+  return percent;
 }
 
 bool ShardDefrag::WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fields) {

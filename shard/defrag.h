@@ -79,6 +79,9 @@ class ShardDefrag {
   void ResetStats();  // CONFIG RESETSTAT
 
  private:
+  // The share of wall time the thread spent parked (no client work) since the last call, in
+  // percent (100 on the first call).
+  int IdlePercentSinceLastStep();
   // Walks buckets until the deadline (CycleClock ticks) or the end of the databases; true once
   // the walk is complete.
   bool WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fields);
@@ -105,6 +108,8 @@ class ShardDefrag {
   std::deque<BigValue> big_values_;
   int64_t last_check_ms_ = 0;
   uint64_t started_us_ = 0;  // monotonic, when the running walk started
+  uint64_t last_step_ns_ = 0;    // monotonic, the last Cron's (for the idle share)
+  uint64_t last_parked_ns_ = 0;  // the proactor's parked_ns then
 };
 
 }  // namespace shardis::shard
