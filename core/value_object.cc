@@ -89,6 +89,13 @@ size_t FreeEffort(const CompactValue& value) {
   }
 }
 
+size_t FreeSomeElements(CompactValue& value, size_t max) {
+  if (value.IsString()) return 0;
+  const bool table = (value.type() == ValueType::kSet && value.object_encoding() == kSetTable) ||
+                     (value.type() == ValueType::kHash && value.object_encoding() == kHashTable);
+  return table ? static_cast<StringTable*>(value.object())->ReleaseSome(max) : 0;
+}
+
 std::string_view EncodingName(const CompactValue& value) {
   if (value.raw()) return "raw";  // changed in place: Redis' raw object, whatever it holds
   switch (value.encoding()) {

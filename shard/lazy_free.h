@@ -3,8 +3,9 @@
 // once; when its value is costly to free (Redis' free effort above LAZYFREE_THRESHOLD, 64), the
 // value goes to its shard's LazyFreeQueue instead of being freed inside the command, and the
 // shard's own periodic loop (ShardSet::ExpiryLoop) frees the queue in slices of about 1 ms,
-// checking the clock between values. A whole database emptied lazily hands its tables to the
-// queue, which erases their keys bucket by bucket in the same slices.
+// checking the clock between values (sets and hashes go in pieces, other values whole). A
+// database emptied lazily hands its tables to the queue, which erases their keys bucket by
+// bucket in the same slices.
 //
 // No lock: the queue belongs to its shard's thread, like the heap its values came from. A value
 // in the queue is no key any more: snapshots serialised its bucket before it left (Db's
@@ -52,9 +53,10 @@ class LazyFreeQueue {
   // as one object, pending until its entry is erased.
   void TakeTables(PrimeTable prime, ExpireTable expire, McMetaTable mc_meta);
 
-  // Frees what waits until the queue is empty or CycleClock passes `deadline` (checked between
-  // values, and between buckets of a table: one value is freed whole, however big). Returns
-  // whether the queue is empty.
+  // Frees what waits until the queue is empty or CycleClock passes `deadline`, checked between
+  // values, between pieces of a set or hash table (core::FreeSomeElements) and between buckets
+  // of a database's table; other values are freed whole, however big. Returns whether the queue
+  // is empty.
   bool FreeUntil(uint64_t deadline);
   // Frees everything now (the shard going away).
   void Clear();

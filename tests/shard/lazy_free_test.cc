@@ -9,7 +9,9 @@
 #include <string>
 
 #include "core/cycle_clock.h"
+#include "core/hash_object.h"
 #include "core/set_object.h"
+#include "core/value_object.h"
 #include "shard/shard.h"
 
 namespace shardis::shard {
@@ -124,6 +126,38 @@ TEST_F(LazyFreeQueueTest, ALazyClearHandsOverTheTablesAndCountsEveryKey) {
   // An empty database hands over nothing.
   s.db(1).Clear(/*lazy=*/true);
   EXPECT_TRUE(q.empty());
+}
+
+TEST_F(LazyFreeQueueTest, FreeEffortIsRedis) {
+  AddSet(db, "packed", 100);
+  AddSet(db, "table", 300);
+  bool inserted;
+  core::CompactValue& hash = db.FindOrInsert("hash", HashBytes("hash"), kNow, &inserted).value();
+  core::HashRef::InitCell(&hash);
+  core::HashRef h(hash);
+  for (int i = 0; i < 200; ++i) h.Set("f" + std::to_string(i), "v");
+  auto effort = [&](std::string_view key) {
+    return core::FreeEffort(db.Find(key, HashBytes(key), kNow).value());
+  };
+  EXPECT_EQ(effort("packed"), 1u);  // one block
+  EXPECT_EQ(effort("table"), 300u);  // its members
+  EXPECT_EQ(effort("hash"), 200u);   // its fields (past hash-max-listpack-entries 128)
+  EXPECT_EQ(core::FreeEffort(core::CompactValue::FromString(std::string(100000, 'x'))), 1u);
+}
+
+TEST_F(LazyFreeQueueTest, FreesASetTableInPieces) {
+  AddSet(db, "big", 5000);
+  const size_t full = s.used_memory();
+  db.Erase("big", HashBytes("big"), kNow, /*lazy=*/true);
+  // Deadline passed: each call frees one piece of 1024 members and stops, the value still there.
+  EXPECT_FALSE(q.FreeUntil(0));
+  EXPECT_EQ(q.pending(), 1u);
+  EXPECT_LE(s.used_memory() + 1024u * 16, full);  // 1024 blocks of at least 16 bytes
+  int more = 0;
+  while (!q.FreeUntil(0)) ++more;
+  EXPECT_EQ(more, 3);  // 3 more pieces of 1024, then the last 904 and the value, done
+  EXPECT_EQ(q.freed(), 1u);
+  EXPECT_EQ(q.value_bytes(), 0u);
 }
 
 TEST(LazyFreeSettingsTest, AreOffByDefaultAndSettable) {
