@@ -17,6 +17,22 @@ StringTable::~StringTable() {
   if (slots_ != nullptr) heap->Free(slots_);
 }
 
+size_t StringTable::ReleaseSome(size_t max) {
+  // The slots past capacity_ are done with: the destructor stops at capacity_, and nothing else
+  // runs on the table any more.
+  ShardHeap* heap = ShardHeap::Current();
+  size_t released = 0;
+  while (released < max && capacity_ > 0) {
+    const uint64_t s = slots_[--capacity_];
+    if (s > kTombstone) {
+      heap->Free(MutableBlockOf(s));
+      --size_;
+      ++released;
+    }
+  }
+  return released;
+}
+
 std::string_view StringTable::Key(const char* block) const {
   uint64_t klen, vlen = 0;
   const char* p = GetVarint(block, &klen);

@@ -70,6 +70,11 @@ class StringTable {
     }
   }
 
+  // Frees the blocks of up to `max` entries, from the end of the slot array, and forgets them;
+  // returns how many. For a table on its way to destruction, freed in pieces (lazy freeing):
+  // between calls nothing may read or change it, only ReleaseSome again and the destructor.
+  size_t ReleaseSome(size_t max);
+
   // Active defragmentation: moves the slot array and the entries' blocks that sit on sparse
   // pages (see sparse_pages.h), keeping each slot's tag.
   void Defrag(BlockMover& mover) { DefragSlots(mover, 0, SIZE_MAX); }

@@ -57,6 +57,45 @@ size_t ObjectMemoryBytes(const CompactValue& value, size_t samples) {
   }
 }
 
+size_t FreeEffort(const CompactValue& value) {
+  if (value.IsString()) return 1;
+  const void* obj = value.object();
+  switch (value.type()) {
+    case ValueType::kList: {
+      const List* list = static_cast<const List*>(obj);
+      return list->listpack() ? 1 : list->node_count();  // Redis: the quicklist's node count
+    }
+    case ValueType::kSet:
+      return value.object_encoding() == kSetTable ? static_cast<const StringTable*>(obj)->size()
+                                                  : 1;
+    case ValueType::kHash:
+      return value.object_encoding() == kHashTable ? static_cast<const StringTable*>(obj)->size()
+                                                   : 1;
+    case ValueType::kZSet: {
+      const ZSet* zset = static_cast<const ZSet*>(obj);
+      return zset->encoding() == ZSet::kLarge ? zset->size() : 1;
+    }
+    case ValueType::kStream: {
+      // Redis counts its radix tree's nodes, of which there are at least as many as listpacks:
+      // the node count is the nearest figure shardis has (a lower bound of Redis').
+      const Stream* stream = static_cast<const Stream*>(obj);
+      size_t effort = stream->node_count();
+      const auto& groups = stream->groups();
+      if (!groups.empty()) effort += groups.size() * (1 + groups.begin()->second->pel.size());
+      return effort;
+    }
+    default:
+      return 1;
+  }
+}
+
+size_t FreeSomeElements(CompactValue& value, size_t max) {
+  if (value.IsString()) return 0;
+  const bool table = (value.type() == ValueType::kSet && value.object_encoding() == kSetTable) ||
+                     (value.type() == ValueType::kHash && value.object_encoding() == kHashTable);
+  return table ? static_cast<StringTable*>(value.object())->ReleaseSome(max) : 0;
+}
+
 std::string_view EncodingName(const CompactValue& value) {
   if (value.raw()) return "raw";  // changed in place: Redis' raw object, whatever it holds
   switch (value.encoding()) {

@@ -27,6 +27,17 @@ void DestroyObject(ValueType type, void* obj, uint8_t encoding);
 // `samples` elements (0 = all), as Redis' objectComputeSize. Strings: 0 (the cell tells).
 size_t ObjectMemoryBytes(const CompactValue& value, size_t samples);
 
+// The work of freeing a value, in Redis' units (lazyfreeGetFreeEffort): the nodes of a list past
+// its packed form, the members of a set or hash table, of a skiplist, a stream's nodes plus its
+// consumer groups times (1 + the first group's pending entries); 1 for strings and packed
+// encodings (one block). The lazy-free queue (shard/lazy_free.h) takes values above 64.
+size_t FreeEffort(const CompactValue& value);
+
+// Lazy freeing in pieces: frees up to `max` elements of a set or hash in its table encoding, a
+// value on its way to destruction that nothing reads any more; returns how many. 0: nothing left
+// to free this way (the other types and encodings are freed whole when the cell goes).
+size_t FreeSomeElements(CompactValue& value, size_t max);
+
 // OBJECT ENCODING's name for a value: "embstr"/"int"/"raw" for strings, the encoding of an
 // object ("listpack", "quicklist", "hashtable", "intset", "skiplist", "stream").
 std::string_view EncodingName(const CompactValue& value);

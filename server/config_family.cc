@@ -133,6 +133,7 @@ void ConfigResetStat(ArgSlice, ConnContext& ctx) {
     ResetThreadCommandStats();  // commandstats, errorstats, latencystats
     for (int i = 0; i < Shard::kNumDbs; ++i) s.db(i).ResetStats();
     s.defrag().ResetStats();
+    s.lazy_free().ResetStats();  // lazyfreed_objects, as Redis' lazyfreeResetStats
     io::Proactor::current()->ResetCycleStats();
   });
   ctx.rb.Ok();

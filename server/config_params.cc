@@ -29,6 +29,7 @@
 #include "server/tcp_keepalive.h"
 #include "server/tls.h"
 #include "shard/defrag.h"
+#include "shard/lazy_free.h"
 #include "shard/memory_limit.h"
 #include "shard/shard.h"
 #include "shard/shard_set.h"
@@ -306,6 +307,16 @@ void RegisterConfigParams(ConfigRegistry& r) {
   r.Add(MutableInt(
       "active-defrag-max-scan-fields", "", 1, INT64_MAX,
       [] { return shard::GetDefragSettings().max_scan_fields; }, shard::SetDefragMaxScanFields));
+  // Lazy freeing (shard/lazy_free.h): Redis 7.2's five settings, all `no` by default.
+  for (auto [name, path] : {std::pair{"lazyfree-lazy-eviction", shard::LazyFreePath::kEviction},
+                            std::pair{"lazyfree-lazy-expire", shard::LazyFreePath::kExpire},
+                            std::pair{"lazyfree-lazy-server-del", shard::LazyFreePath::kServerDel},
+                            std::pair{"lazyfree-lazy-user-del", shard::LazyFreePath::kUserDel},
+                            std::pair{"lazyfree-lazy-user-flush", shard::LazyFreePath::kUserFlush}}) {
+    r.Add(MutableBool(
+        name, "", [path] { return shard::LazyFreeOn(path); },
+        [path](bool on) { shard::SetLazyFree(path, on); }));
+  }
   r.Add(ValidatedString(
       "latency-tracking-info-percentiles", "",
       [](std::string_view v) { return ParseLatencyPercentiles(v).status(); },

@@ -27,6 +27,7 @@
 #include "server/persistence_config.h"
 #include "server/subcommand.h"
 #include "shard/access_clock.h"
+#include "shard/lazy_free.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -54,11 +55,14 @@ int64_t CountOverKeys(ArgSlice args, ConnContext& ctx, shard::Transaction::Mode 
   return total;
 }
 
-void CmdDel(ArgSlice args, ConnContext& ctx) {
+// DEL and UNLINK: the same but for when the values are freed. UNLINK hands those costly to free
+// to their shard's lazy-free queue (shard/lazy_free.h), and so does DEL under
+// lazyfree-lazy-user-del, as in Redis.
+void DeleteKeys(ArgSlice args, ConnContext& ctx, bool lazy) {
   ctx.rb.Integer(CountOverKeys(args, ctx, shard::Transaction::kWrite,
-                               [](shard::Shard& shard, Db& db, std::string_view key,
-                                  uint64_t hash, int64_t now) {
-                                 if (!db.Erase(key, hash, now)) return false;
+                               [lazy](shard::Shard& shard, Db& db, std::string_view key,
+                                      uint64_t hash, int64_t now) {
+                                 if (!db.Erase(key, hash, now, lazy)) return false;
                                  db.NoteModified(key);
                                  shard.AddDirty();
                                  shard::NotifyKeyspaceEvent(kNotifyGeneric, "del", key,
@@ -66,6 +70,10 @@ void CmdDel(ArgSlice args, ConnContext& ctx) {
                                  return true;
                                }));
 }
+void CmdDel(ArgSlice args, ConnContext& ctx) {
+  DeleteKeys(args, ctx, shard::LazyFreeOn(shard::LazyFreePath::kUserDel));
+}
+void CmdUnlink(ArgSlice args, ConnContext& ctx) { DeleteKeys(args, ctx, /*lazy=*/true); }
 
 // EXISTS and TOUCH: a key given twice counts twice. EXISTS leaves the access clocks alone (as
 // Redis 7.2); TOUCH sets them even for a CLIENT NO-TOUCH client.
@@ -146,7 +154,8 @@ void CmdExpire(ArgSlice args, ShardContext& ctx) {
   }
 
   if (when <= ctx.now_ms) {
-    ctx.db.Erase(it, args[1], ctx.hash);  // a deadline already passed deletes the key
+    // A deadline already passed deletes the key (lazily under lazyfree-lazy-expire, as Redis 7.2).
+    ctx.db.Erase(it, args[1], ctx.hash, shard::LazyFreeOn(shard::LazyFreePath::kExpire));
     NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", args[1]);
   } else {
     ctx.db.SetExpire(it, args[1], ctx.hash, when);
@@ -366,7 +375,7 @@ void CmdRestore(ArgSlice args, ShardContext& ctx) {
     // A deadline already passed: the key is not created, but REPLACE still deletes the old one
     // (RunWatchedWrite sees it gone and signals its watchers).
     if (Db::Found(it)) {
-      ctx.db.Erase(it, args[1], ctx.hash);
+      ctx.db.Erase(it, args[1], ctx.hash, shard::LazyFreeOn(shard::LazyFreePath::kServerDel));
       ctx.shard.AddDirty();
       NotifyKeyspaceEvent(ctx, kNotifyGeneric, "del", args[1]);
     }
@@ -491,7 +500,7 @@ void RegisterGenericFamily(CommandRegistry* r) {
                         .summary = "Deletes keys.", .key_flags = "RM delete",
                         .tips = "request_policy:multi_shard response_policy:agg_sum"}});
   r->Register({.name = "unlink", .arity = -2, .flags = kW | kF, .keys = kAllKeys,
-               .acl_categories = "keyspace write fast", .on_conn = CmdDel,
+               .acl_categories = "keyspace write fast", .on_conn = CmdUnlink,
                .docs = {.group = "generic", .since = "4.0.0",
                         .complexity = "O(1) for each key removed regardless of its size. Then the "
                                       "command does O(N) work in a different thread in order to "

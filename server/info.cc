@@ -268,8 +268,8 @@ std::string BuildInfo(unsigned sections) {
     field("mem_allocator", core::Concat("mimalloc-", v / 100, ".", (v % 100) / 10, ".", v % 10));
     // The CPU percent of the running walk (Redis' server.active_defrag_running), 0 when none.
     field("active_defrag_running", total.defrag.running);
-    field("lazyfree_pending_objects", 0);
-    field("lazyfreed_objects", 0);  // everything is freed at once (FLUSHALL ASYNC too)
+    field("lazyfree_pending_objects", total.lazyfree_pending);
+    field("lazyfreed_objects", total.lazyfreed);
   }
   if (sections & kSecPersistence) {
     header("Persistence");

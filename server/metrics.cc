@@ -33,6 +33,8 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       out.clients = st.connections().size();
       out.shard = s.stats();
       out.defrag = s.defrag().stats();
+      out.lazyfree_pending = s.lazy_free().pending();
+      out.lazyfreed = s.lazy_free().freed();
       io::Proactor* p = io::Proactor::current();
       out.io = p->stats();
       out.queued_tasks = p->QueuedTasks();
@@ -107,6 +109,8 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.startup_memory += t.startup_memory;
       total.dataset_memory += t.dataset_memory;
       total.expired_keys += t.expired_keys;
+      total.lazyfree_pending += t.lazyfree_pending;
+      total.lazyfreed += t.lazyfreed;
       total.keys += t.keys;
       total.blocking_keys += t.blocking_keys;
       total.blocking_keys_on_nokey += t.blocking_keys_on_nokey;

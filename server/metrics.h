@@ -26,6 +26,9 @@ struct ThreadSample {
   // Active defragmentation: counts add up; the times and the CPU percent of the total are the
   // largest shard's (the shards defragment side by side, as one Redis process would).
   shard::DefragStats defrag;
+  // The lazy-free queue: objects waiting, and freed since start or RESETSTAT (both add up).
+  size_t lazyfree_pending = 0;
+  uint64_t lazyfreed = 0;
   size_t used_memory = 0;     // the shard's structure, values and tables
   size_t startup_memory = 0;  // used_memory as the shard started, with no key
   size_t dataset_memory = 0;  // its keys' and values' blocks (Shard::dataset_memory)

@@ -18,6 +18,7 @@
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "shard/keyspace_events.h"
+#include "shard/lazy_free.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -95,11 +96,11 @@ void NotifyTargetSet(std::string_view dst, int src_db, int dst_db, bool delete_s
   shard::NotifyKeyspaceEvent(shard::kNotifyGeneric, event, dst, dst_db);
 }
 
-// Puts value at dst as Redis' dbDelete + dbAdd do: a key replaced is a new key (its "new" event).
-// Returns the entry.
+// Puts value at dst as Redis' dbDelete + dbAdd do: a key replaced is a new key (its "new" event),
+// its old value freed lazily under lazyfree-lazy-server-del. Returns the entry.
 Db::Iterator StoreReplacing(Db& to, std::string_view dst, uint64_t dst_hash, CompactValue value,
                             int64_t expire_at, int64_t now_ms) {
-  to.Erase(dst, dst_hash, now_ms);
+  to.Erase(dst, dst_hash, now_ms, shard::LazyFreeOn(shard::LazyFreePath::kServerDel));
   return to.Store(dst, dst_hash, std::move(value), expire_at, now_ms);
 }
 

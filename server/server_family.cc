@@ -31,6 +31,7 @@
 #include "server/persistence_config.h"
 #include "server/snapshot.h"
 #include "server/subcommand.h"
+#include "shard/lazy_free.h"
 #include "shard/shard_set.h"
 #include "shard/transaction.h"
 
@@ -53,11 +54,18 @@ void CmdDbSize(ArgSlice, ConnContext& ctx) {
   ctx.rb.Integer(total);
 }
 
-// FLUSHDB / FLUSHALL [ASYNC | SYNC]: both modes free synchronously, shard by shard in parallel.
+// FLUSHDB / FLUSHALL [ASYNC | SYNC], shard by shard in parallel. SYNC frees every value in the
+// command; ASYNC hands each database's tables to its shard's lazy-free queue (shard/lazy_free.h),
+// so the keys are gone at once and their memory follows; no mode means ASYNC under
+// lazyfree-lazy-user-flush, as in Redis.
 template <bool kAll>
 void CmdFlush(ArgSlice args, ConnContext& ctx) {
-  if (args.size() > 2 || (args.size() == 2 && !core::EqualsIgnoreCase(args[1], "sync") &&
-                          !core::EqualsIgnoreCase(args[1], "async"))) {
+  bool lazy = shard::LazyFreeOn(shard::LazyFreePath::kUserFlush);
+  if (args.size() == 2 && core::EqualsIgnoreCase(args[1], "sync")) {
+    lazy = false;
+  } else if (args.size() == 2 && core::EqualsIgnoreCase(args[1], "async")) {
+    lazy = true;
+  } else if (args.size() != 1) {
     return ctx.rb.Error(kSyntaxErr);
   }
   // One transaction over every shard: no client sees some shards flushed and others not.
@@ -69,11 +77,11 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
           // As Redis kills its saving child: a snapshot of what is being flushed is not needed.
           AbortShardSnapshot(t.shard);
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.AddDirty(t.shard.db(i).size());
-          for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.db(i).Clear();
+          for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.db(i).Clear(lazy);
           for (int i = 0; i < Shard::kNumDbs; ++i) t.shard.blocking().NoteDbReady(i);
         } else {
           t.shard.AddDirty(t.db.size());
-          t.db.Clear();
+          t.db.Clear(lazy);
           t.shard.blocking().NoteDbReady(ctx.conn.db);
         }
         // Blocked clients get a look: an XREADGROUP waiter fails once its stream is gone.

@@ -361,6 +361,9 @@ void CmdSetOpStore(ArgSlice args, ConnContext& ctx) {
     const std::string_view key = tx.key(0);
     Db::Iterator it = t.db.Find(key, tx.hash(0), t.now_ms);
     const bool existed = Db::Found(it);
+    // The old value goes to the lazy-free queue under lazyfree-lazy-server-del (Redis' setKey
+    // and dbDelete).
+    if (existed) t.db.ReleaseOldValue(it);
     if (result.empty()) {
       if (existed) t.db.Erase(it, key, tx.hash(0));
     } else {

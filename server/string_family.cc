@@ -47,6 +47,7 @@ void ReplyValue(core::ReplyBuilder& rb, const CompactValue& v) {
 // expiry becomes at_ms (0: none), as Redis' setKey removes the TTL of a key it overwrites.
 void OverwriteString(ShardContext& ctx, Db::Iterator it, std::string_view key,
                      std::string_view value, bool keep_ttl, int64_t at_ms) {
+  ctx.db.ReleaseOldValue(it);  // lazyfree-lazy-server-del, for a collection overwritten
   it.value().SetString(value);
   if (!keep_ttl) ctx.db.SetExpire(it, key, ctx.hash, at_ms);
 }
@@ -524,6 +525,7 @@ void CmdMSet(ArgSlice args, ConnContext& ctx) {
         for (uint32_t i : t.keys) {
           bool inserted;
           Db::Iterator it = t.db.FindOrInsert(tx.key(i), tx.hash(i), t.now_ms, &inserted);
+          t.db.ReleaseOldValue(it);
           it.value().SetString(args[2 * i + 2]);
           t.db.SetExpire(it, tx.key(i), tx.hash(i), 0);  // MSET clears the TTL, as SET does
           t.db.NoteModified(tx.key(i));

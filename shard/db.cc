@@ -1,6 +1,7 @@
 #include "shard/db.h"
 
 #include "shard/keyspace_events.h"
+#include "shard/lazy_free.h"
 #include "shard/snapshot.h"
 
 #include <algorithm>
@@ -37,6 +38,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
       NoteModified(key, /*writer=*/0);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
+      MaybeFreeLazily(it, LazyFreeOn(LazyFreePath::kExpire));
       it.value().Reset();
       ++expired_keys_;
       fresh = true;
@@ -53,7 +55,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
   return it;
 }
 
-bool Db::Erase(std::string_view key, uint64_t hash, int64_t now_ms) {
+bool Db::Erase(std::string_view key, uint64_t hash, int64_t now_ms, bool lazy) {
   BeforeChange(hash);
   Iterator it = prime_.Find(hash, key);
   if (!Found(it)) return false;
@@ -64,7 +66,7 @@ bool Db::Erase(std::string_view key, uint64_t hash, int64_t now_ms) {
       return false;
     }
   }
-  Erase(it, key, hash);
+  Erase(it, key, hash, lazy);
   return true;
 }
 
@@ -73,7 +75,17 @@ void Db::DropMcMetaSlow(std::string_view key, uint64_t hash) {
   if (!(it == McMetaTable::Iterator())) mc_meta_.Erase(it);
 }
 
-void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
+void Db::ReleaseOldObject(Iterator it) {
+  if (LazyFreeOn(LazyFreePath::kServerDel)) MaybeFreeLazily(it, true);
+}
+
+void Db::MaybeFreeLazily(Iterator it, bool lazy) {
+  // The caller has let the snapshot see the bucket (BeforeChange): the value as of the cut is
+  // serialised already, or the key came after the cut.
+  if (lazy && lazy_free_ != nullptr) lazy_free_->TakeIfCostly(it.value());
+}
+
+void Db::Erase(Iterator it, std::string_view key, uint64_t hash, bool lazy) {
   BeforeChange(it);
   DropMcMeta(key, hash);
   if (it.value().HasFlag(kHasExpireFlag)) {
@@ -81,6 +93,7 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash) {
     deadline_sum_ -= e.value();
     expire_.Erase(e);
   }
+  MaybeFreeLazily(it, lazy);
   prime_.Erase(it);
 }
 
@@ -93,6 +106,7 @@ void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key
   JournalDel(key);
   deadline_sum_ -= e.value();
   expire_.Erase(e);
+  MaybeFreeLazily(it, LazyFreeOn(LazyFreePath::kExpire));
   prime_.Erase(it);
   ++expired_keys_;
 }
@@ -141,6 +155,8 @@ Db::Iterator Db::Store(std::string_view key, uint64_t hash, CompactValue value,
   if (replaced != nullptr) *replaced = !inserted;
   DropMcMeta(key, hash);
   SetExpire(it, key, hash, 0);  // before the move: the expire flag must match the expire table
+  // Redis' dbSetValue on an overwrite (RENAME, COPY, *STORE): lazyfree-lazy-server-del.
+  if (!inserted) ReleaseOldValue(it);
   value.set_flags(0);
   it.value() = std::move(value);
   SetExpire(it, key, hash, expire_at_ms);
@@ -218,7 +234,10 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       NoteModified(key, /*writer=*/0);  // active expiry: no client did it
       JournalDel(key);
       deadline_sum_ -= e.value();
-      if (Found(it)) prime_.Erase(it);
+      if (Found(it)) {
+        MaybeFreeLazily(it, LazyFreeOn(LazyFreePath::kExpire));
+        prime_.Erase(it);
+      }
       expire_.Erase(e);  // Traverse allows erasing the entry it hands over
       ++expired_keys_;
       ++removed;
@@ -242,12 +261,19 @@ void Db::TouchExistingWatched() {
       [&](std::string_view key) { return !(prime_.Find(core::HashBytes(key), key) == Iterator()); });
 }
 
-void Db::Clear() {
+void Db::Clear(bool lazy) {
   TouchExistingWatched();  // as Redis' FLUSHDB: the watched keys that exist are modified
   BeforeChangeAll();
-  prime_.Clear();
-  expire_.Clear();
-  mc_meta_.Clear();
+  if (lazy && lazy_free_ != nullptr && !prime_.empty()) {
+    // Moved-from tables are empty ones; a running snapshot's cut version must stay on the new
+    // one, so that the keys inserted from now on count as after the cut.
+    lazy_free_->TakeTables(std::move(prime_), std::move(expire_), std::move(mc_meta_));
+    if (snapshot_ != nullptr) prime_.set_new_bucket_version(snapshot_->version());
+  } else {
+    prime_.Clear();
+    expire_.Clear();
+    mc_meta_.Clear();
+  }
   expire_cursor_ = 0;
   deadline_sum_ = 0;
 }

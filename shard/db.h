@@ -24,6 +24,7 @@
 namespace shardis::shard {
 
 class ShardSnapshot;
+class LazyFreeQueue;
 
 struct KeyPolicy {
   static uint64_t Hash(const core::CompactValue& key) { return key.Hash(); }
@@ -123,10 +124,18 @@ class Db {
   void SetAccessClock(Iterator it, uint32_t clock) { it.set_access_clock(clock); }
   uint32_t AccessClock(Iterator it) const { return it.access_clock(); }
   // Removes a live key; false when it was missing or had expired (an expired one is removed too
-  // but does not count, as in Redis).
-  bool Erase(std::string_view key, uint64_t hash, int64_t now_ms);
+  // but does not count, as in Redis). `lazy` (UNLINK, DEL under lazyfree-lazy-user-del,
+  // eviction under lazyfree-lazy-eviction): a value costly to free goes to the shard's lazy-free
+  // queue (shard/lazy_free.h) instead of being freed here.
+  bool Erase(std::string_view key, uint64_t hash, int64_t now_ms, bool lazy = false);
   // Removes an entry found through this Db (and its TTL).
-  void Erase(Iterator it, std::string_view key, uint64_t hash);
+  void Erase(Iterator it, std::string_view key, uint64_t hash, bool lazy = false);
+  // A command is about to replace the whole value of an entry (SET over a key of any type): with
+  // lazyfree-lazy-server-del, an old value costly to free goes to the lazy-free queue first, as
+  // Redis' dbSetValue does. Strings cost one test.
+  void ReleaseOldValue(Iterator it) {
+    if (!it.value().IsString()) [[unlikely]] ReleaseOldObject(it);
+  }
 
   // Removes an entry found through this Db and hands over its value and deadline (0: none), for
   // RENAME and MOVE. The value keeps no flags.
@@ -189,8 +198,9 @@ class Db {
   size_t table_bytes() const {
     return prime_.memory_bytes() + expire_.memory_bytes() + mc_meta_.memory_bytes();
   }
-  // Removes every key (FLUSHDB); watched keys that existed are touched.
-  void Clear();
+  // Removes every key (FLUSHDB); watched keys that existed are touched. `lazy` (FLUSHDB ASYNC,
+  // Redis' emptyDbAsync): the tables go to the lazy-free queue whole, and this Db starts new ones.
+  void Clear(bool lazy = false);
 
   // The WATCHed keys of this database (see watch_table.h). Writes touch them: command handlers
   // through the connection's dispatch, expiry and Clear here.
@@ -222,14 +232,15 @@ class Db {
   bool WantsModifiedSignal(std::string_view key) const {
     return (!watches_.empty() && watches_.Contains(key)) || tracking_->active();
   }
-  // Set once by the Shard: this database's index, the shard's blocked clients, its journal and
-  // its tracking table.
+  // Set once by the Shard: this database's index, the shard's blocked clients, its journal, its
+  // tracking table and its lazy-free queue.
   void Attach(int index, BlockingRegistry* blocking, ShardJournal* journal,
-              TrackingTable* tracking) {
+              TrackingTable* tracking, LazyFreeQueue* lazy_free) {
     index_ = index;
     blocking_ = blocking;
     journal_ = journal;
     tracking_ = tracking;
+    lazy_free_ = lazy_free;
   }
   int index() const { return index_; }
 
@@ -317,6 +328,9 @@ class Db {
 
  private:
   void DropMcMetaSlow(std::string_view key, uint64_t hash);
+  void ReleaseOldObject(Iterator it);
+  // Hands a costly value to the lazy-free queue when `lazy` (and the Db has one).
+  void MaybeFreeLazily(Iterator it, bool lazy);
   Iterator FindLive(std::string_view key, uint64_t hash, int64_t now_ms);
   // Called before the entries of the bucket of `hash` (or of `it`) change, are erased, or a key
   // is inserted there. Free when no snapshot runs.
@@ -347,6 +361,7 @@ class Db {
   static inline BlockingRegistry no_blocking_;  // until Attach (tests use a bare Db)
   TrackingTable* tracking_ = &no_tracking_;
   static inline TrackingTable no_tracking_;
+  LazyFreeQueue* lazy_free_ = nullptr;  // until Attach: everything is freed at once
 };
 
 template <typename Fn>

@@ -65,7 +65,9 @@ bool PickVictim(Db& db, EvictionPolicy policy, int64_t now_ms, std::string* key)
 bool EvictKey(Shard& s, int index, const std::string& key, int64_t now_ms) {
   if (s.tx_queue().any_locks() && s.tx_queue().Conflicts(index, key, /*write=*/true)) return false;
   Db& db = s.db(index);
-  if (!db.Erase(key, core::HashBytes(key), now_ms)) return false;
+  if (!db.Erase(key, core::HashBytes(key), now_ms, LazyFreeOn(LazyFreePath::kEviction))) {
+    return false;
+  }
   db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
   db.JournalDel(key);                  // replayed, the key goes as it went here
   NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, index);
@@ -200,10 +202,10 @@ void NoteIfShortOfVictims(Shard& s, uint64_t used) {
 bool EvictForOthers(Shard& s, int64_t now_ms) {
   const uint64_t max = MemoryLimit::limit();
   const uint64_t others = MemoryLimit::PublishedTotal(s.id());
-  uint64_t used = s.used_memory();
+  uint64_t used = s.used_memory_for_limit();
   for (int n = 0; used + others > max && n < kMaxEvictionsPerCommand; ++n) {
     if (!EvictOne(s, MemoryLimit::policy(), now_ms)) break;
-    used = s.used_memory();
+    used = s.used_memory_for_limit();
   }
   NoteUsedMemory(s, used, /*force_publish=*/true);
   return used + others <= max;
@@ -212,7 +214,7 @@ bool EvictForOthers(Shard& s, int64_t now_ms) {
 }  // namespace
 
 bool EvictOverShare(Shard& s, int64_t now_ms) {
-  uint64_t used = s.used_memory();
+  uint64_t used = s.used_memory_for_limit();
   const EvictionPolicy policy = MemoryLimit::policy();
   bool shed = policy != EvictionPolicy::kNoEviction;
   if (shed) {
@@ -223,7 +225,7 @@ bool EvictOverShare(Shard& s, int64_t now_ms) {
         NoteIfShortOfVictims(s, used);
         break;
       }
-      used = s.used_memory();
+      used = s.used_memory_for_limit();
     }
   }
   NoteUsedMemory(s, used, /*force_publish=*/false);
@@ -237,7 +239,7 @@ void EvictBeforeCommand(Shard& s, int64_t now_ms) {
 }
 
 void NoteWriteGrowth(Shard& s) {
-  const uint64_t used = s.used_memory();
+  const uint64_t used = s.used_memory_for_limit();
   NoteUsedMemory(s, used, /*force_publish=*/false);
   NoteIfShortOfVictims(s, used);
 }
@@ -257,7 +259,7 @@ bool MakeRoomForWrite(Shard& s, int64_t now_ms) {
   s.set_may_exceed_share(true);  // what the write adds is measured before the next command
   if (MemoryLimit::resident_over_deny()) [[unlikely]] return false;
   if (shed) return true;
-  return s.used_memory() + MemoryLimit::PublishedTotal(s.id()) <= max;
+  return s.used_memory_for_limit() + MemoryLimit::PublishedTotal(s.id()) <= max;
 }
 
 void EvictOverMaxMemory() {
@@ -272,7 +274,7 @@ bool AdmitUnderMaxMemory() {
   Shard* local = Shard::current();
   uint64_t total = 0;
   if (local != nullptr) {
-    const uint64_t used = local->used_memory();
+    const uint64_t used = local->used_memory_for_limit();
     NoteUsedMemory(*local, used, /*force_publish=*/false);
     total = used + MemoryLimit::PublishedTotal(local->id());
   } else {
@@ -288,7 +290,7 @@ bool AdmitUnderMaxMemory() {
   std::vector<unsigned> over;
   for (unsigned i = 0; i < shard_set->size(); ++i) {
     if (local != nullptr && i == local->id()) {
-      if (local->used_memory() > share) over.push_back(i);
+      if (local->used_memory_for_limit() > share) over.push_back(i);
     } else if (MemoryLimit::Published(i) > share) {
       over.push_back(i);
     }
@@ -311,7 +313,7 @@ bool AdmitUnderMaxMemory() {
     shard_set->Await(sid, [&](Shard& s) { under = EvictForOthers(s, NowMs()); });
     if (under) return true;
   }
-  const uint64_t after = local != nullptr ? local->used_memory() + MemoryLimit::PublishedTotal(
+  const uint64_t after = local != nullptr ? local->used_memory_for_limit() + MemoryLimit::PublishedTotal(
                                                                       local->id())
                                           : MemoryLimit::PublishedTotal();
   return after <= max;

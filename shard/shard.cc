@@ -20,13 +20,14 @@ Shard::Shard(uint32_t id) : id_(id) {
   heap_.Install();
   LoadKeyspaceEventsOnThread();
   tracking_.set_shard(id);
-  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_);
+  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_, &lazy_free_);
   startup_memory_ = used_memory();
 }
 
 Shard::~Shard() {
   // Free every value while the heap they came from is still installed (~ShardHeap uninstalls it).
   for (Db& db : dbs_) db.Clear();
+  lazy_free_.Clear();
 }
 
 size_t Shard::ExpireStep(int64_t now_ms, size_t budget, size_t* examined) {
@@ -56,7 +57,9 @@ void Shard::ShrinkTables() {
 }
 
 size_t Shard::used_memory() const {
-  size_t bytes = sizeof(Shard) + heap_.used_bytes();
+  // Values waiting in the lazy-free queue are on the heap until freed: used_memory falls as the
+  // queue drains, as Redis' does while its lazyfree thread works.
+  size_t bytes = sizeof(Shard) + heap_.used_bytes() + lazy_free_.table_bytes();
   for (const Db& db : dbs_) bytes += db.table_bytes();
   return bytes;
 }

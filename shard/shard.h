@@ -10,6 +10,7 @@
 #include "shard/db.h"
 #include "shard/defrag.h"
 #include "shard/journal.h"
+#include "shard/lazy_free.h"
 #include "shard/tracking_table.h"
 #include "shard/tx_queue.h"
 
@@ -68,6 +69,9 @@ class Shard {
 
   // Active defragmentation of this shard (shard/defrag.h).
   ShardDefrag& defrag() { return defrag_; }
+  // The values and tables waiting to be freed (shard/lazy_free.h).
+  LazyFreeQueue& lazy_free() { return lazy_free_; }
+  const LazyFreeQueue& lazy_free() const { return lazy_free_; }
   // One step of shrinking the tables of every database (Db::ShrinkTables), from the periodic
   // loop, as Redis' cron resizes its dicts: bounded work (a few merges of segments), so no pause.
   void ShrinkTables();
@@ -80,6 +84,14 @@ class Shard {
 
   // Bytes in use by this shard: its values (exact, from its heap), its tables and itself.
   size_t used_memory() const;
+  // used_memory() without the values waiting in the lazy-free queue: what maxmemory holds the
+  // shard to, so that evicting lazily (lazyfree-lazy-eviction) does not go on evicting while
+  // the evicted values wait for the next tick to be freed (Redis' lazyfree thread frees them
+  // meanwhile).
+  size_t used_memory_for_limit() const {
+    const size_t used = used_memory(), waiting = lazy_free_.value_bytes();
+    return used > waiting ? used - waiting : 0;  // the waiting bytes are an estimate
+  }
   // used_memory() as the shard was built, with no key (its part of INFO's used_memory_startup).
   size_t startup_memory() const { return startup_memory_; }
   // The blocks of its keys and values, on its heap (its part of INFO's used_memory_dataset): what
@@ -105,6 +117,7 @@ class Shard {
   BlockingRegistry blocking_;
   TrackingTable tracking_;
   ShardDefrag defrag_;
+  LazyFreeQueue lazy_free_;
   uint64_t snapshot_version_ = 0;
   ShardSnapshot* snapshot_ = nullptr;
   bool may_exceed_share_ = true;  // not measured yet

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cycle_clock.h"
 #include "io/proactor.h"
 #include "shard/eviction.h"
 #include "shard/memory_limit.h"
@@ -29,6 +30,9 @@ namespace {
 // Active expiry: how many keys a shard removes per step before yielding to its connections. How
 // often it looks is the hz.
 constexpr size_t kExpiryChunk = 512;
+// Lazy freeing: the length of one slice of freeing, between which the shard serves its
+// connections (Redis' active expiry and defragmentation work in slices of about this).
+constexpr uint64_t kLazyFreeSliceUs = 1000;
 // The pace of the periodic hook and of the tracking broadcasts, whatever the hz.
 constexpr auto kTickPeriod = std::chrono::milliseconds(100);
 
@@ -172,7 +176,7 @@ void ShardSet::ExpiryLoop(Shard* shard) {
       next_hook = now + kTickPeriod;
       // Keeps the used bytes other threads see for maxmemory fresh even on a shard with no
       // writes, and lets reads evict after writes that grew it without a measure (MSET, ...).
-      NoteUsedMemory(*shard, shard->used_memory(), /*force_publish=*/true);
+      NoteUsedMemory(*shard, shard->used_memory_for_limit(), /*force_publish=*/true);
       // In a container, one thread samples the process' resident memory for all (see
       // MemoryLimit::UpdateResident); the others' used bytes are at most a tick old.
       if (shard->id() == 0 && MemoryLimit::container_limit() != 0) {
@@ -188,6 +192,8 @@ void ShardSet::ExpiryLoop(Shard* shard) {
     // Active defragmentation, when on and the heap is fragmented (shard/defrag.h). It yields
     // between slices: after each it asks whether the thread is stopping (the shard goes then).
     shard->defrag().Cron(*shard, Hz(), [] { return tl_stopping; });
+    if (tl_stopping) break;
+    FreeLazily(*shard);
     if (tl_stopping) break;
     if (!active_expire_.load(std::memory_order_relaxed)) continue;
     // Keep removing while whole chunks come back, yielding between chunks: expired keys do not
@@ -210,6 +216,20 @@ void ShardSet::ExpiryLoop(Shard* shard) {
       latency_hook_("expire-cycle",
                     std::chrono::duration_cast<std::chrono::microseconds>(worked).count());
     }
+  }
+}
+
+void ShardSet::FreeLazily(Shard& shard) {
+  // Slices of kLazyFreeSliceUs, the clock checked between values, yielding to the connections
+  // between slices, for at most a quarter of the period (Redis' bio thread frees on a CPU of its
+  // own; here the shard's thread shares its time, as active expiry does).
+  const auto period_us = 1000000 / Hz();
+  const int max_slices = std::max(1, period_us / 4 / int(kLazyFreeSliceUs));
+  const uint64_t slice = core::CycleClock::FromNs(kLazyFreeSliceUs * 1000);
+  for (int i = 0; i < max_slices && !shard.lazy_free().empty(); ++i) {
+    if (shard.lazy_free().FreeUntil(core::CycleClock::Now() + slice)) break;
+    boost::this_fiber::yield();
+    if (tl_stopping) return;  // the shard may be gone
   }
 }
 

@@ -83,6 +83,8 @@ class ShardSet {
 
  private:
   void ExpiryLoop(Shard* shard);
+  // One tick's share of freeing the shard's lazy-free queue (shard/lazy_free.h), from ExpiryLoop.
+  static void FreeLazily(Shard& shard);
   // CLIENT TRACKING's BCAST messages and table limit, on each shard (tracking_table.h).
   static void TrackingLoop(Shard* shard);
   PeriodicHook periodic_hook_ = nullptr;

@@ -95,8 +95,10 @@ SHARED_DEFAULTS = [
     # active defragmentation
     "activedefrag", "active-defrag-ignore-bytes", "active-defrag-cycle-max",
     "active-defrag-max-scan-fields",
+    # lazy freeing
+    "lazyfree-lazy-eviction", "lazyfree-lazy-user-flush",
     # a few of the parameters shardis shows with Redis' fixed default
-    "repl-backlog-size", "lazyfree-lazy-eviction", "tls-port", "loglevel",
+    "repl-backlog-size", "tls-port", "loglevel",
     "oom-score-adj-values", "latency-tracking-info-percentiles", "slave-read-only",
 ]
 
@@ -239,7 +241,7 @@ ACCEPTED_CASES = [
     ("replica-serve-stale-data", "no", "no"), ("replica-read-only", "maybe", None),
     ("repl-diskless-load", "swapdb", "swapdb"), ("repl-diskless-load", "always", None),
     ("repl-diskless-sync-delay", "0", "0"), ("repl-backlog-ttl", "100", "100"),
-    ("lazyfree-lazy-user-del", "yes", "yes"), ("active-expire-effort", "11", None),
+    ("active-expire-effort", "11", None),
     ("maxmemory-eviction-tenacity", "100", "100"), ("maxmemory-eviction-tenacity", "101", None),
     ("oom-score-adj-values", "1 2 3", "1 2 3"), ("oom-score-adj-values", "1 2", None),
     ("oom-score-adj-values", "1 2 3000", None),
