@@ -14,9 +14,6 @@ namespace shardis::core {
 
 namespace {
 
-// C isspace() in the C locale.
-bool IsCSpace(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
 // Redis' sdsneedsrepr: what would not come back the same through sdssplitargs unquoted.
 bool NeedsRepr(std::string_view s) {
   for (unsigned char c : s) {

@@ -167,7 +167,7 @@ double IntegerNumber(uint64_t value, size_t size, bool is_signed) {
 }
 
 // struct.pack(fmt, ...): the values as one string.
-int Pack(lua_State* L) {
+int StructPack(lua_State* L) {
   Format format{luaL_checkstring(L, 1)};
   int arg = 2;
   size_t packed = 0;  // bytes so far, which alignment is relative to
@@ -230,7 +230,7 @@ int Pack(lua_State* L) {
 
 // struct.unpack(fmt, s [, pos]): the values read from s at 1-based pos, then the position after
 // them.
-int Unpack(lua_State* L) {
+int StructUnpack(lua_State* L) {
   Format format{luaL_checkstring(L, 1)};
   size_t data_size;
   const char* data = luaL_checklstring(L, 2, &data_size);
@@ -324,8 +324,8 @@ int Size(lua_State* L) {
 }
 
 constexpr luaL_Reg kFunctions[] = {
-    {"pack", Pack},
-    {"unpack", Unpack},
+    {"pack", StructPack},
+    {"unpack", StructUnpack},
     {"size", Size},
     {nullptr, nullptr},
 };

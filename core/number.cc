@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/string_util.h"
+
 namespace shardis::core {
 
 namespace {
@@ -29,9 +31,6 @@ constexpr size_t kMaxLongDoubleChars = 5 * 1024;
 // strtod/strtold need a NUL-terminated string. Short inputs (nearly all) are copied to the stack;
 // the buffer is kept small because this may run on a 64 KiB fiber stack.
 constexpr size_t kStackCopy = 128;
-
-// C isspace() in the "C" locale, which Redis' checks rely on.
-bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 // Calls fn(nul_terminated_copy_of_s) without heap allocation for short strings.
 template <typename Fn>

@@ -6,15 +6,13 @@
 #include <cstring>
 
 #include "core/number.h"
+#include "core/string_util.h"
 
 namespace shardis::core {
 
 namespace {
 
 constexpr size_t kNotFound = static_cast<size_t>(-1);
-
-// C isspace(): what sdssplitargs skips between arguments and accepts after a closing quote.
-bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 // What ends an unquoted inline argument. Narrower than IsCSpace on purpose: Redis keeps \v and
 // \f inside an argument ("a\vb" is one argument) although it skips them between arguments.

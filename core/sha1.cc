@@ -10,7 +10,7 @@ inline uint32_t Rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
 // One 64-byte block (FIPS 180-4 §6.1.2): 80 rounds in four groups of 20, each with its own
 // function of b, c, d and its own constant.
-void Block(uint32_t h[5], const uint8_t* p) {
+void Sha1Block(uint32_t h[5], const uint8_t* p) {
   uint32_t w[80];
   for (int i = 0; i < 16; ++i) w[i] = internal::BigEndianWord(p + 4 * i);
   for (int i = 16; i < 80; ++i) w[i] = Rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
@@ -48,7 +48,7 @@ void Block(uint32_t h[5], const uint8_t* p) {
 
 std::array<uint8_t, 20> Sha1(std::string_view data) {
   uint32_t h[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
-  return internal::MerkleDamgard(h, data, Block);
+  return internal::MerkleDamgard(h, data, Sha1Block);
 }
 
 std::string Sha1Hex(std::string_view data) { return internal::DigestHex(Sha1(data)); }

@@ -20,7 +20,7 @@ constexpr uint32_t kK[64] = {
 
 inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-void Block(uint32_t h[8], const uint8_t* p) {
+void Sha256Block(uint32_t h[8], const uint8_t* p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i) w[i] = internal::BigEndianWord(p + 4 * i);
   for (int i = 16; i < 64; ++i) {
@@ -57,7 +57,7 @@ void Block(uint32_t h[8], const uint8_t* p) {
 std::array<uint8_t, 32> Sha256(std::string_view data) {
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  return internal::MerkleDamgard(h, data, Block);
+  return internal::MerkleDamgard(h, data, Sha256Block);
 }
 
 std::string Sha256Hex(std::string_view data) { return internal::DigestHex(Sha256(data)); }

@@ -39,6 +39,10 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// C's isspace() in the "C" locale (Redis' isspace checks: space, \t, \n, \v, \f, \r), without
+// the locale lookup.
+inline bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 // The words of a space-separated list ("write string slow"), as views into s.
 std::vector<std::string_view> SplitWords(std::string_view s);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of tests/fuzz/ (ASan+UBSan with clang, built in build/fuzz).
-#   scripts/fuzz.sh [target|all] [seconds]     default: all, 60 seconds each
+#   scripts/fuzz.sh [target|all] [seconds|build]     default: all, 60 seconds each; build: only
+#                                                    builds them (scripts/test.sh does that early)
 # Each target starts from its seed corpus (tests/fuzz/corpus/<target>/, in the repository) and
 # keeps what it finds in build/fuzz/fuzz/corpus/<target>/ for the next run. A finding stops that
 # target with the input saved as build/fuzz/fuzz/findings/<target>-crash-...: fix the bug, then add
@@ -18,11 +19,12 @@ if [ "$target" = all ]; then
 elif [ -f "tests/fuzz/${target}_fuzz.cc" ]; then
   targets=("$target")
 else
-  echo "usage: $0 [all|${all[*]// /|}] [seconds]" >&2
+  echo "usage: $0 [all|${all[*]// /|}] [seconds|build]" >&2
   exit 2
 fi
 
 bash scripts/build.sh fuzz "${targets[@]/#/fuzz_}" >&2 || exit 1
+[ "$seconds" = build ] && exit 0
 
 out=build/fuzz/fuzz
 mkdir -p "$out/findings"

@@ -127,11 +127,6 @@ absl::Status WriteManifest(const core::AofManifest& manifest) {
   return absl::OkStatus();
 }
 
-uint64_t FileSize(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
-}
-
 // Redis' growth of the AOF over its size after the last rewrite, in percent.
 int64_t AutoRewriteGrowth() {
   const uint64_t base = std::max<uint64_t>(g_aof.base_size.load(), 1);
@@ -529,6 +524,11 @@ void StopWriter() {
 }
 
 }  // namespace
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
 
 bool AppendOnlyConfigured() { return g_appendonly.load(std::memory_order_relaxed); }
 AppendFsync AppendFsyncPolicy() { return AppendFsync(g_appendfsync.load(std::memory_order_relaxed)); }

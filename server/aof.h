@@ -26,6 +26,9 @@ std::string AppendFilename();  // appendfilename
 std::string AppendDirname();   // appenddirname, relative to dir
 bool AofLoadTruncated();
 
+// The size of the file at path; 0 when it is missing (or cannot be stat()ed).
+uint64_t FileSize(const std::string& path);
+
 // At start, before clients are served, when appendonly is yes: loads the AOF (its base, then its
 // incr files in order) instead of dbfilename, as Redis does. NotFound when there is no manifest
 // (the dataset starts empty). A truncated last incr file is cut at its last complete command

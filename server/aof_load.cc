@@ -24,11 +24,6 @@ namespace shardis::server {
 
 namespace {
 
-uint64_t FileSize(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
-}
-
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

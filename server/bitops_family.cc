@@ -29,16 +29,12 @@ using core::CompactValue;
 using core::ValueType;
 using shard::Db;
 
-// Redis' proto-max-bulk-len: no bit offset may address a byte at or past it.
-constexpr int64_t kMaxStringLen = 512ll * 1024 * 1024;
 constexpr std::string_view kBitOffsetErr = "ERR bit offset is not an integer or out of range";
 constexpr std::string_view kBitValueErr = "ERR bit is not an integer or out of range";
 constexpr std::string_view kBitArgErr = "ERR The bit argument must be 1 or 0.";
 constexpr std::string_view kBitfieldTypeErr =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 "
     "is.";
-
-bool IsString(const CompactValue& v) { return v.type() == ValueType::kString; }
 
 // Redis' getBitOffsetFromArgument: a non-negative integer whose byte is below proto-max-bulk-len.
 // With `hash` (BITFIELD), "#N" means N * bits (multiplied with wrap-around, as Redis does in C).
@@ -62,7 +58,7 @@ void CmdSetBit(ArgSlice args, ShardContext& ctx) {
     return ctx.rb.Error(kBitValueErr);
   }
   Db::Iterator it = LookupWrite(ctx, args[1]);
-  if (Db::Found(it) && !IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (Db::Found(it) && !it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   const bool created = !Db::Found(it);
   if (created) {
     bool inserted;
@@ -271,7 +267,7 @@ void CmdBitOp(ArgSlice args, ConnContext& ctx) {
       if (i == 0) continue;
       Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
       if (!Db::Found(it)) continue;
-      if (!IsString(it.value())) {
+      if (!it.value().IsString()) {
         wrong_type[i - 1] = 1;
         continue;
       }
@@ -573,7 +569,7 @@ void CmdBitField(ArgSlice args, ShardContext& ctx) {
   if (kReadOnlyCmd) return ctx.rb.Error("ERR BITFIELD_RO only supports the GET subcommand");
 
   Db::Iterator it = LookupWrite(ctx, args[1]);
-  if (Db::Found(it) && !IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (Db::Found(it) && !it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   const bool created = !Db::Found(it);
   if (created) {
     bool inserted;

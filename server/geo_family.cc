@@ -37,8 +37,6 @@ namespace {
 
 constexpr std::string_view kDecodeMemberErr = "ERR could not decode requested zset member";
 
-const ZSet* AsZSet(Db::Iterator it) { return static_cast<const ZSet*>(it.value().object()); }
-
 // Redis' addReplyDoubleDistance: 4 decimals, a bulk string in RESP2 and RESP3.
 void ReplyDistance(core::ReplyBuilder& rb, double d) {
   char buf[128];

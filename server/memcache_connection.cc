@@ -65,8 +65,6 @@ int64_t DeadlineMs(int64_t exptime, int64_t now_ms) {
   return exptime * 1000 <= now_ms ? -1 : exptime * 1000;
 }
 
-bool IsString(const CompactValue& v) { return v.type() == core::ValueType::kString; }
-
 // memcached's safe_strtoull on a stored value: leading spaces, digits, then the end or a space
 // (so a value padded by decr still counts); no sign, no overflow.
 bool ParseCounter(std::string_view s, uint64_t* out) {
@@ -133,7 +131,7 @@ class KeyExecutor {
     if (touch) ++tl_stats.cmd_touch;
     ++tl_stats.cmd_get;
     Db::Iterator it = db_.Find(key, hash, now_ms_);
-    if (!Db::Found(it) || !IsString(it.value())) {
+    if (!Db::Found(it) || !it.value().IsString()) {
       ++tl_stats.get_misses;
       if (touch) ++tl_stats.touch_misses;
       ++shard_.stats().keyspace_misses;
@@ -222,7 +220,7 @@ class KeyExecutor {
         return Reply("NOT_FOUND");
       }
       const shard::McMeta* meta = db_.FindMcMeta(key_, hash_);
-      if (meta == nullptr || meta->cas != cmd.cas_unique || !IsString(it.value())) {
+      if (meta == nullptr || meta->cas != cmd.cas_unique || !it.value().IsString()) {
         ++tl_stats.cas_badval;
         return Reply("EXISTS");
       }
@@ -248,7 +246,7 @@ class KeyExecutor {
   void Concat(const Cmd& cmd) {
     ++tl_stats.cmd_set;
     Db::Iterator it = db_.Find(key_, hash_, now_ms_);
-    if (!Db::Found(it) || !IsString(it.value())) return Reply("NOT_STORED");
+    if (!Db::Found(it) || !it.value().IsString()) return Reply("NOT_STORED");
     const shard::McMeta* meta = db_.FindMcMeta(key_, hash_);
     const uint32_t flags = meta ? meta->flags : 0;
     CompactValue& cell = it.value();
@@ -281,8 +279,8 @@ class KeyExecutor {
     ++(incr ? tl_stats.incr_hits : tl_stats.decr_hits);
     uint64_t value;
     char scratch[CompactValue::kScratchSize];
-    std::string_view old = IsString(it.value()) ? it.value().GetString(scratch) : "";
-    if (!IsString(it.value()) || !ParseCounter(old, &value)) {
+    std::string_view old = it.value().IsString() ? it.value().GetString(scratch) : "";
+    if (!it.value().IsString() || !ParseCounter(old, &value)) {
       return Reply("CLIENT_ERROR cannot increment or decrement non-numeric value");
     }
     if (incr) {

@@ -32,8 +32,8 @@ namespace {
 // Monitors per thread, so that a feeding thread sends lines only where a monitor is. Read with
 // relaxed loads: a monitor that starts this instant may miss the lines of commands running this
 // same instant, and one that leaves gets none (its thread drops lines it has no monitor for).
-constexpr unsigned kMaxThreads = 1024;
-std::atomic<int> g_thread_monitors[kMaxThreads];
+constexpr unsigned kMonitorThreadSlots = 1024;
+std::atomic<int> g_thread_monitors[kMonitorThreadSlots];
 
 // An outbox larger than this is sent at once rather than at the end of the batch.
 constexpr size_t kFlushBytes = 256 * 1024;
@@ -91,7 +91,7 @@ std::string MonitorLine(const ConnectionState& client, ArgSlice args) {
 
 void FeedMonitorLines(std::string_view lines) {
   if (lines.empty()) return;
-  const unsigned threads = std::min(shard::shard_set->size(), kMaxThreads);
+  const unsigned threads = std::min(shard::shard_set->size(), kMonitorThreadSlots);
   if (tl_feed.outbox.size() < threads) tl_feed.outbox.resize(threads);
   bool full = false;
   for (unsigned t = 0; t < threads; ++t) {
@@ -125,7 +125,7 @@ void StopMonitoring(ConnectionState& conn) {
   conn.monitor = false;
   auto& list = tl_feed.monitors;
   list.erase(std::remove(list.begin(), list.end(), &conn), list.end());
-  g_thread_monitors[conn.thread % kMaxThreads].fetch_sub(1, std::memory_order_relaxed);
+  g_thread_monitors[conn.thread % kMonitorThreadSlots].fetch_sub(1, std::memory_order_relaxed);
   internal::g_monitors.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -138,7 +138,7 @@ void CmdMonitor(ArgSlice, ConnContext& ctx) {
   if (conn.monitor) return;  // already monitoring: Redis replies nothing
   conn.monitor = true;
   tl_feed.monitors.push_back(&conn);
-  g_thread_monitors[conn.thread % kMaxThreads].fetch_add(1, std::memory_order_relaxed);
+  g_thread_monitors[conn.thread % kMonitorThreadSlots].fetch_add(1, std::memory_order_relaxed);
   internal::g_monitors.fetch_add(1, std::memory_order_relaxed);
   ctx.rb.Ok();
 }

@@ -29,8 +29,8 @@ namespace {
 // and pubsub_patterns sizes, per thread), so that keyspace notifications skip threads nobody
 // listens on. Written by the owning thread only, read by any with relaxed loads: a subscription
 // made while an event is on its way may miss that event, as it may in Redis.
-constexpr unsigned kMaxThreads = 1024;
-std::atomic<size_t> g_thread_subscriptions[kMaxThreads];
+constexpr unsigned kSubscriptionThreadSlots = 1024;
+std::atomic<size_t> g_thread_subscriptions[kSubscriptionThreadSlots];
 
 // One thread's subscriptions: channel (or pattern) -> the local connections subscribed to it, in
 // subscription order. Only that thread touches it.
@@ -50,7 +50,7 @@ class PubSubRegistry {
 
   // After (un)subscribing: makes this thread's count of channels and patterns visible to others.
   void PublishSubscriptionCount() const {
-    const unsigned thread = io::Proactor::current()->index() % kMaxThreads;
+    const unsigned thread = io::Proactor::current()->index() % kSubscriptionThreadSlots;
     g_thread_subscriptions[thread].store(channels_.size() + patterns_.size(),
                                          std::memory_order_relaxed);
   }
@@ -362,7 +362,8 @@ PubSubTotals CountPubSub() {
 }
 
 bool ThreadHasSubscriptions(unsigned thread) {
-  return g_thread_subscriptions[thread % kMaxThreads].load(std::memory_order_relaxed) > 0;
+  return g_thread_subscriptions[thread % kSubscriptionThreadSlots].load(
+             std::memory_order_relaxed) > 0;
 }
 
 size_t PublishOnThisThread(std::string_view channel, std::string_view message) {

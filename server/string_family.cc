@@ -30,12 +30,8 @@ namespace {
 using core::CompactValue;
 using shard::Db;
 
-// Redis' proto-max-bulk-len: the largest string a command may build (APPEND, SETRANGE).
-constexpr int64_t kMaxStringLen = 512ll * 1024 * 1024;
 constexpr std::string_view kStringTooLongErr =
     "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-
-bool IsString(const CompactValue& v) { return v.type() == core::ValueType::kString; }
 
 // Replies the string value of a cell.
 void ReplyValue(core::ReplyBuilder& rb, const CompactValue& v) {
@@ -159,7 +155,7 @@ bool ParseExpireDeadline(std::string_view arg, unsigned flags, int64_t now_ms,
 void CmdGet(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = LookupRead(ctx, args[1]);
   if (!Db::Found(it)) return ctx.rb.Null();
-  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   ReplyValue(ctx.rb, it.value());
 }
 
@@ -219,7 +215,7 @@ void CmdSet(ArgSlice args, ShardContext& ctx) {
     // The old value is the reply, whether or not NX/XX then let the write happen.
     it = LookupRead(ctx, key);
     if (Db::Found(it)) {
-      if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+      if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
       ReplyValue(ctx.rb, it.value());
     } else {
       ctx.rb.Null();
@@ -278,7 +274,7 @@ void CmdGetSet(ArgSlice args, ShardContext& ctx) {
     ctx.shard.AddDirty();
     return NotifySet(ctx, args[1], false);
   }
-  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   ReplyValue(ctx.rb, it.value());  // copied into the reply before the value changes
   OverwriteString(ctx, it, args[1], args[2], false, 0);
   ctx.shard.AddDirty();
@@ -288,7 +284,7 @@ void CmdGetSet(ArgSlice args, ShardContext& ctx) {
 void CmdGetDel(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = LookupRead(ctx, args[1]);
   if (!Db::Found(it)) return ctx.rb.Null();
-  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   ReplyValue(ctx.rb, it.value());
   ctx.db.Erase(it, args[1], ctx.hash);
   ctx.shard.AddDirty();
@@ -302,7 +298,7 @@ void CmdGetEx(ArgSlice args, ShardContext& ctx) {
   const unsigned f = opts.flags;
   Db::Iterator it = LookupRead(ctx, args[1]);
   if (!Db::Found(it)) return ctx.rb.Null();
-  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   int64_t at_ms = 0;
   if ((f & kAnyExpire) &&
       !ParseExpireDeadline(opts.expire, f, ctx.now_ms, "getex", ctx.rb, &at_ms)) {
@@ -347,7 +343,7 @@ void IncrBy(ShardContext& ctx, std::string_view key, int64_t incr) {
   CompactValue& cell = it.value();
   int64_t value = 0;
   if (!inserted) {
-    if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
+    if (!cell.IsString()) return ctx.rb.Error(kWrongTypeErr);
     if (!ValueAsInt(cell, &value)) return ctx.rb.Error(kNotIntegerErr);
     if (__builtin_add_overflow(value, incr, &value)) return ctx.rb.Error(kOverflowErr);
   } else {
@@ -381,7 +377,7 @@ void CmdIncrByFloat(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = LookupWrite(ctx, args[1]);
   long double value = 0, incr;
   if (Db::Found(it)) {
-    if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+    if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
     char scratch[CompactValue::kScratchSize];
     if (!core::ParseLongDouble(it.value().GetString(scratch), &value)) {
       return ctx.rb.Error(kNotFloatErr);
@@ -412,7 +408,7 @@ void CmdAppend(ArgSlice args, ShardContext& ctx) {
   if (inserted) {
     cell.SetString(args[2]);  // a new key, even for an empty string, as in Redis
   } else {
-    if (!IsString(cell)) return ctx.rb.Error(kWrongTypeErr);
+    if (!cell.IsString()) return ctx.rb.Error(kWrongTypeErr);
     if (int64_t(cell.StringSize() + args[2].size()) > kMaxStringLen) {
       return ctx.rb.Error(kStringTooLongErr);
     }
@@ -426,7 +422,7 @@ void CmdAppend(ArgSlice args, ShardContext& ctx) {
 void CmdStrLen(ArgSlice args, ShardContext& ctx) {
   Db::Iterator it = LookupRead(ctx, args[1]);
   if (!Db::Found(it)) return ctx.rb.Integer(0);
-  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   ctx.rb.Integer(int64_t(it.value().StringSize()));
 }
 
@@ -438,7 +434,7 @@ void CmdGetRange(ArgSlice args, ShardContext& ctx) {
   }
   Db::Iterator it = LookupRead(ctx, args[1]);
   if (!Db::Found(it)) return ctx.rb.Bulk("");
-  if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+  if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
   char scratch[CompactValue::kScratchSize];
   const std::string_view str = it.value().GetString(scratch);
   const int64_t len = int64_t(str.size());
@@ -468,7 +464,7 @@ void CmdSetRange(ArgSlice args, ShardContext& ctx) {
     bool inserted;
     it = ctx.db.FindOrInsert(args[1], ctx.hash, ctx.now_ms, &inserted);  // an empty string
   } else {
-    if (!IsString(it.value())) return ctx.rb.Error(kWrongTypeErr);
+    if (!it.value().IsString()) return ctx.rb.Error(kWrongTypeErr);
     if (value.empty()) return ctx.rb.Integer(int64_t(it.value().StringSize()));
     if (too_long()) return ctx.rb.Error(kStringTooLongErr);
   }
@@ -491,7 +487,7 @@ void CmdMGet(ArgSlice args, ConnContext& ctx) {
       [&](shard::TxShard& t) {
         for (uint32_t i : t.keys) {
           Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
-          if (!Db::Found(it) || !IsString(it.value())) continue;  // nil for other types
+          if (!Db::Found(it) || !it.value().IsString()) continue;  // nil for other types
           it.value().AppendTo(&values[i]);
           found[i] = 1;
         }
@@ -583,7 +579,7 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
         for (uint32_t i : t.keys) {
           Db::Iterator it = LookupRead(t.shard, t.db, tx.key(i), tx.hash(i), t.now_ms);
           if (!Db::Found(it)) continue;
-          if (!IsString(it.value())) {
+          if (!it.value().IsString()) {
             wrong_type[i] = 1;
           } else {
             it.value().AppendTo(&ab[i]);

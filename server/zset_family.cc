@@ -47,8 +47,6 @@ constexpr std::string_view kNanErr = "ERR resulting score is not a number (NaN)"
 constexpr std::string_view kScoreRangeErr = "ERR min or max is not a float";
 constexpr std::string_view kLexRangeErr = "ERR min or max not valid string range item";
 
-ZSet* AsZSet(Db::Iterator it) { return static_cast<ZSet*>(it.value().object()); }
-
 // A member and its score; views into a ZSet (valid until it changes) or into owned strings.
 using ViewEntry = std::pair<std::string_view, double>;
 using OwnedEntry = std::pair<std::string, double>;

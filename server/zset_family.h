@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/reply_builder.h"
+#include "core/zset.h"
 #include "server/command.h"
 #include "shard/db.h"
 
@@ -23,6 +24,11 @@ enum class ZPopReply : uint8_t {
   kFlatWithKey,  // BZPOPMIN/BZPOPMAX: [key, m1, s1]
   kKeyNested,    // ZMPOP/BZMPOP: [key, [[m1, s1], ...]] (RESP2 and RESP3)
 };
+
+// The sorted set of `it`, a live entry of type kZSet (the geo commands' sets too).
+inline core::ZSet* AsZSet(shard::Db::Iterator it) {
+  return static_cast<core::ZSet*>(it.value().object());
+}
 
 // Pops up to `count` (>= 1) members with the lowest scores (from_max: the highest) from the sorted
 // set at `it` (a live entry of type kZSet whose key is `key`, with hash `hash`, in `db`), replies
