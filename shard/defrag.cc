@@ -30,6 +30,9 @@ std::atomic<int64_t> g_max_scan_fields{DefragSettings{}.max_scan_fields};
 // The longest the walk keeps the thread before yielding to its connections, whatever the CPU
 // share: at 25% and hz 10, Redis' timelimit is 25 ms in one go.
 constexpr uint64_t kSliceUs = 1000;
+// Segments looked at per step of the walk over a table (a move copies up to 32 KiB: ~16 of them
+// take a few microseconds each, well within a slice).
+constexpr size_t kSegmentsPerCall = 16;
 // How often a shard measures its fragmentation (Redis: once a second).
 constexpr int64_t kCheckPeriodMs = 1000;
 
@@ -145,20 +148,27 @@ bool ShardDefrag::WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fi
   bool done = false;
   while (!done) {
     Db& db = shard.db(db_);
-    cursor_ = db.DefragBucket(cursor_, [&](core::CompactValue& key, core::CompactValue& value,
-                                           core::CompactValue* expire_key) {
-      // A key a transaction holds may be read from another shard meanwhile: left alone.
-      if (tx.any_locks() && tx.Conflicts(db_, key.GetString(scratch), /*write=*/true)) return;
-      bool moved = core::DefragCell(key, mover, pages_, size_t(max_scan_fields));
-      if (expire_key != nullptr) moved |= core::DefragCell(*expire_key, mover, pages_, 0);
-      moved |= core::DefragCell(value, mover, pages_, size_t(max_scan_fields));
-      ++(moved ? stats_.key_hits : stats_.key_misses);
-    });
-    if (cursor_ == 0 && ++db_ == Shard::kNumDbs) {
-      done = true;
-    } else if (core::CycleClock::Now() >= deadline) {
-      break;
+    if (!tables_done_) {
+      // First the tables' segments (no key is held in a segment across a yield, and a
+      // transaction's reader on another shard holds the value's object, not its slot).
+      table_cursor_ = db.DefragTables(table_cursor_, kSegmentsPerCall, mover);
+      tables_done_ = table_cursor_ == 0;
+    } else {
+      cursor_ = db.DefragBucket(cursor_, [&](core::CompactValue& key, core::CompactValue& value,
+                                             core::CompactValue* expire_key) {
+        // A key a transaction holds may be read from another shard meanwhile: left alone.
+        if (tx.any_locks() && tx.Conflicts(db_, key.GetString(scratch), /*write=*/true)) return;
+        bool moved = core::DefragCell(key, mover, pages_, size_t(max_scan_fields));
+        if (expire_key != nullptr) moved |= core::DefragCell(*expire_key, mover, pages_, 0);
+        moved |= core::DefragCell(value, mover, pages_, size_t(max_scan_fields));
+        ++(moved ? stats_.key_hits : stats_.key_misses);
+      });
+      if (cursor_ == 0) {
+        tables_done_ = false;
+        if (++db_ == Shard::kNumDbs) done = true;
+      }
     }
+    if (!done && core::CycleClock::Now() >= deadline) break;
   }
   stats_.hits += mover.hits();
   stats_.misses += mover.misses();
@@ -169,6 +179,8 @@ void ShardDefrag::Finish(Shard&, bool collect) {
   stats_.total_time_us += MonotonicUs() - started_us_;
   stats_.running = 0;
   db_ = 0;
+  table_cursor_ = 0;
+  tables_done_ = false;
   cursor_ = 0;
   // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.
   if (collect) mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);

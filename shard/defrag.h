@@ -85,7 +85,11 @@ class ShardDefrag {
 
   DefragStats stats_;
   core::SparsePages pages_;
+  // Where the walk is: the database, then in it the tables' segments (Db::DefragTables) until
+  // tables_done_, then its buckets (Db::DefragBucket).
   int db_ = 0;
+  uint64_t table_cursor_ = 0;
+  bool tables_done_ = false;
   uint64_t cursor_ = 0;
   int64_t last_check_ms_ = 0;
   uint64_t started_us_ = 0;  // monotonic, when the running walk started
