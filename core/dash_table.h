@@ -274,7 +274,8 @@ class DashTable {
   // The table's own memory: the allocator's blocks of the segments and of the directory (their
   // usable sizes, as the heap counts them), not what keys and values point to.
   size_t memory_bytes() const {
-    return segment_bytes_ + (dir_.capacity() == 0 ? 0 : dir_.get_allocator().UsableSize(dir_.data()));
+    const size_t dir_bytes = dir_.capacity() == 0 ? 0 : dir_.get_allocator().UsableSize(dir_.data());
+    return segment_bytes_ + dir_bytes;
   }
   // The heap the table allocates from (null: malloc).
   ShardHeap* heap() const { return dir_.get_allocator().heap(); }

@@ -93,7 +93,8 @@ void* ShardHeap::AllocateAligned(size_t n, size_t align) {
   if constexpr (kUsesMimalloc) {
     // Every mimalloc block is aligned to a word; for those alignments its aligned path would
     // still over-allocate by align - 1 bytes, which may take a larger size class.
-    p = align <= alignof(void*) ? mi_heap_malloc(heap_, n) : mi_heap_malloc_aligned(heap_, n, align);
+    p = align <= alignof(void*) ? mi_heap_malloc(heap_, n)
+                                : mi_heap_malloc_aligned(heap_, n, align);
   } else {
     p = align <= alignof(std::max_align_t)
             ? std::malloc(n)

@@ -3,9 +3,10 @@
 //
 // Each shard thread creates one ShardHeap and installs it; from then on everything that stores
 // data in the shard (CompactValue now, the data types later) allocates with
-// ShardHeap::Current()->Allocate(n) and frees with ShardHeap::Current()->Free(p). A thread with no
-// heap installed (the main thread, unit tests) gets a per-thread fallback on mimalloc's default
-// (backing) heap of that thread, with its own per-thread counter.
+// ShardHeap::Current()->Allocate(n) and frees with ShardHeap::Current()->Free(p); the keyspace
+// tables are handed the shard's heap instead (HeapAllocator, core/heap_allocator.h). A thread
+// with no heap installed (the main thread, unit tests) gets a per-thread fallback on mimalloc's
+// default (backing) heap of that thread, with its own per-thread counter.
 //
 // Counting: Allocate adds mi_usable_size(p) and Free subtracts it, so used_bytes() is exactly the
 // usable size of the live blocks (size classes included; mimalloc's page metadata and free space
