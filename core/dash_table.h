@@ -27,7 +27,6 @@
 
 #include <absl/base/optimization.h>
 #include <glog/logging.h>
-#include <malloc.h>
 
 #include <cmath>
 #include <cstddef>
@@ -44,6 +43,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "core/heap_allocator.h"
 
 namespace shardis::core {
 
@@ -222,7 +223,9 @@ class DashTable {
     uint32_t bucket_ = 0;
   };
 
-  DashTable() = default;
+  // Segments and directory come from `heap` (the shard's, so that active defragmentation finds
+  // and moves them: DefragSegments), or from malloc when it is null.
+  explicit DashTable(ShardHeap* heap = nullptr) : dir_(Alloc(heap)) {}
   ~DashTable() { Clear(); }
   DashTable(const DashTable&) = delete;
   DashTable& operator=(const DashTable&) = delete;
@@ -268,9 +271,19 @@ class DashTable {
   bool empty() const { return size_ == 0; }
   // Slots in all segments.
   size_t capacity() const { return capacity_; }
-  // The table's own memory: the allocator's blocks of the segments (malloc_usable_size) and the
-  // directory (not what keys and values point to).
-  size_t memory_bytes() const { return segment_bytes_ + dir_.capacity() * sizeof(DirEntry); }
+  // The table's own memory: the allocator's blocks of the segments and of the directory (their
+  // usable sizes, as the heap counts them), not what keys and values point to.
+  size_t memory_bytes() const {
+    const size_t dir_bytes = dir_.capacity() == 0 ? 0 : dir_.get_allocator().UsableSize(dir_.data());
+    return segment_bytes_ + dir_bytes;
+  }
+  // The heap the table allocates from (null: malloc).
+  ShardHeap* heap() const { return dir_.get_allocator().heap(); }
+  // Changes the heap of a table that holds no memory (a Db attached to its shard).
+  void set_heap(ShardHeap* heap) {
+    DCHECK_EQ(segment_count_, 0u);
+    dir_ = Directory(Alloc(heap));
+  }
   size_t segment_count() const { return segment_count_; }
   uint32_t global_depth() const { return global_depth_; }
   // The table's load (entries / slots) under which ShrinkStep works.
@@ -293,6 +306,17 @@ class DashTable {
   // whole scan is still visited, but a merge may visit keys again (docs/hash_table.md). Returns
   // the entries moved.
   size_t ShrinkStep(size_t max_segments, size_t max_moves);
+
+  // Active defragmentation (docs/memory.md): looks at up to `max_segments` segments from the
+  // hash-space position `cursor` names (0 = start) and returns the next cursor, 0 once every
+  // segment was looked at. For each, mover.FreshBlockFor(block, bytes, alignment) returns a
+  // fresh block of the table's heap to move the segment to, or null to leave it where it is
+  // (core::BlockMover: a block on a sparse page). A segment moves whole: its entries, bucket
+  // versions and the directory entries that point at it, so a SCAN or snapshot cursor (a
+  // position, not an address) goes on as before. Invalidates iterators and Buckets like an
+  // insert. Segments that split or merge between calls may be looked at twice or not at all.
+  template <typename Mover>
+  uint64_t DefragSegments(uint64_t cursor, size_t max_segments, Mover& mover);
 
   // SCAN. Visits one bucket per call: fn(Iterator) for each entry of the bucket the cursor names
   // (0 = start), and returns the next cursor, 0 when the scan is complete. A key present for the
@@ -419,9 +443,27 @@ class DashTable {
   // The top global_depth_ bits; two shifts so that depth 0 needs no special case.
   size_t DirIndex(uint64_t hash) const { return size_t((hash >> 1) >> dir_shift_); }
 
-  static Segment* NewSegment(uint32_t cls, uint32_t depth, const uint64_t* versions,
-                             uint64_t version);
-  static void FreeSegment(Segment* seg) { std::free(seg); }
+  // The directory, on the table's heap (its allocator also gives the segments' blocks).
+  using Alloc = HeapAllocator<DirEntry>;
+  using Directory = std::vector<DirEntry, Alloc>;
+  // A segment of class cls in `block` (SegmentBytes(cls), 64-byte aligned), empty.
+  static Segment* InitSegment(void* block, uint32_t cls, uint32_t depth, const uint64_t* versions,
+                              uint64_t version);
+  Segment* NewSegment(uint32_t cls, uint32_t depth, const uint64_t* versions, uint64_t version) {
+    return InitSegment(dir_.get_allocator().AllocateBytes(SegmentBytes(cls), alignof(Segment)),
+                       cls, depth, versions, version);
+  }
+  void FreeSegment(Segment* seg) { dir_.get_allocator().FreeBytes(seg); }
+  // Moves seg whole into `block` (SegmentBytes of its class) and frees it; returns the moved
+  // segment. The caller points the directory at it.
+  Segment* MoveSegment(Segment* seg, void* block);
+  // The hash-space position where the segment after the one of depth `depth` that covers `pos`
+  // starts; 0 after the last.
+  static uint64_t NextSegmentPos(uint64_t pos, uint32_t depth) {
+    if (depth == 0) return 0;
+    const uint64_t next_prefix = (pos >> (64 - depth)) + 1;
+    return next_prefix == (uint64_t(1) << depth) ? 0 : next_prefix << (64 - depth);
+  }
   // NewSegment and FreeSegment, counted in capacity_, segment_bytes_ and segment_count_.
   Segment* AddSegment(uint32_t cls, uint32_t depth, const uint64_t* versions, uint64_t version);
   void RemoveSegment(Segment* seg);
@@ -430,7 +472,9 @@ class DashTable {
   // and the first insert goes to Grow, which replaces it. Allocated once per instantiation.
   static const DirEntry* EmptyDir() {
     static const DirEntry dir[1] = {[] {
-      Segment* seg = NewSegment(0, 0, nullptr, 0);
+      void* block = std::aligned_alloc(alignof(Segment), SegmentBytes(0));
+      CHECK(block != nullptr) << "out of memory";
+      Segment* seg = InitSegment(block, 0, 0, nullptr, 0);
       seg->used = SlotsOfClass(0);
       return EntryOf(seg);
     }()};
@@ -498,7 +542,7 @@ class DashTable {
     std::swap(size_at_last_shrink_step_, o.size_at_last_shrink_step_);
   }
 
-  std::vector<DirEntry> dir_;  // 2^global_depth_ entries; a segment of depth d fills 2^(g-d)
+  Directory dir_;  // 2^global_depth_ entries; a segment of depth d fills 2^(g-d)
   const DirEntry* dir_data_ = EmptyDir();  // dir_.data(), or EmptyDir() while dir_ is empty
   uint32_t dir_shift_ = 63;                // 63 - global_depth_
   uint32_t global_depth_ = 0;
@@ -651,7 +695,7 @@ void SHARDIS_DASH::Clear() {
     DestroyEntries(seg);
     FreeSegment(seg);
   }
-  std::vector<DirEntry>().swap(dir_);
+  Directory(dir_.get_allocator()).swap(dir_);
   dir_data_ = EmptyDir();
   dir_shift_ = 63;
   global_depth_ = 0;
@@ -701,24 +745,19 @@ uint64_t SHARDIS_DASH::TraverseBuckets(uint64_t cursor, Fn&& fn) {
   Segment* seg = SegOf(dir_data_[DirIndex(pos)]);
   const uint32_t depth = seg->local_depth;  // read before fn, which may erase
   fn(Bucket(seg, uint32_t(bucket)));
-  // The next segment in hash-space order starts right after this one's prefix.
-  uint64_t next_pos = 0;
-  uint64_t next_bucket = bucket;
-  if (depth == 0 || (pos >> (64 - depth)) + 1 == (uint64_t(1) << depth)) {
-    ++next_bucket;  // this was the last segment: next bucket, from position 0
-  } else {
-    next_pos = ((pos >> (64 - depth)) + 1) << (64 - depth);
-  }
+  // The next segment in hash-space order starts right after this one's prefix; after the last
+  // segment, the next bucket from position 0.
+  const uint64_t next_pos = NextSegmentPos(pos, depth);
+  const uint64_t next_bucket = next_pos == 0 ? bucket + 1 : bucket;
   if (next_bucket == kBucketsPerSegment) return 0;
   return next_bucket << kMaxDepth | next_pos >> kPosShift;
 }
 
 SHARDIS_DASH_TEMPLATE
-typename SHARDIS_DASH::Segment* SHARDIS_DASH::NewSegment(uint32_t cls, uint32_t depth,
-                                                         const uint64_t* versions,
-                                                         uint64_t version) {
-  auto* seg = static_cast<Segment*>(std::aligned_alloc(64, SegmentBytes(cls)));
-  if (seg == nullptr) throw std::bad_alloc();
+typename SHARDIS_DASH::Segment* SHARDIS_DASH::InitSegment(void* block, uint32_t cls,
+                                                          uint32_t depth, const uint64_t* versions,
+                                                          uint64_t version) {
+  auto* seg = static_cast<Segment*>(block);
   seg->cls = cls;
   std::memset(seg->ctrl(seg->groups()), kEmpty, SlotsOfClass(cls));
   if (versions) {
@@ -740,7 +779,7 @@ typename SHARDIS_DASH::Segment* SHARDIS_DASH::AddSegment(uint32_t cls, uint32_t 
   ++segment_count_;
   if (depth == global_depth_) ++deepest_segments_;
   capacity_ += SlotsOfClass(cls);
-  segment_bytes_ += malloc_usable_size(seg);
+  segment_bytes_ += dir_.get_allocator().UsableSize(seg);
   return seg;
 }
 
@@ -749,8 +788,54 @@ void SHARDIS_DASH::RemoveSegment(Segment* seg) {
   --segment_count_;
   if (seg->local_depth == global_depth_) --deepest_segments_;
   capacity_ -= SlotsOfClass(seg->cls);
-  segment_bytes_ -= malloc_usable_size(seg);
+  segment_bytes_ -= dir_.get_allocator().UsableSize(seg);
   FreeSegment(seg);
+}
+
+SHARDIS_DASH_TEMPLATE
+typename SHARDIS_DASH::Segment* SHARDIS_DASH::MoveSegment(Segment* seg, void* block) {
+  auto* to = static_cast<Segment*>(block);
+  const size_t bytes = SegmentBytes(seg->cls);
+  if constexpr (kRelocatable) {
+    std::memcpy(block, static_cast<const void*>(seg), bytes);
+  } else {
+    // The header, then the control bytes and clocks, which follow the slots; then each entry.
+    const uint32_t groups = seg->groups();
+    std::memcpy(block, static_cast<const void*>(seg), sizeof(dash_internal::SegmentHeader));
+    const size_t ctrl_offset = size_t(reinterpret_cast<unsigned char*>(seg->ctrl(groups)) -
+                                      reinterpret_cast<unsigned char*>(seg));
+    std::memcpy(to->ctrl(groups), seg->ctrl(groups), bytes - ctrl_offset);
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (uint32_t m = seg->Group(groups, g).MatchFull(); m; m &= m - 1) {
+        const uint32_t i = g * kGroupWidth + __builtin_ctz(m);
+        new (&to->slot(i)) Slot(std::move(seg->slot(i)));
+        seg->slot(i).~Slot();
+      }
+    }
+  }
+  const Alloc alloc = dir_.get_allocator();
+  segment_bytes_ = segment_bytes_ - alloc.UsableSize(seg) + alloc.UsableSize(to);
+  FreeSegment(seg);
+  return to;
+}
+
+SHARDIS_DASH_TEMPLATE
+template <typename Mover>
+uint64_t SHARDIS_DASH::DefragSegments(uint64_t cursor, size_t max_segments, Mover& mover) {
+  constexpr uint32_t kPosShift = 64 - kMaxDepth;  // the cursor is a position, as Traverse's
+  if (segment_count_ == 0) return 0;
+  uint64_t pos = cursor << kPosShift;
+  for (size_t n = 0; n < max_segments; ++n) {
+    Segment* seg = SegOf(dir_[DirIndex(pos)]);
+    const uint32_t depth = seg->local_depth;
+    if (void* block = mover.FreshBlockFor(seg, SegmentBytes(seg->cls), alignof(Segment))) {
+      auto [first, span] = DirRange(pos, depth);
+      PointDir(first, span, MoveSegment(seg, block));
+    }
+    pos = NextSegmentPos(pos, depth);
+    if (pos == 0) return 0;
+  }
+  return pos >> kPosShift;
 }
 
 SHARDIS_DASH_TEMPLATE
@@ -915,7 +1000,7 @@ void SHARDIS_DASH::Reserve(size_t entries) {
     ++depth;
   }
   const uint32_t cls = ClassFor(high(double(entries) / double(size_t(1) << depth)), 8);
-  std::vector<DirEntry> dir;
+  Directory dir(dir_.get_allocator());
   dir.reserve(size_t(1) << depth);
   try {
     for (size_t i = 0; i < (size_t(1) << depth); ++i) {
@@ -960,7 +1045,7 @@ void SHARDIS_DASH::Split(Segment* seg, uint64_t hash) {
   }
   if (depth == global_depth_) {
     // Double the directory: entry i becomes entries 2i and 2i+1.
-    std::vector<DirEntry> dir(dir_.size() * 2);
+    Directory dir(dir_.size() * 2, dir_.get_allocator());
     for (size_t i = 0; i < dir_.size(); ++i) dir[2 * i] = dir[2 * i + 1] = dir_[i];
     dir_.swap(dir);
     dir_data_ = dir_.data();
@@ -1051,7 +1136,7 @@ bool SHARDIS_DASH::TryMerge(Segment* seg, size_t first, size_t* moved) {
 SHARDIS_DASH_TEMPLATE
 void SHARDIS_DASH::HalveDirectory() {
   while (global_depth_ > 0 && deepest_segments_ == 0) {
-    std::vector<DirEntry> dir(dir_.size() / 2);
+    Directory dir(dir_.size() / 2, dir_.get_allocator());
     for (size_t i = 0; i < dir.size(); ++i) {
       DCHECK_EQ(dir_[2 * i], dir_[2 * i + 1]);
       dir[i] = dir_[2 * i];

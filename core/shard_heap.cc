@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <mimalloc.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 
@@ -81,10 +82,32 @@ void* ShardHeap::Allocate(size_t n) {
   if (p == nullptr) [[unlikely]] {
     OutOfMemory(n);
   }
+  Count(p);
+  return p;
+}
+
+void* ShardHeap::AllocateAligned(size_t n, size_t align) {
+  DCHECK(pthread_equal(owner_, pthread_self())) << "ShardHeap used off its thread";
+  DCHECK(align != 0 && (align & (align - 1)) == 0) << "alignment " << align;
+  void* p;
+  if constexpr (kUsesMimalloc) {
+    // Every mimalloc block is aligned to a word; for those alignments its aligned path would
+    // still over-allocate by align - 1 bytes, which may take a larger size class.
+    p = align <= alignof(void*) ? mi_heap_malloc(heap_, n)
+                                : mi_heap_malloc_aligned(heap_, n, align);
+  } else {
+    p = align <= alignof(std::max_align_t)
+            ? std::malloc(n)
+            : std::aligned_alloc(align, (n + align - 1) / align * align);  // C11: a multiple
+  }
+  if (p != nullptr) Count(p);
+  return p;
+}
+
+void ShardHeap::Count(void* p) {
   // Owner-only writers: a relaxed load and store, no read-modify-write (see the header).
   used_.store(used_.load(std::memory_order_relaxed) + UsableSize(p), std::memory_order_relaxed);
   blocks_.store(blocks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  return p;
 }
 
 void ShardHeap::Free(void* p) {

@@ -3,9 +3,10 @@
 //
 // Each shard thread creates one ShardHeap and installs it; from then on everything that stores
 // data in the shard (CompactValue now, the data types later) allocates with
-// ShardHeap::Current()->Allocate(n) and frees with ShardHeap::Current()->Free(p). A thread with no
-// heap installed (the main thread, unit tests) gets a per-thread fallback on mimalloc's default
-// (backing) heap of that thread, with its own per-thread counter.
+// ShardHeap::Current()->Allocate(n) and frees with ShardHeap::Current()->Free(p); the keyspace
+// tables are handed the shard's heap instead (HeapAllocator, core/heap_allocator.h). A thread
+// with no heap installed (the main thread, unit tests) gets a per-thread fallback on mimalloc's
+// default (backing) heap of that thread, with its own per-thread counter.
 //
 // Counting: Allocate adds mi_usable_size(p) and Free subtracts it, so used_bytes() is exactly the
 // usable size of the live blocks (size classes included; mimalloc's page metadata and free space
@@ -76,6 +77,10 @@ class ShardHeap {
 
   // A block of at least n bytes (n > 0) from this heap. Aborts when out of memory.
   void* Allocate(size_t n);
+  // A block of at least n bytes aligned to `align` (a power of two), counted as Allocate's; null
+  // when out of memory, for callers that report it (a hash table's segments and directory throw
+  // std::bad_alloc, which loading a snapshot's size hint catches). Free it with Free.
+  void* AllocateAligned(size_t n, size_t align);
   // Frees a block that this heap allocated. p must not be null.
   void Free(void* p);
 
@@ -97,6 +102,8 @@ class ShardHeap {
   explicit ShardHeap(FallbackTag);
   static ShardHeap* InstallFallback();
   static size_t Clamp(int64_t v) { return v > 0 ? static_cast<size_t>(v) : 0; }
+  // Adds a new block to the counters.
+  void Count(void* p);
 
   mi_heap_t* heap_ = nullptr;
   bool owned_ = false;

@@ -79,15 +79,31 @@ void* BlockMover::MoveBlock(void* p) {
   // The usable size asks for the same size class, and the copy carries every byte the owner may
   // use (a block may hold more than its owner last asked for: strings grown by APPEND).
   const size_t n = ShardHeap::UsableSize(p);
-  void* q = heap_->Allocate(n);
-  if (pages_->PageOf(q) == page) {
-    // mimalloc allocates from this very page (it is the class' current page): moving gains nothing.
-    heap_->Free(q);
+  void* q = FreshBlockOff(page, n, alignof(void*));
+  if (q == nullptr) return nullptr;
+  std::memcpy(q, p, n);
+  heap_->Free(p);
+  return q;
+}
+
+void* BlockMover::FreshBlockFor(const void* p, size_t bytes, size_t align) {
+  const size_t page = pages_->PageOf(p);
+  if (page == SparsePages::kNone) {
     ++misses_;
     return nullptr;
   }
-  std::memcpy(q, p, n);
-  heap_->Free(p);
+  return FreshBlockOff(page, bytes, align);
+}
+
+void* BlockMover::FreshBlockOff(size_t page, size_t bytes, size_t align) {
+  void* q = heap_->AllocateAligned(bytes, align);
+  if (q == nullptr || pages_->PageOf(q) == page) {
+    // Out of memory, or mimalloc allocates from this very page (it is the class' current page):
+    // moving gains nothing.
+    if (q != nullptr) heap_->Free(q);
+    ++misses_;
+    return nullptr;
+  }
   ++hits_;
   return q;
 }

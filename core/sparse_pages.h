@@ -82,6 +82,12 @@ class BlockMover {
   // The same for a block whose address the caller keeps elsewhere: the new address, or null
   // when the block stays.
   void* MoveBlock(void* p);
+  // For a block the caller moves itself (a hash table's segment, which must be aligned and whose
+  // entries may need more than a copy): when p sits on a sparse page, a fresh block of `bytes`
+  // aligned to `align` on the heap and not on p's page, counted as a hit; the caller moves p's
+  // contents there, repoints every reference to p and frees p (on the same heap). Otherwise
+  // null, a miss.
+  void* FreshBlockFor(const void* p, size_t bytes, size_t align);
 
   // A value copied whole (CloneObject) to get off sparse pages: one hit.
   void NoteCopied() { ++hits_; }
@@ -90,6 +96,9 @@ class BlockMover {
   uint64_t misses() const { return misses_; }
 
  private:
+  // A fresh block of `bytes` (a hit), or null when it would land on `page` too (a miss).
+  void* FreshBlockOff(size_t page, size_t bytes, size_t align);
+
   ShardHeap* heap_;
   const SparsePages* pages_;
   uint64_t hits_ = 0;

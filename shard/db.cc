@@ -267,7 +267,12 @@ void Db::Clear(bool lazy) {
   if (lazy && lazy_free_ != nullptr && !prime_.empty()) {
     // Moved-from tables are empty ones; a running snapshot's cut version must stay on the new
     // one, so that the keys inserted from now on count as after the cut.
+    core::ShardHeap* heap = prime_.heap();
     lazy_free_->TakeTables(std::move(prime_), std::move(expire_), std::move(mc_meta_));
+    // The moved-from tables took the malloc allocator in the swap: back to the shard's heap.
+    prime_.set_heap(heap);
+    expire_.set_heap(heap);
+    mc_meta_.set_heap(heap);
     if (snapshot_ != nullptr) prime_.set_new_bucket_version(snapshot_->version());
   } else {
     prime_.Clear();

@@ -15,6 +15,7 @@
 
 #include "core/compact_value.h"
 #include "core/dash_table.h"
+#include "core/sparse_pages.h"
 #include "shard/access_clock.h"
 #include "shard/blocking.h"
 #include "shard/journal.h"
@@ -232,11 +233,15 @@ class Db {
   bool WantsModifiedSignal(std::string_view key) const {
     return (!watches_.empty() && watches_.Contains(key)) || tracking_->active();
   }
-  // Set once by the Shard: this database's index, the shard's blocked clients, its journal, its
-  // tracking table and its lazy-free queue.
-  void Attach(int index, BlockingRegistry* blocking, ShardJournal* journal,
+  // Set once by the Shard, before any key: this database's index, the shard's heap (which the
+  // tables' segments come from, so that active defragmentation moves them too), its blocked
+  // clients, its journal, its tracking table and its lazy-free queue.
+  void Attach(int index, core::ShardHeap* heap, BlockingRegistry* blocking, ShardJournal* journal,
               TrackingTable* tracking, LazyFreeQueue* lazy_free) {
     index_ = index;
+    prime_.set_heap(heap);
+    expire_.set_heap(heap);
+    mc_meta_.set_heap(heap);
     blocking_ = blocking;
     journal_ = journal;
     tracking_ = tracking;
@@ -305,6 +310,25 @@ class Db {
   core::CompactValue* FindForDefrag(std::string_view key) {
     Iterator it = prime_.Find(core::HashBytes(key), key);
     return Found(it) ? &it.value() : nullptr;
+  }
+
+  // Active defragmentation of the tables themselves: moves the segments that sit on sparse pages
+  // (DashTable::DefragSegments), up to `max_segments` per call: the key table's, then the expire
+  // table's, then the memcached table's. Returns the next cursor (0: done).
+  uint64_t DefragTables(uint64_t cursor, size_t max_segments, core::BlockMover& mover) {
+    // The table (0..2) above bit 32, the table's own cursor (below 2^kCursorBits) under it.
+    constexpr int kTables = 3;
+    static_assert(PrimeTable::kCursorBits <= 32);
+    uint64_t table = cursor >> 32, at = cursor & 0xFFFFFFFF;
+    if (table == 0) {
+      at = prime_.DefragSegments(at, max_segments, mover);
+    } else if (table == 1) {
+      at = expire_.DefragSegments(at, max_segments, mover);
+    } else {
+      at = mc_meta_.DefragSegments(at, max_segments, mover);
+    }
+    if (at == 0 && ++table == kTables) return 0;
+    return table << 32 | at;
   }
 
   // Calls fn(std::string_view key, Iterator) for each live key (KEYS, DEBUG). Expired keys are

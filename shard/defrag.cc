@@ -31,6 +31,9 @@ std::atomic<int64_t> g_max_scan_fields{DefragSettings{}.max_scan_fields};
 // The longest the walk keeps the thread before yielding to its connections, whatever the CPU
 // share: at 25% and hz 10, Redis' timelimit is 25 ms in one go.
 constexpr uint64_t kSliceUs = 1000;
+// Segments looked at per step of the walk over a table (a move copies up to 32 KiB: ~16 of them
+// take a few microseconds each, well within a slice).
+constexpr size_t kSegmentsPerCall = 16;
 // How often a shard measures its fragmentation (Redis: once a second).
 constexpr int64_t kCheckPeriodMs = 1000;
 
@@ -175,22 +178,38 @@ bool ShardDefrag::WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fi
       break;
     }
     Db& db = shard.db(db_);
-    cursor_ = db.DefragBucket(cursor_, [&](core::CompactValue& key, core::CompactValue& value,
-                                           core::CompactValue* expire_key) {
-      // A key a transaction holds may be read from another shard meanwhile: left alone.
-      const std::string_view name = key.GetString(scratch);
-      if (tx.any_locks() && tx.Conflicts(db_, name, /*write=*/true)) return;
-      bool moved = core::DefragCell(key, mover, pages_, size_t(max_scan_fields));
-      if (expire_key != nullptr) moved |= core::DefragCell(*expire_key, mover, pages_, 0);
-      if (core::DefragsInSteps(value, size_t(max_scan_fields))) {
-        // The key's name is read again: the key's own block may just have moved.
-        big_values_.push_back({db_, std::string(key.GetString(scratch)), value.object()});
+    if (!tables_done_) {
+      // First the tables' segments. Not while a transaction holds keys of this shard: a hop from
+      // another shard may be reading a value in place (cross-shard RENAME, COPY) while this
+      // thread runs other fibers; this database's segments wait for the next walk.
+      if (tx.any_locks()) {
+        table_cursor_ = 0;
+        tables_done_ = true;
       } else {
-        moved |= core::DefragCell(value, mover, pages_, size_t(max_scan_fields));
+        table_cursor_ = db.DefragTables(table_cursor_, kSegmentsPerCall, mover);
+        tables_done_ = table_cursor_ == 0;
       }
-      ++(moved ? stats_.key_hits : stats_.key_misses);
-    });
-    if (cursor_ == 0) ++db_;
+    } else {
+      cursor_ = db.DefragBucket(cursor_, [&](core::CompactValue& key, core::CompactValue& value,
+                                             core::CompactValue* expire_key) {
+        // A key a transaction holds may be read from another shard meanwhile: left alone.
+        const std::string_view name = key.GetString(scratch);
+        if (tx.any_locks() && tx.Conflicts(db_, name, /*write=*/true)) return;
+        bool moved = core::DefragCell(key, mover, pages_, size_t(max_scan_fields));
+        if (expire_key != nullptr) moved |= core::DefragCell(*expire_key, mover, pages_, 0);
+        if (core::DefragsInSteps(value, size_t(max_scan_fields))) {
+          // The key's name is read again: the key's own block may just have moved.
+          big_values_.push_back({db_, std::string(key.GetString(scratch)), value.object()});
+        } else {
+          moved |= core::DefragCell(value, mover, pages_, size_t(max_scan_fields));
+        }
+        ++(moved ? stats_.key_hits : stats_.key_misses);
+      });
+      if (cursor_ == 0) {
+        tables_done_ = false;
+        ++db_;
+      }
+    }
     if (core::CycleClock::Now() >= deadline) break;
   }
   stats_.hits += mover.hits();
@@ -219,6 +238,8 @@ void ShardDefrag::Finish(Shard&, bool collect) {
   stats_.total_time_us += MonotonicUs() - started_us_;
   stats_.running = 0;
   db_ = 0;
+  table_cursor_ = 0;
+  tables_done_ = false;
   cursor_ = 0;
   big_values_.clear();
   // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.

@@ -2,15 +2,17 @@
 // activedefrag and active-defrag-* settings, and each shard's defragmenter, run from the shard's
 // own expiry loop (ShardSet::ExpiryLoop) in bounded time slices, only while its heap is
 // fragmented above the thresholds. It finds the sparse pages of the shard's heap
-// (core/sparse_pages.h), walks the shard's databases with a cursor and moves every key, value and
-// collection block on such a page to a fresh allocation (core/value_defrag.h); after each full
-// walk it gives the freed pages back to the OS (mi_heap_collect).
+// (core/sparse_pages.h), walks the shard's databases with a cursor and moves every keyspace-table
+// segment (DashTable::DefragSegments) and every key, value and collection block
+// (core/value_defrag.h) on such a page to a fresh allocation; after each full walk it gives the
+// freed pages back to the OS (mi_heap_collect).
 //
 // No lock: only the shard's thread touches its heap and its tables. Keys a transaction holds
 // (another shard may be reading their values: cross-shard RENAME, COPY) are left for the next
 // walk. A running snapshot (BGSAVE, AOF rewrite) copies each bucket's bytes in one go and holds
-// no pointer to a value across yields, so moving a value changes nothing it writes; the
-// defragmenter never changes a bucket's contents or version.
+// no pointer to a value or a segment across yields (its cursor is a hash-space position), so
+// moving either changes nothing it writes; the defragmenter never changes a bucket's contents
+// or version.
 #pragma once
 
 #include <cstdint>
@@ -103,7 +105,11 @@ class ShardDefrag {
 
   DefragStats stats_;
   core::SparsePages pages_;
+  // Where the walk is: the database, then in it the tables' segments (Db::DefragTables) until
+  // tables_done_, then its buckets (Db::DefragBucket).
   int db_ = 0;
+  uint64_t table_cursor_ = 0;
+  bool tables_done_ = false;
   uint64_t cursor_ = 0;
   std::deque<BigValue> big_values_;
   int64_t last_check_ms_ = 0;

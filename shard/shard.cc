@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "shard/keyspace_events.h"
 
 namespace shardis::shard {
@@ -20,7 +22,9 @@ Shard::Shard(uint32_t id) : id_(id) {
   heap_.Install();
   LoadKeyspaceEventsOnThread();
   tracking_.set_shard(id);
-  for (int i = 0; i < kNumDbs; ++i) dbs_[i].Attach(i, &blocking_, &journal_, &tracking_, &lazy_free_);
+  for (int i = 0; i < kNumDbs; ++i) {
+    dbs_[i].Attach(i, &heap_, &blocking_, &journal_, &tracking_, &lazy_free_);
+  }
   startup_memory_ = used_memory();
 }
 
@@ -56,15 +60,17 @@ void Shard::ShrinkTables() {
   }
 }
 
-size_t Shard::used_memory() const {
-  // Values waiting in the lazy-free queue are on the heap until freed: used_memory falls as the
-  // queue drains, as Redis' does while its lazyfree thread works.
-  size_t bytes = sizeof(Shard) + heap_.used_bytes() + lazy_free_.table_bytes();
-  for (const Db& db : dbs_) bytes += db.table_bytes();
-  return bytes;
-}
+// The tables' segments and directories are blocks of the heap (Db::Attach), so the heap's count
+// holds them, as Redis' used_memory holds its dicts' tables; so does it the values and tables
+// waiting in the lazy-free queue: used_memory falls as the queue drains, as Redis' does while its
+// lazyfree thread works.
+size_t Shard::used_memory() const { return sizeof(Shard) + heap_.used_bytes(); }
 
-size_t Shard::dataset_memory() const { return heap_.used_bytes(); }
+size_t Shard::dataset_memory() const {
+  size_t tables = 0;
+  for (const Db& db : dbs_) tables += db.table_bytes();
+  return heap_.used_bytes() - std::min(tables, heap_.used_bytes());
+}
 
 Shard* Shard::current() { return tl_current; }
 void Shard::set_current(Shard* shard) { tl_current = shard; }

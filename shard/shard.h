@@ -82,7 +82,8 @@ class Shard {
   ShardSnapshot* snapshot() const { return snapshot_; }
   void set_snapshot(ShardSnapshot* snapshot) { snapshot_ = snapshot; }
 
-  // Bytes in use by this shard: its values (exact, from its heap), its tables and itself.
+  // Bytes in use by this shard: its values and its tables (exact, from its heap) and itself.
+  // One relaxed load: cheap on the command path.
   size_t used_memory() const;
   // used_memory() without the values waiting in the lazy-free queue: what maxmemory holds the
   // shard to, so that evicting lazily (lazyfree-lazy-eviction) does not go on evicting while
@@ -95,11 +96,12 @@ class Shard {
   // used_memory() as the shard was built, with no key (its part of INFO's used_memory_startup).
   size_t startup_memory() const { return startup_memory_; }
   // The blocks of its keys and values, on its heap (its part of INFO's used_memory_dataset): what
-  // used_memory() holds beyond the shard itself and its tables, Redis' overhead.
+  // used_memory() holds beyond the shard itself and its tables, Redis' overhead. A loop over the
+  // 16 databases.
   size_t dataset_memory() const;
   // Whether this shard may hold more than its share of maxmemory (eviction.h keeps it): a command
   // that does not write evicts only while it is set, so that it pays one test rather than a
-  // measure of used_memory() (a loop over the 16 databases).
+  // comparison of used_memory() with its share.
   bool may_exceed_share() const { return may_exceed_share_; }
   void set_may_exceed_share(bool may) { may_exceed_share_ = may; }
 

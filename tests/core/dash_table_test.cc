@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/sanitizers.h"
+#include "core/shard_heap.h"
 #include "core/string_util.h"
 
 namespace shardis::core {
@@ -866,6 +868,216 @@ TEST(DashTableTest, VersionedSnapshotWhileShrinking) {
   // After the snapshot every bucket carries its version: what is left merges.
   ShrinkFully(t);
   EXPECT_LE(t.segment_count() * 8, segments_before);
+}
+
+// --- Active defragmentation: segments moved whole (DefragSegments).
+
+// A mover for tests: gives a fresh block of the table's heap to the segments `pick` chooses (by
+// how many it has looked at before), and remembers the blocks they left.
+struct TestMover {
+  explicit TestMover(ShardHeap* heap) : heap(heap) {}
+  void* FreshBlockFor(const void* p, size_t bytes, size_t align) {
+    if (!pick(looked++)) return nullptr;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u);
+    moved_from.push_back(p);
+    return heap->AllocateAligned(bytes, align);
+  }
+  ShardHeap* heap;
+  std::function<bool(size_t)> pick = [](size_t) { return true; };
+  size_t looked = 0;
+  std::vector<const void*> moved_from;
+};
+
+// DefragSegments from cursor 0 until the walk is complete; returns the calls it took.
+template <typename Table>
+size_t DefragAll(Table& t, TestMover& mover, size_t max_segments) {
+  size_t calls = 0;
+  uint64_t cursor = 0;
+  do {
+    cursor = t.DefragSegments(cursor, max_segments, mover);
+    EXPECT_LT(cursor, uint64_t(1) << Table::kCursorBits);
+    ++calls;
+  } while (cursor != 0);
+  return calls;
+}
+
+// Every segment is looked at once per walk; those moved keep every entry (strings: moved slot by
+// slot), their bucket versions and the table's accounting, and the table goes on working.
+TEST(DashTableTest, DefragMovesSegmentsWhole) {
+  ShardHeap heap;  // outlives the table
+  StringTable t(&heap);
+  std::unordered_map<std::string, std::string> want;
+  std::vector<std::string> keys;
+  for (uint64_t n = 0; n < 20'000; ++n) {
+    keys.push_back(KeyOf(n));
+    want[keys.back()] = std::to_string(Mix(n));
+    Upsert(t, keys.back(), want[keys.back()]);
+  }
+  ASSERT_GE(t.segment_count(), 16u);
+  std::unordered_map<std::string, uint64_t> version_of = VersionEveryBucket(t, keys);
+  // The table is the heap's only user (std::string's own blocks come from malloc).
+  EXPECT_EQ(t.memory_bytes(), heap.used_bytes());
+  const size_t segments = t.segment_count();
+
+  TestMover every_other(&heap);
+  every_other.pick = [](size_t n) { return n % 2 == 0; };
+  EXPECT_EQ(DefragAll(t, every_other, 3), (segments + 2) / 3);
+  EXPECT_EQ(every_other.looked, segments);
+  EXPECT_EQ(every_other.moved_from.size(), (segments + 1) / 2);
+  TestMover all(&heap);
+  DefragAll(t, all, 1000);
+  EXPECT_EQ(all.moved_from.size(), segments);
+
+  EXPECT_EQ(t.segment_count(), segments);
+  EXPECT_EQ(t.size(), want.size());
+  EXPECT_EQ(t.memory_bytes(), heap.used_bytes());
+  for (const auto& [k, v] : want) {
+    auto it = Lookup(t, k);
+    ASSERT_NE(it, t.end()) << k;
+    EXPECT_EQ(it.value(), v);
+    EXPECT_EQ(t.BucketVersion(it), version_of[k]) << k;
+  }
+  // Writes after the moves find the moved segments: grow, erase and look up against a reference.
+  std::mt19937_64 rng(3);
+  for (uint64_t n = 20'000; n < 40'000; ++n) {
+    Upsert(t, KeyOf(n), "new");
+    want[KeyOf(n)] = "new";
+    const std::string victim = KeyOf(rng() % n);
+    if (auto it = Lookup(t, victim); it != t.end()) {
+      t.Erase(it);
+      want.erase(victim);
+    }
+  }
+  EXPECT_EQ(t.size(), want.size());
+  for (const auto& [k, count] : ScanAll(t, [](StringTable::Iterator it) { return it.key(); })) {
+    EXPECT_EQ(count, 1) << k;
+    EXPECT_TRUE(want.contains(k)) << k;
+  }
+  for (const auto& [k, v] : want) ASSERT_NE(Lookup(t, k), t.end()) << k;
+  t.Clear();
+  EXPECT_EQ(heap.used_bytes(), 0u);
+}
+
+// A segment of depth d is pointed at by 2^(global depth - d) directory entries: a move repoints
+// them all. Here the upper half of the hash space holds a few keys in one segment of depth 1
+// under a directory of depth >= 4, whose keys (their own hashes) spread over all its entries.
+TEST(DashTableTest, DefragRepointsEveryDirectoryEntryOfASegment) {
+  ShardHeap heap;
+  PosTable t(&heap);
+  std::mt19937_64 rng(11);
+  constexpr uint64_t kHigh = uint64_t(1) << 63;
+  std::vector<uint64_t> keys;
+  for (int i = 0; i < 20'000; ++i) keys.push_back(rng() & ~kHigh);
+  for (int i = 0; i < 200; ++i) keys.push_back(rng() | kHigh);
+  for (uint64_t k : keys) Upsert(t, k);
+  ASSERT_GE(t.global_depth(), 4u);
+  TestMover mover(&heap);
+  DefragAll(t, mover, 1000);
+  EXPECT_EQ(mover.moved_from.size(), t.segment_count());
+  for (uint64_t k : keys) ASSERT_NE(t.Find(k, k), t.end()) << k;
+  // More keys in the shallow segment, through every one of its entries, until it splits.
+  for (int i = 0; i < 2'000; ++i) {
+    keys.push_back(rng() | kHigh);
+    Upsert(t, keys.back());
+  }
+  for (uint64_t k : keys) ASSERT_NE(t.Find(k, k), t.end()) << k;
+  EXPECT_EQ(t.size(), keys.size());
+}
+
+// A SCAN and a snapshot on bucket versions in progress while segments move between their steps
+// (with writes, erases and splits as well): the scan visits each stable key once, the snapshot
+// is the table at its start with no duplicates.
+TEST(DashTableTest, ScanAndSnapshotAcrossSegmentMoves) {
+  ShardHeap heap;
+  std::mt19937_64 rng(4);
+  StringTable t(&heap);
+  std::unordered_map<std::string, std::string> at_start;
+  for (uint64_t n = 0; n < 20'000; ++n) {
+    std::string v = std::to_string(rng());
+    Upsert(t, KeyOf(n), v);
+    at_start[KeyOf(n)] = v;
+  }
+  const uint64_t snap = 1;
+  t.set_new_bucket_version(snap);
+  SnapshotWriter writer(snap);
+  auto serialise = [&](const StringTable::Bucket& b) { writer.Serialise(b); };
+  std::unordered_map<std::string, int> seen;
+  TestMover mover(&heap);
+  uint64_t scan = 0, snapshot = 0, defrag = 0;
+  bool scan_done = false, snapshot_done = false;
+  uint64_t next = 20'000;
+  do {
+    if (!scan_done) {
+      scan = t.Traverse(scan, [&](StringTable::Iterator it) { ++seen[it.key()]; });
+      scan_done = scan == 0;
+    }
+    if (!snapshot_done) {
+      snapshot = t.TraverseBuckets(snapshot, serialise);
+      snapshot_done = snapshot == 0;
+    }
+    defrag = t.DefragSegments(defrag, 5, mover);
+    // Inserts of new keys only (the stable keys stay for the scan); a few erase new keys.
+    for (int i = 0; i < 5; ++i) {
+      const std::string key = KeyOf(next++);
+      serialise(t.BucketOf(StringPolicy::Hash(key)));
+      Upsert(t, key, "new");
+      if (rng() % 4 == 0) {
+        auto it = Lookup(t, KeyOf(20'000 + rng() % (next - 20'000)));
+        if (it != t.end()) {
+          serialise(t.BucketOf(it));
+          t.Erase(it);
+        }
+      }
+    }
+  } while (!scan_done || !snapshot_done);
+  EXPECT_GT(mover.moved_from.size(), 2 * t.segment_count());  // segments moved several times
+  for (const auto& [k, v] : at_start) EXPECT_EQ(seen[k], 1) << k;
+  EXPECT_EQ(writer.duplicates, 0);
+  EXPECT_EQ(writer.out, at_start);
+}
+
+// Slots moved by memcpy (trivially relocatable cells) keep their access clocks.
+TEST(DashTableTest, DefragKeepsAccessClocks) {
+  ShardHeap heap;
+  ClockCellTable t(&heap);
+  constexpr uint64_t kN = 20'000;
+  for (uint64_t i = 0; i < kN; ++i) {
+    const Cell key{i, 0};
+    auto [it, inserted] = t.FindOrInsert(CellPolicy::Hash(key), key, [&] { return key; });
+    it.value() = Cell{Mix(i), i};
+    it.set_access_clock(uint32_t(Mix(i) & dash_internal::kAccessClockMask));
+  }
+  TestMover mover(&heap);
+  DefragAll(t, mover, 7);
+  EXPECT_EQ(mover.moved_from.size(), t.segment_count());
+  EXPECT_EQ(t.memory_bytes(), heap.used_bytes());
+  for (uint64_t i = 0; i < kN; ++i) {
+    const Cell key{i, 0};
+    auto it = t.Find(CellPolicy::Hash(key), key);
+    ASSERT_NE(it, t.end()) << i;
+    EXPECT_EQ(it.value(), (Cell{Mix(i), i}));
+    EXPECT_EQ(it.access_clock(), uint32_t(Mix(i) & dash_internal::kAccessClockMask)) << i;
+  }
+}
+
+// An empty table has nothing to move; a moved table swapped into another keeps its heap.
+TEST(DashTableTest, DefragOfAnEmptyTableAndAMovedTable) {
+  ShardHeap heap;
+  CellTable t(&heap);
+  TestMover mover(&heap);
+  EXPECT_EQ(t.DefragSegments(0, 10, mover), 0u);
+  EXPECT_EQ(mover.looked, 0u);
+  for (uint64_t i = 0; i < 3'000; ++i) {
+    const Cell key{i, 1};
+    t.FindOrInsert(CellPolicy::Hash(key), key, [&] { return key; });
+  }
+  CellTable other = std::move(t);
+  EXPECT_EQ(other.heap(), &heap);
+  EXPECT_EQ(other.memory_bytes(), heap.used_bytes());
+  DefragAll(other, mover, 10);
+  EXPECT_EQ(mover.moved_from.size(), other.segment_count());
+  other.Clear();
+  EXPECT_EQ(heap.used_bytes(), 0u);
 }
 
 }  // namespace

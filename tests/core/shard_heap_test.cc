@@ -60,6 +60,25 @@ TEST(ShardHeapTest, UsableSizeIsTheSizeClass) {
 
 // The counter is the exact sum of the live blocks' usable sizes through any mix of sizes,
 // including mimalloc's large (> 128 KiB) and huge (> 32 MiB) blocks.
+// Aligned blocks (a hash table's segments, 64-byte aligned; its directory, word-aligned) are
+// counted as any other, and a segment's size keeps its size class: mimalloc's aligned path
+// over-allocates by the alignment less one, which the segment sizes leave room for.
+TEST(ShardHeapTest, AlignedBlocksAreCounted) {
+  ShardHeap heap;
+  void* segment = heap.AllocateAligned((20 << 10) - 64, 64);
+  void* directory = heap.AllocateAligned(1000, 8);
+  ASSERT_NE(segment, nullptr);
+  ASSERT_NE(directory, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(segment) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(directory) % 8, 0u);
+  EXPECT_EQ(heap.used_bytes(), ShardHeap::UsableSize(segment) + ShardHeap::UsableSize(directory));
+  if (ShardHeap::kUsesMimalloc) EXPECT_LE(ShardHeap::UsableSize(segment), size_t(20 << 10));
+  EXPECT_EQ(heap.live_blocks(), 2u);
+  heap.Free(segment);
+  heap.Free(directory);
+  EXPECT_EQ(heap.used_bytes(), 0u);
+}
+
 TEST(ShardHeapTest, CounterIsExactUnderRandomChurn) {
   ShardHeap heap;
   heap.Install();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dash_table.h"
 #include "core/hash_object.h"
 #include "core/list.h"
 #include "core/rdb_writer.h"
@@ -67,6 +68,33 @@ TEST(SparsePagesTest, ABlockWhoseCopyLandsOnItsOwnPageStays) {
   EXPECT_EQ(p, old);
   EXPECT_EQ(mover.misses(), 1u);
   heap->Free(p);
+}
+
+// A block the caller moves itself (a table's segment): an aligned fresh block off its page, or
+// nothing when it is not on a sparse page or the fresh block would land on the same page.
+TEST(SparsePagesTest, FreshBlockForABlockTheCallerMoves) {
+  ShardHeap* heap = ShardHeap::Current();
+  const size_t used_before = heap->used_bytes();
+  void* p = heap->AllocateAligned(20000, 64);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  const SparsePages pages = SparsePages::FromRanges({RangeOf(p)});
+  BlockMover mover(heap, &pages);
+  void* q = mover.FreshBlockFor(p, 20000, 64);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 64, 0u);
+  EXPECT_FALSE(pages.Contains(q));
+  EXPECT_GE(ShardHeap::UsableSize(q), 20000u);
+  EXPECT_EQ(mover.FreshBlockFor(q, 20000, 64), nullptr);
+  EXPECT_EQ(mover.hits(), 1u);
+  EXPECT_EQ(mover.misses(), 1u);
+  const SparsePages everything = SparsePages::FromRanges({{0, ~uintptr_t{0}}});
+  BlockMover same_page(heap, &everything);
+  EXPECT_EQ(same_page.FreshBlockFor(p, 20000, 64), nullptr);
+  EXPECT_EQ(same_page.misses(), 1u);
+  heap->Free(p);
+  heap->Free(q);
+  EXPECT_EQ(heap->used_bytes(), used_before);
 }
 
 #if !SHARDIS_ASAN
@@ -235,6 +263,46 @@ TEST_F(ValueDefragTest, BuildFindsTheSparsePagesAfterChurn) {
   after.Build(heap_);
   EXPECT_LT(after.totals().page_bytes, pages.totals().page_bytes / 2);
   for (size_t i = 0; i < blocks.size(); i += 4) heap_.Free(blocks[i]);
+}
+
+struct MixPolicy {
+  static uint64_t Hash(uint64_t k) { return k * 0x9E3779B97F4A7C15ULL ^ (k >> 7); }
+  static bool Equal(uint64_t key, uint64_t probe) { return key == probe; }
+};
+using NumberTable = DashTable<uint64_t, uint64_t, MixPolicy>;
+
+// Two tables grown side by side share the pages of their segments' size classes; once one is
+// cleared those pages are half used. The walk over the other moves its segments off them, and
+// the pages go back.
+TEST_F(ValueDefragTest, TableSegmentsLeaveSparsePages) {
+  NumberTable kept(&heap_);
+  {
+    NumberTable gone(&heap_);
+    for (uint64_t i = 0; i < 200'000; ++i) {
+      kept.Insert(MixPolicy::Hash(i), i, i + 1);
+      gone.Insert(MixPolicy::Hash(i + (1ull << 40)), i + (1ull << 40), 0);
+    }
+  }
+  SparsePages pages;
+  pages.Build(heap_);
+  EXPECT_GT(pages.size(), 0u);
+  BlockMover mover(&heap_, &pages);
+  uint64_t cursor = 0;
+  do {
+    cursor = kept.DefragSegments(cursor, 16, mover);
+  } while (cursor != 0);
+  EXPECT_GT(mover.hits(), kept.segment_count() / 4);
+  EXPECT_EQ(mover.hits() + mover.misses(), kept.segment_count());
+  EXPECT_EQ(kept.memory_bytes(), heap_.used_bytes());
+  mi_heap_collect(heap_.mi_heap(), true);
+  SparsePages after;
+  after.Build(heap_);
+  EXPECT_LT(after.totals().page_bytes, pages.totals().page_bytes * 3 / 4);
+  for (uint64_t i = 0; i < 200'000; ++i) {
+    auto it = kept.Find(MixPolicy::Hash(i), i);
+    ASSERT_FALSE(it == kept.end()) << i;
+    EXPECT_EQ(it.value(), i + 1);
+  }
 }
 #endif  // !SHARDIS_ASAN
 
