@@ -52,12 +52,7 @@ Mesh::Mesh(unsigned num_threads, size_t ring_capacity) : n_(num_threads) {
 }
 
 Proactor::Proactor(unsigned index, Mesh* mesh, std::vector<Proactor*>* all)
-    : index_(index),
-      mesh_(mesh),
-      all_(all),
-      inbox_marks_(mesh->size(), 0),
-      quiet_marks_(mesh->size(), 0),
-      overflow_(mesh->size()) {}
+    : index_(index), mesh_(mesh), all_(all), overflow_(mesh->size()) {}
 
 Proactor::~Proactor() {
   if (ring_ready_) io_uring_queue_exit(&ring_);
@@ -73,11 +68,9 @@ absl::Status Proactor::Init() {
 
   // SINGLE_ISSUER + DEFER_TASKRUN: completions are processed only when this thread enters the
   // ring, which is exactly once per loop iteration anyway, and the kernel skips cross-thread
-  // task-work signalling. TASKRUN_FLAG: the kernel flags work waiting for the next enter
-  // (IoPending). Older kernels reject the flags: fall back to a plain ring.
+  // task-work signalling. Older kernels reject the flags: fall back to a plain ring.
   io_uring_params params{};
-  params.flags =
-      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
   int rc = io_uring_queue_init_params(kRingEntries, &ring_, &params);
   if (rc == -EINVAL) {
     params = {};
@@ -605,19 +598,13 @@ size_t Proactor::QueuedTasks() const {
   return n;
 }
 
-void Proactor::MarkInboxes(std::vector<size_t>* marks) {
-  for (unsigned from = 0; from < mesh_->size(); ++from) {
-    if (from != index_) (*marks)[from] = mesh_->ring(from, index_).PublishedEnd();
-  }
-}
-
-size_t Proactor::RunInboxTasks(const std::vector<size_t>& marks) {
+size_t Proactor::DrainInboxes() {
   size_t ran = 0;
   for (unsigned from = 0; from < mesh_->size(); ++from) {
     if (from == index_) continue;
     SpscRing<Task>& ring = mesh_->ring(from, index_);
     Task task;
-    for (size_t i = 0; i < kInboxBudget && ring.TryPopBefore(marks[from], &task); ++i) {
+    for (size_t i = 0; i < kInboxBudget && ring.TryPop(&task); ++i) {
       task.fn(task.arg);
       ++ran;
     }
@@ -626,33 +613,15 @@ size_t Proactor::RunInboxTasks(const std::vector<size_t>& marks) {
   return ran;
 }
 
-size_t Proactor::RunInboxTasksIfQuiet(size_t delivered) {
-  if (delivered > 0) return 0;
-  MarkInboxes(&quiet_marks_);
-  // Read after the marks' acquire loads: I/O that reached us before a marked task was pushed
-  // shows here (the kernel sets the flag before the sender's syscall returns), unless an enter
-  // delivered it already (then `delivered` counted it).
-  if (IoPending()) return 0;
-  return RunInboxTasks(quiet_marks_);
-}
-
-bool Proactor::IoPending() const {
-  const bool task_work =
-      defer_taskrun_ && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
-  return task_work || io_uring_cq_ready(&ring_) > 0;
-}
-
-size_t Proactor::ReapCompletions() {
+void Proactor::ReapCompletions() {
   io_uring_cqe* cqe;
   unsigned head;
   unsigned seen = 0;
-  size_t delivered = 0;
   bool eventfd_fired = false;
   io_uring_for_each_cqe(&ring_, head, cqe) {
     ++seen;
     uint64_t data = io_uring_cqe_get_data64(cqe);
     if (data >= kMaxTag) {
-      ++delivered;
       if (data & kRecvStreamBit) {
         CompleteRecv(reinterpret_cast<RecvStream*>(data & ~kRecvStreamBit), cqe);
       } else {
@@ -668,16 +637,11 @@ size_t Proactor::ReapCompletions() {
     ArmEventfd();
     RunExternalTasks();
   }
-  return delivered;
 }
 
 void Proactor::Poll() {
   ++stats_.loop_polls;
   FlushOverflow();
-  // The pass over the fibers that the last enter's completions woke is over: the tasks that
-  // arrived before that enter run now (see the order rule in proactor.h).
-  RunInboxTasks(inbox_marks_);
-  MarkInboxes(&inbox_marks_);
   // One enter per iteration: submit what the fibers queued and (with DEFER_TASKRUN) run the
   // completion work. Without pending SQEs and without DEFER_TASKRUN the CQ ring is read directly.
   if (pending_sqes_ > 0 || defer_taskrun_) {
@@ -688,21 +652,14 @@ void Proactor::Poll() {
   const uint64_t now = core::CycleClock::Now();
   EndCycle(now);
   cycle_start_ = now;
-  RunInboxTasksIfQuiet(ReapCompletions());
+  ReapCompletions();
+  DrainInboxes();
 }
 
 void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   FlushOverflow();
-  const size_t delivered = ReapCompletions();
-  // No fiber is ready: the pass after the last enter is over, its marked tasks may run.
-  const size_t ran = RunInboxTasks(inbox_marks_) + RunInboxTasksIfQuiet(delivered);
-  if (ran > 0 || context::active()->get_scheduler()->has_ready_fibers()) {
-    Poll();
-    return;
-  }
-  if (!InboxesEmpty()) {
-    // Tasks that came with (or after) I/O not delivered yet: an enter delivers it, the fibers
-    // it wakes run, then the tasks do.
+  ReapCompletions();
+  if (DrainInboxes() > 0 || context::active()->get_scheduler()->has_ready_fibers()) {
     Poll();
     return;
   }
@@ -738,7 +695,8 @@ void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   }
   parked_.store(false, std::memory_order_relaxed);
   cycle_start_ = core::CycleClock::Now();
-  RunInboxTasksIfQuiet(ReapCompletions());
+  ReapCompletions();
+  DrainInboxes();
 }
 
 bool Proactor::SpinForHops() {

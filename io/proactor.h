@@ -193,18 +193,7 @@ class Proactor {
   void PostExternal(std::function<void()> fn);
 
   // --- Used by UringScheduler (the boost.fibers algorithm).
-  // Non-blocking, between two passes over the ready fibers: run inbox tasks, submit queued SQEs,
-  // reap completions.
-  //
-  // Order of tasks and I/O: a task from another thread runs only after the completions that
-  // reached this thread before it was pushed have been delivered and the fibers they woke have
-  // run (up to their next wait). So a client that sends a command on a connection of this thread
-  // and then, without waiting for its reply, one on another thread's connection whose hop comes
-  // here, sees them take effect in the order it sent them, as one Redis thread serves them (a
-  // PUBLISH after a PUNSUBSCRIBE; INFO after a blocked client hung up). The kernel tells what
-  // arrived only at an enter, so the inboxes are marked right before each enter and the tasks
-  // before the marks run once the pass over the fibers its completions woke is over; when an
-  // enter delivered nothing and nothing waits in the kernel, the tasks run at once.
+  // Non-blocking: submit queued SQEs, reap completions, run inbox tasks.
   void Poll();
   // Blocks the thread until a completion, a task or the deadline (steady clock).
   void Park(std::chrono::steady_clock::time_point deadline);
@@ -238,24 +227,13 @@ class Proactor {
   // Await with the operation linked to a timeout; -ETIMEDOUT when the timeout cancelled it.
   template <typename Prep>
   int AwaitWithTimeout(Prep&& prep, std::chrono::nanoseconds timeout);
-  // Returns how many completions it delivered (to IoOps and RecvStreams; wake-ups aside).
-  size_t ReapCompletions();
+  void ReapCompletions();
   void EndCycle(uint64_t now);  // closes the cycle that began at cycle_start_
   // Before parking while hops are away: yields the CPU and polls the inboxes for up to
   // kSpinForHopsNs. True when something arrived.
   bool SpinForHops();
   static constexpr uint64_t kSpinForHopsNs = 20'000;
-  // The inbox tasks (see the order rule at Poll). Records how far each inbox is filled.
-  void MarkInboxes(std::vector<size_t>* marks);
-  // Runs the tasks before `marks` (at most kInboxBudget per inbox); returns how many ran.
-  size_t RunInboxTasks(const std::vector<size_t>& marks);
-  // After a reap that delivered `delivered` completions: when it delivered none and none waits in
-  // the kernel, nothing that arrived has to run first, and every task there is runs now. Returns
-  // how many ran.
-  size_t RunInboxTasksIfQuiet(size_t delivered);
-  // Whether completions wait to be delivered: DEFER_TASKRUN work the next enter runs (the
-  // kernel's IORING_SQ_TASKRUN flag), or CQEs not reaped yet.
-  bool IoPending() const;
+  size_t DrainInboxes();
   void FlushOverflow();
   bool InboxesEmpty() const;
   void WakeIfParked(Proactor* target);
@@ -292,10 +270,6 @@ class Proactor {
   std::mutex external_mu_;
   std::vector<std::function<void()>> external_tasks_;
 
-  // Per sending thread: how far its inbox was filled right before the last enter (tasks up to
-  // there run after the pass that follows it), and RunInboxTasksIfQuiet's marks.
-  std::vector<size_t> inbox_marks_;
-  std::vector<size_t> quiet_marks_;
   std::vector<std::deque<Task>> overflow_;  // per destination, when its ring was full
   size_t overflow_count_ = 0;
   std::atomic<bool> stop_requested_{false};

@@ -1,6 +1,6 @@
 // SpscRing<T>: a bounded single-producer/single-consumer queue, the only channel between threads.
-// One producer thread calls TryPush, one consumer thread calls TryPop/Empty (or PublishedEnd and
-// TryPopBefore); no locks, no RMW atomics.
+// One producer thread calls TryPush, one consumer thread calls TryPop/Empty; no locks, no RMW
+// atomics.
 #pragma once
 
 #include <atomic>
@@ -54,24 +54,6 @@ class SpscRing {
     *out = std::move(slots_[head & mask_]);
     // release: the producer may overwrite this slot only after we finished reading it.
     head_.store(head + 1, std::memory_order_release);
-    return true;
-  }
-
-  // Consumer side: the position just past the last item published so far. TryPopBefore with it
-  // takes only the items that had arrived by then.
-  size_t PublishedEnd() {
-    // acquire pairs with the producer's release store of tail_, as in TryPop.
-    tail_cache_ = tail_.load(std::memory_order_acquire);
-    return tail_cache_;
-  }
-
-  // Consumer side: TryPop, for the items before `end` (a PublishedEnd value) only.
-  bool TryPopBefore(size_t end, T* out) {
-    const size_t head = head_.load(std::memory_order_relaxed);  // only the consumer writes head_
-    // Indexes only grow (and wrap together): head may be past an old `end`.
-    if (static_cast<std::ptrdiff_t>(end - head) <= 0) return false;
-    *out = std::move(slots_[head & mask_]);  // published: end came from an acquire load of tail_
-    head_.store(head + 1, std::memory_order_release);  // as in TryPop
     return true;
   }
 

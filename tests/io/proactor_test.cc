@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <boost/fiber/operations.hpp>
 #include <string>
@@ -379,48 +378,6 @@ TEST(ProactorTest, BackpressureBothDirectionsFull) {
   pool.Stop();
 }
 
-
-// The order rule (proactor.h, at Poll): data that reached a thread before a hop was sent there is
-// delivered, and the fiber waiting for it has run, before the hop runs. Thread 0 is held busy
-// while the data and then the hop arrive, so it finds both waiting at once.
-TEST(ProactorTest, HopRunsAfterTheFiberOfDataThatArrivedFirst) {
-  ProactorPool pool(2);
-  ASSERT_TRUE(pool.Start().ok());
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  bool received = false;  // thread 0's
-  pool.AwaitOn(0, [&](Proactor* p) {
-    p->Launch([&, p] {
-      char c;
-      received = p->Recv(fds[0], &c, 1) == 1;
-    });
-  });
-  std::thread hold([&] {
-    pool.AwaitOn(0, [](Proactor*) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the thread, not the fiber
-    });
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_EQ(write(fds[1], "x", 1), 1);
-  struct SeeHop final : Hop {
-    void Run() override { saw = *received; }
-    void Done() override { boost::fibers::context::active()->schedule(waiter); }
-    bool* received = nullptr;
-    bool saw = false;
-    boost::fibers::context* waiter = nullptr;
-  } hop;
-  hop.received = &received;
-  pool.AwaitOn(1, [&](Proactor* p) {
-    hop.waiter = boost::fibers::context::active();
-    p->SendHop(0, &hop);
-    hop.waiter->suspend();
-  });
-  hold.join();
-  EXPECT_TRUE(hop.saw);
-  close(fds[0]);
-  close(fds[1]);
-  pool.Stop();
-}
 
 // A hop that visits a list of threads in turn, handing itself on from each to the next, and
 // records where it ran; Done must come home once, after the last step.

@@ -21,35 +21,6 @@ TEST(SpscRingTest, FillsToCapacityAndDrainsInOrder) {
   EXPECT_TRUE(ring.Empty());
 }
 
-TEST(SpscRingTest, TryPopBeforeTakesOnlyWhatHadArrived) {
-  SpscRing<int> ring(8);
-  int v;
-  EXPECT_FALSE(ring.TryPopBefore(ring.PublishedEnd(), &v));
-  ring.TryPush(1);
-  ring.TryPush(2);
-  const size_t end = ring.PublishedEnd();
-  ring.TryPush(3);  // after the mark
-  ASSERT_TRUE(ring.TryPopBefore(end, &v));
-  EXPECT_EQ(v, 1);
-  ASSERT_TRUE(ring.TryPopBefore(end, &v));
-  EXPECT_EQ(v, 2);
-  EXPECT_FALSE(ring.TryPopBefore(end, &v));
-  // TryPop goes on past it; the old mark then stays behind the head.
-  ASSERT_TRUE(ring.TryPop(&v));
-  EXPECT_EQ(v, 3);
-  EXPECT_FALSE(ring.TryPopBefore(end, &v));
-  // Marks keep working as the indexes wrap around the slots.
-  for (int round = 0; round < 20; ++round) {
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(ring.TryPush(round * 10 + i));
-    const size_t mark = ring.PublishedEnd();
-    for (int i = 0; i < 5; ++i) {
-      ASSERT_TRUE(ring.TryPopBefore(mark, &v));
-      EXPECT_EQ(v, round * 10 + i);
-    }
-    EXPECT_FALSE(ring.TryPopBefore(mark, &v));
-  }
-}
-
 // Millions of messages through a small ring between two threads: nothing lost, nothing reordered.
 TEST(SpscRingTest, TwoThreadsKeepOrder) {
   constexpr uint64_t kCount = 5'000'000;
