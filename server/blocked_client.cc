@@ -67,6 +67,7 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
     // Not yet, or a shard claimed the client just now: its wake-up is on the way.
     Sleep(expired || poll_.fired ? 0 : deadline_ms);
   }
+  if (!served && !unblocked_ && poll_.fired) ctx_.conn.hung_up_while_blocked = true;
   --stats.blocked_clients;
   if (deadline_ms != 0) --stats.clients_in_timeout_table;
   ctx_.conn.blocked = nullptr;
@@ -77,10 +78,12 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
   return served;
 }
 
-bool BlockedClient::Unblock(bool with_error) {
+bool BlockedClient::Unblock(bool with_error, shard::TriggeredMoves* by) {
   if (!GiveUp()) return false;
   unblocked_ = true;
   unblocked_with_error_ = with_error;
+  by->Add();
+  ctx_.conn.unblocked_by = by;
   if (sleeping_) context::active()->schedule(fiber_);
   return true;
 }

@@ -27,7 +27,8 @@ class BlockedClient : public shard::Waiter {
   BlockedClient(ConnContext& ctx, std::span<const std::string_view> keys);
 
   // Sleeps until a shard serves the client, the deadline (Unix ms, 0: none) passes, the client
-  // disconnects or CLIENT UNBLOCK ends the wait. True when served.
+  // disconnects or CLIENT UNBLOCK ends the wait. True when served. A disconnect sets the
+  // connection's hung_up_while_blocked.
   bool Wait(int64_t deadline_ms);
   // Removes every registration, with a hop to each shard involved.
   void Unregister();
@@ -35,8 +36,10 @@ class BlockedClient : public shard::Waiter {
 
   // CLIENT UNBLOCK, on the client's thread while it waits: ends the wait as a timeout would, or
   // (with_error) so that the command replies kUnblockedErr. False when a shard has claimed the
-  // client already (it is being served).
-  bool Unblock(bool with_error);
+  // client already (it is being served). `by` is the CLIENT UNBLOCK caller's: it waits until this
+  // command is over (replied and counted in commandstats), as Redis replies and counts an
+  // unblocked command before CLIENT UNBLOCK returns (replyToBlockedClientTimedOut).
+  bool Unblock(bool with_error, shard::TriggeredMoves* by);
   // After a wait that was not served: whether CLIENT UNBLOCK ... ERROR ended it; if so, replies
   // the error on rb and returns true (the command then replies nothing else).
   bool ReplyIfUnblockedWithError(core::ReplyBuilder& rb) const;

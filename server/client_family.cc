@@ -214,12 +214,13 @@ void ClientUnblock(ArgSlice args, ConnContext& ctx) {
   }
   int64_t id;
   if (!core::ParseInt64(args[2], &id)) return ctx.rb.Error(kNotIntegerErr);
-  // The client's own thread ends its wait (nothing about a client is touched elsewhere).
+  // The client's own thread ends its wait (nothing about a client is touched elsewhere). This
+  // command's reply then waits (Dispatch: moves.Wait) until the unblocked command is over.
   std::vector<char> unblocked(shard::shard_set->size(), 0);
   shard::shard_set->AwaitAll([&](Shard& s) {
     for (ConnectionState* c : ServerThreadState::current().connections()) {
       if (int64_t(c->id) == id && c->blocked != nullptr) {
-        unblocked[s.id()] = c->blocked->Unblock(with_error);
+        unblocked[s.id()] = c->blocked->Unblock(with_error, &ctx.conn.moves);
       }
     }
   });

@@ -712,8 +712,13 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   state_.moves.Wait();  // the moves across shards its writes woke (EXEC, LMOVE, scripts, ...)
   shard::CurrentCommandClient() = {};
   const uint64_t blocked = std::exchange(blocked_ticks_, 0);
-  RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start - blocked, out_, reply_at - out_sent_,
-             args, state_);
+  if (!std::exchange(state_.hung_up_while_blocked, false)) [[likely]] {
+    RecordCall(*spec, StatsIdOf(*spec, sub), Tick() - start - blocked, out_, reply_at - out_sent_,
+               args, state_);
+  }
+  if (state_.unblocked_by != nullptr) [[unlikely]] {
+    std::exchange(state_.unblocked_by, nullptr)->Done();
+  }
 }
 
 void Connection::DispatchSilenced(const Parsed& cmd, int64_t now_ms) {

@@ -129,6 +129,12 @@ struct ConnectionState {
   bool killed = false;        // CLIENT KILL: the connection is closing
   // The blocking command it waits in now, if any (CLIENT LIST flag b, CLIENT UNBLOCK).
   BlockedClient* blocked = nullptr;
+  // How that wait ended, for Dispatch once the command is over: the client hung up (Redis frees
+  // it without counting the call in commandstats), or another client's CLIENT UNBLOCK ended it
+  // and waits until the command has replied and been counted (unblocked_by.Done), as Redis does
+  // both before CLIENT UNBLOCK replies.
+  bool hung_up_while_blocked = false;
+  shard::TriggeredMoves* unblocked_by = nullptr;
   bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH
@@ -151,7 +157,8 @@ struct ConnectionState {
   PubSubState pubsub;
   TrackingState tracking;
   PushSink* push = nullptr;  // the connection itself
-  // The BLMOVEs its writes woke that move across shards: its commands wait for them (blocking.h).
+  // The BLMOVEs its writes woke that move across shards, and the commands its CLIENT UNBLOCK
+  // ended: its commands wait for them (blocking.h).
   shard::TriggeredMoves moves;
   // Who its commands run as, for the shards (CurrentCommandClient); reader: see CommandClient.
   shard::CommandClient AsCommandClient(const shard::TrackedReader* reader = nullptr) {

@@ -39,7 +39,9 @@ class Db;
 // the file): the client waits for them before its command replies and before its next command
 // runs, as Redis has them done by then. One per connection, on its thread. A shard adds to it while
 // the client waits for that shard's step (the rings order the two); each moving client reports its
-// move done on the client's thread, once the moves that move triggered are done too.
+// move done on the client's thread, once the moves that move triggered are done too. CLIENT
+// UNBLOCK waits the same way for the command it ended, which reports once it has replied and been
+// counted (server/blocked_client.h).
 class TriggeredMoves {
  public:
   TriggeredMoves() = default;
@@ -48,9 +50,9 @@ class TriggeredMoves {
 
   // The client's thread, set once before any use.
   void set_thread(unsigned thread) { thread_ = thread; }
-  // On the shard that hands a move over.
+  // On the shard that hands a move over (or the thread of the client CLIENT UNBLOCK ends).
   void Add() { pending_.fetch_add(1, std::memory_order_relaxed); }
-  // On the moving client's thread, once its move is done.
+  // On the moving (or unblocked) client's thread, once its move (command) is done.
   void Done();
   bool pending() const { return pending_.load(std::memory_order_relaxed) > 0; }
   // In the client's fiber: returns once every move handed over is done. Inline: every command

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import TARGET, wait_for
 
 AOF = ["--appendonly=yes", "--appendfsync=always"]
 REDIS_AOF = ["--appendonly", "yes", "--appendfsync", "always"]
@@ -260,3 +260,67 @@ def test_commandstats_time_a_blocked_command_without_its_wait(r, server):
     stats = r.info("commandstats")["cmdstat_blpop"]
     assert stats["calls"] == 1
     assert stats["usec"] < 300000
+
+
+BLOCKING = [("BLPOP", "nolist", "0"),
+            ("BLMOVE", "nolist", "{x}dst", "LEFT", "RIGHT", "0"),
+            ("BZPOPMIN", "nozset", "0"),
+            ("XREAD", "BLOCK", "0", "STREAMS", "nostream", "$")]
+
+
+def stats_after_a_blocked_client_leaves(srv, cmd):
+    c = srv.client()
+    c.flushall()
+    c.config_resetstat()
+    b = srv.raw(timeout=10)
+    b.send_command(*cmd)
+    assert wait_for(lambda: blocked_count(c) == 1, 10)
+    b.close()
+    assert wait_for(lambda: blocked_count(c) == 0, 10)
+    stats = c.info("commandstats")
+    c.close()
+    return stats.get(f"cmdstat_{cmd[0].lower()}")
+
+
+@pytest.mark.shardis_only  # Redis 7.0 counts a command when it blocks (calls=1 here)
+@pytest.mark.parametrize("cmd", BLOCKING, ids=[cmd[0] for cmd in BLOCKING])
+def test_commandstats_leave_out_a_blocked_command_whose_client_left(server, cmd):
+    # Redis 7.2 counts a blocked command when it is unblocked (updateStatsOnUnblock), which a
+    # client that hangs up meanwhile never is: freeClient unblocks it without counting. (TCL
+    # stream-cgroups saw the XREADGROUPs one test closed in the next test's commandstats.)
+    assert stats_after_a_blocked_client_leaves(server, cmd) is None
+
+
+def stats_right_after_client_unblock(srv, keys):
+    """BLPOP on keys, ended by CLIENT UNBLOCK pipelined with INFO commandstats on another
+    connection: CLIENT UNBLOCK's reply, the blocked client's, and its commandstats line."""
+    c = srv.client()
+    c.config_resetstat()
+    b = srv.raw(timeout=10)
+    client_id = b.call("CLIENT", "ID")
+    b.send_command("BLPOP", *keys, "0")
+    assert wait_for(lambda: blocked_count(c) == 1, 10)
+    c.close()
+    u = srv.raw(timeout=10)
+    u.send(u.encode("CLIENT", "UNBLOCK", client_id, "TIMEOUT") + u.encode("INFO", "commandstats"))
+    unblocked = u.read_reply()[1]
+    line = next(l for l in u.read_reply()[1].decode().splitlines() if "cmdstat_blpop" in l)
+    replied = b.read_reply()[0]
+    b.close()
+    u.close()
+    return unblocked, replied, re.sub(r"usec=\d+,usec_per_call=[\d.]+", "usec", line)
+
+
+def test_client_unblock_replies_once_the_unblocked_command_is_counted(server, redis_server):
+    # TCL list "Blocking command accounted only once in commandstats after timeout": Redis has
+    # replied to the unblocked command and counted it before CLIENT UNBLOCK replies. Its keys
+    # are on every shard, so that its wait ends with hops; new connections each round land on
+    # various threads. Redis 7.0 also counts a timed-out call as failed, 7.2 does not.
+    keys = [f"{{k{i}}}list" for i in range(8)]
+    unblocked, replied, line = stats_right_after_client_unblock(redis_server, keys)
+    assert (unblocked, replied) == (1, b"*-1\r\n")
+    assert line.startswith("cmdstat_blpop:calls=1,")
+    seven_two = "cmdstat_blpop:calls=1,usec,rejected_calls=0,failed_calls=0"
+    for _ in range(10):
+        got = stats_right_after_client_unblock(server, keys)
+        assert got == (1, b"*-1\r\n", seven_two if TARGET == "shardis" else line)
