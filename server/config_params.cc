@@ -308,13 +308,16 @@ void RegisterConfigParams(ConfigRegistry& r) {
       "active-defrag-max-scan-fields", "", 1, INT64_MAX,
       [] { return shard::GetDefragSettings().max_scan_fields; }, shard::SetDefragMaxScanFields));
   // Lazy freeing (shard/lazy_free.h): Redis 7.2's five settings, all `no` by default.
-  for (auto [name, path] : {std::pair{"lazyfree-lazy-eviction", shard::LazyFreePath::kEviction},
-                            std::pair{"lazyfree-lazy-expire", shard::LazyFreePath::kExpire},
-                            std::pair{"lazyfree-lazy-server-del", shard::LazyFreePath::kServerDel},
-                            std::pair{"lazyfree-lazy-user-del", shard::LazyFreePath::kUserDel},
-                            std::pair{"lazyfree-lazy-user-flush", shard::LazyFreePath::kUserFlush}}) {
+  // A plain variable for the lambdas: clang 14 (the fuzz tree) cannot capture a structured
+  // binding.
+  for (const auto& setting : {std::pair{"lazyfree-lazy-eviction", shard::LazyFreePath::kEviction},
+                              std::pair{"lazyfree-lazy-expire", shard::LazyFreePath::kExpire},
+                              std::pair{"lazyfree-lazy-server-del", shard::LazyFreePath::kServerDel},
+                              std::pair{"lazyfree-lazy-user-del", shard::LazyFreePath::kUserDel},
+                              std::pair{"lazyfree-lazy-user-flush", shard::LazyFreePath::kUserFlush}}) {
+    const shard::LazyFreePath path = setting.second;
     r.Add(MutableBool(
-        name, "", [path] { return shard::LazyFreeOn(path); },
+        setting.first, "", [path] { return shard::LazyFreeOn(path); },
         [path](bool on) { shard::SetLazyFree(path, on); }));
   }
   r.Add(ValidatedString(
