@@ -89,12 +89,4 @@ void LazyFreeQueue::Clear() {
   tables_.clear();
 }
 
-size_t LazyFreeQueue::table_bytes() const {
-  size_t bytes = 0;
-  for (const Tables& t : tables_) {
-    bytes += t.prime.memory_bytes() + t.expire.memory_bytes() + t.mc_meta.memory_bytes();
-  }
-  return bytes;
-}
-
 }  // namespace shardis::shard

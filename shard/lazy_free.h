@@ -70,9 +70,6 @@ class LazyFreeQueue {
   // Heap bytes of the values waiting (MEMORY USAGE's estimate when each was taken; tables not
   // counted): what maxmemory looks past (Shard::used_memory_for_limit).
   size_t value_bytes() const { return value_bytes_; }
-  // Memory of the tables waiting (their slots and directories; the values they point to are on
-  // the shard's heap and counted there).
-  size_t table_bytes() const;
 
  private:
   // A database's tables, erased bucket by bucket.
