@@ -201,14 +201,16 @@ def load_rows(path):
 
 
 def classify(s):
-    """A load slice: 'walk' when a walk ran at both ends, 'on' when none ran and nothing moved
-    (activedefrag on, settled), 'off' with activedefrag off; 'mixed' slices are left out."""
+    """A load slice: 'walk' when a walk ran at both ends or moved values during it (shardis
+    starts the next walk up to a tick after one ends, so a slice may end between two walks),
+    'on' when none ran and nothing moved (activedefrag on, settled), 'off' with activedefrag
+    off; 'mixed' slices (a walk running at one end, nothing moved) are left out."""
     if s["defrag"] == "off":
         return "off"
     run0, run1 = int(s["run0"]), int(s["run1"])
-    if run0 and run1:
+    if (run0 and run1) or s["hits1"] > s["hits0"]:
         return "walk"
-    if not run0 and not run1 and s["hits0"] == s["hits1"]:
+    if not run0 and not run1:
         return "on"
     return "mixed"
 
@@ -283,8 +285,9 @@ def cmd_report(walks_path, slices_path, meta_path):
           f"{int(m['keyspace']):,} keys of 100 B written before the churn, in slices of "
           f"{m['slice']} s from `CONFIG SET activedefrag yes` on (a fresh server and churn, "
           "not the one above); a slice counts as *walking* when INFO's active_defrag_running is "
-          "non-zero before and after it, *on, settled* when it is zero at both ends and "
-          "active_defrag_hits did not move, others are left out. Once settled, "
+          "non-zero before and after it or active_defrag_hits moved during it, *on, settled* "
+          "when it is zero at both ends and active_defrag_hits did not move, others are left "
+          "out. Once settled, "
           f"{m['rounds']} rounds of a SET and a GET slice with activedefrag yes and the same "
           "with `activedefrag no` (*off*), in turn. Medians of the slices (their count in "
           "brackets).\n")

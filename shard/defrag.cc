@@ -84,6 +84,10 @@ HeapFragmentation FragmentationOf(const core::HeapPageTotals& totals) {
   return f;
 }
 
+uint64_t FragmentationToWalkAgain(uint64_t hits, uint64_t after) {
+  return hits > 0 ? 0 : after + after / 10;
+}
+
 int DefragCpuPercent(const HeapFragmentation& frag, const DefragSettings& s, unsigned shards) {
   const uint64_t ignore = uint64_t(s.ignore_bytes) / std::max(1u, shards);
   if (frag.percent < s.threshold_lower || frag.bytes < ignore) return 0;
@@ -102,6 +106,7 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
   if (!s.enabled || !core::ShardHeap::kUsesMimalloc) {
     // Turned off mid-walk: the next walk starts from the beginning, as in Redis.
     if (stats_.running != 0) Finish(shard, /*collect=*/false);
+    walk_again_above_ = 0;
     return;
   }
   const int64_t now_ms = NowMs();
@@ -109,11 +114,20 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
     last_check_ms_ = now_ms;
     pages_.Build(*core::ShardHeap::Current());
     const HeapFragmentation frag = FragmentationOf(pages_.totals());
-    const int cpu = DefragCpuPercent(frag, s, MemoryLimit::num_shards());
+    int cpu = DefragCpuPercent(frag, s, MemoryLimit::num_shards());
+    if (cpu == 0) walk_again_above_ = 0;  // below the thresholds: the next walk starts afresh
+    if (stats_.running == 0 && frag.bytes <= walk_again_above_) {
+      // Resting: no walk, but the pages freed since (here and by other threads' frees) and the
+      // spans mimalloc decommits only on a later collection still go back to the OS, as they
+      // did when walks followed one another.
+      mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
+      cpu = 0;
+    }
     // A walk may get more aggressive while it runs, never less (Redis).
     if (cpu > stats_.running) {
       if (stats_.running == 0) {
         started_us_ = MonotonicUs();
+        walk_hits_ = 0;
         // As Redis' "Starting active defrag" (verbose there).
         VLOG(1) << "shard " << shard.id() << ": starting active defrag, frag=" << int(frag.percent)
                 << "%, frag_bytes=" << frag.bytes << ", sparse pages "
@@ -213,6 +227,7 @@ bool ShardDefrag::WalkUntil(Shard& shard, uint64_t deadline, int64_t max_scan_fi
     if (core::CycleClock::Now() >= deadline) break;
   }
   stats_.hits += mover.hits();
+  walk_hits_ += mover.hits();
   stats_.misses += mover.misses();
   return done;
 }
@@ -234,7 +249,7 @@ bool ShardDefrag::StepBigValue(Shard& shard, core::BlockMover& mover, int64_t ma
   return true;
 }
 
-void ShardDefrag::Finish(Shard&, bool collect) {
+void ShardDefrag::Finish(Shard& shard, bool collect) {
   stats_.total_time_us += MonotonicUs() - started_us_;
   stats_.running = 0;
   db_ = 0;
@@ -243,7 +258,17 @@ void ShardDefrag::Finish(Shard&, bool collect) {
   cursor_ = 0;
   big_values_.clear();
   // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.
-  if (collect) mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
+  if (collect) {
+    mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
+    pages_.Build(*core::ShardHeap::Current());
+    const uint64_t frag_after = FragmentationOf(pages_.totals()).bytes;
+    walk_again_above_ = FragmentationToWalkAgain(walk_hits_, frag_after);
+    // As Redis' "Active defrag done" (verbose there).
+    VLOG(1) << "shard " << shard.id() << ": active defrag done in "
+            << (MonotonicUs() - started_us_) / 1000 << " ms, " << walk_hits_
+            << " blocks moved, frag_bytes now " << frag_after << ", next walk above "
+            << walk_again_above_;
+  }
   // Measure again at the next step: another walk may be due at once (Redis).
   last_check_ms_ = 0;
 }

@@ -68,6 +68,15 @@ HeapFragmentation FragmentationOf(const core::HeapPageTotals& totals);
 // the thresholds. `shards`: the ignore-bytes threshold is shared between them, as maxmemory is.
 int DefragCpuPercent(const HeapFragmentation& frag, const DefragSettings& s, unsigned shards);
 
+// After a completed walk that moved `hits` blocks and left fragmentation of `after` bytes: the
+// fragmentation a new walk waits for, 0 when it need not wait. A walk that moved nothing met
+// only what no move can empty (blocks on pages dense enough to keep, the tables' own segments);
+// walking the same heap again would find the same, so the next walk waits until the
+// fragmentation grows a tenth beyond what this one left. (A walk that moved something is
+// followed by another at once: emptied pages change which pages count as sparse.) Redis walks
+// again at once, at cycle-min, for as long as the fragmentation stays above the lower threshold.
+uint64_t FragmentationToWalkAgain(uint64_t hits, uint64_t after);
+
 class ShardDefrag {
  public:
   // One step, from the shard's expiry loop (hz times a second): checks the fragmentation once a
@@ -114,6 +123,8 @@ class ShardDefrag {
   std::deque<BigValue> big_values_;
   int64_t last_check_ms_ = 0;
   uint64_t started_us_ = 0;  // monotonic, when the running walk started
+  uint64_t walk_hits_ = 0;         // blocks the running walk moved
+  uint64_t walk_again_above_ = 0;  // FragmentationToWalkAgain of the last completed walk
   uint64_t last_step_ns_ = 0;    // monotonic, the last Cron's (for the idle share)
   uint64_t last_parked_ns_ = 0;  // the proactor's parked_ns then
 };

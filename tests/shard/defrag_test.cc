@@ -34,5 +34,14 @@ TEST(DefragTest, CpuPercentFollowsRedisComputeDefragCycles) {
   EXPECT_EQ(DefragCpuPercent({200 * mb, 50}, s, 1), 25);
 }
 
+TEST(DefragTest, AWalkThatMovedNothingWaitsForMoreFragmentation) {
+  // Moved something: the next walk need not wait.
+  EXPECT_EQ(FragmentationToWalkAgain(1, 1000), 0u);
+  EXPECT_EQ(FragmentationToWalkAgain(5000, 0), 0u);
+  // Moved nothing: wait for a tenth more than it left.
+  EXPECT_EQ(FragmentationToWalkAgain(0, 1000), 1100u);
+  EXPECT_EQ(FragmentationToWalkAgain(0, 0), 0u);
+}
+
 }  // namespace
 }  // namespace shardis::shard
