@@ -16,6 +16,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/arg_parser.h"
+#include "server/client_buffers.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -43,7 +44,7 @@ bool ParseBitOffset(std::string_view arg, bool hash, int bits, uint64_t* out) {
   int64_t v;
   if (!core::ParseInt64(use_hash ? arg.substr(1) : arg, &v)) return false;
   if (use_hash) v = static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(bits));
-  if (v < 0 || (v >> 3) >= kMaxStringLen) return false;
+  if (v < 0 || (v >> 3) >= ProtoMaxBulkLen()) return false;
   *out = static_cast<uint64_t>(v);
   return true;
 }

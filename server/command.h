@@ -283,10 +283,6 @@ void RegisterMigrateFamily(CommandRegistry* registry);
 void RegisterScriptFamily(CommandRegistry* registry);
 void RegisterFunctionFamily(CommandRegistry* registry);
 
-// The longest string a command may build (APPEND, SETRANGE) or a bit offset address (SETBIT,
-// BITFIELD): Redis' proto-max-bulk-len at its default, 512 MB.
-inline constexpr int64_t kMaxStringLen = 512ll * 1024 * 1024;
-
 // Redis' error texts, shared by the families.
 inline constexpr std::string_view kSyntaxErr = "ERR syntax error";
 inline constexpr std::string_view kNotIntegerErr = "ERR value is not an integer or out of range";

@@ -17,6 +17,7 @@
 #include "core/number.h"
 #include "core/string_util.h"
 #include "server/arg_parser.h"
+#include "server/client_buffers.h"
 #include "server/command.h"
 #include "server/connection_state.h"
 #include "server/key_lookup.h"
@@ -409,7 +410,7 @@ void CmdAppend(ArgSlice args, ShardContext& ctx) {
     cell.SetString(args[2]);  // a new key, even for an empty string, as in Redis
   } else {
     if (!cell.IsString()) return ctx.rb.Error(kWrongTypeErr);
-    if (int64_t(cell.StringSize() + args[2].size()) > kMaxStringLen) {
+    if (int64_t(cell.StringSize() + args[2].size()) > ProtoMaxBulkLen()) {
       return ctx.rb.Error(kStringTooLongErr);
     }
     cell.Append(args[2]);
@@ -454,9 +455,8 @@ void CmdSetRange(ArgSlice args, ShardContext& ctx) {
   if (offset < 0) return ctx.rb.Error("ERR offset is out of range");
   std::string_view value = args[3];
   // Redis' checkStringLength, overflow included.
-  auto too_long = [&] {
-    return offset > kMaxStringLen || int64_t(value.size()) > kMaxStringLen - offset;
-  };
+  const int64_t max_len = ProtoMaxBulkLen();
+  auto too_long = [&] { return offset > max_len || int64_t(value.size()) > max_len - offset; };
   Db::Iterator it = LookupWrite(ctx, args[1]);
   if (!Db::Found(it)) {
     if (value.empty()) return ctx.rb.Integer(0);
@@ -617,7 +617,7 @@ void CmdLcs(ArgSlice args, ConnContext& ctx) {
   }
   const uint64_t alen = a.size(), blen = b.size();
   const uint64_t cells = (alen + 1) * (blen + 1);
-  if (cells * sizeof(uint32_t) > uint64_t(kMaxStringLen)) {
+  if (cells * sizeof(uint32_t) > uint64_t(ProtoMaxBulkLen())) {
     return ctx.rb.Error(
         "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
   }

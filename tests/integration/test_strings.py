@@ -422,3 +422,35 @@ def test_raw_string_dump_restore_and_incr(server, redis_server):
             seen.append([c.call("OBJECT", "ENCODING", k) for k in ("n", "m")] +
                         [c.call("GET", "m"), c.call("INCR", "n"), c.call("OBJECT", "ENCODING", "n")])
         assert seen[0] == seen[1] == [b"raw", b"int", b"42", 43, b"int"]
+
+
+def test_string_limits_follow_proto_max_bulk_len(server, redis_server):
+    """APPEND, SETRANGE, SETBIT/BITFIELD offsets and LCS's table are bounded by the configured
+    proto-max-bulk-len (Redis' checkStringLength, getBitOffsetFromArgument), not a fixed 512 MB.
+    1mb is the smallest value CONFIG SET takes."""
+    limit = 1 << 20
+    script = [
+        ("SET", "s", "x" * (limit - 48)),
+        ("APPEND", "s", "y" * 48),                 # at the limit
+        ("APPEND", "s", "z"),                      # over
+        ("SETRANGE", "t", str(limit - 2), "ab"),   # at
+        ("SETRANGE", "t", str(limit - 1), "ab"),   # over
+        ("SETBIT", "b", str(limit * 8 - 1), "1"),
+        ("SETBIT", "b", str(limit * 8), "1"),
+        ("BITFIELD", "f", "SET", "u8", f"#{limit - 1}", "1"),
+        ("BITFIELD", "f", "SET", "u8", f"#{limit}", "1"),
+        ("SET", "l1", "a" * 600), ("SET", "l2", "b" * 600),
+        ("LCS", "l1", "l2"),                       # 601*601*4 bytes of table: over
+        ("SET", "l3", "a" * 400), ("SET", "l4", "b" * 400),
+        ("LCS", "l3", "l4"),                       # 401*401*4: under
+        ("STRLEN", "s"), ("STRLEN", "t"),
+    ]
+    with flushed_pair(server, redis_server,
+                      reset=[("CONFIG", "SET", "proto-max-bulk-len", "512mb")]) as conns:
+        replies = []
+        for c in conns:
+            c.call("CONFIG", "SET", "proto-max-bulk-len", "1mb")
+            replies.append([c.call_raw(*cmd) for cmd in script])
+        assert replies[0] == replies[1]
+        assert b"proto-max-bulk-len" in replies[0][2]
+        assert b"proto-max-bulk-len" in replies[0][4]
