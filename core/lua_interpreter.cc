@@ -1113,12 +1113,25 @@ LuaInterpreter::RunStatus LuaInterpreter::Run(std::string_view sha,
                                               std::span<const std::string_view> keys,
                                               std::span<const std::string_view> argv,
                                               ScriptHost& host, ReplyBuilder& rb) {
-  auto it = impl_->scripts.find(sha);
-  if (it == impl_->scripts.end()) {
+  const int compiled = CompiledScript(sha);
+  if (compiled == kNotCompiled) {
     rb.Error("NOSCRIPT No matching script. Please use EVAL.");
     return RunStatus::kDone;
   }
-  return RunRef(impl_.get(), it->second, sha, keys, argv, host, rb);
+  return Run(compiled, sha, keys, argv, host, rb);
+}
+
+int LuaInterpreter::CompiledScript(std::string_view sha) const {
+  auto it = impl_->scripts.find(sha);
+  // Registry refs are positive: kNotCompiled is none of them.
+  return it == impl_->scripts.end() ? kNotCompiled : it->second;
+}
+
+LuaInterpreter::RunStatus LuaInterpreter::Run(int compiled, std::string_view sha,
+                                              std::span<const std::string_view> keys,
+                                              std::span<const std::string_view> argv,
+                                              ScriptHost& host, ReplyBuilder& rb) {
+  return RunRef(impl_.get(), compiled, sha, keys, argv, host, rb);
 }
 
 namespace {
