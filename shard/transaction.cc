@@ -247,7 +247,6 @@ void Transaction::RunTask(void* part) {
 }
 
 void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
-  fiber_ = context::active();
   outstanding_ = int(sids.size());
   io::Proactor* self = io::Proactor::current();
   bool local = false;
@@ -261,6 +260,9 @@ void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
   }
   // The local part runs while the other shards work on theirs.
   if (local) task(&parts_[origin_]);
+  // The fiber is looked up only when it waits (the local part alone completes inline): the
+  // remote parts' answers arrive through this thread's loop, which runs only once it waits.
+  if (outstanding_ > 0) fiber_ = context::active();
   while (outstanding_ > 0) {
     suspended_ = true;
     fiber_->suspend();
