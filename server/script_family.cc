@@ -103,8 +103,11 @@ bool AddScript(std::string_view sha, std::string_view body, std::string* error) 
 void RunScript(std::string_view sha, CachedScript* script, ArgSlice keys, ArgSlice argv,
                bool read_only_command, ArgSlice args, ConnContext& ctx) {
   ScriptCache& cache = ScriptCache::current();
+  // Read before anything that may wait (RefuseScriptRun's eviction may hop): a SCRIPT FLUSH
+  // meanwhile would free the entry. The run finds it again unless nothing changed (version).
   const uint64_t version = cache.version();
   const uint32_t flags = script->flags;
+  const bool global = script->global;
   const bool compat = flags & core::kScriptEvalCompat;
   if (const std::string refusal = RefuseScriptRun(flags, read_only_command); !refusal.empty()) {
     return ctx.rb.Error(refusal);
@@ -132,7 +135,6 @@ void RunScript(std::string_view sha, CachedScript* script, ArgSlice keys, ArgSli
     }
     return lua.Run(known->compiled, sha, keys, argv, host, rb);
   };
-  const bool global = script->global;
   if (RunScriptAtomically(ctx, keys, read_only, global, args, /*is_function=*/false, run)) {
     if (CachedScript* known = cache.Find(sha)) known->global = true;
   }
