@@ -110,6 +110,13 @@ class LuaInterpreter {
   enum class RunStatus { kDone, kAborted };
   RunStatus Run(std::string_view sha, std::span<const std::string_view> keys,
                 std::span<const std::string_view> argv, ScriptHost& host, ReplyBuilder& rb);
+  // The same for a script found before with CompiledScript (a caller that keeps it saves the
+  // lookup by SHA per run); sha is what an error names.
+  static constexpr int kNotCompiled = -1;
+  // The compiled script of sha, valid until Flush, or kNotCompiled.
+  int CompiledScript(std::string_view sha) const;
+  RunStatus Run(int compiled, std::string_view sha, std::span<const std::string_view> keys,
+                std::span<const std::string_view> argv, ScriptHost& host, ReplyBuilder& rb);
 
   // ---- Function libraries (FUNCTION LOAD, FCALL). A library's functions are closures made by
   // its code, kept in the registry by name. Their environment is one table whose misses go to

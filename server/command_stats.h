@@ -88,10 +88,12 @@ inline bool MaybeSlowCall(uint64_t duration_ns) {
 // CommandClockNow()) and wrote its reply at reply[reply_at..]; an error reply makes it a failed
 // call, a shard's maxmemory refusal a rejected one. Also offers the call to SLOWLOG and to the
 // latency monitor (args and client are read only when the call is slow enough for either).
-// Inline: it runs once per command.
-inline void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks,
-                       const std::string& reply, size_t reply_at, ArgSlice args,
-                       const ConnectionState& conn) {
+// Inline: it runs once per command. client_of() gives the client, called only for a slow call
+// (a script's commands make theirs then).
+template <typename ClientOf>
+inline void RecordCallOf(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks,
+                         const std::string& reply, size_t reply_at, ArgSlice args,
+                         ClientOf&& client_of) {
   detail::CallStatsArrays* s = detail::tl_call_stats;
   if (s == nullptr) [[unlikely]] s = detail::InitThreadCallStats();
   CommandCounters& c = s->counters[stats_id];
@@ -111,8 +113,14 @@ inline void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t dura
     h->Add(duration_ns);
   }
   if (detail::MaybeSlowCall(duration_ns)) [[unlikely]] {
-    detail::OfferSlowCall(spec, stats_id, duration_ns, args, conn);
+    detail::OfferSlowCall(spec, stats_id, duration_ns, args, client_of());
   }
+}
+inline void RecordCall(const CommandSpec& spec, uint32_t stats_id, uint64_t duration_ticks,
+                       const std::string& reply, size_t reply_at, ArgSlice args,
+                       const ConnectionState& conn) {
+  RecordCallOf(spec, stats_id, duration_ticks, reply, reply_at, args,
+               [&conn]() -> const ConnectionState& { return conn; });
 }
 
 struct CommandStatsSnapshot {

@@ -754,8 +754,10 @@ bool Connection::ScriptsJoinQueue() const {
   // MONITOR is on (the script's lines are fed from this thread after the command's own, see
   // RunScriptAtomically); not for a tracking client with OPTIN/OPTOUT, whose CLIENT CACHING answer
   // ends with the command's dispatch, before a queued script would read under it.
+  // With one shard there is no other thread to bring a script to: it runs here either way.
   const TrackingState& t = state_.tracking;
-  return !relaxed_order_ && !MonitorsActive() && (!t.on || (!t.optin && !t.optout));
+  return shard::shard_set->size() > 1 && !relaxed_order_ && !MonitorsActive() &&
+         (!t.on || (!t.optin && !t.optout));
 }
 
 void Connection::FlushQueued() {

@@ -44,6 +44,8 @@ struct CachedScript {
   std::string body;
   uint32_t flags = 0;   // core::ScriptFlag, from the shebang
   bool global = false;  // a run aborted in declared mode: run it over every shard from now on
+  // This thread's compiled script (the interpreter is the thread's too), once a run compiled it.
+  int compiled = core::LuaInterpreter::kNotCompiled;
 };
 
 // One thread's scripts and interpreter. Only its thread touches it.
@@ -60,12 +62,18 @@ class ScriptCache {
     return it == scripts_.end() ? nullptr : &it->second;
   }
   void Add(std::string_view sha, std::string_view body, uint32_t flags) {
-    scripts_.try_emplace(std::string(sha), CachedScript{std::string(body), flags});
+    if (scripts_.try_emplace(std::string(sha), CachedScript{std::string(body), flags}).second) {
+      ++version_;
+    }
   }
   void Flush() {
     scripts_.clear();
     lua().Flush();
+    ++version_;
   }
+  // Changes with every Add and Flush: a CachedScript found while it stays the same is still there
+  // (the map moves its entries when it grows).
+  uint64_t version() const { return version_; }
   size_t size() const { return scripts_.size(); }
   size_t bytes() const {
     size_t n = 0;
@@ -75,6 +83,7 @@ class ScriptCache {
 
  private:
   absl::flat_hash_map<std::string, CachedScript, core::StringHash, core::StringEq> scripts_;
+  uint64_t version_ = 0;
 };
 
 // Adds a new script to every thread's cache (a no-op where it is known). *error: Redis' reply
@@ -89,12 +98,16 @@ bool AddScript(std::string_view sha, std::string_view body, std::string* error) 
   return true;
 }
 
-// Runs a script of the cache with its keys and arguments; the reply goes to ctx.rb.
-void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_only_command,
-               ArgSlice args, ConnContext& ctx) {
+// Runs `script`, of this thread's cache under `sha`, with its keys and arguments; the reply goes
+// to ctx.rb.
+void RunScript(std::string_view sha, CachedScript* script, ArgSlice keys, ArgSlice argv,
+               bool read_only_command, ArgSlice args, ConnContext& ctx) {
   ScriptCache& cache = ScriptCache::current();
-  const CachedScript* script = cache.Find(sha);
+  // Read before anything that may wait (RefuseScriptRun's eviction may hop): a SCRIPT FLUSH
+  // meanwhile would free the entry. The run finds it again unless nothing changed (version).
+  const uint64_t version = cache.version();
   const uint32_t flags = script->flags;
+  const bool global = script->global;
   const bool compat = flags & core::kScriptEvalCompat;
   if (const std::string refusal = RefuseScriptRun(flags, read_only_command); !refusal.empty()) {
     return ctx.rb.Error(refusal);
@@ -105,48 +118,60 @@ void RunScript(std::string_view sha, ArgSlice keys, ArgSlice argv, bool read_onl
   auto run = [&](ScriptRun& host, core::ReplyBuilder& rb) {
     host.set_allow_oom(flags & core::kScriptAllowOom);
     ScriptCache& here = ScriptCache::current();
-    const CachedScript* known = here.Find(sha);
+    CachedScript* known =
+        &here == &cache && here.version() == version ? script : here.Find(sha);
     if (known == nullptr) {  // flushed meanwhile
       rb.Error(kNoScriptErr);
       return core::LuaInterpreter::RunStatus::kDone;
     }
     core::LuaInterpreter& lua = here.lua();
-    std::string error;
-    if (!lua.Has(sha) && !lua.Compile(sha, known->body, &error)) {
-      rb.Error(error);
-      return core::LuaInterpreter::RunStatus::kDone;
+    if (known->compiled == core::LuaInterpreter::kNotCompiled) {
+      std::string error;
+      if (!lua.Compile(sha, known->body, &error)) {
+        rb.Error(error);
+        return core::LuaInterpreter::RunStatus::kDone;
+      }
+      known->compiled = lua.CompiledScript(sha);
     }
-    return lua.Run(sha, keys, argv, host, rb);
+    return lua.Run(known->compiled, sha, keys, argv, host, rb);
   };
-  if (RunScriptAtomically(ctx, keys, read_only, script->global, args, /*is_function=*/false,
-                          run)) {
+  if (RunScriptAtomically(ctx, keys, read_only, global, args, /*is_function=*/false, run)) {
     if (CachedScript* known = cache.Find(sha)) known->global = true;
   }
 }
 
 // The name of the script of an EVAL (the SHA-1 of its body, by_sha false) or an EVALSHA (the SHA
-// given, in lower case; empty when it has not 40 characters), written to buf: on the stack, as
-// EVALSHA runs per request (an EVAL's body is hashed here and again by its handler).
-std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[40]) {
+// given, in lower case; empty when it has not 40 characters), and the script when this thread's
+// cache has it. The name is the argument itself when that is lower case already (what SCRIPT
+// LOAD answers, so what clients send), else written to buf: on the stack, as EVALSHA runs per
+// request (an EVAL's body is hashed here and again by its handler).
+struct FoundScript {
+  std::string_view sha;
+  CachedScript* script = nullptr;
+};
+FoundScript FindScript(std::string_view arg, bool by_sha, char (&buf)[40]) {
+  ScriptCache& cache = ScriptCache::current();
   if (!by_sha) {
     const std::string hex = core::Sha1Hex(arg);
     std::copy(hex.begin(), hex.end(), buf);
-    return std::string_view(buf, 40);
+    const std::string_view sha(buf, 40);
+    return {sha, cache.Find(sha)};
   }
   if (arg.size() != 40) return {};
+  if (CachedScript* script = cache.Find(arg)) return {arg, script};
   for (size_t i = 0; i < 40; ++i) {
     const char c = arg[i];
     buf[i] = c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;  // ASCII, no locale call
   }
-  return std::string_view(buf, 40);
+  const std::string_view sha(buf, 40);
+  return {sha, sha == arg ? nullptr : cache.Find(sha)};
 }
 
 // CommandSpec::script_shard of EVAL and EVALSHA (and _RO): the keys' shard when the script is in
 // this thread's cache and runs in declared mode.
 int EvalScriptShard(ArgSlice args, bool by_sha) {
   char sha_buf[40];
-  const std::string_view sha = ScriptSha(args[1], by_sha, sha_buf);
-  const CachedScript* script = sha.empty() ? nullptr : ScriptCache::current().Find(sha);
+  const CachedScript* script = FindScript(args[1], by_sha, sha_buf).script;
   if (script == nullptr || script->global) return -1;
   return DeclaredKeysShard(args);
 }
@@ -162,19 +187,15 @@ void EvalGeneric(ArgSlice args, ConnContext& ctx, bool by_sha, bool read_only) {
   }
   if (numkeys < 0) return ctx.rb.Error("ERR Number of keys can't be negative");
   char sha_buf[40];
-  const std::string_view sha = ScriptSha(args[1], by_sha, sha_buf);
-  if (by_sha) {
-    if (sha.empty() || ScriptCache::current().Find(sha) == nullptr) {
-      return ctx.rb.Error(kNoScriptErr);
-    }
-  } else {
+  auto [sha, script] = FindScript(args[1], by_sha, sha_buf);
+  if (script == nullptr) {
+    if (by_sha) return ctx.rb.Error(kNoScriptErr);
     std::string error;
-    if (ScriptCache::current().Find(sha) == nullptr && !AddScript(sha, args[1], &error)) {
-      return ctx.rb.Error(error);
-    }
+    if (!AddScript(sha, args[1], &error)) return ctx.rb.Error(error);
+    script = ScriptCache::current().Find(sha);
   }
-  RunScript(sha, args.subspan(3, size_t(numkeys)), args.subspan(3 + size_t(numkeys)), read_only,
-            args, ctx);
+  RunScript(sha, script, args.subspan(3, size_t(numkeys)), args.subspan(3 + size_t(numkeys)),
+            read_only, args, ctx);
 }
 
 void CmdEval(ArgSlice args, ConnContext& ctx) { EvalGeneric(args, ctx, false, false); }

@@ -337,10 +337,15 @@ core::ScriptHost::CallResult ScriptRun::Call(std::span<const std::string_view> a
   }
   // Each command a script runs counts in its own statistics and shows in SLOWLOG and MONITOR as
   // the script client's, as in Redis.
-  ConnectionState& client = ScriptClient();
-  client.db = db_;  // MONITOR shows the database after the command (a SELECT's new one)
-  RecordCall(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, *reply, 0, args, client);
-  if (MonitorsActive()) [[unlikely]] monitor_lines_ += MonitorLine(client, args);
+  // The script client is made only for SLOWLOG or MONITOR: most calls need none.
+  auto client_of = [this]() -> ConnectionState& {
+    ConnectionState& client = ScriptClient();
+    client.db = db_;  // MONITOR shows the database after the command (a SELECT's new one)
+    return client;
+  };
+  RecordCallOf(*spec, StatsIdOf(*spec, args), CommandClockNow() - start, *reply, 0, args,
+               client_of);
+  if (MonitorsActive()) [[unlikely]] monitor_lines_ += MonitorLine(client_of(), args);
   return CallResult::kReplied;
 }
 
@@ -612,6 +617,10 @@ bool RunScriptAtomically(ConnContext& ctx, std::span<const std::string_view> key
   // A script whose keys all live on another shard runs there, in a worker fiber of that thread:
   // its commands then need no hop each (one hop there and back in all), and scripts on keys of
   // different shards run on different threads. It only reads the caller's state meanwhile.
+  // With one shard, declared mode would buy no parallelism (there is no other thread to run
+  // scripts on) and costs its undo copies and key locks: the run holds the shard, as Redis runs
+  // every script.
+  if (shard::shard_set->size() == 1) global = true;
   const int owner = global ? -1 : SoleShard(keys);
   bool escalated = false;
   std::string monitor_lines;

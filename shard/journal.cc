@@ -1,11 +1,11 @@
 #include "shard/journal.h"
 
-#include <boost/fiber/fss.hpp>
 #include <algorithm>
 #include <cstring>
 
 #include "core/aof_reader.h"
 #include "io/proactor.h"
+#include "shard/fiber_locals.h"
 
 namespace shardis::shard {
 
@@ -31,12 +31,12 @@ T Get(std::string_view s, size_t at) {
 constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
 constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
 
-boost::fibers::fiber_specific_ptr<JournalCommand> g_current_command([](JournalCommand*) {});
-
 }  // namespace
 
-JournalCommand* CurrentJournalCommand() { return g_current_command.get(); }
-void SetCurrentJournalCommand(JournalCommand* command) { g_current_command.reset(command); }
+JournalCommand* CurrentJournalCommand() { return CurrentFiberLocals().journal_command; }
+void SetCurrentJournalCommand(JournalCommand* command) {
+  CurrentFiberLocals().journal_command = command;
+}
 
 uint64_t NewJournalId() {
   thread_local uint64_t counter = 0;

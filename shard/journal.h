@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shard/fiber_locals.h"
+
 namespace shardis::shard {
 
 // The commands that replay one transaction (an EXEC, a command that ran under the transaction
@@ -242,17 +244,20 @@ struct JournalCommand {
 };
 JournalCommand* CurrentJournalCommand();
 void SetCurrentJournalCommand(JournalCommand* command);
-// Sets the current fiber's JournalCommand for a scope, and puts back the one before.
+// Sets the current fiber's JournalCommand for a scope, and puts back the one before (one lookup
+// of the fiber's locals for both).
 class JournalCommandScope {
  public:
-  explicit JournalCommandScope(JournalCommand* command) : previous_(CurrentJournalCommand()) {
-    SetCurrentJournalCommand(command);
+  explicit JournalCommandScope(JournalCommand* command)
+      : locals_(CurrentFiberLocals()), previous_(locals_.journal_command) {
+    locals_.journal_command = command;
   }
-  ~JournalCommandScope() { SetCurrentJournalCommand(previous_); }
+  ~JournalCommandScope() { locals_.journal_command = previous_; }
   JournalCommandScope(const JournalCommandScope&) = delete;
   JournalCommandScope& operator=(const JournalCommandScope&) = delete;
 
  private:
+  FiberLocals& locals_;
   JournalCommand* previous_;
 };
 

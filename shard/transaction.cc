@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/fiber/context.hpp>
-#include <boost/fiber/fss.hpp>
 
 #include "core/compact_value.h"
 #include "io/proactor.h"
+#include "shard/fiber_locals.h"
 #include "shard/shard_set.h"
 
 namespace shardis::shard {
@@ -19,15 +19,12 @@ namespace {
 // commands that found their key locked) take an id; the GET/SET fast path never touches it.
 std::atomic<uint64_t> g_next_txid{1};
 
-// The EXEC that the current fiber runs (a fiber, not a thread: other connections' fibers on the
-// same thread run while an EXEC waits for its hops). The cleanup function does nothing: the
-// transaction lives on the EXEC's stack.
-boost::fibers::fiber_specific_ptr<Transaction> g_current_exec([](Transaction*) {});
-
 }  // namespace
 
-Transaction* Transaction::CurrentExec() { return g_current_exec.get(); }
-void Transaction::SetCurrentExec(Transaction* tx) { g_current_exec.reset(tx); }
+// Per fiber, not per thread: other connections' fibers on the same thread run while an EXEC
+// waits for its hops.
+Transaction* Transaction::CurrentExec() { return CurrentFiberLocals().exec; }
+void Transaction::SetCurrentExec(Transaction* tx) { CurrentFiberLocals().exec = tx; }
 
 Transaction::Transaction(int db_index, std::span<const std::string_view> keys, Mode mode,
                          Transaction* outer)
@@ -250,7 +247,6 @@ void Transaction::RunTask(void* part) {
 }
 
 void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
-  fiber_ = context::active();
   outstanding_ = int(sids.size());
   io::Proactor* self = io::Proactor::current();
   bool local = false;
@@ -264,6 +260,9 @@ void Transaction::Dispatch(std::span<const unsigned> sids, ShardTask task) {
   }
   // The local part runs while the other shards work on theirs.
   if (local) task(&parts_[origin_]);
+  // The fiber is looked up only when it waits (the local part alone completes inline): the
+  // remote parts' answers arrive through this thread's loop, which runs only once it waits.
+  if (outstanding_ > 0) fiber_ = context::active();
   while (outstanding_ > 0) {
     suspended_ = true;
     fiber_->suspend();

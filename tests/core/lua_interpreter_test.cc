@@ -93,6 +93,33 @@ TEST_F(LuaInterpreterTest, KeysAndArgv) {
             "*4\r\n$1\r\nk\r\n$1\r\na\r\n:1\r\n:2\r\n");
 }
 
+TEST_F(LuaInterpreterTest, RunsACompiledScriptByHandle) {
+  const std::string body = "return {KEYS[1], ARGV[1]}";
+  const std::string sha = Sha1Hex(body);
+  EXPECT_EQ(lua.CompiledScript(sha), LuaInterpreter::kNotCompiled);
+  std::string error;
+  ASSERT_TRUE(lua.Compile(sha, body, &error));
+  const int compiled = lua.CompiledScript(sha);
+  ASSERT_NE(compiled, LuaInterpreter::kNotCompiled);
+  std::string out;
+  ReplyBuilder rb(&out);
+  const std::string_view keys[] = {"k"};
+  const std::string_view argv[] = {"a"};
+  EXPECT_EQ(lua.Run(compiled, sha, keys, argv, host, rb), LuaInterpreter::RunStatus::kDone);
+  EXPECT_EQ(out, "*2\r\n$1\r\nk\r\n$1\r\na\r\n");
+  lua.Flush();
+  EXPECT_EQ(lua.CompiledScript(sha), LuaInterpreter::kNotCompiled);
+}
+
+TEST_F(LuaInterpreterTest, CallBuffersPassFromRunToRun) {
+  // Each run takes redis.call's buffers from the one before: the arguments of a later call are
+  // its own, whatever the earlier one left.
+  host.replies["set"] = "+OK\r\n";
+  Eval("return redis.call('set', 'x', 3.5, 10, 'more', 'args')");
+  Eval("return redis.call('set', 7, 'y')");
+  EXPECT_EQ(host.calls.back(), (std::vector<std::string>{"set", "7", "y"}));
+}
+
 TEST_F(LuaInterpreterTest, RedisCallConvertsReplies) {
   host.replies["get"] = "$3\r\nbar\r\n";
   host.replies["incr"] = ":5\r\n";
