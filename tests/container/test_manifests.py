@@ -85,6 +85,10 @@ def test_statefulset(objects):
     # No --threads / --maxmemory: shardis takes them from the CPU quota and the memory limit.
     assert flag(container.get("args", []), "threads") is None
     assert flag(container.get("args", []), "maxmemory") is None
+    # Active defragmentation on (Redis' spelling: the name and its value as two arguments), so
+    # the resident memory the limit counts falls back after churn.
+    args = container["args"]
+    assert args[args.index("--activedefrag") + 1] == "yes"
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
 
     (claim,) = spec["volumeClaimTemplates"]
