@@ -5,7 +5,7 @@
 #include "core/runtime_setting.h"
 #include "core/value_object.h"
 
-DEFINE_uint64(hash_max_listpack_entries, 128,
+DEFINE_uint64(hash_max_listpack_entries, 512,
               "hashes with at most this many fields stay in one packed buffer (listpack)");
 DEFINE_uint64(hash_max_listpack_value, 64,
               "hashes whose fields and values are at most this many bytes stay packed");
@@ -15,7 +15,7 @@ namespace shardis::core {
 namespace {
 
 // The flags' values are copied in at start (ApplyConfigFlags), then CONFIG SET writes them.
-RuntimeSetting<size_t> g_hash_max_listpack_entries{128};
+RuntimeSetting<size_t> g_hash_max_listpack_entries{512};
 RuntimeSetting<size_t> g_hash_max_listpack_value{64};
 
 }  // namespace

@@ -6,8 +6,9 @@
 // its usable size on the ShardHeap (no field for it): appends grow it geometrically.
 //
 // Every operation is a linear walk, which is what makes small collections cheap in memory; the
-// owners keep them small (at most 128 entries of at most 64 bytes by default) so the walk stays
-// within a few cache lines. Functions that can grow the block return the (possibly moved) block.
+// owners keep them small (by default, as Redis: hashes of at most 512 fields, sets of at most 128
+// members, each string at most 64 bytes) so the walk stays short. Functions that can grow the
+// block return the (possibly moved) block.
 #pragma once
 
 #include <cstdint>

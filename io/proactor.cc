@@ -68,9 +68,11 @@ absl::Status Proactor::Init() {
 
   // SINGLE_ISSUER + DEFER_TASKRUN: completions are processed only when this thread enters the
   // ring, which is exactly once per loop iteration anyway, and the kernel skips cross-thread
-  // task-work signalling. Older kernels reject the flags: fall back to a plain ring.
+  // task-work signalling. TASKRUN_FLAG: the kernel says when it holds such work (IORING_SQ_TASKRUN,
+  // read by TakeInArrivedInput). Older kernels reject the flags: fall back to a plain ring.
   io_uring_params params{};
-  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  params.flags =
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
   int rc = io_uring_queue_init_params(kRingEntries, &ring_, &params);
   if (rc == -EINVAL) {
     params = {};
@@ -485,10 +487,11 @@ void Proactor::Stop() {
   });
 }
 
-void Proactor::SendHop(unsigned to, Hop* hop) {
+void Proactor::SendHop(unsigned to, Hop* hop, HopStart start) {
   hop->origin_ = index_;
   ++hops_away_;
-  Task task{&Proactor::HopRun, hop};
+  Task task{start == HopStart::kOnArrival ? &Proactor::HopRun : &Proactor::HopRunAfterArrivedInput,
+            hop};
   SpscRing<Task>& ring = mesh_->ring(index_, to);
   // Backpressure: a full ring makes this fiber yield (the loop keeps draining our own inboxes in
   // the meantime, so two threads with full rings towards each other still make progress).
@@ -514,6 +517,10 @@ void Proactor::HopRun(void* arg) {
   } else {
     self->Post(hop->origin_, Task{&Proactor::HopDone, hop});
   }
+}
+
+void Proactor::HopRunAfterArrivedInput(void* arg) {
+  Proactor::current()->RunAfterArrivedInput(Task{&Proactor::HopRun, arg});
 }
 
 void Proactor::HopDone(void* arg) {
@@ -583,6 +590,40 @@ void Proactor::RunExternalTasks() {
   for (auto& fn : tasks) fn();
 }
 
+void Proactor::RunAfterArrivedInput(Task task) {
+  TakeInArrivedInput();
+  if (after_input_head_ == after_input_.size() && fibers_picked_ == fibers_queued_) {
+    task.fn(task.arg);  // no fiber is ready: what had arrived is taken in already
+    return;
+  }
+  ++stats_.tasks_after_input;
+  after_input_.push_back({fibers_queued_, task});
+}
+
+void Proactor::TakeInArrivedInput() {
+  // With DEFER_TASKRUN, bytes that reached a socket are only queued as work for our next enter:
+  // enter when the kernel flags such work. The flag is set before the sender's send returns (the
+  // wake-up of the socket's poll queues the work), so it covers whatever arrived before the task.
+  // A plain ring has no such flag: enter every time.
+  if (!defer_taskrun_ || (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0) {
+    io_uring_get_events(&ring_);
+    ++stats_.enters;
+  }
+  ReapCompletions();
+}
+
+void Proactor::RunTasksAfterInput() {
+  while (after_input_head_ < after_input_.size() &&
+         after_input_[after_input_head_].after_picks <= fibers_picked_) {
+    const Task task = after_input_[after_input_head_++].task;
+    task.fn(task.arg);
+  }
+  if (after_input_head_ == after_input_.size()) {
+    after_input_.clear();
+    after_input_head_ = 0;
+  }
+}
+
 bool Proactor::InboxesEmpty() const {
   for (unsigned from = 0; from < mesh_->size(); ++from) {
     if (from != index_ && !mesh_->ring(from, index_).Empty()) return false;
@@ -641,6 +682,7 @@ void Proactor::ReapCompletions() {
 
 void Proactor::Poll() {
   ++stats_.loop_polls;
+  RunTasksAfterInput();
   FlushOverflow();
   // One enter per iteration: submit what the fibers queued and (with DEFER_TASKRUN) run the
   // completion work. Without pending SQEs and without DEFER_TASKRUN the CQ ring is read directly.
@@ -657,6 +699,7 @@ void Proactor::Poll() {
 }
 
 void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
+  RunTasksAfterInput();  // the ready queue is empty: every fiber they waited for has run
   FlushOverflow();
   ReapCompletions();
   if (DrainInboxes() > 0 || context::active()->get_scheduler()->has_ready_fibers()) {

@@ -67,6 +67,15 @@ class Mesh {
   std::vector<std::unique_ptr<SpscRing<Task>>> rings_;
 };
 
+// When a hop's Run may start on its target thread (Proactor::SendHop).
+enum class HopStart {
+  // As soon as the target's loop takes it from its inbox, before fibers that are ready there.
+  kOnArrival,
+  // Only after the target has taken in the input that reached it first (see
+  // Proactor::RunAfterArrivedInput).
+  kAfterArrivedInput,
+};
+
 class Proactor {
  public:
   struct Stats {
@@ -74,6 +83,7 @@ class Proactor {
     uint64_t enters = 0;           // io_uring_enter calls (submit/reap/wait)
     uint64_t parks = 0;            // times the thread blocked waiting for completions
     uint64_t tasks_run = 0;        // tasks taken from the inbox rings
+    uint64_t tasks_after_input = 0;  // tasks RunAfterArrivedInput held back for ready fibers
     uint64_t wakeups_sent = 0;     // MSG_RING wake-ups sent to parked threads
     uint64_t ring_full_waits = 0;  // times a fiber yielded because an outbox ring was full
     uint64_t spins = 0;            // times the loop yielded the CPU for its hops' answers
@@ -186,14 +196,37 @@ class Proactor {
 
   // --- Cross-thread messages.
   // Sends a hop to thread `to` from a fiber on this thread; yields while the ring is full.
-  // hop->Run() executes on `to`, then hop->Done() back here.
-  void SendHop(unsigned to, Hop* hop);
+  // hop->Run() executes on `to` (when `start` says), then hop->Done() back here. A hop that
+  // forwards itself starts on arrival at the next thread.
+  void SendHop(unsigned to, Hop* hop, HopStart start = HopStart::kOnArrival);
   // Posts a task to thread `to` from this thread without blocking (loop context or fiber); when the
   // ring is full the task waits in a local overflow queue, keeping order.
   void Post(unsigned to, Task task);
   // Posts a task from a thread that is not a proactor (main thread, tests). Control plane only:
   // it takes a mutex and writes an eventfd.
   void PostExternal(std::function<void()> fn);
+
+  // Runs task on this thread once the thread has taken in the input that reached it before:
+  // completions the kernel holds for this ring are reaped (a connection's recv wakes its fiber),
+  // and the task waits until every fiber ready at that point has had its turn (a woken
+  // connection parses and runs what it received). At once when no fiber is ready and no such
+  // task waits. Call in the loop (an inbox task); tasks run in the order given.
+  //
+  // Why: inbox tasks otherwise run before the fibers a loop iteration's completions woke, and
+  // with DEFER_TASKRUN a recv whose bytes are in the socket is not even completed until the
+  // next enter. A client that sends a command on one connection and then, without reading the
+  // reply, a command on another connection served by another thread must see them take effect
+  // in that order when the second one's hop reaches the first connection's thread to look at
+  // or deliver to connections there (a PUBLISH after a PUNSUBSCRIBE), as one Redis thread reads
+  // its sockets in the order data arrived. The cost (a look at the ring's flags, a kernel entry
+  // only when work waits there, a short hold) falls on the hops that ask for it.
+  void RunAfterArrivedInput(Task task);
+
+  // --- Counted by UringScheduler: fibers put in the ready queue and taken from it. The queue is
+  // FIFO, so once fibers_picked_ reaches a value fibers_queued_ had, every fiber queued by then
+  // has had a turn.
+  void CountQueuedFiber() { ++fibers_queued_; }
+  void CountPickedFiber() { ++fibers_picked_; }
 
   // --- Used by UringScheduler (the boost.fibers algorithm).
   // Non-blocking: submit queued SQEs, reap completions, run inbox tasks.
@@ -237,6 +270,12 @@ class Proactor {
   bool SpinForHops();
   static constexpr uint64_t kSpinForHopsNs = 20'000;
   size_t DrainInboxes();
+  // Enters the kernel when it holds completion work for this ring, and reaps the completions.
+  void TakeInArrivedInput();
+  // Runs the tasks of RunAfterArrivedInput whose fibers have had their turn (at the start of
+  // each pass of the loop, Poll and Park).
+  void RunTasksAfterInput();
+  static void HopRunAfterArrivedInput(void* arg);
   void FlushOverflow();
   bool InboxesEmpty() const;
   void WakeIfParked(Proactor* target);
@@ -250,7 +289,7 @@ class Proactor {
   std::vector<Proactor*>* all_;  // every proactor of the pool, by index
   io_uring ring_{};
   bool ring_ready_ = false;
-  bool defer_taskrun_ = false;
+  bool defer_taskrun_ = false;  // with TASKRUN_FLAG: the kernel flags work it holds for us
   bool msg_ring_supported_ = false;
   // The registered file table: slot by fd (-1: none), and the free slots.
   static constexpr unsigned kFixedFiles = 4096;
@@ -280,6 +319,16 @@ class Proactor {
   unsigned live_fibers_ = 0;
   Stats stats_;
   unsigned hops_away_ = 0;  // hops sent from here whose Done has not run yet
+  uint64_t fibers_queued_ = 0;
+  uint64_t fibers_picked_ = 0;
+  // RunAfterArrivedInput's tasks from after_input_head_ on, each with the fibers_queued_ count
+  // its turn waits for. A vector emptied when all ran, so it allocates nothing once grown.
+  struct TaskAfterInput {
+    uint64_t after_picks;
+    Task task;
+  };
+  std::vector<TaskAfterInput> after_input_;
+  size_t after_input_head_ = 0;
   uint64_t cycle_start_ = 0;  // CycleClock ticks when the current cycle began
 };
 

@@ -8,7 +8,10 @@ namespace shardis::io {
 
 using boost::fibers::context;
 
-void UringScheduler::awakened(context* ctx) noexcept { ctx->ready_link(ready_); }
+void UringScheduler::awakened(context* ctx) noexcept {
+  ctx->ready_link(ready_);
+  proactor_->CountQueuedFiber();
+}
 
 context* UringScheduler::pick_next() noexcept {
   // The dispatcher re-queues itself behind every fiber it resumes, so it picks exactly once per
@@ -23,6 +26,7 @@ context* UringScheduler::pick_next() noexcept {
   if (ready_.empty()) return nullptr;
   context* ctx = &ready_.front();
   ready_.pop_front();
+  proactor_->CountPickedFiber();
   return ctx;
 }
 

@@ -78,7 +78,7 @@ bool BlockedClient::Wait(int64_t deadline_ms) {
   return served;
 }
 
-bool BlockedClient::Unblock(bool with_error, shard::TriggeredMoves* by) {
+bool BlockedClient::Unblock(bool with_error, shard::HandedOffWork* by) {
   if (!GiveUp()) return false;
   unblocked_ = true;
   unblocked_with_error_ = with_error;

@@ -39,7 +39,7 @@ class BlockedClient : public shard::Waiter {
   // client already (it is being served). `by` is the CLIENT UNBLOCK caller's: it waits until this
   // command is over (replied and counted in commandstats), as Redis replies and counts an
   // unblocked command before CLIENT UNBLOCK returns (replyToBlockedClientTimedOut).
-  bool Unblock(bool with_error, shard::TriggeredMoves* by);
+  bool Unblock(bool with_error, shard::HandedOffWork* by);
   // After a wait that was not served: whether CLIENT UNBLOCK ... ERROR ended it; if so, replies
   // the error on rb and returns true (the command then replies nothing else).
   bool ReplyIfUnblockedWithError(core::ReplyBuilder& rb) const;

@@ -196,7 +196,7 @@ class PopWaiter final : public BlockedClient {
 // iteration of the write that fed the source, as a pop is: a chain of BLMOVEs (each waiting on
 // the previous one's destination) completes before the writer gets its reply, as in Redis. When
 // the destination lives on another shard, the client is woken and runs LMOVE as a transaction,
-// and the writer waits for it (shard::TriggeredMoves).
+// and the writer waits for it (shard::HandedOffWork).
 class MoveWaiter final : public BlockedClient {
  public:
   MoveWaiter(ConnContext& ctx, std::span<const std::string_view> src, std::string_view dst,
@@ -248,7 +248,7 @@ class MoveWaiter final : public BlockedClient {
       }
       // Woken by another client's write (or not yet blocked): that client waits until this move
       // is done, and the moves it woke in turn. This is the client's own fiber, on its thread.
-      ctx_.conn.moves.Wait();
+      ctx_.conn.handed_off.Wait();
       ReportMoved();
       if (moved) return;
       // Register only if the source is still missing, atomically with that check.

@@ -220,7 +220,7 @@ void ClientUnblock(ArgSlice args, ConnContext& ctx) {
   shard::shard_set->AwaitAll([&](Shard& s) {
     for (ConnectionState* c : ServerThreadState::current().connections()) {
       if (int64_t(c->id) == id && c->blocked != nullptr) {
-        unblocked[s.id()] = c->blocked->Unblock(with_error, &ctx.conn.moves);
+        unblocked[s.id()] = c->blocked->Unblock(with_error, &ctx.conn.handed_off);
       }
     }
   });

@@ -84,11 +84,11 @@ Connection::Connection(int fd, io::Proactor* proactor, std::unique_ptr<io::TlsSe
     : proactor_(proactor),
       stream_(proactor, fd, &ServerThreadState::current().stats().net),
       slot_bytes_(RelaxedPipelineOrder() ? shard::shard_set->size() : 1),
-      runs_(proactor, this, &state_.moves),
+      runs_(proactor, this, &state_.handed_off),
       relaxed_order_(RelaxedPipelineOrder()) {
   state_.id = NextClientId();
   state_.thread = proactor->index();
-  state_.moves.set_thread(state_.thread);
+  state_.handed_off.set_thread(state_.thread);
   state_.fd = fd;
   state_.created_ms = shard::NowMs();
   state_.last_interaction_ms = state_.created_ms;
@@ -145,7 +145,7 @@ void Connection::Run() {
   stream_.StopReading();
   stream_.WaitSendDone();
   UnwatchAll(state_);
-  state_.moves.Wait();  // the moving clients report to it
+  state_.handed_off.Wait();  // the moving clients report to it
 }
 
 void Connection::Push(std::string_view bytes) {
@@ -665,8 +665,8 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     RunShardCommand(*spec, args, ctx);
     RecordCall(*spec, spec->stats_id, Tick() - start, *target, reply_at, args,
                state_);
-    shard.ServeBlocked(&state_.moves);
-    state_.moves.Wait();  // the moves across shards it woke, before anything else of the client
+    shard.ServeBlocked(&state_.handed_off);
+    state_.handed_off.Wait();  // the moves across shards it woke, before anything else of it
     return;
   }
 
@@ -709,7 +709,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   } else {
     spec->on_conn(args, ctx);
   }
-  state_.moves.Wait();  // the moves across shards its writes woke (EXEC, LMOVE, scripts, ...)
+  state_.handed_off.Wait();  // the moves across shards its writes woke (EXEC, LMOVE, scripts, ...)
   shard::CurrentCommandClient() = {};
   const uint64_t blocked = std::exchange(blocked_ticks_, 0);
   if (!std::exchange(state_.hung_up_while_blocked, false)) [[likely]] {
@@ -816,13 +816,13 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
     if (item.tracked) [[unlikely]] ctx.reader = &state_.tracking.reader;
     RunShardCommand(*item.spec, args, ctx);
     // The clients its write made ready are served before the next command runs, as in Redis.
-    shard.ServeBlocked(&state_.moves);
+    shard.ServeBlocked(&state_.handed_off);
     produced += slots_[item.slot].size();
     if (produced > slot_budget_) [[unlikely]] {
       i = end;
       break;
     }
-    if (state_.moves.pending()) [[unlikely]] {
+    if (state_.handed_off.pending()) [[unlikely]] {
       // It woke a BLMOVE that moves across shards: the rest waits until that is done.
       ++i;
       break;
@@ -867,7 +867,7 @@ void Connection::RunQueuedScript(size_t i) {
 void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
   // After the moves an earlier item woke, when this is the client's thread (the moves report
   // there); a worker elsewhere runs on, and the replies wait for them (PipelineRuns::RunAll).
-  if (proactor_->index() == state_.thread) state_.moves.Wait();
+  if (proactor_->index() == state_.thread) state_.handed_off.Wait();
   // Every item of a run has the same database (SELECT runs the queue first).
   std::vector<std::string_view> keys;
   keys.reserve(end - begin);

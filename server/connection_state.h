@@ -134,7 +134,7 @@ struct ConnectionState {
   // and waits until the command has replied and been counted (unblocked_by.Done), as Redis does
   // both before CLIENT UNBLOCK replies.
   bool hung_up_while_blocked = false;
-  shard::TriggeredMoves* unblocked_by = nullptr;
+  shard::HandedOffWork* unblocked_by = nullptr;
   bool executing = false;     // its commands are running: not idle, however long they take
   bool no_evict = false;      // CLIENT NO-EVICT
   bool no_touch = false;      // CLIENT NO-TOUCH
@@ -159,10 +159,10 @@ struct ConnectionState {
   PushSink* push = nullptr;  // the connection itself
   // The BLMOVEs its writes woke that move across shards, and the commands its CLIENT UNBLOCK
   // ended: its commands wait for them (blocking.h).
-  shard::TriggeredMoves moves;
+  shard::HandedOffWork handed_off;
   // Who its commands run as, for the shards (CurrentCommandClient); reader: see CommandClient.
   shard::CommandClient AsCommandClient(const shard::TrackedReader* reader = nullptr) {
-    return {id, reader, no_touch, &moves};
+    return {id, reader, no_touch, &handed_off};
   }
 };
 

@@ -499,6 +499,7 @@ std::string BuildInfo(unsigned sections) {
                    ",loop_iterations=", t.io.loop_polls, ",uring_enters=", t.io.enters,
                    ",parks=", t.io.parks, ",wakeups_sent=", t.io.wakeups_sent,
                    ",ring_full_waits=", t.io.ring_full_waits, ",spins=", t.io.spins,
+                   ",hops_after_input=", t.io.tasks_after_input,
                    ",eventloop_duration_max=", t.io.cycle_ns_max / 1000, "\r\n");
     }
   }

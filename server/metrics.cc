@@ -128,6 +128,7 @@ MetricsSnapshot GatherMetrics(unsigned parts) {
       total.io.wakeups_sent += t.io.wakeups_sent;
       total.io.ring_full_waits += t.io.ring_full_waits;
       total.io.spins += t.io.spins;
+      total.io.tasks_after_input += t.io.tasks_after_input;
       total.io.cycles += t.io.cycles;
       total.io.cycle_ns_sum += t.io.cycle_ns_sum;
       total.io.cycle_ns_max = std::max(total.io.cycle_ns_max, t.io.cycle_ns_max);
@@ -334,6 +335,9 @@ std::string RenderPrometheus(const MetricsSnapshot& m) {
       {"shard_spins_total", "counter",
        "Times the loop gave up the CPU briefly instead of blocking, while hops it sent were away.",
        [](const ThreadSample& s) { return s.io.spins; }},
+      {"shard_hops_after_input_total", "counter",
+       "Hops (pub/sub deliveries and counts) that waited for the input their thread had received.",
+       [](const ThreadSample& s) { return s.io.tasks_after_input; }},
       {"shard_eventloop_duration_max_microseconds", "gauge",
        "The longest cycle of a thread's loop (between two entries into the kernel) since start "
        "or CONFIG RESETSTAT.",

@@ -40,8 +40,8 @@ void PipelineRuns::Executor::RunItemsInFiber(unsigned sid, size_t begin, size_t 
 }
 
 PipelineRuns::PipelineRuns(io::Proactor* proactor, Executor* executor,
-                           shard::TriggeredMoves* moves)
-    : proactor_(proactor), executor_(executor), moves_(moves) {
+                           shard::HandedOffWork* handed_off)
+    : proactor_(proactor), executor_(executor), handed_off_(handed_off) {
   chain_.runs = this;
 }
 

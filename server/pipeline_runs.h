@@ -17,7 +17,7 @@
 // yields) runs in a worker fiber on its shard's thread instead (ShardSet::AwaitInWorker), still
 // one hop for the whole run. Only the strict order has such runs.
 //
-// A command whose write woke a BLMOVE that moves across shards (shard/blocking.h, TriggeredMoves)
+// A command whose write woke a BLMOVE that moves across shards (shard/blocking.h, HandedOffWork)
 // ends its run there: the connection waits for the move before the rest runs, so that its next
 // commands see the move done, as in Redis.
 #pragma once
@@ -63,7 +63,8 @@ class PipelineRuns {
 
   // moves: where the items' writes count the moves across shards they wake (nullptr: they wake
   // none, e.g. memcached commands).
-  PipelineRuns(io::Proactor* proactor, Executor* executor, shard::TriggeredMoves* moves = nullptr);
+  PipelineRuns(io::Proactor* proactor, Executor* executor,
+               shard::HandedOffWork* handed_off = nullptr);
   PipelineRuns(const PipelineRuns&) = delete;
   PipelineRuns& operator=(const PipelineRuns&) = delete;
 
@@ -116,14 +117,14 @@ class PipelineRuns {
   void WaitHops();
   void HopDone();
   // The moves the items woke: whether any is pending (on the thread running them) / waits for them.
-  bool MovesPending() const { return moves_ != nullptr && moves_->pending(); }
+  bool MovesPending() const { return handed_off_ != nullptr && handed_off_->pending(); }
   void WaitMoves() {
-    if (moves_ != nullptr) moves_->Wait();
+    if (handed_off_ != nullptr) handed_off_->Wait();
   }
 
   io::Proactor* proactor_;
   Executor* executor_;
-  shard::TriggeredMoves* moves_;
+  shard::HandedOffWork* handed_off_;
   std::vector<Run> runs_;
   ChainHop chain_;
   std::vector<ShardHop> shard_hops_;  // by shard id, for the relaxed order

@@ -32,6 +32,14 @@ namespace {
 constexpr unsigned kSubscriptionThreadSlots = 1024;
 std::atomic<size_t> g_thread_subscriptions[kSubscriptionThreadSlots];
 
+// Runs fn on every thread (each one's PubSubRegistry) once that thread has taken in the input
+// that reached it before: an (un)subscription a client sent on one connection before this
+// command on another is in effect, as one Redis thread reads them in that order (TCL pubsub
+// "PUBLISH/PSUBSCRIBE after PUNSUBSCRIBE without arguments"; io::Proactor::RunAfterArrivedInput).
+void AwaitAllThreadsInArrivalOrder(absl::FunctionRef<void(shard::Shard&)> fn) {
+  shard::shard_set->AwaitAll(fn, io::HopStart::kAfterArrivedInput);
+}
+
 // One thread's subscriptions: channel (or pattern) -> the local connections subscribed to it, in
 // subscription order. Only that thread touches it.
 class PubSubRegistry {
@@ -206,7 +214,7 @@ void CmdUnsubscribe(ArgSlice args, ConnContext& ctx) {
 template <bool kShardChannel>
 void CmdPublish(ArgSlice args, ConnContext& ctx) {
   std::vector<size_t> counts(shard::shard_set->size(), 0);
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
+  AwaitAllThreadsInArrivalOrder([&](shard::Shard& s) {
     PubSubRegistry& registry = PubSubRegistry::current();
     counts[s.id()] = kShardChannel ? registry.PublishShard(args[1], args[2])
                                    : registry.Publish(args[1], args[2]);
@@ -220,7 +228,7 @@ void CmdPublish(ArgSlice args, ConnContext& ctx) {
 absl::flat_hash_set<std::string> DistinctNames(PubSubRegistry::Map& (PubSubRegistry::*map)(),
                                                std::string_view glob) {
   std::vector<std::vector<std::string>> found(shard::shard_set->size());
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
+  AwaitAllThreadsInArrivalOrder([&](shard::Shard& s) {
     for (const auto& [name, subscribers] : (PubSubRegistry::current().*map)()) {
       if (glob == "*" || core::GlobMatch(glob, name)) found[s.id()].push_back(name);
     }
@@ -247,7 +255,7 @@ constexpr auto PubSubShardChannels = ListActiveChannels<&PubSubRegistry::shard_c
 void PubSubNumSub(ArgSlice args, ConnContext& ctx) {
   const size_t n = args.size() - 2;
   std::vector<std::vector<int64_t>> counts(shard::shard_set->size(), std::vector<int64_t>(n, 0));
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
+  AwaitAllThreadsInArrivalOrder([&](shard::Shard& s) {
     auto& channels = PubSubRegistry::current().channels();
     for (size_t i = 0; i < n; ++i) {
       auto it = channels.find(args[2 + i]);
@@ -268,7 +276,7 @@ void PubSubNumSub(ArgSlice args, ConnContext& ctx) {
 void PubSubShardNumSub(ArgSlice args, ConnContext& ctx) {
   const ArgSlice names = args.subspan(2);
   std::vector<std::vector<int64_t>> counts(shard::shard_set->size());
-  shard::shard_set->AwaitAll([&](shard::Shard& s) {
+  AwaitAllThreadsInArrivalOrder([&](shard::Shard& s) {
     const PubSubRegistry::Map& registered = PubSubRegistry::current().shard_channels();
     for (std::string_view name : names) {
       auto it = registered.find(name);

@@ -20,30 +20,31 @@ void Waiter::Finish() {
   }
 }
 
-void Waiter::FinishReserved(TriggeredMoves* by) {
+void Waiter::FinishReserved(HandedOffWork* by) {
   if (by != nullptr) by->Add();
   reserved_by_ = by;  // the release in Finish publishes it to the client's thread
   Finish();
 }
 
-void TriggeredMoves::Done() {
+void HandedOffWork::Done() {
   io::Proactor* self = io::Proactor::current();
   if (self->index() == thread_) {
     Completed(this);
   } else {
-    self->Post(thread_, io::Task{&TriggeredMoves::Completed, this});
+    self->Post(thread_, io::Task{&HandedOffWork::Completed, this});
   }
 }
 
-void TriggeredMoves::Completed(void* arg) {
-  auto* moves = static_cast<TriggeredMoves*>(arg);
-  if (moves->pending_.fetch_sub(1, std::memory_order_relaxed) == 1 && moves->waiting_ != nullptr) {
-    boost::fibers::context::active()->schedule(moves->waiting_);
+void HandedOffWork::Completed(void* arg) {
+  auto* work = static_cast<HandedOffWork*>(arg);
+  if (work->pending_.fetch_sub(1, std::memory_order_relaxed) == 1 && work->waiting_ != nullptr) {
+    boost::fibers::context::active()->schedule(work->waiting_);
   }
 }
 
-void TriggeredMoves::WaitForPending() {
-  DCHECK_EQ(io::Proactor::current()->index(), thread_) << "the moves report to the client's thread";
+void HandedOffWork::WaitForPending() {
+  DCHECK_EQ(io::Proactor::current()->index(), thread_)
+      << "handed-off work reports to the client's thread";
   while (pending()) {
     waiting_ = boost::fibers::context::active();
     waiting_->suspend();
@@ -75,7 +76,7 @@ void BlockingRegistry::NoteDbReady(int db) {
   }
 }
 
-void BlockingRegistry::ServeReady(Shard& shard, TriggeredMoves* by) {
+void BlockingRegistry::ServeReady(Shard& shard, HandedOffWork* by) {
   // Serving pops, and a pop is a write that marks its key ready again: the outer call's loop
   // picks that up.
   if (serving_) return;

@@ -13,7 +13,7 @@
 // A BLMOVE whose destination lives on another shard cannot be served there: it reserves the
 // element and its client runs the move as a transaction of its own. Redis completes such moves
 // (and the moves they trigger in turn) before the next command of any client runs; here the
-// command whose write woke it waits for them before it replies (TriggeredMoves).
+// command whose write woke it waits for them before it replies (HandedOffWork).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -35,28 +35,28 @@ namespace shardis::shard {
 class Shard;
 class Db;
 
-// The moves that one client's writes handed to BLMOVE clients to run themselves (see the top of
-// the file): the client waits for them before its command replies and before its next command
-// runs, as Redis has them done by then. One per connection, on its thread. A shard adds to it while
-// the client waits for that shard's step (the rings order the two); each moving client reports its
-// move done on the client's thread, once the moves that move triggered are done too. CLIENT
-// UNBLOCK waits the same way for the command it ended, which reports once it has replied and been
-// counted (server/blocked_client.h).
-class TriggeredMoves {
+// The work one client's command handed to other clients to finish in their own fibers, which the
+// client waits for before that command replies and before its next command runs, as Redis has it
+// done by then: the moves its writes handed to BLMOVE clients (see the top of the file), and the
+// command a CLIENT UNBLOCK ended (which reports once it has replied and been counted,
+// server/blocked_client.h). One per connection, on its thread. A shard adds to it while the client
+// waits for that shard's step (the rings order the two); each other client reports its part done
+// on the client's thread (a moving client once the moves its move woke are done too).
+class HandedOffWork {
  public:
-  TriggeredMoves() = default;
-  TriggeredMoves(const TriggeredMoves&) = delete;
-  TriggeredMoves& operator=(const TriggeredMoves&) = delete;
+  HandedOffWork() = default;
+  HandedOffWork(const HandedOffWork&) = delete;
+  HandedOffWork& operator=(const HandedOffWork&) = delete;
 
   // The client's thread, set once before any use.
   void set_thread(unsigned thread) { thread_ = thread; }
-  // On the shard that hands a move over (or the thread of the client CLIENT UNBLOCK ends).
+  // On the shard that hands a move over, or the thread of the client CLIENT UNBLOCK ends.
   void Add() { pending_.fetch_add(1, std::memory_order_relaxed); }
-  // On the moving (or unblocked) client's thread, once its move (command) is done.
+  // On the moving (or unblocked) client's thread, once its move (or command) is done.
   void Done();
   bool pending() const { return pending_.load(std::memory_order_relaxed) > 0; }
-  // In the client's fiber: returns once every move handed over is done. Inline: every command
-  // calls it, and almost never has a move to wait for.
+  // In the client's fiber: returns once all the work handed off is done. Inline: every command
+  // calls it, and almost never has anything to wait for.
   void Wait() {
     if (pending()) [[unlikely]] WaitForPending();
   }
@@ -115,7 +115,7 @@ class Waiter {
   void Finish();
   // The registry, after kReserved: the writes of `by`'s client woke the waiter (nullptr: no
   // client's, e.g. expiry), which reports its move done to `by` (ReportMoved). Then Finish().
-  void FinishReserved(TriggeredMoves* by);
+  void FinishReserved(HandedOffWork* by);
   // The client's thread, once the move it reserved is done (moved, or the element was gone).
   void ReportMoved() {
     if (reserved_by_ != nullptr) std::exchange(reserved_by_, nullptr)->Done();
@@ -131,7 +131,7 @@ class Waiter {
 
  private:
   std::atomic<int> state_{kWaiting};
-  TriggeredMoves* reserved_by_ = nullptr;  // written before Finish, read after the wake-up
+  HandedOffWork* reserved_by_ = nullptr;  // written before Finish, read after the wake-up
 };
 
 // One shard's blocked clients. Only the shard's thread touches it.
@@ -150,7 +150,7 @@ class BlockingRegistry {
   void NoteDbReady(int db);
   // Offers every ready key that no transaction holds to its waiters, in blocking order. The moves
   // that waiters reserve are handed to `by` (the client whose writes made the keys ready).
-  void ServeReady(Shard& shard, TriggeredMoves* by);
+  void ServeReady(Shard& shard, HandedOffWork* by);
   // The keys clients wait for here, and those of them at least one waiter of which ends its wait
   // when the key is deleted (INFO's total_blocking_keys and total_blocking_keys_on_nokey).
   size_t blocking_keys() const { return waiters_.size(); }

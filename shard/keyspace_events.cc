@@ -41,6 +41,12 @@ void DeliverTask(void* arg) {
   Deliver(*messages);
 }
 
+// On a subscribers' thread: delivers after the input that reached the thread before, as
+// PUBLISH's deliveries do (an UNSUBSCRIBE sent before the write is in effect).
+void DeliverAfterArrivedInputTask(void* arg) {
+  io::Proactor::current()->RunAfterArrivedInput(io::Task{&DeliverTask, arg});
+}
+
 // Redis' class letters and their bits, in keyspaceEventsFlagsToString's order.
 constexpr struct {
   char letter;
@@ -73,7 +79,9 @@ void internal::PublishKeyspaceEvent(uint32_t, std::string_view event, std::strin
   if (flags & kNotifyKeyspace) m.keyspace_channel = core::Concat("__keyspace@", db, "__:", key);
   if (flags & kNotifyKeyevent) m.keyevent_channel = core::Concat("__keyevent@", db, "__:", event);
   if (m.keyspace_channel.empty() && m.keyevent_channel.empty()) return;
-  for (unsigned t : targets) self->Post(t, io::Task{&DeliverTask, new EventMessages(m)});
+  for (unsigned t : targets) {
+    self->Post(t, io::Task{&DeliverAfterArrivedInputTask, new EventMessages(m)});
+  }
   if (here) Deliver(m);
 }
 

@@ -10,7 +10,9 @@
 // as one task per thread (Proactor::Post: never blocks, FIFO per pair of threads), and publishes
 // them on its own thread inline (threads whose connections subscribe to nothing are skipped).
 // Every event of a key starts on the key's shard, so each
-// subscriber thread receives a key's events in the order they happened.
+// subscriber thread receives a key's events in the order they happened. On another thread they
+// are delivered after the input that reached it before them (Proactor::RunAfterArrivedInput), as
+// PUBLISH's messages.
 #pragma once
 
 #include <cstddef>

@@ -57,7 +57,7 @@ class Shard {
   // Serves blocked clients whose keys became ready, if any (after every write's command or
   // transaction step on this shard). by: the moves of the client whose command wrote, which
   // waits for them (blocking.h); nullptr when no client's command did.
-  void ServeBlocked(TriggeredMoves* by = nullptr) {
+  void ServeBlocked(HandedOffWork* by = nullptr) {
     if (blocking_.has_ready()) [[unlikely]] blocking_.ServeReady(*this, by);
   }
 

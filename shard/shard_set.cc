@@ -273,7 +273,8 @@ void ShardSet::Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn) {
   waiter.Wait();
 }
 
-void ShardSet::AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn) {
+void ShardSet::AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn,
+                           io::HopStart start) {
   Proactor* self = Proactor::current();
   HopWaiter waiter{0, context::active(), false};
   std::vector<FnHop> hops;
@@ -286,17 +287,17 @@ void ShardSet::AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<
     }
     hops.emplace_back(fn, &waiter);
     ++waiter.outstanding;
-    self->SendHop(sid, &hops.back());
+    self->SendHop(sid, &hops.back(), start);
   }
   // The local part runs while the remote shards work on theirs.
   if (run_local) fn(*Shard::current());
   waiter.Wait();
 }
 
-void ShardSet::AwaitAll(absl::FunctionRef<void(Shard&)> fn) {
+void ShardSet::AwaitAll(absl::FunctionRef<void(Shard&)> fn, io::HopStart start) {
   std::vector<unsigned> all(size());
   for (unsigned i = 0; i < size(); ++i) all[i] = i;
-  AwaitShards(all, fn);
+  AwaitShards(all, fn, start);
 }
 
 namespace {

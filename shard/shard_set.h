@@ -46,10 +46,16 @@ class ShardSet {
   // --- Hops. Call from a fiber on a proactor thread. fn runs inline in the target's loop, so it
   // must not block; writes it makes to caller memory must not overlap between shards.
   void Await(unsigned sid, absl::FunctionRef<void(Shard&)> fn);
-  // Runs fn on every shard in parallel (the local one inline) and waits for all.
-  void AwaitAll(absl::FunctionRef<void(Shard&)> fn);
-  // Runs fn on the listed shards in parallel and waits for all.
-  void AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn);
+  // Runs fn on every shard in parallel (the local one inline) and waits for all. `start`: work
+  // that looks at or delivers to the connections of each thread (pub/sub) passes
+  // kAfterArrivedInput, so that on each remote thread it follows the input that reached the
+  // thread before it (io::Proactor::RunAfterArrivedInput). The local part runs at once: input
+  // that reached this thread before the caller's own was taken in no later, and the fibers it
+  // woke ran before the caller's (the ready queue is FIFO).
+  void AwaitAll(absl::FunctionRef<void(Shard&)> fn, io::HopStart start = io::HopStart::kOnArrival);
+  // Runs fn on the listed shards in parallel and waits for all (`start` as in AwaitAll).
+  void AwaitShards(const std::vector<unsigned>& sids, absl::FunctionRef<void(Shard&)> fn,
+                   io::HopStart start = io::HopStart::kOnArrival);
   // Runs fn in a new fiber on every shard, so it may block or yield (long jobs such as
   // DEBUG POPULATE), and waits for all of them.
   void AwaitAllInFibers(const std::function<void(Shard&)>& fn);

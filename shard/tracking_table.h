@@ -26,7 +26,7 @@
 
 namespace shardis::shard {
 
-class TriggeredMoves;
+class HandedOffWork;
 
 // A tracking client, as the shards know it: enough to reach it.
 struct TrackedReader {
@@ -45,9 +45,9 @@ struct CommandClient {
   const TrackedReader* reader = nullptr;
   // CLIENT NO-TOUCH: the command's lookups leave the keys' access clocks alone (Db::Touch).
   bool no_touch = false;
-  // The moves its writes hand to blocked BLMOVE clients go here (blocking.h); the client waits
-  // for them.
-  TriggeredMoves* moves = nullptr;
+  // The work its commands hand to other clients (the moves its writes hand to blocked BLMOVE
+  // clients, blocking.h) is counted here; the client waits for it.
+  HandedOffWork* handed_off = nullptr;
 };
 CommandClient& CurrentCommandClient();
 class CommandClientScope {

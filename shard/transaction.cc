@@ -342,7 +342,7 @@ void Transaction::ExecPhase(TxPart* p) {
   }
   // Keys this phase made ready, unless a transaction still holds them. Before Complete too: the
   // moves they hand over must be counted before the client hears back and waits for them.
-  shard.ServeBlocked(tx->client_.moves);
+  shard.ServeBlocked(tx->client_.handed_off);
   Complete(part);
 }
 
@@ -371,7 +371,7 @@ void Transaction::DoConclude(TxPart* p) {
   shard.tx_queue().Remove(part);
   // Keys this transaction held and made ready; before Complete, as in ExecPhase.
   CommandClientScope as_client(part->tx->client_);
-  shard.ServeBlocked(part->tx->client_.moves);
+  shard.ServeBlocked(part->tx->client_.handed_off);
   Complete(part);
 }
 

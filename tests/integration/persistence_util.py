@@ -17,7 +17,7 @@ import pytest
 
 from conftest import Server, RespConn, start_target, wait_for
 from test_dump_restore import assert_snapshots_match
-from test_rdb_format import REDIS_LIKE_SHARDIS, fill, redis_snapshot
+from test_rdb_format import fill, redis_snapshot
 
 # What a server's log must never hold, whatever file it was given.
 CRASH_MARKERS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
@@ -161,6 +161,6 @@ def launch():
             srv.stop_and_check()
 
 
-__all__ = ["REDIS_LIKE_SHARDIS", "assert_same_dataset", "connect",
+__all__ = ["assert_same_dataset", "connect",
            "error_offset", "fill_everything", "full_snapshot", "info", "launch", "shutdown",
            "start_on_file", "wait_bgsave_done"]

@@ -87,7 +87,8 @@ SHARED_DEFAULTS = [
     "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "tcp-keepalive",
     "timeout", "maxclients", "requirepass",
     # the encodings' thresholds and node sizes
-    "hash-max-listpack-value", "hash-max-ziplist-value", "set-max-intset-entries",
+    "hash-max-listpack-entries", "hash-max-ziplist-entries", "hash-max-listpack-value",
+    "hash-max-ziplist-value", "set-max-intset-entries",
     "zset-max-listpack-entries", "zset-max-listpack-value", "zset-max-ziplist-entries",
     "zset-max-ziplist-value", "list-max-listpack-size", "list-max-ziplist-size",
     "list-compress-depth", "stream-node-max-bytes", "stream-node-max-entries",

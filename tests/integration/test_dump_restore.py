@@ -25,10 +25,7 @@ import pytest
 import redis
 
 from conftest import Server
-from test_rdb_format import REDIS_LIKE_SHARDIS, fill, redis_snapshot, same_encoding
-
-# shardis' thresholds and redis-server's the same (see test_rdb_format.REDIS_LIKE_SHARDIS).
-REDIS_ARGS = REDIS_LIKE_SHARDIS
+from test_rdb_format import fill, redis_snapshot, same_encoding
 
 
 def _crc64_table():
@@ -69,7 +66,7 @@ def resign(p: bytes) -> bytes:
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """redis-server filled with every type and encoding, and its snapshot."""
-    srv = Server("redis", tmp_path_factory.mktemp("dump-source"), args=REDIS_LIKE_SHARDIS).start()
+    srv = Server("redis", tmp_path_factory.mktemp("dump-source")).start()
     fill(srv.client(decode_responses=False))
     yield srv, redis_snapshot(srv)
     srv.stop_and_check()
@@ -77,10 +74,9 @@ def source(tmp_path_factory):
 
 @pytest.fixture
 def reference(redis_server):
-    """The reference redis-server, flushed, with shardis' thresholds."""
+    """The reference redis-server, flushed (its thresholds are shardis' defaults)."""
     c = redis_server.client(decode_responses=False)
     c.flushall()
-    c.config_set("hash-max-listpack-entries", 128)
     yield redis_server
     c.close()
 

@@ -134,13 +134,11 @@ def scan_is_one_step(r, key):
     return cursor == 0 and len(items) == r.hlen(key)
 
 
-# shardis_only: the Debian redis-server 7.0.15 here defaults hash-max-listpack-entries to 512,
-# not Redis' documented 128 that shardis uses.
-@pytest.mark.shardis_only
-@pytest.mark.parametrize("n", [127, 128, 129])
+# Both servers' default hash-max-listpack-entries is 512.
+@pytest.mark.parametrize("n", [511, 512, 513])
 def test_conversion_at_entry_threshold(r, n):
     r.hset("h", mapping={f"f{i}": "v" for i in range(n)})
-    assert scan_is_one_step(r, "h") == (n <= 128)
+    assert scan_is_one_step(r, "h") == (n <= 512)
     assert r.hlen("h") == n
     assert r.hgetall("h") == {f"f{i}".encode(): b"v" for i in range(n)}
 

@@ -67,6 +67,7 @@ def test_metrics_names_types_and_counters_move(r, server):
                        ("shardis_shard_queue_length", "gauge"),
                        ("shardis_shard_loop_iterations", "counter"),
                        ("shardis_shard_wakeups_sent", "counter"),
+                       ("shardis_shard_hops_after_input", "counter"),
                        ("shardis_shard_memory_used_bytes", "gauge")]:
         # The parser drops a counter's _total suffix from the family name.
         assert types.get(name) == kind, (name, types.get(name))
@@ -109,6 +110,7 @@ def test_metrics_names_types_and_counters_move(r, server):
         assert value(after, "shardis_shard_queue_length", shard=str(i)) >= 0
         assert value(after, "shardis_shard_loop_iterations_total", shard=str(i)) > 0
         assert value(after, "shardis_shard_wakeups_sent_total", shard=str(i)) is not None
+        assert value(after, "shardis_shard_hops_after_input_total", shard=str(i)) >= 0
     assert value(after, "shardis_shard_keys", shard=str(server.threads)) is None
 
 

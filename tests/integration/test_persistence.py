@@ -19,7 +19,7 @@ import time
 import pytest
 
 from conftest import Error, Server
-from persistence_util import (REDIS_LIKE_SHARDIS, assert_same_dataset, connect,  # noqa: F401
+from persistence_util import (assert_same_dataset, connect,  # noqa: F401
                               fill_everything, full_snapshot, info, launch, shutdown)
 from test_rdb_format import CHECK_RDB
 
@@ -108,16 +108,16 @@ def test_shardis_file_loads_in_redis(launch, tmp_path, threads):
     check = subprocess.run([CHECK_RDB, str(d / "dump.rdb")], capture_output=True, timeout=120)
     report = (check.stdout + check.stderr).decode(errors="replace")
     assert check.returncode == 0 and "RDB looks OK" in report, report
-    ref = launch(d, redis=True, args=["--dbfilename", "dump.rdb", *REDIS_LIKE_SHARDIS])
+    ref = launch(d, redis=True, args=["--dbfilename", "dump.rdb"])
     assert_same_dataset(full_snapshot(ref), before, got_is_shardis=False)
 
 
 @pytest.mark.parametrize("threads", [1, 4])
 def test_redis_file_loads_in_shardis(launch, tmp_path, threads):
-    # redis-server with shardis' thresholds, so that each type has both of its encodings in the
+    # redis-server with its defaults (shardis' too): each type has both of its encodings in the
     # file the way shardis would pick them (listpack and hashtable hashes, intset, listpack and
     # hashtable sets, listpack and skiplist sorted sets).
-    ref = launch(tmp_path / "redis", redis=True, args=REDIS_LIKE_SHARDIS)
+    ref = launch(tmp_path / "redis", redis=True)
     want = reload_everything(ref)
     rc = ref.client()
     enc = {k[1]: v["encoding"] for k, v in want.items()}
@@ -135,7 +135,7 @@ def test_redis_file_loads_in_shardis(launch, tmp_path, threads):
     back = tmp_path / "back"
     back.mkdir()
     shutil.copy(d / "dump.rdb", back / "dump.rdb")
-    ref2 = launch(back, redis=True, args=["--dbfilename", "dump.rdb", *REDIS_LIKE_SHARDIS])
+    ref2 = launch(back, redis=True, args=["--dbfilename", "dump.rdb"])
     loaded = full_snapshot(ref2)
     for k, w in want.items():
         assert loaded[k]["type"] == w["type"] and loaded[k]["value"] == w["value"], k

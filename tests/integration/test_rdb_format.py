@@ -76,7 +76,7 @@ def fill(c) -> None:
     c.rpush("l:bigelem", "head", "y" * 100000, "tail")
     # Hashes: listpack, hashtable by count, hashtable by value length.
     c.hset("h:small", mapping={"a": 1, "b": "hello", "-5": 300})
-    c.hset("h:big", mapping={f"field{i}": i for i in range(300)})
+    c.hset("h:big", mapping={f"field{i}": i for i in range(600)})  # past 512
     c.hset("h:longvalue", mapping={"a": "v" * 100})
     # Sets: intsets of each width, strings (hashtable in 7.0), big ones.
     c.sadd("set:int16", 1, 5, -3)
@@ -245,11 +245,6 @@ def compare_tool_with_redis(tool: dict, snap: dict, saved_at_ms: int) -> None:
         assert tool_value(got) == want["value"], k
 
 
-# rdb_tool runs with shardis' defaults; redis-server's compiled-in hash-max-listpack-entries is
-# 512 where shardis (and redis.conf) say 128, so the reference runs with shardis' thresholds.
-REDIS_LIKE_SHARDIS = ["--hash-max-listpack-entries", "128"]
-
-
 def assert_same_contents(loaded: dict, snap: dict) -> None:
     """Two redis-server snapshots hold the same keys, types, values and (Redis re-derives them
     at load) encodings."""
@@ -264,7 +259,7 @@ def assert_same_contents(loaded: dict, snap: dict) -> None:
 
 @pytest.fixture
 def filled(tmp_path):
-    srv = Server("redis", tmp_path / "source", args=REDIS_LIKE_SHARDIS).start()
+    srv = Server("redis", tmp_path / "source").start()
     try:
         c = srv.client(decode_responses=False)
         fill(c)
@@ -304,7 +299,7 @@ def test_rewritten_file_loads_in_redis(filled, tmp_path, options):
     # The rewrite reads back the same through our reader.
     assert tool_dump(out) == tool_dump(path)
     fresh = Server("redis", out_dir,
-                   args=["--dbfilename", "shardis.rdb", *REDIS_LIKE_SHARDIS]).start()
+                   args=["--dbfilename", "shardis.rdb"]).start()
     try:
         loaded = redis_snapshot(fresh)
     finally:
@@ -372,7 +367,7 @@ def test_redis62_file(tmp_path):
     d.mkdir()
     (d / "dump.rdb").write_bytes(f)
     tool = tool_dump(d / "dump.rdb")
-    srv = Server("redis", d, args=["--dbfilename", "dump.rdb", *REDIS_LIKE_SHARDIS]).start()
+    srv = Server("redis", d, args=["--dbfilename", "dump.rdb"]).start()
     try:
         snap = redis_snapshot(srv)
     finally:
@@ -426,7 +421,7 @@ def test_dump_payloads_both_ways(filled, tmp_path):
     err = json.loads(rdb_tool("decode-payloads", stdin=bad.hex().encode() + b"\n"))
     assert err == {"error": "DUMP payload version or checksum are wrong"}
     # The core's payloads RESTORE in a fresh redis-server to the same values and encodings.
-    fresh = Server("redis", tmp_path / "restore", args=REDIS_LIKE_SHARDIS).start()
+    fresh = Server("redis", tmp_path / "restore").start()
     try:
         for line in rdb_tool("payloads", path).splitlines():
             e = json.loads(line)

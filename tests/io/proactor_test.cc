@@ -443,5 +443,75 @@ TEST(ProactorTest, ForwardedHopsVisitTheirRouteInOrder) {
   pool.Stop();
 }
 
+// A hop that writes "hop" to a log of its target thread and wakes its sender when it is back.
+class LoggingHop final : public Hop {
+ public:
+  void Run() override { log->push_back("hop"); }
+  void Done() override {
+    done = true;
+    if (waiting) boost::fibers::context::active()->schedule(waiter);
+  }
+  std::vector<std::string>* log = nullptr;
+  boost::fibers::context* waiter = nullptr;
+  bool waiting = false;
+  bool done = false;
+};
+
+// Holds the thread that runs it for 100 ms, as a long command would.
+void HoldThread(void*) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// Thread 1 has a fiber waiting for input on a socket. While thread 1 is held busy, bytes reach
+// that socket and then thread 0 sends a hop there: what runs first on thread 1, the fiber that
+// takes in the bytes or the hop? Returns thread 1's log.
+std::vector<std::string> InputThenHop(HopStart start) {
+  ProactorPool pool(2);
+  EXPECT_TRUE(pool.Start().ok());
+  uint16_t port;
+  const int lfd = ListenLoopback(&port);
+  const int client = ConnectLoopback(port);
+  std::vector<std::string> log;  // thread 1's
+  pool.AwaitOn(1, [&](Proactor* p) {
+    const int fd = p->Accept(lfd);
+    ASSERT_GE(fd, 0);
+    p->Launch([&log, p, fd] {
+      char buf[64];
+      while (p->Recv(fd, buf, sizeof(buf), /*poll_first=*/true) > 0) log.push_back("input");
+      close(fd);
+    });
+  });
+  pool.AwaitOn(0, [&](Proactor* p) {
+    p->Post(1, Task{&HoldThread, nullptr});
+    p->SleepFor(std::chrono::milliseconds(20));  // thread 1 is in HoldThread now
+    ASSERT_EQ(send(client, "x", 1, MSG_NOSIGNAL), 1);
+    LoggingHop hop;
+    hop.log = &log;
+    hop.waiter = boost::fibers::context::active();
+    p->SendHop(1, &hop, start);
+    while (!hop.done) {
+      hop.waiting = true;
+      hop.waiter->suspend();
+      hop.waiting = false;
+    }
+  });
+  pool.AwaitOn(1, [&](Proactor* p) {
+    while (log.size() < 2) p->SleepFor(std::chrono::milliseconds(1));
+  });
+  close(client);  // the reader ends
+  close(lfd);
+  pool.Stop();
+  return log;
+}
+
+TEST(ProactorTest, HopAfterArrivedInputFollowsTheInputThatReachedItsThreadFirst) {
+  EXPECT_EQ(InputThenHop(HopStart::kAfterArrivedInput),
+            (std::vector<std::string>{"input", "hop"}));
+  // The setup does provoke the race: a hop that starts on arrival goes first.
+  EXPECT_EQ(InputThenHop(HopStart::kOnArrival), (std::vector<std::string>{"hop", "input"}));
+}
+
 }  // namespace
 }  // namespace shardis::io

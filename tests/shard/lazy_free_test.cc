@@ -133,13 +133,13 @@ TEST_F(LazyFreeQueueTest, FreeEffortIsRedis) {
   core::CompactValue& hash = db.FindOrInsert("hash", HashBytes("hash"), kNow, &inserted).value();
   core::HashRef::InitCell(&hash);
   core::HashRef h(hash);
-  for (int i = 0; i < 200; ++i) h.Set("f" + std::to_string(i), "v");
+  for (int i = 0; i < 600; ++i) h.Set("f" + std::to_string(i), "v");
   auto effort = [&](std::string_view key) {
     return core::FreeEffort(db.Find(key, HashBytes(key), kNow).value());
   };
   EXPECT_EQ(effort("packed"), 1u);  // one block
   EXPECT_EQ(effort("table"), 300u);  // its members
-  EXPECT_EQ(effort("hash"), 200u);   // its fields (past hash-max-listpack-entries 128)
+  EXPECT_EQ(effort("hash"), 600u);   // its fields (past hash-max-listpack-entries 512)
   EXPECT_EQ(core::FreeEffort(core::CompactValue::FromString(std::string(100000, 'x'))), 1u);
 }
 

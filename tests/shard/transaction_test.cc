@@ -587,9 +587,9 @@ TEST_F(TransactionTest, TheWriterWaitsForTheMovesItsWriteHandsOver) {
       waiter.wake_arg = &waiter;
       set_->Await(sid, [&](Shard& s) { s.blocking().Add(0, key, &waiter); });
 
-      TriggeredMoves moves;
+      HandedOffWork moves;  // the writer's handed-off work
       moves.set_thread(0);
-      CommandClientScope as_writer({.id = 1, .moves = &moves});
+      CommandClientScope as_writer({.id = 1, .handed_off = &moves});
       Transaction writer(0, keys, Transaction::kWrite);
       writer.Run(
           [&](TxShard& t) {

@@ -34,9 +34,9 @@ def choices(g):
         return out
 
     def big_hset():
-        # Crosses hash-max-listpack-entries (128) on one key.
-        base = rng.randint(0, 3) * 40
-        n = rng.choice((60, 130, 150))
+        # Crosses hash-max-listpack-entries (512, both servers' default) on one key.
+        base = rng.randint(0, 3) * 160
+        n = rng.choice((240, 520, 600))
         out = ["HSET", g.key()]
         for i in range(base, base + n):
             out += [f"m{i}", str(i)]
