@@ -109,6 +109,11 @@ void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args)
   Appended(kCommandHeader + resp);
 }
 
+void ShardJournal::AppendRequest(int db, std::string_view resp) {
+  std::memcpy(AddCommandRecord(db, resp.size()), resp.data(), resp.size());
+  Appended(kCommandHeader + resp.size());
+}
+
 void ShardJournal::AppendEffect(int db, std::span<const std::vector<std::string>> commands) {
   if (commands.empty()) return;
   const bool wrap = commands.size() > 1;

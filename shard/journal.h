@@ -103,6 +103,9 @@ class ShardJournal {
 
   // A command that took effect here, as it is to be replayed in database `db`.
   void AppendCommand(int db, std::span<const std::string_view> args);
+  // The same, given the command's RESP array as the client sent it (canonical RESP, which
+  // AppendCommand would make of its arguments): copied as it is.
+  void AppendRequest(int db, std::string_view resp);
   // The commands of one write's effect (JournalEffect::commands), as one record: several are
   // wrapped in MULTI ... EXEC, so that a replay applies all or none of them (as Redis 7
   // propagates them); none appends nothing.
