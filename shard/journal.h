@@ -169,6 +169,7 @@ class ShardJournal {
   std::atomic<bool> over_backlog_limit_{false};
   uint64_t taken_seq_ = 0;  // the last record handed to the writer
   uint64_t taken_bytes_ = 0;
+  size_t round_room_ = 0;  // what Take reserved for the records of the round after it
 };
 
 // Merges the shards' chunks into one serial order (the AOF's): a shard's records keep their
