@@ -57,6 +57,7 @@ void RespParser::Reset() {
   remaining_ = 0;
   bulk_len_ = 0;
   consumed_ = 0;
+  canonical_ = {};
   bytes_needed_ = 0;
   spans_.clear();
   args_.clear();
@@ -126,6 +127,9 @@ bool RespParser::ParseWholeMultibulk(const char* data, size_t len) {
     return false;
   }
   args_.clear();
+  // Whether every line ends in "\r\n", which Redis does not check (after the '\r' of a count or
+  // length, after a body): then the request is canonical RESP (canonical()).
+  bool crlf = data[pos - 1] == '\n';
   for (int64_t i = 0; i < count; ++i) {
     if (pos >= len || data[pos] != '$') return false;
     ++pos;
@@ -133,9 +137,11 @@ bool RespParser::ParseWholeMultibulk(const char* data, size_t len) {
     if (!ReadPlainNumber(data, len, &pos, &n) || n > max_bulk_len_) return false;
     if (len - pos < size_t(n) + 2) return false;
     args_.emplace_back(data + pos, size_t(n));
+    crlf &= data[pos - 1] == '\n' && data[pos + size_t(n)] == '\r' && data[pos + size_t(n) + 1] == '\n';
     pos += size_t(n) + 2;  // like Redis, the CRLF after a body is not looked at
   }
   consumed_ = pos;
+  if (crlf) canonical_ = std::string_view(data, pos);
   state_ = State::kDone;
   return true;
 }

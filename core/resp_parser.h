@@ -49,6 +49,10 @@ class RespParser {
   // inline arguments, into this parser; valid until the next Reset(). A request "*0\r\n",
   // "*-1\r\n" or a blank inline line yields no arguments: the caller skips it.
   const std::vector<std::string_view>& args() const { return args_; }
+  // After kDone: the request's bytes (`consumed` of them from `data`) when they are exactly what
+  // AppendRespCommand makes of args() (a multibulk with plain decimal counts and lengths and every
+  // line ending "\r\n": what clients send), else empty. The journal records them as they are.
+  std::string_view canonical() const { return canonical_; }
   // After kError: the whole Redis error text, e.g. "ERR Protocol error: invalid bulk length".
   std::string_view error() const { return error_; }
   // After kNeedMore: total bytes from the request start that are known to be needed (the end of
@@ -100,6 +104,7 @@ class RespParser {
   int64_t bulk_len_ = 0;   // length of the bulk body at pos_ (state kBulkBody)
   int64_t max_bulk_len_ = kDefaultMaxBulkLen;
   size_t consumed_ = 0;
+  std::string_view canonical_;
   size_t bytes_needed_ = 0;
   std::vector<Span> spans_;
   std::vector<std::string_view> args_;

@@ -76,7 +76,7 @@ struct AofState {
   std::atomic<bool> writer_running{false};
   std::atomic<bool> last_rewrite_ok{true};
   std::atomic<uint64_t> current_size{0};  // base + incr files
-  std::atomic<uint64_t> base_size{0};
+  std::atomic<uint64_t> base_size{0};     // after the last rewrite (Redis' aof_rewrite_base_size)
   std::atomic<uint64_t> fsyncs{0};  // of the incr files, since start (INFO aof_fsyncs)
   std::atomic<int64_t> last_rewrite_seconds{-1};
   std::atomic<int64_t> rewrite_start_ms{0};
@@ -125,6 +125,16 @@ absl::Status WriteManifest(const core::AofManifest& manifest) {
     return absl::InternalError(core::Concat("can't write the AOF manifest file ", path, ": ", strerror(-rc)));
   }
   return absl::OkStatus();
+}
+
+// A rewrite's files are complete: the AOF's size is now the new base plus what the new incr file
+// took meanwhile, and the automatic rewrite's growth counts from there. That is Redis' rule
+// (backgroundRewriteDoneHandler sets aof_rewrite_base_size to aof_current_size, incr included):
+// counting from the base alone, a rewrite that ran long under writes would end with the incr file
+// already grown by a base's size, and start the next rewrite at once.
+void NoteRewrittenSize(uint64_t size) {
+  g_aof.current_size.store(size);
+  g_aof.base_size.store(size);
 }
 
 // Redis' growth of the AOF over its size after the last rewrite, in percent.
@@ -458,8 +468,7 @@ absl::Status StartWithNewBaseFiles() {
   if (absl::Status s = WriteManifest(manifest); !s.ok()) return s;
   DeleteHistory(&manifest);
   g_aof.manifest = std::move(manifest);
-  g_aof.base_size.store(FileSize(FilePath(base.name)));
-  g_aof.current_size.store(g_aof.base_size.load() + g_aof.incr_size);
+  NoteRewrittenSize(FileSize(FilePath(base.name)) + g_aof.incr_size);
   LOG(INFO) << "Append only file on: " << DirPath() << "/" << base.name << " and " << incr.name;
   return absl::OkStatus();
 }
@@ -500,9 +509,8 @@ absl::Status RewriteFiles() {
   }
   if (absl::Status s = WriteManifest(manifest); !s.ok()) return s;
   DeleteHistory(&manifest);
-  g_aof.base_size.store(FileSize(FilePath(base.name)));
-  g_aof.current_size.store(g_aof.base_size.load() +
-                           (manifest.incrs.empty() ? 0 : FileSize(FilePath(manifest.incrs.back().name))));
+  NoteRewrittenSize(FileSize(FilePath(base.name)) +
+                    (manifest.incrs.empty() ? 0 : FileSize(FilePath(manifest.incrs.back().name))));
   if (on) g_aof.manifest = std::move(manifest);
   LOG(INFO) << "Background AOF rewrite finished successfully: " << DirPath() << "/" << base.name;
   return absl::OkStatus();

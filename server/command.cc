@@ -96,6 +96,10 @@ void JournalShardCommand(const CommandSpec& spec, ArgSlice args, ShardContext& c
     args = views;
   }
   if (ctx.journal_unit != nullptr) return ctx.journal_unit->Add(ctx.db.index(), args);
+  if (!ctx.request.empty() && views.empty()) {
+    DCHECK(args.back().data() + args.back().size() + 2 == ctx.request.data() + ctx.request.size());
+    return ctx.shard.journal().AppendRequest(ctx.db.index(), ctx.request);
+  }
   ctx.shard.journal().AppendCommand(ctx.db.index(), args);
 }
 

@@ -55,6 +55,10 @@ struct ShardContext {
   // the script has the allow-oom flag, or an earlier command of the script wrote, and a run is
   // never cut halfway), or one queued in an EXEC, which did both.
   bool skip_memory_check = false;
+  // The command's bytes as the client sent them, when they are canonical RESP
+  // (core::RespParser::canonical); empty otherwise. A command journaled as sent records them as
+  // they are rather than encoding its arguments again.
+  std::string_view request;
   bool journaling() const { return shard.journal().on(); }
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);

@@ -358,7 +358,8 @@ bool Connection::ProcessInput() {
     }
     const auto& a = parser_.args();
     if (!a.empty()) {
-      Parsed p{uint32_t(args_.size()), uint32_t(a.size()), nullptr, false, 0, 0};
+      Parsed p{uint32_t(args_.size()), uint32_t(a.size()), nullptr, false, 0, 0, 0,
+               parser_.canonical()};
       for (std::string_view arg : a) {
         // Quoted inline arguments live in the parser, which the next request reuses: copy them.
         if (!arg.empty() && (arg.data() < buf_begin || arg.data() >= buf_end)) {
@@ -659,6 +660,7 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     rb_.set_resp3(state_.resp3);
     ShardContext ctx{shard, shard.db(state_.db), rb_, now_ms, cmd.hash};
     ctx.reader = TrackingReaderOf(state_);
+    ctx.request = cmd.request;
     // Inline: nothing runs in between.
     shard::CurrentCommandClient() = {state_.id, nullptr, state_.no_touch};
     const uint64_t start = clock_tick_;
@@ -744,7 +746,8 @@ void Connection::Enqueue(const Parsed& cmd, int64_t now_ms, int script_shard) {
   slots_[slot].clear();
   const bool script = script_shard >= 0;
   queued_.push_back({cmd.spec, cmd.begin, cmd.count, slot, state_.db, state_.resp3,
-                     TrackingReaderOf(state_) != nullptr, cmd.hash, clock_tick_, script});
+                     TrackingReaderOf(state_) != nullptr, cmd.hash, clock_tick_, script,
+                     cmd.request});
   queued_now_ms_ = now_ms;
   runs_.Add(script ? unsigned(script_shard) : cmd.shard, /*in_fiber=*/script);
 }
@@ -814,6 +817,7 @@ size_t Connection::RunItems(shard::Shard& shard, size_t begin, size_t end) {
     rb.set_resp3(item.resp3);
     ShardContext ctx{shard, shard.db(item.db), rb, queued_now_ms_, item.hash};
     if (item.tracked) [[unlikely]] ctx.reader = &state_.tracking.reader;
+    ctx.request = item.request;
     RunShardCommand(*item.spec, args, ctx);
     // The clients its write made ready are served before the next command runs, as in Redis.
     shard.ServeBlocked(&state_.handed_off);
@@ -886,6 +890,7 @@ void Connection::RunLockedItems(unsigned sid, size_t begin, size_t end) {
           rb.set_resp3(item.resp3);
           ShardContext ctx{t.shard, t.db, rb, t.now_ms, item.hash};
           if (item.tracked) [[unlikely]] ctx.reader = &state_.tracking.reader;
+          ctx.request = item.request;
           RunShardCommand(*item.spec, ArgSlice(args_.data() + item.args_begin, item.args_count),
                           ctx);
         }

@@ -66,6 +66,7 @@ class Connection final : public PushSink,
     uint64_t hash;        // of args[1]
     uint64_t start_tick;  // the clock (Tick()) when it was dispatched, for its statistics
     bool script;          // a script command (on_conn), run in a fiber on its keys' shard
+    std::string_view request;  // Parsed::request
   };
   // A parsed command of the batch, resolved before any of them runs.
   struct Parsed {
@@ -75,6 +76,7 @@ class Connection final : public PushSink,
     bool on_shard;   // arity_ok and RunsOnShard
     unsigned shard;  // owner of args[1], for on_shard commands
     uint64_t hash;   // core::HashBytes(args[1]), for on_shard commands
+    std::string_view request;  // core::RespParser::canonical(), in the input buffer as args are
   };
 
   // Starts sending push_out_ if nothing else owns the send path (no batch running, no send in

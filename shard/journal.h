@@ -105,6 +105,9 @@ class ShardJournal {
 
   // A command that took effect here, as it is to be replayed in database `db`.
   void AppendCommand(int db, std::span<const std::string_view> args);
+  // The same, given the command's RESP array as the client sent it (canonical RESP, which
+  // AppendCommand would make of its arguments): copied as it is.
+  void AppendRequest(int db, std::string_view resp);
   // The commands of one write's effect (JournalEffect::commands), as one record: several are
   // wrapped in MULTI ... EXEC, so that a replay applies all or none of them (as Redis 7
   // propagates them); none appends nothing.
@@ -168,6 +171,7 @@ class ShardJournal {
   std::atomic<bool> over_backlog_limit_{false};
   uint64_t taken_seq_ = 0;  // the last record handed to the writer
   uint64_t taken_bytes_ = 0;
+  size_t round_room_ = 0;  // what Take reserved for the records of the round after it
 };
 
 // Merges the shards' chunks into one serial order (the AOF's): a shard's records keep their

@@ -1,5 +1,7 @@
 #include "core/resp_parser.h"
 
+#include "core/aof_reader.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -113,6 +115,46 @@ TEST(RespParserTest, SamplesWhole) {
     EXPECT_EQ(ToStrings(p.args()), s.args);
     EXPECT_EQ(p.consumed(), s.wire.size());
   }
+}
+
+// canonical() is the request's bytes exactly when they are what AppendRespCommand makes of its
+// arguments (the journal records them as they are); otherwise it is empty.
+TEST(RespParserTest, CanonicalIsTheRequestWhenItIsPlainResp) {
+  for (const Sample& s : Samples()) {
+    SCOPED_TRACE(testing::PrintToString(s.wire));
+    RespParser p;
+    ExactBuffer buf(s.wire);
+    ASSERT_EQ(p.Parse(buf.data(), buf.size()), Result::kDone);
+    if (p.args().empty()) continue;  // skipped by the caller
+    std::string encoded;
+    AppendRespCommand(&encoded, p.args());
+    if (!p.canonical().empty()) {
+      EXPECT_EQ(p.canonical(), encoded);
+      EXPECT_EQ(p.canonical().data(), buf.data());
+    } else {
+      EXPECT_NE(s.wire, encoded);
+    }
+  }
+  const std::string_view plain = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nv\r\nxy\r\n";
+  const std::string_view not_plain[] = {
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nv\r\nxyAB",    // not CRLF after a body
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\rXv\r\nxy\r\n",  // not LF after a length
+      "*3\rX$3\r\nSET\r\n$1\r\nk\r\n$5\r\nv\r\nxy\r\n",  // not LF after the count
+  };
+  RespParser p;
+  ExactBuffer buf(plain);
+  ASSERT_EQ(p.Parse(buf.data(), buf.size()), Result::kDone);
+  EXPECT_EQ(p.canonical(), plain);
+  for (std::string_view wire : not_plain) {
+    SCOPED_TRACE(testing::PrintToString(wire));
+    p.Reset();
+    ExactBuffer other(wire);
+    ASSERT_EQ(p.Parse(other.data(), other.size()), Result::kDone);
+    EXPECT_EQ(ToStrings(p.args()), (std::vector<std::string>{"SET", "k", "v\r\nxy"}));
+    EXPECT_TRUE(p.canonical().empty());
+  }
+  p.Reset();
+  EXPECT_TRUE(p.canonical().empty());
 }
 
 // A prefix of any length is incomplete; the whole request, in a new buffer, completes it.

@@ -371,6 +371,54 @@ def test_automatic_rewrite(launch, tmp_path):
     assert again.client().dbsize() == 2000
 
 
+def test_rewrite_counts_its_growth_from_the_base_and_the_incr_written_meanwhile(launch, tmp_path):
+    """Redis' automatic rewrite rule: after a rewrite, the growth counts from the size of the new
+    base plus what the new incr file took while the base was written (aof_base_size is Redis'
+    aof_rewrite_base_size), so that a rewrite that ran long under writes does not start the next
+    one at once."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=1, args=AOF + ["--rdb-key-save-delay=3000"])  # ~1 s per rewrite
+    c = srv.client()
+    for i in range(300):
+        c.set(f"k{i}", i)
+    assert srv.raw().call("BGREWRITEAOF") == b"Background append only file rewriting started"
+    time.sleep(0.3)  # past the rewrite's cut: the writes below go to the new incr file
+    assert info(srv.raw())["aof_rewrite_in_progress"] == "1"
+    with c.pipeline(transaction=False) as p:  # at once: all of them before the rewrite ends
+        for i in range(300):
+            p.set(f"during{i}", "x" * 100)
+        p.execute()
+    assert info(srv.raw())["aof_rewrite_in_progress"] == "1"
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 20)
+    fields = info(srv.raw())
+    base_file = (d / "appendonlydir" / "appendonly.aof.2.base.rdb").stat().st_size
+    incr_file = (d / "appendonlydir" / "appendonly.aof.2.incr.aof").stat().st_size
+    assert incr_file > 300 * 100
+    assert int(fields["aof_base_size"]) == int(fields["aof_current_size"]) == base_file + incr_file
+
+
+def test_requests_are_journaled_as_canonical_resp(launch, tmp_path):
+    """A write journaled as sent is recorded from the request's own bytes when they are plain RESP,
+    and encoded from its arguments otherwise (an inline command, or line endings that Redis does
+    not check): the incr file is canonical RESP either way."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=1, args=AOF)
+    r = srv.raw()
+    r.send(b"*3\r\n$3\r\nset\r\n$2\r\nk1\r\n$2\r\nv1\r\n")  # plain, in lower case
+    r.send(b"*3\r\n$3\r\nSET\r\n$2\r\nk2\r\n$2\r\nv2XY")       # no CRLF after the value
+    r.send(b"*3\rX$3\r\nSET\r\n$2\r\nk3\r\n$2\r\nv3\r\n")     # no LF after the count
+    r.send(b"SET k4 \"v 4\"\r\n")                                       # inline
+    assert [r.read_reply()[1] for _ in range(4)] == [b"OK"] * 4
+    incr = (d / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert incr == (b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n"
+                    b"*3\r\n$3\r\nset\r\n$2\r\nk1\r\n$2\r\nv1\r\n"
+                    b"*3\r\n$3\r\nSET\r\n$2\r\nk2\r\n$2\r\nv2\r\n"
+                    b"*3\r\n$3\r\nSET\r\n$2\r\nk3\r\n$2\r\nv3\r\n"
+                    b"*3\r\n$3\r\nSET\r\n$2\r\nk4\r\n$3\r\nv 4\r\n")
+    assert subprocess.run([CHECK_AOF, str(d / "appendonlydir" / "appendonly.aof.manifest")],
+                          capture_output=True).returncode == 0
+
+
 def test_memcached_writes_are_journaled(launch, tmp_path):
     """Writes over the memcached port are journaled as the state they left in Redis' terms (SET
     with the absolute deadline of a relative exptime, DEL, FLUSHDB for flush_all), so they

@@ -53,6 +53,26 @@ TEST(JournalTest, RecordsRoundTrip) {
   EXPECT_TRUE(j.Take().records.empty());
 }
 
+// A request recorded as the client sent it is the same record as its arguments encoded.
+TEST(JournalTest, RequestIsRecordedAsItIs) {
+  ShardJournal j;
+  j.set_on(true);
+  const std::string_view set[] = {"set", "key", "value"};
+  j.AppendCommand(2, set);
+  j.AppendRequest(2, Resp({"set", "key", "value"}));
+  EXPECT_EQ(j.seq(), 2u);
+  EXPECT_EQ(j.appended_bytes(), 2 * (6 + Resp({"set", "key", "value"}).size()));
+  ShardJournal::Chunk c = j.Take();
+  size_t pos = 0;
+  JournalRecord first, second;
+  ASSERT_TRUE(NextJournalRecord(c.records, &pos, &first));
+  ASSERT_TRUE(NextJournalRecord(c.records, &pos, &second));
+  EXPECT_FALSE(NextJournalRecord(c.records, &pos, &second));
+  EXPECT_EQ(second.kind, JournalRecord::kCommand);
+  EXPECT_EQ(second.db, 2);
+  EXPECT_EQ(second.resp, first.resp);
+}
+
 TEST(JournalTest, UnitSelectsBetweenDatabases) {
   JournalUnit unit;
   const std::string_view a[] = {"SET", "a", "1"};
