@@ -112,8 +112,9 @@ ctest_run() { ctest --test-dir "build/$1" --output-on-failure -j2 --no-tests=err
 pytest_run() {  # BINARY PYTEST-ARGS...
   local bin=$1
   shift
-  # The suite bounds its own waits; the outer timeout only stops a runaway hang.
-  SHARDIS_BIN="$PWD/$bin" timeout -k 30 1500 "$PYTHON" -m pytest -q -rfEs "$@"
+  # The suite bounds its own waits; the outer timeout only stops a runaway hang. The 15 slowest
+  # tests are listed, to show where a step's time goes.
+  SHARDIS_BIN="$PWD/$bin" timeout -k 30 1500 "$PYTHON" -m pytest -q -rfEs --durations=15 "$@"
 }
 
 # The background builds, started before the integration suite (see bg_run above). The suite's
