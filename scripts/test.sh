@@ -100,15 +100,21 @@ skip() {  # NAME REASON
 step "install dependencies" bash scripts/install-deps.sh test || exit 1
 
 release_ok=0 asan_ok=0
-step "build release" bash scripts/build.sh release shardis loadgen rdb_tool && release_ok=1
+# A release tree that test.sh configures itself (a clean clone, as in CI) gets the same -O2 code
+# as the default RelWithDebInfo type with line tables only (-g1): its binaries only run tests,
+# whose stacks still have file:line, and the compile takes about a fifth less CPU than with -g.
+# An existing tree keeps its configuration (build.sh configures once).
+CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-g1" \
+  step "build release" bash scripts/build.sh release shardis loadgen rdb_tool && release_ok=1
 step "build asan" bash scripts/build.sh asan && asan_ok=1
 
 ctest_run() { ctest --test-dir "build/$1" --output-on-failure -j2 --no-tests=error; }
 pytest_run() {  # BINARY PYTEST-ARGS...
   local bin=$1
   shift
-  # The suite bounds its own waits; the outer timeout only stops a runaway hang.
-  SHARDIS_BIN="$PWD/$bin" timeout -k 30 1500 "$PYTHON" -m pytest -q -rfEs "$@"
+  # The suite bounds its own waits; the outer timeout only stops a runaway hang. The 15 slowest
+  # tests are listed, to show where a step's time goes.
+  SHARDIS_BIN="$PWD/$bin" timeout -k 30 1500 "$PYTHON" -m pytest -q -rfEs --durations=15 "$@"
 }
 
 # The background builds, started before the integration suite (see bg_run above). The suite's
