@@ -33,7 +33,8 @@
 #   SERVER_CPU, CLIENT_CPU (the first and second CPU this shell may use), NICE (unset, see
 #   lib.sh), KEEP (0; 1 keeps the work directory), SHARDIS_BIN (build/release/shardis, built if
 #   not given), LOADGEN (build/release/benchmarks/loadgen), REDIS_SERVER, VALKEY_BIN,
-#   DEFRAG_SETTINGS (none), REPORT.
+#   DEFRAG_SETTINGS (none), SERVERS (a subset of "redis shardis1 shardis2 valkey" to run;
+#   all of them, valkey when VALKEY_BIN is given), REPORT.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -189,8 +190,12 @@ load_pass() {
   stop_server
 }
 
-servers=(redis shardis1 shardis2)
-[ -z "$VALKEY_BIN" ] || servers+=(valkey)
+if [ -n "${SERVERS:-}" ]; then
+  read -r -a servers <<<"$SERVERS"
+else
+  servers=(redis shardis1 shardis2)
+  [ -z "$VALKEY_BIN" ] || servers+=(valkey)
+fi
 {
   echo "rev=$SHARDIS_REV"
   echo "scale=$SCALE"
