@@ -103,7 +103,8 @@ std::vector<std::pair<std::string, CompactValue>> AllTypes() {
   v.emplace_back("l:big", MakeList(big));
   v.emplace_back("h:small", MakeHash({{"a", "1"}, {"b", "hello"}, {"-5", "300"}}));
   std::vector<std::pair<std::string, std::string>> hpairs;
-  for (int i = 0; i < 300; ++i) hpairs.emplace_back("f" + std::to_string(i), std::to_string(i));
+  // More fields than hash-max-listpack-entries (512): a hash table.
+  for (int i = 0; i < 600; ++i) hpairs.emplace_back("f" + std::to_string(i), std::to_string(i));
   v.emplace_back("h:big", MakeHash(hpairs));
   v.emplace_back("h:longvalue", MakeHash({{"a", std::string(100, 'v')}}));
   v.emplace_back("set:ints", MakeSet({"1", "5", "-3", "70000", "-9223372036854775808"}));
