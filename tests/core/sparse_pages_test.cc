@@ -196,7 +196,8 @@ TEST_F(ValueDefragTest, CollectionsAboveMaxScanFieldsMoveInSteps) {
   CompactValue big_list = CompactValue::FromObject(ValueType::kList, list);
   CompactValue big_hash;
   HashRef::InitCell(&big_hash);
-  for (int i = 0; i < 500; ++i) HashRef(big_hash).Set("f" + std::to_string(i), "v");
+  // Past hash-max-listpack-entries (512): a hash table, moved in steps.
+  for (int i = 0; i < 800; ++i) HashRef(big_hash).Set("f" + std::to_string(i), "v");
   CompactValue big_set;
   SetRef::InitCell(&big_set, "m");
   for (int i = 0; i < 1000; ++i) SetRef(big_set).Add("m" + std::to_string(i));

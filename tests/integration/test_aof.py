@@ -390,10 +390,12 @@ def test_rewrite_counts_its_growth_from_the_base_and_the_incr_written_meanwhile(
         p.execute()
     assert info(srv.raw())["aof_rewrite_in_progress"] == "1"
     assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 20)
+    incr_path = d / "appendonlydir" / "appendonly.aof.2.incr.aof"
+    # The journal writes its rounds asynchronously: wait for the writes above to reach the file.
+    assert wait_for(lambda: incr_path.stat().st_size > 300 * 100, 10), incr_path.stat().st_size
     fields = info(srv.raw())
     base_file = (d / "appendonlydir" / "appendonly.aof.2.base.rdb").stat().st_size
-    incr_file = (d / "appendonlydir" / "appendonly.aof.2.incr.aof").stat().st_size
-    assert incr_file > 300 * 100
+    incr_file = incr_path.stat().st_size
     assert int(fields["aof_base_size"]) == int(fields["aof_current_size"]) == base_file + incr_file
 
 
