@@ -219,9 +219,7 @@ absl::Status LoadAppendOnlyFiles() {
     const std::string path = core::Concat(dir, "/", manifest->base->name);
     if (manifest->base->name.ends_with(core::kAofRdbFormatSuffix)) {
       LoadResult result;
-      // LoadSnapshot ends the loading state on success; the incr files follow, so it starts again.
       if (absl::Status s = LoadSnapshot(path, /*merge=*/false, &result); !s.ok()) return s;
-      BeginLoading(base_size + total);
       LOG(INFO) << "DB loaded from base file " << manifest->base->name << ": " << result.keys << " keys";
     } else if (absl::Status s = ReplayFile(path, /*last=*/false, &replayer, &commands); !s.ok()) {
       return s;

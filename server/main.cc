@@ -312,7 +312,9 @@ int Main(int argc, char** argv) {
         return on;
       }
       LoadResult result;
-      return LoadSnapshot(rdb_path, /*merge=*/false, &result);
+      absl::Status loaded = LoadSnapshot(rdb_path, /*merge=*/false, &result);
+      if (loaded.ok()) EndLoading();
+      return loaded;
     });
     // SIGTERM or SHUTDOWN while loading: exit at once, saving nothing (the file on disk is the
     // dataset), as Redis does.

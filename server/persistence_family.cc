@@ -163,6 +163,7 @@ void DebugReload(ArgSlice args, ConnContext& ctx) {
     LOG(WARNING) << "DEBUG RELOAD: " << status.message();
     return ctx.rb.Error("ERR Error trying to load the RDB dump");
   }
+  EndLoading();
   LOG(WARNING) << "DB reloaded by DEBUG RELOAD";
   ctx.rb.Ok();
 }

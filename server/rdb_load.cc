@@ -244,8 +244,8 @@ absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* resul
   struct stat st {};
   fstat(fd, &st);
   PersistenceStatus& ps = Persistence();
-  if (!ps.loading.load()) BeginLoading(uint64_t(st.st_size));
-  ps.loading_total_bytes.store(uint64_t(st.st_size));
+  // The caller's total when it gave one (an AOF: the base and its incr files).
+  if (ps.loading_total_bytes.load() == 0) ps.loading_total_bytes.store(uint64_t(st.st_size));
   LOG(INFO) << "Loading RDB " << path << " (" << st.st_size << " bytes)";
   const auto start = std::chrono::steady_clock::now();
   *result = LoadResult();
@@ -253,7 +253,6 @@ absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* resul
   close(fd);
   result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status.ok()) {
-    EndLoading();
     ps.last_load_keys_loaded.store(result->keys);
     ps.last_load_keys_expired.store(result->expired);
     LOG(INFO) << "Done loading RDB, keys loaded: " << result->keys

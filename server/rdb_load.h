@@ -22,9 +22,9 @@ struct LoadResult {
 // thread. NotFound when the file does not exist; any other error names the byte offset and what
 // was expected there. A key already present makes the load fail ("duplicated key"), as in Redis,
 // unless `merge` (DEBUG RELOAD MERGE): then the file's value replaces it.
-// INFO's loading fields and -LOADING for commands: on success LoadSnapshot ends the loading
-// state; after a failure it stays (the caller exits, or DEBUG RELOAD ends it with EndLoading), so
-// no client is served from a half-loaded dataset.
+// INFO's loading fields and -LOADING for commands: the caller enters the loading state first
+// (BeginLoading) and ends it (EndLoading) once its whole dataset is in: an AOF's base file is
+// followed by its incr files, and no client may be served between the two.
 absl::Status LoadSnapshot(const std::string& path, bool merge, LoadResult* result);
 
 // Enters the loading state before LoadSnapshot runs (at start, before the port opens), with the

@@ -671,3 +671,28 @@ def test_pipelined_scripts_are_journaled_in_order(launch, tmp_path):
     again = launch(d, threads=1, args=AOF)
     assert_same_dataset(full_snapshot(again), before)
     assert shutdown(again) == 0
+
+
+def test_the_server_answers_only_once_base_and_incr_files_are_in(launch, tmp_path):
+    """Loading an AOF is one load, as in Redis: clients get -LOADING until the incr files are
+    replayed too, never a dataset with the base file's keys only (once ready, a command is served
+    and sees every key; a fresh connection never gets -LOADING again)."""
+    d = tmp_path / "data"
+    srv = launch(d, threads=2, args=["--appendonly=yes", "--appendfsync=everysec"])
+    c = srv.client()
+    with c.pipeline(transaction=False) as p:
+        for i in range(20000):
+            p.set(f"base:{i}", i)
+        p.execute()
+    assert c.bgrewriteaof()
+    assert wait_for(lambda: info(srv.raw())["aof_rewrite_in_progress"] == "0", 30)
+    with c.pipeline(transaction=False) as p:
+        for i in range(20000):
+            p.set(f"incr:{i}", i)
+        p.execute()
+    assert shutdown(srv) == 0
+    again = launch(d, threads=2, args=["--appendonly=yes", "--appendfsync=everysec"])
+    c = again.client()
+    for _ in range(20):  # launch returned on the first PONG: the whole dataset is in
+        assert c.dbsize() == 40000
+        assert info(again.raw())["loading"] == "0"
