@@ -1,5 +1,6 @@
 #include "core/sparse_pages.h"
 
+#include <glog/logging.h>
 #include <mimalloc.h>
 
 #include <algorithm>
@@ -8,45 +9,38 @@ namespace shardis::core {
 
 namespace {
 
-// One page as mimalloc's heap visit reports it.
-struct PageArea {
-  uintptr_t start = 0, end = 0;
-  size_t used = 0, capacity = 0;  // blocks
-  size_t block_size = 0;          // with mimalloc's padding: the page's stride
+struct VisitState {
+  HeapPageTotals* totals;
+  std::vector<std::pair<uintptr_t, uintptr_t>>* ranges;
 };
 
-bool CollectArea(const mi_heap_t*, const mi_heap_area_t* area, void* block, size_t, void* arg) {
+bool VisitPage(const mi_heap_t*, const mi_heap_area_t* area, void* block, size_t, void* arg) {
   // Called once per page with block == null (visit_all_blocks is false).
   if (block != nullptr || area->full_block_size == 0) return true;
-  PageArea a;
-  a.start = reinterpret_cast<uintptr_t>(area->blocks);
-  a.end = a.start + area->reserved;
-  a.used = area->used;  // a count of blocks in mimalloc 2.0.9 (its #553)
-  a.block_size = area->full_block_size;
-  a.capacity = area->reserved / area->full_block_size;
-  static_cast<std::vector<PageArea>*>(arg)->push_back(a);
+  const VisitState& state = *static_cast<VisitState*>(arg);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(area->blocks);
+  const size_t capacity = area->reserved / area->full_block_size;  // blocks
+  const size_t used = area->used;  // a count of blocks in mimalloc 2.0.9 (its #553)
+  state.totals->page_bytes += area->reserved;
+  state.totals->used_bytes += used * area->full_block_size;  // with padding: the page's stride
+  ++state.totals->pages;
+  if (used * SparsePages::kSparseDenominator < capacity * SparsePages::kSparseNumerator) {
+    state.ranges->emplace_back(start, start + area->reserved);
+    ++state.totals->sparse_pages;
+    state.totals->sparse_bytes += area->reserved;
+  }
   return true;
 }
 
 }  // namespace
 
-void SparsePages::Build(const ShardHeap& heap) {
+void SparsePages::Visit(const ShardHeap& heap) {
   ranges_.clear();
   totals_ = {};
+  sorted_ = false;
   if (heap.mi_heap() == nullptr) return;  // no mimalloc (ASan): nothing to move
-  std::vector<PageArea> areas;
-  mi_heap_visit_blocks(heap.mi_heap(), /*visit_all_blocks=*/false, CollectArea, &areas);
-  for (const PageArea& a : areas) {
-    totals_.page_bytes += a.end - a.start;
-    totals_.used_bytes += a.used * a.block_size;
-    ++totals_.pages;
-    if (a.used * kSparseDenominator < a.capacity * kSparseNumerator) {
-      ranges_.emplace_back(a.start, a.end);
-      ++totals_.sparse_pages;
-      totals_.sparse_bytes += a.end - a.start;
-    }
-  }
-  Sort();
+  VisitState state{&totals_, &ranges_};
+  mi_heap_visit_blocks(heap.mi_heap(), /*visit_all_blocks=*/false, VisitPage, &state);
 }
 
 SparsePages SparsePages::FromRanges(std::vector<std::pair<uintptr_t, uintptr_t>> ranges) {
@@ -56,9 +50,13 @@ SparsePages SparsePages::FromRanges(std::vector<std::pair<uintptr_t, uintptr_t>>
   return pages;
 }
 
-void SparsePages::Sort() { std::sort(ranges_.begin(), ranges_.end()); }
+void SparsePages::Sort() {
+  std::sort(ranges_.begin(), ranges_.end());
+  sorted_ = true;
+}
 
 size_t SparsePages::PageOf(const void* p) const {
+  DCHECK(sorted_);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   // The last page starting at or before a.
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), a,

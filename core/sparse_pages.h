@@ -42,12 +42,23 @@ class SparsePages {
   // A page is sparse below this share of its blocks in use.
   static constexpr size_t kSparseNumerator = 4, kSparseDenominator = 5;
 
-  // Rebuilds the set from heap's pages. Cost: one visit per page, no block is touched.
-  void Build(const ShardHeap& heap);
+  // Rebuilds the set from heap's pages: Visit, then Sort. Cost: one visit per page, no block is
+  // touched.
+  void Build(const ShardHeap& heap) {
+    Visit(heap);
+    Sort();
+  }
+  // Build in two steps, for a caller that lets its thread's clients in between (the visit of a
+  // 300 MB heap's 4,600 pages takes about 0.5 ms, most of it cache misses on mimalloc's page
+  // records; the sort of their ranges 0.2 ms more). Visit fills totals() and the set; Contains
+  // and PageOf need the set sorted.
+  void Visit(const ShardHeap& heap);
+  void Sort();
+  bool sorted() const { return sorted_; }
   // For tests: the pages are exactly these [start, end) ranges (need not be sorted).
   static SparsePages FromRanges(std::vector<std::pair<uintptr_t, uintptr_t>> ranges);
 
-  // Whether p lies on a sparse page. O(log pages).
+  // Whether p lies on a sparse page. O(log pages). After Sort.
   bool Contains(const void* p) const { return PageOf(p) != kNone; }
   // Index of p's sparse page, or kNone: two blocks on the same page have the same index.
   static constexpr size_t kNone = ~size_t{0};
@@ -58,9 +69,10 @@ class SparsePages {
   const HeapPageTotals& totals() const { return totals_; }
 
  private:
-  void Sort();
-  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;  // sorted by start, disjoint
+  // Disjoint; sorted by start once Sort ran. Cleared, not freed, by the next Visit.
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
   HeapPageTotals totals_;
+  bool sorted_ = true;
 };
 
 // Moves blocks off sparse pages, counting as Redis' INFO does: a hit is a block moved, a miss a

@@ -612,6 +612,42 @@ void Proactor::TakeInArrivedInput() {
   ReapCompletions();
 }
 
+void Proactor::YieldBetweenSlices() {
+  context* self = context::active();
+  for (int round = 0; round < kSliceRounds; ++round) {
+    slice_waiters_.push_back(self);
+    self->suspend();
+    // The fibers the poll woke have run up to their next wait: what they queued (replies) goes
+    // to the kernel now, not after the caller's next slice.
+    if (pending_sqes_ > 0) {
+      io_uring_submit(&ring_);
+      pending_sqes_ = 0;
+      ++stats_.enters;
+    }
+    if (!InputWaiting()) return;
+  }
+}
+
+void YieldBetweenSlices() {
+  if (Proactor* p = Proactor::current(); p != nullptr) {
+    p->YieldBetweenSlices();
+  } else {
+    boost::this_fiber::yield();
+  }
+}
+
+bool Proactor::InputWaiting() const {
+  if (io_uring_cq_ready(&ring_) > 0) return true;
+  if (defer_taskrun_ && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0) return true;
+  return !InboxesEmpty();
+}
+
+void Proactor::WakeSliceWaiters() {
+  if (slice_waiters_.empty()) return;
+  for (context* waiter : slice_waiters_) context::active()->schedule(waiter);
+  slice_waiters_.clear();
+}
+
 void Proactor::RunTasksAfterInput() {
   while (after_input_head_ < after_input_.size() &&
          after_input_[after_input_head_].after_picks <= fibers_picked_) {
@@ -696,13 +732,15 @@ void Proactor::Poll() {
   cycle_start_ = now;
   ReapCompletions();
   DrainInboxes();
+  WakeSliceWaiters();
 }
 
 void Proactor::Park(std::chrono::steady_clock::time_point deadline) {
   RunTasksAfterInput();  // the ready queue is empty: every fiber they waited for has run
   FlushOverflow();
   ReapCompletions();
-  if (DrainInboxes() > 0 || context::active()->get_scheduler()->has_ready_fibers()) {
+  if (DrainInboxes() > 0 || context::active()->get_scheduler()->has_ready_fibers() ||
+      !slice_waiters_.empty()) {
     Poll();
     return;
   }

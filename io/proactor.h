@@ -222,6 +222,15 @@ class Proactor {
   // only when work waits there, a short hold) falls on the hops that ask for it.
   void RunAfterArrivedInput(Task task);
 
+  // Between two slices of background work done by a fiber of this thread (active defrag, active
+  // expiry, lazy freeing, a snapshot's serialization): returns once the fibers whose input had
+  // arrived have run and the replies they queued are submitted. A plain yield is not enough:
+  // the fibers the next poll wakes queue behind the yielding fiber, and the sends they queue
+  // wait for the poll after that, so a request that arrives during one slice would also wait
+  // out the next one. Input that arrives meanwhile gets up to kSliceRounds turns before the
+  // caller goes on, so a saturating load still leaves the background work its progress.
+  void YieldBetweenSlices();
+
   // --- Counted by UringScheduler: fibers put in the ready queue and taken from it. The queue is
   // FIFO, so once fibers_picked_ reaches a value fibers_queued_ had, every fiber queued by then
   // has had a turn.
@@ -278,6 +287,10 @@ class Proactor {
   static void HopRunAfterArrivedInput(void* arg);
   void FlushOverflow();
   bool InboxesEmpty() const;
+  // Input this thread has not taken in yet: completions in the CQ ring, completion work the
+  // kernel holds for the next enter (DEFER_TASKRUN), or inbox tasks.
+  bool InputWaiting() const;
+  void WakeSliceWaiters();
   void WakeIfParked(Proactor* target);
   void ArmEventfd();
   void RunExternalTasks();
@@ -329,7 +342,14 @@ class Proactor {
   };
   std::vector<TaskAfterInput> after_input_;
   size_t after_input_head_ = 0;
+  // Fibers in YieldBetweenSlices: queued again at the end of the next poll, behind the fibers
+  // its completions and inbox tasks woke.
+  std::vector<boost::fibers::context*> slice_waiters_;
+  static constexpr int kSliceRounds = 3;
   uint64_t cycle_start_ = 0;  // CycleClock ticks when the current cycle began
 };
+
+// Proactor::YieldBetweenSlices on a proactor's thread; a plain fiber yield elsewhere (unit tests).
+void YieldBetweenSlices();
 
 }  // namespace shardis::io

@@ -179,7 +179,7 @@ void WriteShardPart(Shard& shard, SaveJob& job) {
       }
     }
     if (!more) break;
-    boost::this_fiber::yield();
+    p->YieldBetweenSlices();
     if (const uint64_t work = ClientWork(p); work != last_work) {
       last_work = work;
       last_work_at = Clock::now();

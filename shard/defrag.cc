@@ -1,6 +1,5 @@
 #include "shard/defrag.h"
 
-#include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 #include <mimalloc.h>
 
@@ -107,22 +106,33 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
   const DefragSettings s = GetDefragSettings();
   if (!s.enabled || !core::ShardHeap::kUsesMimalloc) {
     // Turned off mid-walk: the next walk starts from the beginning, as in Redis.
-    if (stats_.running != 0) Finish(shard, /*collect=*/false);
+    if (stats_.running != 0) Finish(/*collect=*/false);
     walk_again_above_ = 0;
+    walk_completed_ = false;
     return;
   }
   const int64_t now_ms = NowMs();
   const bool check = now_ms - last_check_ms_ >= kCheckPeriodMs || now_ms < last_check_ms_;
   if (check) {
     last_check_ms_ = now_ms;
-    pages_.Build(*core::ShardHeap::Current());
+    pages_.Visit(*core::ShardHeap::Current());  // this step's first slice; sorted below if walking
     const HeapFragmentation frag = FragmentationOf(pages_.totals());
+    if (walk_completed_) {
+      walk_completed_ = false;
+      walk_again_above_ = FragmentationToWalkAgain(walk_hits_, frag.bytes);
+      // As Redis' "Active defrag done" (verbose there).
+      VLOG(1) << "shard " << shard.id() << ": active defrag done in " << walk_ms_ << " ms, "
+              << walk_hits_ << " blocks moved, frag_bytes now " << frag.bytes
+              << ", next walk above " << walk_again_above_;
+    }
     int cpu = DefragCpuPercent(frag, s, MemoryLimit::num_shards());
     if (cpu == 0) walk_again_above_ = 0;  // below the thresholds: the next walk starts afresh
     if (stats_.running == 0 && frag.bytes <= walk_again_above_) {
       // Resting: no walk, but the pages freed since (here and by other threads' frees) and the
       // spans mimalloc decommits only on a later collection still go back to the OS, as they
       // did when walks followed one another.
+      io::YieldBetweenSlices();  // the collection is a slice of its own
+      if (stopping()) return;
       mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
       cpu = 0;
     }
@@ -150,8 +160,11 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
   const int share = std::max(std::min(stats_.running, idle_percent),
                              std::min(s.cycle_min, stats_.running));
   const uint64_t budget_us = std::max<uint64_t>(1, 1000000ull * share / 100 / hz);
-  if (check) {  // the page walk above was this step's first slice
-    boost::this_fiber::yield();
+  if (check) {  // the page visit above was this step's first slice, the sort is the second
+    io::YieldBetweenSlices();
+    if (stopping()) return;
+    pages_.Sort();
+    io::YieldBetweenSlices();
     if (stopping()) return;
   }
   const uint64_t start = core::CycleClock::Now();
@@ -161,12 +174,12 @@ void ShardDefrag::Cron(Shard& shard, int hz, bool (*stopping)()) {
     const uint64_t now = core::CycleClock::Now();
     if (now >= end) break;
     if (WalkUntil(shard, std::min(end, now + slice), s.max_scan_fields)) {
-      boost::this_fiber::yield();  // the collection is a slice of its own
+      io::YieldBetweenSlices();  // the collection is a slice of its own
       if (stopping()) return;
-      Finish(shard, /*collect=*/true);
+      Finish(/*collect=*/true);
       break;
     }
-    boost::this_fiber::yield();
+    io::YieldBetweenSlices();
     if (stopping()) return;
     if (!GetDefragSettings().enabled) break;  // the next Cron stops the walk
   }
@@ -258,25 +271,20 @@ bool ShardDefrag::StepBigValue(Shard& shard, core::BlockMover& mover, int64_t ma
   return true;
 }
 
-void ShardDefrag::Finish(Shard& shard, bool collect) {
-  stats_.total_time_us += MonotonicUs() - started_us_;
+void ShardDefrag::Finish(bool collect) {
+  const uint64_t walk_us = MonotonicUs() - started_us_;
+  stats_.total_time_us += walk_us;
   stats_.running = 0;
   db_ = 0;
   table_cursor_ = 0;
   tables_done_ = false;
   cursor_ = 0;
   big_values_.clear();
-  // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.
   if (collect) {
+    // The pages the walk emptied go back to the OS now, not after mimalloc's delay: RSS falls.
     mi_heap_collect(core::ShardHeap::Current()->mi_heap(), /*force=*/true);
-    pages_.Build(*core::ShardHeap::Current());
-    const uint64_t frag_after = FragmentationOf(pages_.totals()).bytes;
-    walk_again_above_ = FragmentationToWalkAgain(walk_hits_, frag_after);
-    // As Redis' "Active defrag done" (verbose there).
-    VLOG(1) << "shard " << shard.id() << ": active defrag done in "
-            << (MonotonicUs() - started_us_) / 1000 << " ms, " << walk_hits_
-            << " blocks moved, frag_bytes now " << frag_after << ", next walk above "
-            << walk_again_above_;
+    walk_ms_ = walk_us / 1000;
+    walk_completed_ = true;
   }
   // Measure again at the next step: another walk may be due at once (Redis).
   last_check_ms_ = 0;

@@ -99,8 +99,9 @@ class ShardDefrag {
   // One step of the first big collection waiting (Redis' defrag later): at most
   // max_scan_fields of its elements. Returns whether there was one.
   bool StepBigValue(Shard& shard, core::BlockMover& mover, int64_t max_scan_fields);
-  // Ends the walk; `collect`: it completed, and the pages it emptied go back to the OS.
-  void Finish(Shard& shard, bool collect);
+  // Ends the walk; `collect`: it completed, and the pages it emptied go back to the OS (the next
+  // check, at once, measures what it left).
+  void Finish(bool collect);
 
   // A collection too big for one step, found by the bucket walk and moved in steps between
   // buckets. The key is looked up again at each step (it may be gone or replaced meanwhile:
@@ -123,7 +124,9 @@ class ShardDefrag {
   std::deque<BigValue> big_values_;
   int64_t last_check_ms_ = 0;
   uint64_t started_us_ = 0;  // monotonic, when the running walk started
-  uint64_t walk_hits_ = 0;         // blocks the running walk moved
+  uint64_t walk_hits_ = 0;         // blocks the running (or just completed) walk moved
+  uint64_t walk_ms_ = 0;           // how long the completed walk took
+  bool walk_completed_ = false;    // the next check measures what the walk left
   uint64_t walk_again_above_ = 0;  // FragmentationToWalkAgain of the last completed walk
   uint64_t last_step_ns_ = 0;    // monotonic, the last Cron's (for the idle share)
   uint64_t last_parked_ns_ = 0;  // the proactor's parked_ns then

@@ -3,7 +3,6 @@
 #include "io/cgroup_limits.h"
 
 #include <boost/fiber/context.hpp>
-#include <boost/fiber/operations.hpp>
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -210,7 +209,7 @@ void ShardSet::ExpiryLoop(Shard* shard) {
       shard->ServeBlocked();
       worked += std::chrono::steady_clock::now() - start;
       if (removed * 10 <= examined) break;
-      boost::this_fiber::yield();
+      io::YieldBetweenSlices();
     }
     if (latency_hook_ != nullptr && !tl_stopping) {
       latency_hook_("expire-cycle",
@@ -228,7 +227,7 @@ void ShardSet::FreeLazily(Shard& shard) {
   const uint64_t slice = core::CycleClock::FromNs(kLazyFreeSliceUs * 1000);
   for (int i = 0; i < max_slices && !shard.lazy_free().empty(); ++i) {
     if (shard.lazy_free().FreeUntil(core::CycleClock::Now() + slice)) break;
-    boost::this_fiber::yield();
+    io::YieldBetweenSlices();
     if (tl_stopping) return;  // the shard may be gone
   }
 }
