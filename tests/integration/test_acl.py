@@ -160,6 +160,9 @@ BAD_RULES = [
     (["#abc"], "The password hash must be exactly 64 characters and contain only lowercase "
                "hexadecimal characters"),
     (["+config|get|x"], "Allowing first-arg of a subcommand is not supported"),
+    # an unknown subcommand of a container (these stopped the server)
+    (["+config|asdf"], "Unknown command or category name in ACL"),
+    (["+@all", "-config|asdf"], "Unknown command or category name in ACL"),
     (["%X~a"], "Syntax error"),
 ]
 
