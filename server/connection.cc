@@ -567,6 +567,11 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // A container's flags are its subcommand's (XGROUP CREATE writes, XGROUP HELP does not).
   const uint32_t flags = sub != nullptr ? sub->flags : spec->flags;
   const bool write = flags & kWrite;
+  // Redis' processCommand sets the client's command once it is found: a command refused from here
+  // on (NOAUTH, NOPERM, OOM, ...) or waiting for CLIENT PAUSE is shown as cmd= (CLIENT LIST, the
+  // client-info of ACL LOG).
+  state_.last_command = spec->name;
+  state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (!state_.authenticated && AuthRequired() && !(spec->flags & kNoAuth)) [[unlikely]] {
     return Reject(spec, "Authentication required.", "NOAUTH");
   }
@@ -630,8 +635,6 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     if (!WaitWhilePaused(state_, *spec, args.size() > 1 ? args[1] : "")) return;
     Tick();  // the wait is not the command's time
   }
-  state_.last_command = spec->name;
-  state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (shard::JournalWaitsActive()) [[unlikely]] {
     // The AOF is on: this batch's replies wait for its writes' journal records (ProcessInput).
     batch_writes_ |= write || (flags & kScript) || spec->name == "exec";

@@ -431,6 +431,9 @@ def test_acl_log(server, admin):
     assert entries[1][b"context"] == b"toplevel"
     assert entries[1][b"username"] == b"logged"
     assert b"user=logged" in entries[1][b"client-info"]
+    # the refused command is the client's command, as Redis sets it before its checks
+    assert b" cmd=get " in entries[1][b"client-info"]
+    assert b" cmd=set " in entries[2][b"client-info"]
     if IS_72:
         assert {b"entry-id", b"timestamp-created", b"timestamp-last-updated"} <= set(entries[0])
     assert len(admin.call("ACL", "LOG", "1")) == 1

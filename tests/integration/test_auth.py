@@ -127,6 +127,19 @@ def test_auth_lifts_the_limits_for_the_requests_pipelined_after_it(pair):
     assert got[0] == got[1] == [b"OK", big.encode(), 20, 1]
 
 
+def test_refused_command_is_shown_as_the_clients_command(pair):
+    """Redis sets a client's command when it finds it, before its checks: CLIENT LIST shows a
+    command refused with NOAUTH as cmd= (the ACL LOG's client-info of a NOPERM one too)."""
+    for srv in pair:
+        with srv.raw() as refused, srv.raw() as admin:
+            assert refused.call_raw("GET", "k") == b"-NOAUTH Authentication required.\r\n"
+            assert admin.call("AUTH", PASSWORD) == b"OK"
+            port = refused.sock.getsockname()[1]
+            lines = admin.call("CLIENT", "LIST").decode().splitlines()
+            line = next(x for x in lines if f" addr=127.0.0.1:{port} " in x)
+            assert " cmd=get " in line, f"{srv.kind}: {line}"
+
+
 def test_hello_auth(pair):
     same_replies(pair, [
         ("HELLO", "3"),
