@@ -123,7 +123,8 @@ inline bool ReadPlainNumber(const char* data, size_t len, size_t* pos, int64_t* 
 bool RespParser::ParseWholeMultibulk(const char* data, size_t len) {
   size_t pos = 1;
   int64_t count;
-  if (!ReadPlainNumber(data, len, &pos, &count) || count == 0 || count > kMaxMultibulkLen) {
+  if (!ReadPlainNumber(data, len, &pos, &count) || count == 0 || count > kMaxMultibulkLen ||
+      (unauthenticated_ && count > kUnauthenticatedMultibulkLen)) {
     return false;
   }
   args_.clear();
@@ -134,7 +135,10 @@ bool RespParser::ParseWholeMultibulk(const char* data, size_t len) {
     if (pos >= len || data[pos] != '$') return false;
     ++pos;
     int64_t n;
-    if (!ReadPlainNumber(data, len, &pos, &n) || n > max_bulk_len_) return false;
+    if (!ReadPlainNumber(data, len, &pos, &n) || n > max_bulk_len_ ||
+        (unauthenticated_ && n > kUnauthenticatedBulkLen)) {
+      return false;
+    }
     if (len - pos < size_t(n) + 2) return false;
     args_.emplace_back(data + pos, size_t(n));
     crlf &= data[pos - 1] == '\n' && data[pos + size_t(n)] == '\r' && data[pos + size_t(n) + 1] == '\n';
@@ -157,9 +161,15 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len) {
       return Result::kNeedMore;
     }
     int64_t count;
-    if (!ParseInt64(std::string_view(data + 1, cr - 1), &count) || count > kMaxMultibulkLen) {
+    // Redis' order: a count past INT_MAX is invalid, then a client yet to authenticate is held
+    // to its limit, then our own cap (below Redis' INT_MAX) applies.
+    if (!ParseInt64(std::string_view(data + 1, cr - 1), &count) || count > INT32_MAX) {
       return Fail("ERR Protocol error: invalid multibulk length");
     }
+    if (unauthenticated_ && count > kUnauthenticatedMultibulkLen) {
+      return Fail("ERR Protocol error: unauthenticated multibulk length");
+    }
+    if (count > kMaxMultibulkLen) return Fail("ERR Protocol error: invalid multibulk length");
     pos_ = scan_ = cr + 2;
     if (count <= 0) return Done(data, pos_);  // "*0" and "*-1": an empty request, skipped
     remaining_ = count;
@@ -189,6 +199,9 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len) {
       if (!ParseInt64(std::string_view(data + pos_ + 1, cr - pos_ - 1), &n) || n < 0 ||
           n > max_bulk_len_) {
         return Fail("ERR Protocol error: invalid bulk length");
+      }
+      if (unauthenticated_ && n > kUnauthenticatedBulkLen) {
+        return Fail("ERR Protocol error: unauthenticated bulk length");
       }
       pos_ = scan_ = cr + 2;
       bulk_len_ = n;

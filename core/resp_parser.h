@@ -37,6 +37,10 @@ class RespParser {
   static constexpr int64_t kDefaultMaxBulkLen = 512 * 1024 * 1024;  // proto-max-bulk-len's
   static constexpr size_t kMaxInlineSize = 64 * 1024;        // Redis PROTO_INLINE_MAX_SIZE
   static constexpr size_t kRetainedArgs = 4096;
+  // Redis' limits for a client that has not authenticated yet (its authRequired(), the fix of
+  // CVE-2021-32675): such a client cannot make the server buffer a large request.
+  static constexpr int64_t kUnauthenticatedMultibulkLen = 10;
+  static constexpr int64_t kUnauthenticatedBulkLen = 16384;
 
   // Parses the request that begins at data[0]; len counts all buffered bytes from there (it may
   // include later pipelined requests). After kDone or kError, further calls return the same
@@ -62,6 +66,10 @@ class RespParser {
   // The longest bulk string accepted (Redis' proto-max-bulk-len); a longer one is a protocol
   // error before any of it is buffered. Takes effect from the next bulk header.
   void set_max_bulk_len(int64_t n) { max_bulk_len_ = n; }
+  // Whether the client has yet to authenticate: a multibulk count or a bulk length above the
+  // kUnauthenticated* limits is then a protocol error ("unauthenticated multibulk length",
+  // "unauthenticated bulk length"), as in Redis. Takes effect from the next count or length.
+  void set_unauthenticated(bool on) { unauthenticated_ = on; }
 
   // Bytes the parser keeps allocated between requests (CLIENT LIST's tot-mem).
   size_t retained_bytes() const {
@@ -103,6 +111,7 @@ class RespParser {
   int64_t remaining_ = 0;  // multibulk elements still to read
   int64_t bulk_len_ = 0;   // length of the bulk body at pos_ (state kBulkBody)
   int64_t max_bulk_len_ = kDefaultMaxBulkLen;
+  bool unauthenticated_ = false;
   size_t consumed_ = 0;
   std::string_view canonical_;
   size_t bytes_needed_ = 0;

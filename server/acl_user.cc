@@ -127,7 +127,10 @@ int64_t LookupCommandId(std::string_view name) {
   if (bar == std::string_view::npos) return StatsIdOf(*spec, nullptr);
   if (spec->container == nullptr) return -1;
   const SubCommand* sub = FindSub(*spec->container, name.substr(bar + 1));
-  return sub == nullptr ? -1 : StatsIdOf(*spec, sub);
+  // Not a conditional expression: its common type with StatsIdOf's uint32_t would turn -1 into
+  // 4294967295, a "found" id past the table (an unknown subcommand crashed ACL SETUSER).
+  if (sub == nullptr) return -1;
+  return StatsIdOf(*spec, sub);
 }
 
 // Errors of a rule, as Redis' ACLSetUserStringError words them.

@@ -132,7 +132,9 @@ void Connection::Run() {
         break;
       }
     }
-    if (!ProcessInput()) break;
+    bool open = ProcessInput();
+    while (open && requests_left_) open = ProcessInput();  // one request per batch, see there
+    if (!open) break;
     in.ReleaseIfIdle();
   }
   // Nothing of this client may stay registered with its thread or the shards.
@@ -348,6 +350,12 @@ bool Connection::ProcessInput() {
   std::vector<Parsed>& parsed = parsed_;
   parsed.clear();
   std::string_view protocol_error;
+  // Until it authenticates, a client's requests have Redis' smaller limits, and each is a batch
+  // of its own that runs before the next is parsed: an AUTH lifts the limits for the requests
+  // pipelined after it, as in Redis, which checks authRequired() as it parses each one.
+  const bool unauthenticated = !state_.authenticated && AuthRequired();
+  parser_.set_unauthenticated(unauthenticated);
+  requests_left_ = false;
   while (in.unparsed_size() > 0) {
     auto r = parser_.Parse(in.unparsed(), in.unparsed_size());
     if (r == core::RespParser::Result::kNeedMore) break;
@@ -372,6 +380,10 @@ bool Connection::ProcessInput() {
     in.Consume(parser_.consumed());
     batch_input_bytes_ += parser_.consumed();
     parser_.Reset();
+    if (unauthenticated) [[unlikely]] {
+      requests_left_ = in.unparsed_size() > 0;
+      break;
+    }
   }
 
   PlanBatch();
@@ -555,6 +567,11 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
   // A container's flags are its subcommand's (XGROUP CREATE writes, XGROUP HELP does not).
   const uint32_t flags = sub != nullptr ? sub->flags : spec->flags;
   const bool write = flags & kWrite;
+  // Redis' processCommand sets the client's command once it is found: a command refused from here
+  // on (NOAUTH, NOPERM, OOM, ...) or waiting for CLIENT PAUSE is shown as cmd= (CLIENT LIST, the
+  // client-info of ACL LOG).
+  state_.last_command = spec->name;
+  state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (!state_.authenticated && AuthRequired() && !(spec->flags & kNoAuth)) [[unlikely]] {
     return Reject(spec, "Authentication required.", "NOAUTH");
   }
@@ -618,8 +635,6 @@ void Connection::Dispatch(const Parsed& cmd, int64_t now_ms) {
     if (!WaitWhilePaused(state_, *spec, args.size() > 1 ? args[1] : "")) return;
     Tick();  // the wait is not the command's time
   }
-  state_.last_command = spec->name;
-  state_.last_subcommand = sub != nullptr ? sub->name : std::string_view();
   if (shard::JournalWaitsActive()) [[unlikely]] {
     // The AOF is on: this batch's replies wait for its writes' journal records (ProcessInput).
     batch_writes_ |= write || (flags & kScript) || spec->name == "exec";

@@ -185,6 +185,7 @@ class Connection final : public PushSink,
   bool batch_active_ = false;           // ProcessInput owns out_ and the send path
   size_t batch_input_bytes_ = 0;        // the requests of the running batch (CLIENT LIST qbuf)
   bool batch_writes_ = false;           // the batch ran writes whose replies wait for the AOF
+  bool requests_left_ = false;          // the batch ended before the input: parse it, not recv
   bool closing_ = false;                // no more pushes: the connection is going away
   bool feed_monitors_ = false;          // the command just dispatched is shown to MONITORs
   ArgSlice monitor_args_;               // ... with these arguments

@@ -234,7 +234,8 @@ void CmdWatch(ArgSlice args, ConnContext& ctx) {
     for (const auto& [db, k] : conn.watched) known |= db == db_index && k == key;
     if (known) continue;
     shard::shard_set->Await(shard::shard_set->ShardOf(key), [&](shard::Shard& s) {
-      s.db(db_index).watches().Add(key, w);
+      shard::Db& db = s.db(db_index);
+      db.watches().Add(key, w, db.IsExpired(key, shard::NowMs()));
     });
     conn.watched.emplace_back(db_index, std::string(key));
   }

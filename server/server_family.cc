@@ -108,7 +108,8 @@ void CmdFlush(ArgSlice args, ConnContext& ctx) {
 
 // SWAPDB index1 index2: one transaction over every shard, so no client sees some shards swapped
 // and others not. As in Redis, a watched key of either database that exists in either one before
-// or after the swap is modified.
+// or after the swap is modified, unless it stays expired or gone for a watcher that saw it
+// expired (Db::TouchWatchedBeforeReplace).
 void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
   int64_t a, b;
   if (!core::ParseInt64(args[1], &a) || a < INT32_MIN || a > INT32_MAX) {
@@ -127,11 +128,9 @@ void CmdSwapDb(ArgSlice args, ConnContext& ctx) {
         [&](shard::TxShard& t) {
           shard::Db& da = t.shard.db(int(a));
           shard::Db& db = t.shard.db(int(b));
-          da.TouchExistingWatched();
-          db.TouchExistingWatched();
+          da.TouchWatchedBeforeReplace(&db, t.now_ms);
+          db.TouchWatchedBeforeReplace(&da, t.now_ms);
           da.SwapContents(db);
-          da.TouchExistingWatched();
-          db.TouchExistingWatched();
           // Clients blocked on keys of either database may find data there now.
           t.shard.blocking().NoteDbReady(int(a));
           t.shard.blocking().NoteDbReady(int(b));

@@ -2,6 +2,7 @@
 
 #include "shard/keyspace_events.h"
 #include "shard/lazy_free.h"
+#include "shard/shard.h"
 #include "shard/snapshot.h"
 
 #include <algorithm>
@@ -35,7 +36,7 @@ Db::Iterator Db::FindOrInsert(std::string_view key, uint64_t hash, int64_t now_m
     if (e.value() <= now_ms) {
       // Expired: it is a new key now.
       NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
-      NoteModified(key, /*writer=*/0);
+      NoteModified(key, /*writer=*/0, /*removed=*/true);
       deadline_sum_ -= e.value();
       expire_.Erase(e);
       MaybeFreeLazily(it, LazyFreeOn(LazyFreePath::kExpire));
@@ -100,7 +101,7 @@ void Db::Erase(Iterator it, std::string_view key, uint64_t hash, bool lazy) {
 void Db::EraseExpired(Iterator it, ExpireTable::Iterator e, std::string_view key, uint64_t hash) {
   // Lazy and active expiry both come here (key may live in the cell erased below).
   NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
-  NoteModified(key, /*writer=*/0);
+  NoteModified(key, /*writer=*/0, /*removed=*/true);
   // Redis propagates an expiry as DEL: a replay (whose loader keeps keys whose deadline passed,
   // as Redis' does) must not see the key after this point.
   JournalDel(key);
@@ -231,7 +232,7 @@ size_t Db::ExpireSome(int64_t now_ms, size_t budget, size_t* examined) {
       Iterator it = prime_.Find(hash, key);
       DCHECK(Found(it));
       NotifyKeyspaceEvent(kNotifyExpired, "expired", key, index_);
-      NoteModified(key, /*writer=*/0);  // active expiry: no client did it
+      NoteModified(key, /*writer=*/0, /*removed=*/true);  // active expiry: no client did it
       JournalDel(key);
       deadline_sum_ -= e.value();
       if (Found(it)) {
@@ -255,14 +256,36 @@ int64_t Db::SumTtlMs(int64_t now_ms) const {
   return sum > __int128(INT64_MAX) ? INT64_MAX : int64_t(sum);
 }
 
-void Db::TouchExistingWatched() {
+bool Db::IsExpired(std::string_view key, int64_t now_ms) {
+  const uint64_t hash = core::HashBytes(key);
+  Iterator it = prime_.Find(hash, key);
+  if (!Found(it) || !it.value().HasFlag(kHasExpireFlag)) return false;
+  return expire_.Find(hash, key).value() <= now_ms;
+}
+
+void Db::TouchWatchedBeforeReplace(Db* replaced_with, int64_t now_ms) {
   if (watches_.empty()) return;
-  watches_.TouchIf(
-      [&](std::string_view key) { return !(prime_.Find(core::HashBytes(key), key) == Iterator()); });
+  watches_.TouchEach([&](std::string_view key, bool& expired) {
+    const bool exists_here = Found(prime_.Find(core::HashBytes(key), key));
+    const bool exists_there =
+        replaced_with != nullptr && Found(replaced_with->prime_.Find(core::HashBytes(key), key));
+    if (!exists_here && !exists_there) return false;
+    if (expired) {
+      if (!exists_there) {
+        expired = false;  // the expired key is gone: no change
+        return false;
+      }
+      if (replaced_with->IsExpired(key, now_ms)) return false;  // still an expired key
+    } else if (!exists_here && replaced_with->IsExpired(key, now_ms)) {
+      expired = true;  // no key before, an expired one after
+      return false;
+    }
+    return true;
+  });
 }
 
 void Db::Clear(bool lazy) {
-  TouchExistingWatched();  // as Redis' FLUSHDB: the watched keys that exist are modified
+  TouchWatchedBeforeReplace(nullptr, NowMs());  // as Redis' FLUSHDB
   BeforeChangeAll();
   if (lazy && lazy_free_ != nullptr && !prime_.empty()) {
     // Moved-from tables are empty ones; a running snapshot's cut version must stay on the new

@@ -210,8 +210,10 @@ class Db {
   // that track it hear of it. Every command that modifies a key calls it (single-key commands
   // through RunShardCommand); expiry and Clear call it here. `writer`: the client whose command
   // it was (NOLOOP tracking), 0 when no command did it (expiry, eviction).
-  void NoteModified(std::string_view key, uint64_t writer = CurrentCommandClient().id) {
-    if (!watches_.empty()) [[unlikely]] watches_.Touch(key);
+  // `removed`: expiry or eviction takes the key out (see WatchTable::Touch).
+  void NoteModified(std::string_view key, uint64_t writer = CurrentCommandClient().id,
+                    bool removed = false) {
+    if (!watches_.empty()) [[unlikely]] watches_.Touch(key, removed);
     if (tracking_->active()) [[unlikely]] tracking_->Invalidate(key, writer);
     if (!mc_meta_.empty()) [[unlikely]] DropMcMetaSlow(key, core::HashBytes(key));
     NoteReady(key);
@@ -283,8 +285,12 @@ class Db {
   uint64_t NextCas() { return ++cas_counter_; }
   size_t mc_meta_count() const { return mc_meta_.size(); }
 
-  // Touches every watched key that exists now (SWAPDB, FLUSHDB).
-  void TouchExistingWatched();
+  // Redis' touchAllWatchedKeysInDb, before this database's contents go (FLUSHDB: `replaced_with`
+  // null) or are swapped with replaced_with's (SWAPDB): a watched key that exists in either is
+  // modified, unless it stays expired or gone for a watcher that saw it expired.
+  void TouchWatchedBeforeReplace(Db* replaced_with, int64_t now_ms);
+  // Redis' keyIsExpired: the key is in the table and its deadline has passed (it is not removed).
+  bool IsExpired(std::string_view key, int64_t now_ms);
 
   // Active defragmentation (shard/defrag.h): the entries of the buckets at `cursor` as
   // fn(CompactValue& key, CompactValue& value, CompactValue* expire_key), the last the expire

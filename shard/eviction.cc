@@ -68,7 +68,7 @@ bool EvictKey(Shard& s, int index, const std::string& key, int64_t now_ms) {
   if (!db.Erase(key, core::HashBytes(key), now_ms, LazyFreeOn(LazyFreePath::kEviction))) {
     return false;
   }
-  db.NoteModified(key, /*writer=*/0);  // WATCHers fail their EXEC, trackers hear
+  db.NoteModified(key, /*writer=*/0, /*removed=*/true);  // WATCHers, trackers hear
   db.JournalDel(key);                  // replayed, the key goes as it went here
   NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, index);
   ++s.stats().evicted_keys;

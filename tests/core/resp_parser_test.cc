@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Counts heap allocations so the test can prove the steady state allocates nothing.
@@ -368,6 +369,49 @@ TEST(RespParserTest, BulkLengthLimit) {
   p.Reset();
   EXPECT_EQ(ParseOnce(&p, "*1\r\n$536870913\r\n"), Result::kError);
   EXPECT_EQ(p.error(), "ERR Protocol error: invalid bulk length");
+}
+
+// A client yet to authenticate has Redis' limits: 10 arguments, bulks of 16 KiB; at the limits a
+// request parses (the whole-request fast path too), past them it is refused from its header on.
+TEST(RespParserTest, UnauthenticatedLimits) {
+  RespParser p;
+  p.set_unauthenticated(true);
+  const Args at_limits(10, std::string(RespParser::kUnauthenticatedBulkLen, 'x'));
+  ASSERT_EQ(ParseOnce(&p, Multibulk(at_limits)), Result::kDone);
+  EXPECT_EQ(ToStrings(p.args()), at_limits);
+
+  const std::string many = "*11\r\n";
+  const std::string long_bulk = "*2\r\n$4\r\nECHO\r\n$16385\r\n";
+  const std::string_view unauth_count = "ERR Protocol error: unauthenticated multibulk length";
+  const std::string_view unauth_bulk = "ERR Protocol error: unauthenticated bulk length";
+  const std::pair<std::string, std::string_view> refused[] = {
+      {many, unauth_count},
+      {Multibulk(Args(11, "a")), unauth_count},
+      {long_bulk, unauth_bulk},
+      {Multibulk({"ECHO", std::string(16385, 'x')}), unauth_bulk},
+      // Redis' order: what is invalid for anyone says so; a count up to INT_MAX (past our own
+      // cap) is an unauthenticated one.
+      {"*2147483648\r\n", "ERR Protocol error: invalid multibulk length"},
+      {"*2147483647\r\n", unauth_count},
+      {"*1\r\n$-1\r\n", "ERR Protocol error: invalid bulk length"},
+  };
+  for (const auto& [wire, error] : refused) {
+    SCOPED_TRACE(testing::PrintToString(wire.substr(0, 40)));
+    p.Reset();
+    ASSERT_EQ(ParseOnce(&p, wire), Result::kError);
+    EXPECT_EQ(p.error(), error);
+  }
+  // Inline requests are bounded by their line length only, as in Redis.
+  p.Reset();
+  ASSERT_EQ(ParseOnce(&p, "ECHO a b c d e f g h i j k\r\n"), Result::kDone);
+  EXPECT_EQ(p.args().size(), 12u);
+
+  // Once authenticated, the same headers are fine.
+  p.set_unauthenticated(false);
+  for (const std::string& wire : {many, long_bulk}) {
+    p.Reset();
+    EXPECT_EQ(ParseOnce(&p, wire), Result::kNeedMore);
+  }
 }
 
 // Header lines: without any '\r' buffered, 64 KiB are tolerated and one byte more is an error.

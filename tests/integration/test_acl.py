@@ -160,6 +160,9 @@ BAD_RULES = [
     (["#abc"], "The password hash must be exactly 64 characters and contain only lowercase "
                "hexadecimal characters"),
     (["+config|get|x"], "Allowing first-arg of a subcommand is not supported"),
+    # an unknown subcommand of a container (these stopped the server)
+    (["+config|asdf"], "Unknown command or category name in ACL"),
+    (["+@all", "-config|asdf"], "Unknown command or category name in ACL"),
     (["%X~a"], "Syntax error"),
 ]
 
@@ -428,6 +431,9 @@ def test_acl_log(server, admin):
     assert entries[1][b"context"] == b"toplevel"
     assert entries[1][b"username"] == b"logged"
     assert b"user=logged" in entries[1][b"client-info"]
+    # the refused command is the client's command, as Redis sets it before its checks
+    assert b" cmd=get " in entries[1][b"client-info"]
+    assert b" cmd=set " in entries[2][b"client-info"]
     if IS_72:
         assert {b"entry-id", b"timestamp-created", b"timestamp-last-updated"} <= set(entries[0])
     assert len(admin.call("ACL", "LOG", "1")) == 1

@@ -79,6 +79,67 @@ def test_auth_errors_and_success(pair):
     assert replies[5] == b"+OK\r\n"
 
 
+def test_unauthenticated_request_limits(pair):
+    """Until it authenticates, a client may send 10 arguments and bulks of 16384 bytes; a larger
+    count or length is a protocol error as soon as its header arrives and the connection closes
+    (Redis' fix of CVE-2021-32675, 7.0 and 7.2 alike)."""
+    requests = [
+        b"*11\r\n",
+        b"*100\r\n",
+        b"*1\r\n$16385\r\n",
+        b"*1\r\n$100000000\r\n",
+        RespConn.encode("PING") + b"*11\r\n$4\r\nPING\r\n",  # a NOAUTH reply first
+    ]
+    for data in requests:
+        got = []
+        for srv in pair:
+            with srv.raw() as c:
+                c.send(data)
+                got.append(c.read_all_until_closed())
+        assert got[0] == got[1], f"{data!r}: shardis {got[0]!r} != redis {got[1]!r}"
+        assert got[0][1], f"{data!r}: the connection stayed open"
+    assert got[0][0].endswith(b"-ERR Protocol error: unauthenticated multibulk length\r\n")
+
+
+def test_unauthenticated_requests_at_the_limits(pair):
+    at_limits = RespConn.encode("DEL", *["x" * 16384] * 9)
+    same_replies(pair, [("DEL", *["x" * 16384] * 9), ("PING",)])
+    # Pipelined in one write, each gets its NOAUTH, and the connection stays usable.
+    for srv in pair:
+        with srv.raw() as c:
+            c.send(at_limits * 3 + RespConn.encode("AUTH", PASSWORD) + RespConn.encode("PING"))
+            replies = [c.read_reply()[0] for _ in range(5)]
+            assert replies == [b"-NOAUTH Authentication required.\r\n"] * 3 + [
+                b"+OK\r\n", b"+PONG\r\n"]
+
+
+def test_auth_lifts_the_limits_for_the_requests_pipelined_after_it(pair):
+    """Redis checks the limits as it parses each request, after the ones before it ran."""
+    big = "y" * 20000
+    data = (RespConn.encode("AUTH", PASSWORD) + RespConn.encode("ECHO", big)
+            + RespConn.encode("RPUSH", "auth-limits-list", *range(20))
+            + RespConn.encode("DEL", "auth-limits-list"))
+    got = []
+    for srv in pair:
+        with srv.raw() as c:
+            c.send(data)
+            got.append([c.read_reply()[1] for _ in range(4)])
+    assert got[0] == got[1] == [b"OK", big.encode(), 20, 1]
+
+
+def test_refused_command_is_shown_as_the_clients_command(pair):
+    """Redis sets a client's command when it finds it, before its checks: CLIENT LIST shows a
+    command refused with NOAUTH as cmd= (the ACL LOG's client-info of a NOPERM one too)."""
+    for srv in pair:
+        with srv.raw() as refused, srv.raw() as admin:
+            assert refused.call_raw("GET", "k") == b"-NOAUTH Authentication required.\r\n"
+            assert admin.call("AUTH", PASSWORD) == b"OK"
+            port = refused.sock.getsockname()[1]
+            lines = admin.call("CLIENT", "LIST").decode().splitlines()
+            line = next(x for x in lines if f" addr=127.0.0.1:{port} " in x)
+            assert " cmd=get " in line, f"{srv.kind}: {line}"
+
+
 def test_hello_auth(pair):
     same_replies(pair, [
         ("HELLO", "3"),

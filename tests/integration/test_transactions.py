@@ -248,3 +248,61 @@ def test_exec_with_container_subcommands_on_keys(server4, redis_server):
                 assert c.call(*command) == b"QUEUED"
             replies.append(c.call("EXEC"))
     assert replies[0] == replies[1]
+
+
+# WATCH of a key that is already expired (still in the table, active expiry off) when WATCHed:
+# its removal is no change, as in Redis 7 (watchedKey.expired), and so are FLUSHDB and SWAPDB
+# when it stays gone or expired; anything else that changes it fails the EXEC. Steps run on the
+# watching client, or on another one ("other"); "sleep" lets PX 1 pass.
+STALE_WATCH_CASES = {
+    "removed by expiry at EXEC": ([("SET", "x", "foo", "PX", "1"), "sleep", ("WATCH", "x")],
+                                  [b"PONG"]),
+    "removed by a lookup": ([("SET", "x", "foo", "PX", "1"), "sleep", ("WATCH", "x"),
+                             ("EXISTS", "x")], [b"PONG"]),
+    "removed by DEL": ([("SET", "x", "foo", "PX", "1"), "sleep", ("WATCH", "x"),
+                        ("other", "DEL", "x")], [b"PONG"]),
+    "FLUSHDB": ([("SET", "x", "foo", "PX", "1"), "sleep", ("WATCH", "x"), ("FLUSHDB",)],
+                [b"PONG"]),
+    "SWAPDB, expired key replaced by none": (
+        [("SELECT", "1"), ("SET", "x", "foo", "PX", "1"), "sleep", ("WATCH", "x"),
+         ("SWAPDB", "0", "1")], [b"PONG"]),
+    "SWAPDB, no key replaced by an expired one": (
+        [("SET", "x", "foo", "PX", "1"), "sleep", ("SELECT", "1"), ("WATCH", "x"),
+         ("SWAPDB", "0", "1")], [b"PONG"]),
+    "SWAPDB, expired key replaced by an expired one": (
+        [("SELECT", "1"), ("SET", "x", "foo", "PX", "1"), ("SELECT", "0"),
+         ("SET", "x", "bar", "PX", "1"), "sleep", ("SELECT", "1"), ("WATCH", "x"),
+         ("SWAPDB", "0", "1")], [b"PONG"]),
+    "overwritten": ([("SET", "x", "foo", "PX", "1"), "sleep", ("WATCH", "x"),
+                     ("other", "SET", "x", "bar")], None),
+    "SWAPDB, expired key replaced by a live one": (
+        [("SELECT", "1"), ("SET", "x", "foo", "PX", "1"), ("SELECT", "0"), ("SET", "x", "live"),
+         "sleep", ("SELECT", "1"), ("WATCH", "x"), ("SWAPDB", "0", "1")], None),
+    "SWAPDB, no key replaced by a live one": (
+        [("SELECT", "1"), ("WATCH", "x"), ("SELECT", "0"), ("SET", "x", "live"),
+         ("SWAPDB", "0", "1")], None),
+    "live when watched, expired at EXEC": (
+        [("SET", "x", "foo", "PX", "20"), ("WATCH", "x"), "sleep"], None),
+}
+
+
+@pytest.mark.parametrize("case", list(STALE_WATCH_CASES))
+def test_watch_of_an_expired_key(server4, redis_server, case):
+    steps, expected = STALE_WATCH_CASES[case]
+    for srv in (server4, redis_server):
+        with srv.raw() as c, srv.raw() as other:
+            assert c.call("FLUSHALL") == b"OK"
+            assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == b"OK"
+            try:
+                for step in steps:
+                    if step == "sleep":
+                        time.sleep(0.05)
+                    elif step[0] == "other":
+                        other.call(*step[1:])
+                    else:
+                        c.call(*step)
+                assert c.call("MULTI") == b"OK"
+                assert c.call("PING") == b"QUEUED"
+                assert c.call("EXEC") == expected, f"{srv.kind}: {case}"
+            finally:
+                c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
