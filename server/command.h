@@ -58,7 +58,7 @@ struct ShardContext {
   // The command's bytes as the client sent them, when they are canonical RESP
   // (core::RespParser::canonical); empty otherwise. A command journaled as sent records them as
   // they are rather than encoding its arguments again.
-  std::string_view request;
+  std::string_view request = {};
   bool journaling() const { return shard.journal().on(); }
 };
 using ShardHandler = void (*)(ArgSlice args, ShardContext& ctx);

@@ -128,7 +128,7 @@ class ScriptRun : public core::ScriptHost {
     std::string key;
     bool existed = false;
     bool is_string = false;
-    std::string bytes;
+    std::string bytes = {};
     int64_t expire_at_ms = 0;
   };
 
