@@ -18,6 +18,7 @@
 
 #include "core/aof_manifest.h"
 #include "core/string_util.h"
+#include "io/append_file.h"
 #include "io/proactor.h"
 #include "server/snapshot.h"
 #include "shard/journal.h"
@@ -83,8 +84,7 @@ struct AofState {
   std::atomic<uint64_t> rewrites{0};
   // Thread 0 only.
   core::AofManifest manifest;
-  int fd = -1;             // the incr file being appended to
-  uint64_t incr_size = 0;  // its size
+  io::AppendFile file;  // the incr file being appended to, and what the merge put out for it
   // A rewrite's new incr file, which the writer takes at the cut (on thread 0 too, but the
   // rewrite's fiber sets it and the writer's takes it).
   std::atomic<int> next_fd{-1};
@@ -167,40 +167,34 @@ void NoteWriteOk() {
   }
 }
 
-// Appends `out` to the incr file, and fdatasyncs it when `sync` (in one linked submission),
-// trying again while that fails: the records stay (they are never dropped), INFO says
-// aof_last_write_status:err and writes are refused with -MISCONF meanwhile. With appendfsync
-// always the replies of the writes they hold wait for that (Redis exits instead: it would have
-// sent them already).
-void AppendToIncr(std::string* out, bool sync) {
-  if (out->empty() && !sync) return;
-  io::Proactor* p = io::Proactor::current();
+// Writes what the merge put out to the incr file (io::AppendFile), and fdatasyncs it when
+// `sync` (in one linked submission where it can). Tries again while that fails: the records stay (they are
+// never dropped), INFO says aof_last_write_status:err and writes are refused with -MISCONF
+// meanwhile. With appendfsync always the replies of the writes they hold wait for that (Redis
+// exits instead: it would have sent them already).
+void AppendToIncr(bool sync) {
+  io::AppendFile& file = g_aof.file;
+  if (file.all_written() && !sync) return;
   for (;;) {
-    int rc = 0;
-    if (out->empty()) {
-      if (sync) rc = p->Fsync(g_aof.fd);
-    } else if (sync) {
-      rc = p->WriteAtAndSync(g_aof.fd, out->data(), out->size(), g_aof.incr_size);
-    } else {
-      rc = p->WriteAllAt(g_aof.fd, out->data(), out->size(), g_aof.incr_size);
-    }
+    const uint64_t before = file.written();
+    const int rc = file.Flush(sync);
+    // Counted as it reaches the file, as INFO's aof_current_size is the files' size.
+    g_aof.current_size.fetch_add(file.written() - before, std::memory_order_relaxed);
     if (rc >= 0) {
       NoteWriteOk();
-      g_aof.incr_size += out->size();
-      g_aof.current_size.fetch_add(out->size(), std::memory_order_relaxed);
       if (sync) g_aof.fsyncs.fetch_add(1, std::memory_order_relaxed);
-      out->clear();
       return;
     }
-    // A write that failed half way leaves bytes after incr_size: the next try writes over them.
+    // A write that failed half way leaves bytes after written(): the next try writes over them.
     NoteWriteError(sync ? "Writing and syncing" : "Writing to", -rc);
     if (g_aof.stop.load()) {
       // The AOF is being turned off (CONFIG SET appendonly no, SHUTDOWN): as Redis, one try.
-      LOG(ERROR) << "The AOF is turned off with " << out->size() << " bytes it could not write";
-      out->clear();
+      LOG(ERROR) << "The AOF is turned off with " << file.size() - file.written()
+                 << " bytes it could not write";
+      file.DropUnwritten();
       return;
     }
-    p->SleepFor(kRetryWrite);
+    io::Proactor::current()->SleepFor(kRetryWrite);
   }
 }
 
@@ -246,7 +240,7 @@ void WriterLoop() {
   std::vector<uint64_t> placed_bytes(n);
   std::vector<uint64_t> taken(n);  // each shard's last record taken
   std::vector<uint64_t> synced_seq(n);  // each shard's last record synced
-  std::string out;  // merged and not yet written
+  core::PageAlignedString* out = g_aof.file.buffer();  // merged and not yet written
   auto last_fsync = std::chrono::steady_clock::now();
   auto last_auto_check = last_fsync;
   bool unsynced = false;
@@ -259,9 +253,9 @@ void WriterLoop() {
     }
     bool got = false;
     for (;;) {
-      const size_t before = out.size();
-      const bool rotate = merger.Drain(&out);
-      got |= out.size() > before;
+      const size_t before = out->size();
+      const bool rotate = merger.Drain(out);
+      got |= out->size() > before;
       if (!rotate) break;
       // The rewrite's cut: what came before is in the new base too; the rest goes to the new
       // incr file, which the manifest already names.
@@ -270,21 +264,20 @@ void WriterLoop() {
         LOG(ERROR) << "AOF rewrite cut without a next incr file; going on in the current one";
         continue;
       }
-      AppendToIncr(&out, /*sync=*/true);
-      close(g_aof.fd);
-      g_aof.fd = next_fd;
-      g_aof.incr_size = 0;
+      AppendToIncr(/*sync=*/true);
+      g_aof.file.Reset(next_fd, 0);
+      out = g_aof.file.buffer();
     }
     for (unsigned sid = 0; sid < n; ++sid) {
       placed[sid] = merger.placed_seq(sid);
       placed_bytes[sid] = merger.placed_bytes(sid);
     }
-    unsynced |= !out.empty();
+    unsynced |= got;
     const AppendFsync policy = AppendFsyncPolicy();
     const auto now = std::chrono::steady_clock::now();
     const bool sync = unsynced && (stopping || policy == AppendFsync::kAlways ||
                                    (policy == AppendFsync::kEverySec && now - last_fsync >= kEverySec));
-    AppendToIncr(&out, sync);
+    AppendToIncr(sync);
     if (got) shard::PublishJournalWritten(placed_bytes);  // writers held by the backlog go on
     if (sync) {
       unsynced = false;
@@ -354,11 +347,10 @@ void LaunchWriter() {
 // Opens (creating) the incr file `name` to append to, at its end or emptied.
 absl::Status OpenIncr(const std::string& name, bool truncate) {
   const std::string path = FilePath(name);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
+  // Read and write: with direct I/O the file's last partial block is read back (io::AppendFile).
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
   if (fd < 0) return absl::InternalError(core::Concat("can't open the append-only file ", path, ": ", strerror(errno)));
-  if (g_aof.fd >= 0) close(g_aof.fd);
-  g_aof.fd = fd;
-  g_aof.incr_size = FileSize(path);
+  g_aof.file.Reset(fd, FileSize(path));
   return absl::OkStatus();
 }
 
@@ -468,7 +460,7 @@ absl::Status StartWithNewBaseFiles() {
   if (absl::Status s = WriteManifest(manifest); !s.ok()) return s;
   DeleteHistory(&manifest);
   g_aof.manifest = std::move(manifest);
-  NoteRewrittenSize(FileSize(FilePath(base.name)) + g_aof.incr_size);
+  NoteRewrittenSize(FileSize(FilePath(base.name)) + g_aof.file.written());
   LOG(INFO) << "Append only file on: " << DirPath() << "/" << base.name << " and " << incr.name;
   return absl::OkStatus();
 }
@@ -575,8 +567,7 @@ void StopAppendOnly() {
   while (g_aof.rewriting.load()) io::Proactor::current()->SleepFor(std::chrono::milliseconds(1));
   if (!g_aof.on.load()) return;
   StopWriter();
-  if (g_aof.fd >= 0) close(g_aof.fd);
-  g_aof.fd = -1;
+  g_aof.file.Close();
   LOG(INFO) << "Append only file off";
 }
 
@@ -587,7 +578,7 @@ void FlushAppendOnly() {
 }
 
 void ResumeAppendOnly() {
-  if (g_aof.on.load() || g_aof.fd < 0 || !AppendOnlyConfigured()) return;
+  if (g_aof.on.load() || g_aof.file.fd() < 0 || !AppendOnlyConfigured()) return;
   SetJournalsOn(true);
   g_aof.on.store(true);
   LaunchWriter();

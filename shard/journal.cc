@@ -206,15 +206,17 @@ void JournalMerger::Add(unsigned sid, ShardJournal::Chunk chunk) {
   if (!chunk.records.empty()) q.chunks.push_back(std::move(chunk.records));
 }
 
-void JournalMerger::Select(int db, std::string* out) {
+void JournalMerger::Select(int db, core::PageAlignedString* out) {
   if (db == selected_db_) return;
   const std::string index = std::to_string(db);
   const std::string_view select[] = {"SELECT", index};
-  core::AppendRespCommand(out, select);
+  select_.clear();
+  core::AppendRespCommand(&select_, select);
+  out->append(select_);
   selected_db_ = db;
 }
 
-bool JournalMerger::Drain(std::string* out) {
+bool JournalMerger::Drain(core::PageAlignedString* out) {
   // Moves shard q's head past its current record.
   auto pop = [](Queue& q, size_t next) {
     q.placed_bytes += next - q.pos;

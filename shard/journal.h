@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/aligned_string.h"
 #include "shard/fiber_locals.h"
 
 namespace shardis::shard {
@@ -190,8 +191,9 @@ class JournalMerger {
   void Add(unsigned sid, ShardJournal::Chunk chunk);
   // Appends to *out every record that can be placed now. Stops right after a unit with `rotate`
   // and returns true: the caller writes *out to the current file and switches files (the output
-  // selects no database from then on) before it drains again.
-  bool Drain(std::string* out);
+  // selects no database from then on) before it drains again. *out is page-aligned so that the
+  // writer hands it to direct I/O as it is (io/append_file.h).
+  bool Drain(core::PageAlignedString* out);
   // Records still waiting for a marker or a payload.
   bool waiting() const;
   // The number of shard `sid`'s last record that Drain has placed (all before it are placed).
@@ -217,11 +219,12 @@ class JournalMerger {
     uint64_t placed_seq = 0;          // the number of the record before the head
     uint64_t placed_bytes = 0;        // the bytes of the records before the head
   };
-  void Select(int db, std::string* out);
+  void Select(int db, core::PageAlignedString* out);
 
   std::vector<Queue> shards_;
   absl::flat_hash_map<uint64_t, Pending> pending_;
   int selected_db_ = -1;
+  std::string select_;  // Select's command, encoded (kept: no allocation per SELECT)
 };
 
 // A journal id for a transaction coordinated on this thread: unique in the process without a

@@ -101,11 +101,11 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   cmd(s0, 0, {"SET", "x", "2"});
   cmd(s1, 0, {"SET", "y", "1"});
   JournalMerger merger(2);
-  std::string out;
+  core::PageAlignedString out;
   merger.Add(0, s0.Take());
   merger.Drain(&out);
   // Shard 0 stops at its marker: the rest of the transaction is not known yet.
-  EXPECT_EQ(out, Resp({"SELECT", "0"}) + Resp({"SET", "x", "1"}));
+  EXPECT_EQ(std::string_view(out), Resp({"SELECT", "0"}) + Resp({"SET", "x", "1"}));
   EXPECT_EQ(merger.placed_seq(0), 1u);  // what appendfsync always may call durable after a sync
   cmd(s1, 0, {"SET", "y", "2"});
   s1.AppendMarker(5, 2);
@@ -113,7 +113,7 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   merger.Add(1, s1.Take());
   out.clear();
   merger.Drain(&out);
-  EXPECT_EQ(out, Resp({"SET", "y", "1"}) + Resp({"SET", "y", "2"}));  // waiting for the payload
+  EXPECT_EQ(std::string_view(out), Resp({"SET", "y", "1"}) + Resp({"SET", "y", "2"}));  // waiting for the payload
   EXPECT_TRUE(merger.waiting());
   JournalUnit unit;
   unit.Add(0, std::vector<std::string_view>{"MSET", "x", "9", "y", "9"});
@@ -121,7 +121,7 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   merger.Add(1, s1.Take());
   out.clear();
   EXPECT_FALSE(merger.Drain(&out));
-  EXPECT_EQ(out, Resp({"MSET", "x", "9", "y", "9"}) + Resp({"SET", "x", "2"}) + Resp({"DEL", "y"}));
+  EXPECT_EQ(std::string_view(out), Resp({"MSET", "x", "9", "y", "9"}) + Resp({"SET", "x", "2"}) + Resp({"DEL", "y"}));
   EXPECT_FALSE(merger.waiting());
   EXPECT_EQ(merger.placed_seq(0), 3u);
   EXPECT_EQ(merger.placed_seq(1), 4u);
@@ -143,7 +143,7 @@ TEST(JournalTest, PlacedSeqStartsAtTheFirstChunk) {
   EXPECT_EQ(chunk.end_seq, 3u);
   merger.Add(0, std::move(chunk));
   EXPECT_EQ(merger.placed_seq(0), 2u);
-  std::string out;
+  core::PageAlignedString out;
   merger.Drain(&out);
   EXPECT_EQ(merger.placed_seq(0), 3u);
   merger.Add(0, j.Take());  // empty
@@ -165,9 +165,9 @@ TEST(JournalTest, EffectOfSeveralCommandsIsOneMultiExecRecord) {
   EXPECT_EQ(j.seq(), 2u);
   JournalMerger merger(1);
   merger.Add(0, j.Take());
-  std::string out;
+  core::PageAlignedString out;
   merger.Drain(&out);
-  EXPECT_EQ(out, Resp({"SELECT", "1"}) + Resp({"SREM", "s", "a"}) + Resp({"MULTI"}) +
+  EXPECT_EQ(std::string_view(out), Resp({"SELECT", "1"}) + Resp({"SREM", "s", "a"}) + Resp({"MULTI"}) +
                      Resp({"XCLAIM", "s", "g", "c", "0", "1-0"}) +
                      Resp({"XCLAIM", "s", "g", "c", "0", "2-0"}) + Resp({"EXEC"}));
   EXPECT_EQ(merger.placed_seq(0), 2u);
@@ -200,9 +200,9 @@ TEST(JournalTest, MergerWrapsSeveralCommandsAndSkipsEmptyPayloads) {
   JournalMerger merger(2);
   merger.Add(0, s0.Take());
   merger.Add(1, s1.Take());
-  std::string out;
+  core::PageAlignedString out;
   merger.Drain(&out);
-  EXPECT_EQ(out, Resp({"SELECT", "0"}) + Resp({"MULTI"}) + Resp({"SET", "a", "1"}) +
+  EXPECT_EQ(std::string_view(out), Resp({"SELECT", "0"}) + Resp({"MULTI"}) + Resp({"SET", "a", "1"}) +
                      Resp({"SELECT", "3"}) + Resp({"SET", "b", "2"}) + Resp({"EXEC"}) +
                      Resp({"SELECT", "2"}) + Resp({"INCR", "n"}));
   EXPECT_FALSE(merger.waiting());
@@ -222,11 +222,11 @@ TEST(JournalTest, MergerStopsAtARotation) {
   JournalMerger merger(2);
   merger.Add(0, s0.Take());
   merger.Add(1, s1.Take());
-  std::string first, second;
+  core::PageAlignedString first, second;
   EXPECT_TRUE(merger.Drain(&first));
-  EXPECT_EQ(first, Resp({"SELECT", "0"}) + Resp({"SET", "before", "1"}));
+  EXPECT_EQ(std::string_view(first), Resp({"SELECT", "0"}) + Resp({"SET", "before", "1"}));
   EXPECT_FALSE(merger.Drain(&second));
-  EXPECT_EQ(second, Resp({"SELECT", "0"}) + Resp({"SET", "after", "1"}));
+  EXPECT_EQ(std::string_view(second), Resp({"SELECT", "0"}) + Resp({"SET", "after", "1"}));
 }
 
 // Transactions that share shards conclude in the same order on all of them: the merger places
@@ -245,7 +245,7 @@ TEST(JournalTest, MergerOrdersTransactionsSharingShards) {
     s[id % 2].AppendPayload(id, unit);
   }
   JournalMerger merger(3);
-  std::string out;
+  core::PageAlignedString out;
   merger.Add(2, s[2].Take());
   merger.Drain(&out);
   merger.Add(1, s[1].Take());
@@ -277,7 +277,7 @@ TEST(JournalTest, BacklogOverItsLimitIsFlagged) {
   EXPECT_GT(j.backlog_bytes(), ShardJournal::kBacklogLimit);
   JournalMerger merger(1);
   merger.Add(0, j.Take());
-  std::string out;
+  core::PageAlignedString out;
   merger.Drain(&out);
   EXPECT_EQ(merger.placed_bytes(0), j.appended_bytes());
   j.set_written_bytes(merger.placed_bytes(0));  // the writer wrote it all
