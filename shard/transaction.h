@@ -88,6 +88,10 @@ class Transaction {
   uint64_t dirty_count() const;
   // This transaction is not journaled (CONFIG SET appendonly's own switch).
   void set_journaled(bool on) { journaled_ = on; }
+  // The time every phase sees (TxShard::now_ms) instead of a clock reading per phase: a script's
+  // commands all see the time its run started, as Redis 7 fixes it for a script's whole run (a
+  // key does not expire between two of its commands), and the run reads the clock once.
+  void set_now_ms(int64_t now_ms) { fixed_now_ms_ = now_ms; }
 
   // Extra keys locked (read) without being handed to the phases: EXEC adds the WATCHed keys, so
   // that nothing can modify them between its check and its commands.
@@ -164,6 +168,7 @@ class Transaction {
   bool concluded_ = false;
   bool phase_ran_ = false;
   bool journaled_ = true;
+  int64_t fixed_now_ms_ = 0;  // set_now_ms; 0: each phase reads the clock
   // The client it runs for, taken from the thread at construction: its shards' phases run as that
   // client (NOLOOP tracking), and remember the keys they hold for its reader, if it has one (a
   // read-only command of a tracking client).
