@@ -7,9 +7,9 @@
 #include <glog/logging.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstring>
 
+#include "core/cycle_clock.h"
 #include "core/list.h"
 #include "core/number.h"
 #include "core/rdb_dump.h"
@@ -66,11 +66,6 @@ std::atomic<int>& BusyCounter(bool function) { return function ? g_busy_function
 // This thread's busy runs (SCRIPT KILL reaches them by a hop to each thread).
 thread_local std::vector<ScriptRun*> tl_busy_runs;
 
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -157,7 +152,7 @@ ScriptRun::ScriptRun(ConnectionState& caller, shard::Transaction& tx, Mode mode,
       read_only_(read_only),
       unit_(unit),
       db_(caller.db),
-      start_ms_(WallMs()),
+      start_tick_(core::CycleClock::Now()),
       is_function_(is_function) {}
 
 ScriptRun::~ScriptRun() {
@@ -170,14 +165,18 @@ ScriptRun::~ScriptRun() {
   BusyCounter(is_function_).fetch_sub(1);
 }
 
+int64_t ScriptRun::ElapsedMs() const {
+  return int64_t(core::CycleClock::ToNs(core::CycleClock::Now() - start_tick_) / 1'000'000);
+}
+
 core::ScriptHost::Stop ScriptRun::CheckStop() {
   const int64_t threshold = BusyReplyThresholdMs();
   if (!busy_) {
-    if (threshold <= 0 || WallMs() - start_ms_ < threshold) return Stop::kNo;
+    if (threshold <= 0 || ElapsedMs() < threshold) return Stop::kNo;
     busy_ = true;
     tl_busy_runs.push_back(this);
     BusyCounter(is_function_).fetch_add(1);
-    LOG(WARNING) << "Slow script detected: still in execution after " << WallMs() - start_ms_
+    LOG(WARNING) << "Slow script detected: still in execution after " << ElapsedMs()
                  << " milliseconds. You can try killing the script using the SCRIPT KILL command.";
   }
   // Busy: let the thread's other fibers run (their clients get -BUSY, SCRIPT KILL gets in).
@@ -195,7 +194,7 @@ std::optional<BusyScriptInfo> ScriptRun::FirstBusy() {
   BusyScriptInfo info;
   info.is_function = run->is_function_;
   info.command.assign(run->command_.begin(), run->command_.end());
-  info.duration_ms = WallMs() - run->start_ms_;
+  info.duration_ms = run->ElapsedMs();
   return info;
 }
 
@@ -545,6 +544,9 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
   ScriptRun::Mode mode = global ? ScriptRun::Mode::kGlobal : ScriptRun::Mode::kDeclared;
   std::vector<std::string> found;  // undeclared keys that aborted runs of this call met
   std::vector<std::string_view> with_found;
+  // Every command of the call sees this time, as in Redis 7 (reruns included: nobody saw the
+  // aborted runs).
+  const int64_t now_ms = shard::NowMs();
   for (int attempt = 0;; ++attempt) {
     std::span<const std::string_view> lock_keys = keys;
     if (!found.empty()) {
@@ -567,6 +569,7 @@ bool RunOverTransactions(ConnectionState& conn, std::span<const std::string_view
     } else {
       tx.emplace(conn.db, lock_keys, tx_mode);
     }
+    tx->set_now_ms(now_ms);
     ScriptRun run(conn, *tx, mode, lock_keys, read_only, &unit, is_function);
     run.set_command(args);
     std::string reply;

@@ -327,7 +327,8 @@ void Transaction::ExecPhase(TxPart* p) {
   Transaction* tx = part->tx;
   Shard& shard = *Shard::current();
   Db& db = shard.db(tx->db_index_);
-  TxShard t{shard, db, NowMs(), tx->by_shard_[part->sid]};
+  const int64_t now_ms = tx->fixed_now_ms_ != 0 ? tx->fixed_now_ms_ : NowMs();
+  TxShard t{shard, db, now_ms, tx->by_shard_[part->sid]};
   const uint64_t dirty = shard.stats().dirty;
   CommandClientScope as_client(tx->client_);
   tx->RememberReadKeys(t);

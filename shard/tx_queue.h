@@ -17,6 +17,7 @@
 
 #include <absl/container/btree_map.h>
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 
 #include <array>
 #include <cstdint>
@@ -45,7 +46,8 @@ struct TxPart {
   // shards while the AOF is on, so that such transactions conclude in the same order on every
   // shard they share, which the journal's merge relies on (shard/journal.h).
   bool in_order = false;
-  std::vector<LockKey> keys;  // distinct keys on this shard (empty when global)
+  // Distinct keys on this shard (empty when global); inline for a few, allocated past that.
+  absl::InlinedVector<LockKey, 2> keys;
 
   // Set by the shard: the phase that waits until the part is ready (null when none).
   void (*pending)(TxPart*) = nullptr;

@@ -14,6 +14,7 @@ import threading
 import pytest
 import redis
 
+from conftest import TARGET
 from script_util import ref  # noqa: F401
 
 
@@ -116,6 +117,24 @@ def test_undeclared_keys(r):
     assert r.get("in1") is None
     r.execute_command("SELECT", 1)
     assert r.get("in1") == b"x"
+
+
+def test_time_is_fixed_for_the_run(r):
+    # As in Redis, a script's commands all see the time its run started: a key that expires
+    # while the script runs is still there for the script's later commands, then gone. Its PTTL
+    # is then 1 in Redis 7.2 (measured from the run's time); 7.0 measured it from the clock (0).
+    script = """
+        redis.call('set', KEYS[1], 'v', 'px', 1)
+        local start = redis.call('time')
+        local waited = 0
+        repeat
+            local now = redis.call('time')
+            waited = (now[1] - start[1]) * 1000000 + (now[2] - start[2])
+        until waited > 20000
+        return {redis.call('exists', KEYS[1]), redis.call('pttl', KEYS[1])}"""
+    pttl = 0 if TARGET == "redis" else 1
+    assert r.eval(script, 1, "short-lived") == [1, pttl]
+    assert r.exists("short-lived") == 0
 
 
 def test_blocking_commands_do_not_block(r):
