@@ -61,6 +61,19 @@ std::string TakeConfigArguments(int* argc, char** argv) {
     const bool config_line =
         whole_line || (!name.empty() && name.find('=') == std::string_view::npos &&
                        (end > i + 1 || save_without_value) && !IsGflagsOwnFlag(name));
+    // `--name=value` where name is no gflag (a Redis parameter such as activedefrag, which has
+    // only its config line): the same line as `--name value`, not an unknown flag for gflags.
+    const size_t eq = name.find('=');
+    const bool assignment = !config_line && eq != std::string_view::npos && eq > 0 &&
+                            !FlagExists(name.substr(0, eq));
+    if (assignment) {
+      if (!lines.empty()) lines.push_back('\n');
+      lines.append(name.substr(0, eq));
+      lines.push_back(' ');
+      core::AppendRepr(&lines, name.substr(eq + 1));
+      ++i;
+      continue;
+    }
     if (!config_line) {
       argv[kept++] = argv[i++];
       continue;

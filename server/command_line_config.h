@@ -2,7 +2,8 @@
 // --appendonly yes`. As in Redis (server.c main), each `--name` followed by values is one more
 // config line, `name "value" ...`, read after the config file with the config file's parser (its
 // Redis names, checks and FATAL CONFIG FILE ERROR block). gflags keeps the rest of the command
-// line: `--name=value`, a `--name` with no value after it (bool flags such as --logtostderr),
+// line: `--name=value` of a gflag (`--name=value` of a parameter without one is its config line
+// too), a `--name` with no value after it (bool flags such as --logtostderr),
 // single-dash flags, and gflags' own flags (`--flagfile path`).
 #pragma once
 

@@ -220,6 +220,15 @@ def test_gflags_form_wins_over_redis_form(start):
     assert p.config("maxmemory") == {"maxmemory": str(5 << 20)}
 
 
+def test_assignment_to_a_parameter_without_a_gflag(start):
+    # activedefrag and lazyfree-lazy-eviction are config lines only: `--name=value` is read as
+    # `--name value`, where gflags would have refused an unknown flag.
+    p = start("shardis", ["--activedefrag=yes", "--lazyfree-lazy-eviction=yes"])
+    assert p.ready(), p.output()
+    assert p.config("activedefrag", "lazyfree-lazy-eviction") == {
+        "activedefrag": "yes", "lazyfree-lazy-eviction": "yes"}
+
+
 def test_save_lines_replace_an_environment_value(start):
     # A SHARDIS_ variable replaced the file's rules; the command line replaces the variable's.
     p = start("shardis", ["--save", "60", "1000"], env={"SHARDIS_SAVE": "900 1"})

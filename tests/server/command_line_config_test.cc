@@ -9,6 +9,7 @@
 // Flags of this test binary, standing for shardis' gflags.
 DEFINE_bool(test_bool, false, "a bool flag (--logtostderr)");
 DEFINE_int32(test_level, 0, "a flag given with a single dash (-v 2)");
+DEFINE_string(test_pass, "", "a string flag (--requirepass)");
 
 namespace shardis::server {
 namespace {
@@ -64,12 +65,19 @@ TEST(CommandLineConfig, OneArgumentHoldingAWholeLine) {
 }
 
 TEST(CommandLineConfig, GflagsFormsStayInArgvInOrder) {
-  Taken t = Take({"--port=7000", "--test_bool", "--maxmemory", "1gb", "-test_level", "2",
-                  "--test_level=3", "--flagfile", "/x/flags", "--requirepass=a b"});
+  Taken t = Take({"--test_level=7000", "--test_bool", "--maxmemory", "1gb", "-test_level", "2",
+                  "--test_level=3", "--flagfile", "/x/flags", "--test_pass=a b"});
   EXPECT_EQ(t.lines, "maxmemory \"1gb\"");
-  EXPECT_EQ(t.left, (std::vector<std::string>{"--port=7000", "--test_bool", "-test_level", "2",
-                                              "--test_level=3", "--flagfile", "/x/flags",
-                                              "--requirepass=a b"}));
+  EXPECT_EQ(t.left, (std::vector<std::string>{"--test_level=7000", "--test_bool", "-test_level",
+                                              "2", "--test_level=3", "--flagfile", "/x/flags",
+                                              "--test_pass=a b"}));
+}
+
+TEST(CommandLineConfig, AssignmentToAParameterWithoutAGflagIsItsLine) {
+  // activedefrag has no gflag: `--activedefrag=yes` is `--activedefrag yes`, not an unknown flag.
+  Taken t = Take({"--activedefrag=yes", "--test_level=3", "--notify-keyspace-events=", "--x=a b"});
+  EXPECT_EQ(t.lines, "activedefrag \"yes\"\nnotify-keyspace-events \"\"\nx \"a b\"");
+  EXPECT_EQ(t.left, std::vector<std::string>{"--test_level=3"});
 }
 
 TEST(CommandLineConfig, ValuesEndAtASingleDashFlag) {
@@ -100,9 +108,9 @@ TEST(CommandLineConfig, LoneDashFirstOrLastIsStdin) {
 }
 
 TEST(CommandLineConfig, StrayArgumentIsLeftForTheCaller) {
-  Taken t = Take({"--test_bool", "--port=1", "stray"});
+  Taken t = Take({"--test_bool", "--test_level=1", "stray"});
   EXPECT_EQ(t.lines, "");
-  EXPECT_EQ(t.left, (std::vector<std::string>{"--test_bool", "--port=1", "stray"}));
+  EXPECT_EQ(t.left, (std::vector<std::string>{"--test_bool", "--test_level=1", "stray"}));
 }
 
 }  // namespace
