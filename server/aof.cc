@@ -49,8 +49,12 @@ using shard::Shard;
 constexpr auto kIdlePoll = std::chrono::milliseconds(1);
 // The longest a round of appendfsync always waits for the next group's writes (AwaitNextGroup).
 constexpr auto kMaxGroupWait = std::chrono::microseconds(500);
-// With appendfsync everysec or no, the writer writes at most this often (WriterLoop).
-constexpr auto kWriteInterval = std::chrono::milliseconds(1);
+// With appendfsync everysec or no, the writer writes at most this often (WriterLoop): what a
+// killed process can lose of the acknowledged writes. Every write of the file is handed to an
+// io_uring worker that shares the shards' CPUs; at 1 ms, SET P16 spent ~10% of the server's CPU
+// on those workers, their wakeups and the disk's doorbells, at 10 ms about half of that
+// (benchmarks/RESULTS.md, "the journal's write interval"). 25 ms gained nothing more.
+constexpr auto kWriteInterval = std::chrono::milliseconds(10);
 // How often AwaitNextGroup looks at the journals.
 constexpr auto kGroupPoll = std::chrono::microseconds(20);
 // How soon a failed write of the AOF is tried again.
@@ -304,8 +308,8 @@ void WriterLoop() {
       }
     }
     if (got && policy != AppendFsync::kAlways && !stopping) {
-      // Without replies waiting, one write a millisecond at most: a write per round under load
-      // would wake a kernel worker tens of thousands of times a second for a few KB each.
+      // Without replies waiting, one write per kWriteInterval at most: a write per round under
+      // load would wake a kernel worker tens of thousands of times a second for a few KB each.
       const auto next = now + kWriteInterval;
       if (const auto left = next - std::chrono::steady_clock::now(); left.count() > 0) {
         g_writer_nap.SleepFor(left);
