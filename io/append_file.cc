@@ -80,11 +80,12 @@ int AppendFile::SetODirect(bool on) {
   return 0;
 }
 
-int AppendFile::Flush(bool sync) {
+int AppendFile::Flush(bool sync, bool keep_tail) {
   Proactor* p = Proactor::current();
   // Whole blocks go straight to the device when there are enough of them; a few KiB are
   // quicker to copy into the page cache than to write apart.
   const size_t whole = buf_.size() / kBlock * kBlock;
+  bool wrote_direct = false;
   if (direct_ && buf_start_ + whole >= written_ + kDirectMin) {
     DCHECK_EQ(reinterpret_cast<uintptr_t>(buf_.data()) % kBlock, 0u);
     int rc = SetODirect(true);
@@ -98,7 +99,13 @@ int AppendFile::Flush(bool sync) {
       return rc;
     } else {
       written_ = buf_start_ + whole;
+      wrote_direct = true;
     }
+  }
+  if (wrote_direct && keep_tail && !sync) {
+    buf_.erase(0, whole);
+    buf_start_ += whole;
+    return 0;
   }
   // The rest through the page cache, at its exact offset: the file's size is its bytes'.
   const size_t from = size_t(written_ - buf_start_);

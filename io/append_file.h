@@ -57,8 +57,12 @@ class AppendFile {
 
   // Writes everything appended, then fdatasyncs the file when `sync`, from a fiber of the
   // Proactor. Returns 0 or -errno; on an error nothing appended is lost: the next call writes
-  // from the same place.
-  int Flush(bool sync);
+  // from the same place. With `keep_tail` (and not `sync`), a round that goes to the device
+  // with direct I/O leaves its last partial block unwritten, for the next call: written through
+  // the page cache, that block would have to be written back and dropped from the cache before
+  // the next direct write over it, two more I/Os a round (the caller, which knows that more is
+  // coming, calls again without it when it is idle).
+  int Flush(bool sync, bool keep_tail = false);
   // The bytes appended and not written are dropped (the AOF turned off after a failed write).
   void DropUnwritten();
 

@@ -175,13 +175,13 @@ void NoteWriteOk() {
 // `sync` (in one linked submission where it can). Tries again while that fails: the records stay (they are
 // never dropped), INFO says aof_last_write_status:err and writes are refused with -MISCONF
 // meanwhile. With appendfsync always the replies of the writes they hold wait for that (Redis
-// exits instead: it would have sent them already).
-void AppendToIncr(bool sync) {
+// exits instead: it would have sent them already). `keep_tail`: io::AppendFile::Flush's.
+void AppendToIncr(bool sync, bool keep_tail = false) {
   io::AppendFile& file = g_aof.file;
   if (file.all_written() && !sync) return;
   for (;;) {
     const uint64_t before = file.written();
-    const int rc = file.Flush(sync);
+    const int rc = file.Flush(sync, keep_tail);
     // Counted as it reaches the file, as INFO's aof_current_size is the files' size.
     g_aof.current_size.fetch_add(file.written() - before, std::memory_order_relaxed);
     if (rc >= 0) {
@@ -281,7 +281,9 @@ void WriterLoop() {
     const auto now = std::chrono::steady_clock::now();
     const bool sync = unsynced && (stopping || policy == AppendFsync::kAlways ||
                                    (policy == AppendFsync::kEverySec && now - last_fsync >= kEverySec));
-    AppendToIncr(sync);
+    // Under load (everysec, no) a round's last partial block waits for the next round, which
+    // comes within kWriteInterval; a round that brings nothing writes it.
+    AppendToIncr(sync, /*keep_tail=*/got && !stopping && policy != AppendFsync::kAlways);
     if (got) shard::PublishJournalWritten(placed_bytes);  // writers held by the backlog go on
     if (sync) {
       unsynced = false;
