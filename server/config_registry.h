@@ -31,8 +31,8 @@ struct ConfigValue {
 };
 
 struct ConfigParam {
-  std::string_view name;  // Redis' name, lower case, e.g. "maxmemory-policy"
-  std::string_view flag;  // the gflag it maps to, e.g. "maxmemory_policy"; empty for none
+  std::string_view name{};  // Redis' name, lower case, e.g. "maxmemory-policy"
+  std::string_view flag{};  // the gflag it maps to, e.g. "maxmemory_policy"; empty for none
   ConfigType type = ConfigType::kString;
   bool is_mutable = false;  // CONFIG SET may change it
   // Redis lets CONFIG SET change it, shardis fixes it (Fixed): CONFIG SET of the value it has is
@@ -53,22 +53,22 @@ struct ConfigParam {
   bool accumulates = false;
   // Redis' ALIAS_CONFIG (hash-max-ziplist-entries for hash-max-listpack-entries): another name of
   // the parameter `alias_of`, sharing its value. CONFIG REWRITE writes only the main name.
-  std::string_view alias_of;
+  std::string_view alias_of{};
   int64_t min = std::numeric_limits<int64_t>::min();  // kInt and kMemory bounds
   int64_t max = std::numeric_limits<int64_t>::max();
   // Redis' PERCENT_CONFIG (maxmemory-clients), for kMemory: "N%" is also a value, kept as -N
   // (so min = -100 allows up to 100%) and shown as "N%".
   bool percent = false;
-  std::span<const std::string_view> choices;  // kEnum, in the order Redis' error text lists them
+  std::span<const std::string_view> choices{};  // kEnum, in the order Redis' error text lists them
   // kString: checks a value's syntax (the error is Redis' text); empty: any string.
-  std::function<absl::Status(std::string_view)> validate;
+  std::function<absl::Status(std::string_view)> validate{};
   // The current value, already formatted as CONFIG GET shows it (memory in bytes, yes/no).
-  std::function<std::string()> get;
+  std::function<std::string()> get{};
   // Applies a parsed, validated value. Empty: nothing to apply (fixed or start-only).
-  std::function<void(const ConfigValue&)> set;
+  std::function<void(const ConfigValue&)> set{};
   // Optional, for CONFIG SET: whether the system can take a parsed value (maxclients needs file
   // descriptors), asked before anything is applied. The error is shown after "... - ".
-  std::function<absl::Status(const ConfigValue&)> check;
+  std::function<absl::Status(const ConfigValue&)> check{};
   // Optional, Redis' apply function: run once after a CONFIG SET has set its values (the TLS
   // context, rebuilt once for a certificate and its key set together). A failure puts back the
   // values of every parameter of that CONFIG SET; its message is the error shown after "... - ".

@@ -756,7 +756,9 @@ TEST(DashTableTest, ShrinksAfterMostKeysAreErased) {
   for (uint64_t k = 0; k < kN; ++k) {
     auto it = t.Find(CellPolicy::Hash({k, 0}), Cell{k, 0});
     ASSERT_EQ(it == t.end(), k % 10 != 0) << k;
-    if (k % 10 == 0) ASSERT_EQ(it.value(), (Cell{k, 1})) << k;
+    if (k % 10 == 0) {
+      ASSERT_EQ(it.value(), (Cell{k, 1})) << k;
+    }
   }
   // It grows again as before.
   for (uint64_t k = kN; k < 2 * kN; ++k) insert(k);

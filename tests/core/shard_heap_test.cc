@@ -72,7 +72,9 @@ TEST(ShardHeapTest, AlignedBlocksAreCounted) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(segment) % 64, 0u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(directory) % 8, 0u);
   EXPECT_EQ(heap.used_bytes(), ShardHeap::UsableSize(segment) + ShardHeap::UsableSize(directory));
-  if (ShardHeap::kUsesMimalloc) EXPECT_LE(ShardHeap::UsableSize(segment), size_t(20 << 10));
+  if (ShardHeap::kUsesMimalloc) {
+    EXPECT_LE(ShardHeap::UsableSize(segment), size_t(20 << 10));
+  }
   EXPECT_EQ(heap.live_blocks(), 2u);
   heap.Free(segment);
   heap.Free(directory);

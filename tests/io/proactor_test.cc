@@ -525,7 +525,9 @@ bool AnsweredBeforeNextSlice(void (*between_slices)(Proactor*)) {
   pool.AwaitOn(0, [&](Proactor* p) {
     p->Launch([p, fd = fds[0]] {  // the connection: one request, one reply
       char c;
-      if (p->Recv(fd, &c, 1) == 1) EXPECT_EQ(p->SendAll(fd, "r", 1), 0);
+      if (p->Recv(fd, &c, 1) == 1) {
+        EXPECT_EQ(p->SendAll(fd, "r", 1), 0);
+      }
     });
     p->YieldBetweenSlices();  // the connection's receive is armed
     // Slice 1: the request arrives meanwhile.
