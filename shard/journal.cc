@@ -28,6 +28,15 @@ T Get(std::string_view s, size_t at) {
   return v;
 }
 
+// Writes a command record's header (kind, db, the RESP bytes' length) at p; returns its end.
+char* PutCommandHeader(char* p, int db, size_t resp) {
+  *p++ = char(JournalRecord::kCommand);
+  *p++ = char(uint8_t(db));
+  const uint32_t len = uint32_t(resp);
+  std::memcpy(p, &len, sizeof(len));
+  return p + sizeof(len);
+}
+
 // What Take leaves room for in the next round's buffer beyond the last round's size, at most.
 constexpr size_t kRoundHeadroom = 4 << 20;
 
@@ -113,7 +122,14 @@ void ShardJournal::AppendCommand(int db, std::span<const std::string_view> args)
 }
 
 void ShardJournal::AppendRequest(int db, std::string_view resp) {
-  std::memcpy(AddCommandRecord(db, resp.size()), resp.data(), resp.size());
+  // Appended, not resized and copied over as AddCommandRecord does: a resize zero-fills the
+  // request's bytes first (a memset of every SET's ~170 bytes, 1.4% of the server's CPU at
+  // everysec SET P16).
+  char header[kCommandHeader];
+  PutCommandHeader(header, db, resp.size());
+  ReserveRecord(kCommandHeader + resp.size());
+  records_.append(header, kCommandHeader);
+  records_.append(resp);
   Appended(kCommandHeader + resp.size());
 }
 
@@ -134,19 +150,19 @@ void ShardJournal::AppendEffect(int db, std::span<const std::vector<std::string>
   Appended(kCommandHeader + resp);
 }
 
-char* ShardJournal::AddCommandRecord(int db, size_t resp) {
+void ShardJournal::ReserveRecord(size_t record) {
   const size_t at = records_.size();
-  const size_t record = kCommandHeader + resp;
   if (records_.capacity() - at < record) {
     records_.reserve(std::max(at + record, 2 * records_.capacity()));  // growing geometrically
   }
+}
+
+char* ShardJournal::AddCommandRecord(int db, size_t resp) {
+  const size_t at = records_.size();
+  const size_t record = kCommandHeader + resp;
+  ReserveRecord(record);
   records_.resize(at + record);
-  char* p = records_.data() + at;
-  *p++ = char(JournalRecord::kCommand);
-  *p++ = char(uint8_t(db));
-  const uint32_t len = uint32_t(resp);
-  std::memcpy(p, &len, sizeof(len));
-  return p + sizeof(len);
+  return PutCommandHeader(records_.data() + at, db, resp);
 }
 
 void ShardJournal::AppendMarker(uint64_t id, uint32_t shards) {

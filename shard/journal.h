@@ -152,6 +152,8 @@ class ShardJournal {
   static constexpr size_t kCommandHeader = 2 + sizeof(uint32_t);
   // Adds a command record of `resp` RESP bytes and returns where those bytes go.
   char* AddCommandRecord(int db, size_t resp);
+  // Makes room for a record of `record` bytes without a reallocation on the way.
+  void ReserveRecord(size_t record);
   void Appended(size_t bytes) {
     seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     const uint64_t appended = appended_bytes_.load(std::memory_order_relaxed) + bytes;
