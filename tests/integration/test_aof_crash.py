@@ -233,8 +233,10 @@ def test_always_loses_no_acknowledged_write(launch, tmp_path, run):
 def test_everysec_loses_at_most_the_last_seconds(launch, tmp_path, threads):
     d = tmp_path / "data"
     srv = launch(d, threads=threads, args=["--appendonly=yes", "--appendfsync=everysec"])
-    # Enough operations to go on past the kill, 3 s in.
+    # Enough operations to go on past the kill, 3 s after the first 2,000 are acknowledged (a
+    # moment of the workload, not of the clock: a loaded machine or ASan runs it at another pace).
     writers = Writers(srv.port, 20 * KEYS).start()
+    writers.wait_done(2000)
     time.sleep(3.0)
     killed_at = time.monotonic()
     kill9(srv)
