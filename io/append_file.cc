@@ -102,23 +102,21 @@ int AppendFile::Flush(bool sync, bool keep_tail) {
       wrote_direct = true;
     }
   }
-  if (wrote_direct && keep_tail && !sync) {
-    buf_.erase(0, whole);
-    buf_start_ += whole;
-    return 0;
+  // The rest through the page cache, at its exact offset: the file's size is its bytes'. Unless
+  // the caller keeps the tail of a direct round for the next one.
+  if (!(wrote_direct && keep_tail && !sync)) {
+    const size_t from = size_t(written_ - buf_start_);
+    const size_t len = buf_.size() - from;
+    int rc = len > 0 || sync ? SetODirect(false) : 0;
+    if (rc == 0 && len > 0) {
+      rc = sync ? p->WriteAtAndSync(fd_, buf_.data() + from, len, written_)
+                : p->WriteAllAt(fd_, buf_.data() + from, len, written_);
+    } else if (rc == 0 && sync) {
+      rc = p->Fsync(fd_);
+    }
+    if (rc < 0) return rc;
+    written_ = size();
   }
-  // The rest through the page cache, at its exact offset: the file's size is its bytes'.
-  const size_t from = size_t(written_ - buf_start_);
-  const size_t len = buf_.size() - from;
-  int rc = len > 0 || sync ? SetODirect(false) : 0;
-  if (rc == 0 && len > 0) {
-    rc = sync ? p->WriteAtAndSync(fd_, buf_.data() + from, len, written_)
-              : p->WriteAllAt(fd_, buf_.data() + from, len, written_);
-  } else if (rc == 0 && sync) {
-    rc = p->Fsync(fd_);
-  }
-  if (rc < 0) return rc;
-  written_ = size();
   // What is written leaves the buffer; with direct I/O, whole blocks only: the partial last one
   // is written again, whole, with the next direct write.
   size_t done = size_t(written_ - buf_start_);

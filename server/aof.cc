@@ -51,8 +51,8 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(1);
 constexpr auto kMaxGroupWait = std::chrono::microseconds(500);
 // With appendfsync everysec or no, the writer writes at most this often (WriterLoop): about what
 // a killed process can lose of the acknowledged writes (twice that for a round's last partial
-// block, which waits for the next round: io::AppendFile::Flush's keep_tail). Every write of the file is handed to an
-// io_uring worker that shares the shards' CPUs; at 1 ms, SET P16 spent ~10% of the server's CPU
+// block, which waits for the next round: io::AppendFile::Flush's keep_tail). Every write of the
+// file is handed to an io_uring worker that shares the shards' CPUs; at 1 ms, SET P16 spent ~10% of the server's CPU
 // on those workers, their wakeups and the disk's doorbells, at 10 ms about half of that
 // (benchmarks/RESULTS.md, "the journal's write interval"). 25 ms gained nothing more.
 constexpr auto kWriteInterval = std::chrono::milliseconds(10);

@@ -102,7 +102,8 @@ void AppendsLandWhole(const std::string& dir, bool expect_direct) {
     EXPECT_EQ(FileContent(path), all);
     append(AppendFile::kDirectMin + AppendFile::kBlock + 3000);
     ASSERT_EQ(file.Flush(/*sync=*/false, /*keep_tail=*/true), 0);
-    append(AppendFile::kDirectMin + AppendFile::kBlock + 5);  // the kept tail goes out, whole, with this direct round
+    // The kept tail goes out, whole, with this direct round.
+    append(AppendFile::kDirectMin + AppendFile::kBlock + 5);
     ASSERT_EQ(file.Flush(/*sync=*/false, /*keep_tail=*/true), 0);
     EXPECT_EQ(FileContent(path), all.substr(0, file.written()));
     flush_and_check(/*sync=*/true);
