@@ -47,8 +47,9 @@ using shard::Shard;
 // While the writer has nothing to write it looks again after this long: what a write recorded
 // meanwhile waits at most that much for the file (a reply that waits for it wakes it at once).
 constexpr auto kIdlePoll = std::chrono::milliseconds(1);
-// The longest a round of appendfsync always waits for the next group's writes (AwaitNextGroup).
-constexpr auto kMaxGroupWait = std::chrono::microseconds(500);
+// The longest a round of appendfsync always waits for the next group's writes (AwaitNextGroup;
+// 1 ms gave ~10% more writes a second at P1 than 0.5 ms, as the round's own length caps it first).
+constexpr auto kMaxGroupWait = std::chrono::microseconds(1000);
 // With appendfsync everysec or no, the writer writes at most this often (WriterLoop): about what
 // a killed process can lose of the acknowledged writes (twice that for a round's last partial
 // block, which waits for the next round: io::AppendFile::Flush's keep_tail). Every write of the
@@ -211,20 +212,26 @@ void WakeWriter() { g_writer_nap.Wake(); }
 // the replies waiting for them, and their clients are about to send their next writes. Taking
 // the journals at once would catch a few of those and leave the rest for the round after, so
 // that two groups of half the clients would take turns, each waiting for two fsyncs. Instead the
-// writer waits until as many records as it just synced have come (read from the journals' seqs,
-// without a hop), but no longer than half the round took: a client that does not come back
-// costs the others that much at most.
+// writer waits until as many records as it just synced have come on top of those that came
+// during its fsync (read from the journals' seqs, without a hop): the whole next group. Waiting
+// for `synced` records only, counting those, kept the groups at any size they had (~36 of 50
+// clients; ~10% fewer writes a second at P1). It waits no longer than the round took, nor than
+// kMaxGroupWait: a client that does not come back costs the others that much at most.
 void AwaitNextGroup(const std::vector<uint64_t>& taken, uint64_t synced,
                     std::chrono::steady_clock::duration round) {
   const auto deadline = std::chrono::steady_clock::now() + std::min<std::chrono::steady_clock::duration>(round, kMaxGroupWait);
   const unsigned n = unsigned(taken.size());
-  for (;;) {
-    uint64_t arrived = 0;
+  const auto arrived = [&] {
+    uint64_t sum = 0;
     for (unsigned sid = 0; sid < n; ++sid) {
-      arrived += shard::shard_set->shard(sid).journal().seq() - taken[sid];
+      sum += shard::shard_set->shard(sid).journal().seq() - taken[sid];
     }
+    return sum;
+  };
+  const uint64_t whole_group = arrived() + synced;
+  for (;;) {
     const auto now = std::chrono::steady_clock::now();
-    if (arrived >= synced || now >= deadline) return;
+    if (arrived() >= whole_group || now >= deadline) return;
     // A short sleep, not a spin: the thread parks (its replies go out, its requests come in),
     // and another shard's thread that shares its CPU runs and records the writes it waits for.
     g_writer_nap.SleepFor(std::min<std::chrono::steady_clock::duration>(deadline - now, kGroupPoll));
