@@ -19,6 +19,22 @@ inline uint32_t Hash3(const unsigned char* p) {
   return (v * 2654435761u) >> (32 - kHashBits);
 }
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "MatchLength reads words little-endian");
+
+// How far a[len..] and b[len..] go on being equal, up to max_len: 8 bytes at a time (b may
+// overlap a's bytes; both are only read).
+inline size_t MatchLength(const unsigned char* a, const unsigned char* b, size_t len, size_t max_len) {
+  while (len + 8 <= max_len) {
+    uint64_t x, y;
+    std::memcpy(&x, a + len, 8);
+    std::memcpy(&y, b + len, 8);
+    if (x != y) return len + size_t(__builtin_ctzll(x ^ y)) / 8;  // little-endian: first byte low
+    len += 8;
+  }
+  while (len < max_len && a[len] == b[len]) ++len;
+  return len;
+}
+
 }  // namespace
 
 size_t LzfCompress(std::string_view input, char* output, size_t out_cap) {
@@ -53,9 +69,8 @@ size_t LzfCompress(std::string_view input, char* output, size_t out_cap) {
         const size_t ref = ref1 - 1;
         const size_t off = ip - ref - 1;
         if (off < kMaxOffset && std::memcmp(in + ref, in + ip, kMinMatch) == 0) {
-          size_t len = kMinMatch;
           const size_t max_len = n - ip < kMaxMatch ? n - ip : kMaxMatch;
-          while (len < max_len && in[ref + len] == in[ip + len]) ++len;
+          const size_t len = MatchLength(in + ref, in + ip, kMinMatch, max_len);
           close_literals();
           const size_t l = len - 2;
           if (op + (l >= 7 ? 3 : 2) + 1 > out_cap) return 0;  // + the next run's control byte
@@ -66,8 +81,10 @@ size_t LzfCompress(std::string_view input, char* output, size_t out_cap) {
             out[op++] = static_cast<unsigned char>(l - 7);
           }
           out[op++] = static_cast<unsigned char>(off & 0xff);
-          // Index the positions inside the match too, so the next repeats are found.
-          for (size_t k = ip + 1; k < ip + len && k + kMinMatch <= n; ++k) {
+          // Index the match's last two positions, as liblzf does, so that a repeat that goes on
+          // past it is found. (Indexing every position of a match made a value of one repeated
+          // byte cost a hash per byte: LZF was 62% of an AOF rewrite of 128-byte such values.)
+          for (size_t k = ip + len - 2; k < ip + len && k + kMinMatch <= n; ++k) {
             table[Hash3(in + k)] = static_cast<uint32_t>(k + 1);
           }
           ip += len;

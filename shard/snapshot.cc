@@ -1,5 +1,7 @@
 #include "shard/snapshot.h"
 
+#include <absl/container/inlined_vector.h>
+
 #include "core/cycle_clock.h"
 #include "core/rdb_encoding.h"
 #include "core/rdb_format.h"
@@ -39,14 +41,26 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
   const uint64_t start = before_change ? core::CycleClock::Now() : 0;
   char scratch[core::CompactValue::kScratchSize];
   const int64_t now_ms = NowMs();
+  // The values of a bucket are cold: the walk just got to it, or a write to one of its keys
+  // hands it over. One pass finds the entries and starts loading their heap blocks, so that
+  // their cache misses overlap, instead of each serialization waiting for its own (the copy of
+  // the values was ~10% of the server's CPU at SET P16 while an AOF rewrite ran).
+  absl::InlinedVector<Db::Iterator, 32> entries;
   bucket.ForEach([&](Db::Iterator it) {
+    if (const void* data = it.value().HeapData()) {
+      __builtin_prefetch(data);
+      __builtin_prefetch(static_cast<const char*>(data) + 64);
+    }
+    entries.push_back(it);
+  });
+  for (Db::Iterator it : entries) {
     const std::string_view key = it.key().GetString(scratch);
     core::RdbKeyMeta meta;
     if (it.value().HasFlag(kHasExpireFlag)) meta.expire_ms = db.ExpireAt(it, key, core::HashBytes(key));
     SnapshotAccessMeta(db.AccessClock(it), now_ms, &meta.idle_seconds, &meta.freq);
     core::AppendRdbKey(&out_, key, it.value(), meta, compress);
     ++keys_;
-  });
+  }
   if (before_change) before_change_ns_ += core::CycleClock::ToNs(core::CycleClock::Now() - start);
   if (compress) {
     const core::rdb::LzfOutcomes& lzf = core::rdb::ThreadLzfOutcomes();
