@@ -50,12 +50,15 @@ inline bool RestoredAccessClock(int64_t frequency, int64_t idle_seconds, int64_t
 
 // What a snapshot records with a key (Redis' rdbSaveKeyValuePair): its idle time in seconds
 // (RDB_OPCODE_IDLE) under an LRU policy, its decayed counter (RDB_OPCODE_FREQ) under an LFU one,
-// nothing (-1) under the others.
-inline void SnapshotAccessMeta(uint32_t clock, int64_t now_ms, int64_t* idle_seconds, int* freq) {
+// nothing (-1) under the others. `clock()` gives the key's access clock; it is read only when
+// recorded (the clocks are an array apart from the entries: a cache miss per key for nothing
+// under the default policy).
+template <typename ClockFn>
+inline void SnapshotAccessMeta(const ClockFn& clock, int64_t now_ms, int64_t* idle_seconds, int* freq) {
   const EvictionPolicy policy = MemoryLimit::policy();
-  if (IsLruPolicy(policy)) *idle_seconds = core::LruIdleMs(clock, now_ms) / 1000;
+  if (IsLruPolicy(policy)) *idle_seconds = core::LruIdleMs(clock(), now_ms) / 1000;
   if (IsLfuPolicy(policy)) {
-    *freq = int(core::LfuDecayedCounter(clock, now_ms, MemoryLimit::lfu_decay_time()));
+    *freq = int(core::LfuDecayedCounter(clock(), now_ms, MemoryLimit::lfu_decay_time()));
   }
 }
 

@@ -57,7 +57,7 @@ void ShardSnapshot::SerializeBucketSlow(Db& db, PrimeTable::Bucket bucket, bool 
     const std::string_view key = it.key().GetString(scratch);
     core::RdbKeyMeta meta;
     if (it.value().HasFlag(kHasExpireFlag)) meta.expire_ms = db.ExpireAt(it, key, core::HashBytes(key));
-    SnapshotAccessMeta(db.AccessClock(it), now_ms, &meta.idle_seconds, &meta.freq);
+    SnapshotAccessMeta([&] { return db.AccessClock(it); }, now_ms, &meta.idle_seconds, &meta.freq);
     core::AppendRdbKey(&out_, key, it.value(), meta, compress);
     ++keys_;
   }
