@@ -59,6 +59,8 @@ constexpr auto kMaxGroupWait = std::chrono::microseconds(1000);
 constexpr auto kWriteInterval = std::chrono::milliseconds(10);
 // How often AwaitNextGroup looks at the journals.
 constexpr auto kGroupPoll = std::chrono::microseconds(20);
+// A stop of the writer that takes longer than this is logged with what it waits for.
+constexpr auto kSlowStop = std::chrono::seconds(2);
 // How soon a failed write of the AOF is tried again.
 constexpr auto kRetryWrite = std::chrono::milliseconds(100);
 constexpr auto kEverySec = std::chrono::seconds(1);
@@ -256,8 +258,13 @@ void WriterLoop() {
   auto last_fsync = std::chrono::steady_clock::now();
   auto last_auto_check = last_fsync;
   bool unsynced = false;
+  std::chrono::steady_clock::time_point stop_seen{};
+  bool stop_reported = false;
   for (;;) {
     const bool stopping = g_aof.stop.load();
+    if (stopping && stop_seen == std::chrono::steady_clock::time_point{}) {
+      stop_seen = std::chrono::steady_clock::now();
+    }
     shard::shard_set->AwaitAll([&](Shard& s) { chunks[s.id()] = s.journal().Take(); });
     for (unsigned sid = 0; sid < n; ++sid) {
       taken[sid] = chunks[sid].end_seq;
@@ -310,6 +317,12 @@ void WriterLoop() {
       synced_seq = placed;
     }
     if (stopping && !merger.waiting()) break;
+    if (stopping && !stop_reported && std::chrono::steady_clock::now() - stop_seen > kSlowStop) {
+      // A stop waits for records that cannot be placed yet; if they never can, it hangs: say
+      // what waits (a transaction's marker missing on a shard would be a bug of the journal).
+      stop_reported = true;
+      LOG(WARNING) << "The AOF writer's stop waits for the journal: " << merger.WaitingReport();
+    }
     if (now - last_auto_check >= kEverySec) {
       last_auto_check = now;
       if (AutoRewriteDue()) {

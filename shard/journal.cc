@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <absl/strings/str_cat.h>
+
 #include "core/aof_reader.h"
 #include "io/proactor.h"
 #include "shard/fiber_locals.h"
@@ -298,6 +300,26 @@ bool JournalMerger::waiting() const {
     if (!q.chunks.empty()) return true;
   }
   return false;
+}
+
+std::string JournalMerger::WaitingReport() const {
+  std::string out;
+  for (const auto& [id, p] : pending_) {
+    absl::StrAppend(&out, "transaction ", id, ": markers at the head of ", p.at_head.size(),
+                    " shard(s), payload ", p.has_payload ? "in" : "missing", "; ");
+  }
+  for (unsigned sid = 0; sid < shards_.size(); ++sid) {
+    const Queue& q = shards_[sid];
+    if (q.chunks.empty()) continue;
+    JournalRecord r;
+    size_t pos = q.pos;
+    NextJournalRecord(q.chunks.front(), &pos, &r);
+    absl::StrAppend(&out, "shard ", sid, " waits at record ", q.placed_seq + 1,
+                    r.kind == JournalRecord::kMarker ? absl::StrCat(", the marker of transaction ", r.id,
+                                                                   " over ", r.shards, " shard(s)")
+                                                     : std::string(), "; ");
+  }
+  return out;
 }
 
 }  // namespace shardis::shard

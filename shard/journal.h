@@ -198,6 +198,8 @@ class JournalMerger {
   bool Drain(core::PageAlignedString* out);
   // Records still waiting for a marker or a payload.
   bool waiting() const;
+  // What waits, for the log: each pending transaction, and each shard's head record.
+  std::string WaitingReport() const;
   // The number of shard `sid`'s last record that Drain has placed (all before it are placed).
   uint64_t placed_seq(unsigned sid) const { return shards_[sid].placed_seq; }
   // The bytes of shard `sid`'s records placed so far, in ShardJournal::appended_bytes' count.

@@ -115,6 +115,11 @@ TEST(JournalTest, MergerPlacesTransactionsAtTheirMarkers) {
   merger.Drain(&out);
   EXPECT_EQ(std::string_view(out), Resp({"SET", "y", "1"}) + Resp({"SET", "y", "2"}));  // waiting for the payload
   EXPECT_TRUE(merger.waiting());
+  // What a stop that waits logs: both shards at T's marker, its payload not in yet.
+  EXPECT_EQ(merger.WaitingReport(),
+            "transaction 5: markers at the head of 2 shard(s), payload missing; "
+            "shard 0 waits at record 2, the marker of transaction 5 over 2 shard(s); "
+            "shard 1 waits at record 3, the marker of transaction 5 over 2 shard(s); ");
   JournalUnit unit;
   unit.Add(0, std::vector<std::string_view>{"MSET", "x", "9", "y", "9"});
   s1.AppendPayload(5, unit);
