@@ -53,9 +53,9 @@ constexpr auto kMaxGroupWait = std::chrono::microseconds(1000);
 // With appendfsync everysec or no, the writer writes at most this often (WriterLoop): about what
 // a killed process can lose of the acknowledged writes (twice that for a round's last partial
 // block, which waits for the next round: io::AppendFile::Flush's keep_tail). Every write of the
-// file is handed to an io_uring worker that shares the shards' CPUs; at 1 ms, SET P16 spent ~10% of the server's CPU
-// on those workers, their wakeups and the disk's doorbells, at 10 ms about half of that
-// (benchmarks/RESULTS.md, "the journal's write interval"). 25 ms gained nothing more.
+// file is handed to an io_uring worker that shares the shards' CPUs; at 1 ms, SET P16 spent ~10%
+// of the server's CPU on those workers, their wakeups and the disk's doorbells, at 10 ms about
+// half of that (benchmarks/RESULTS.md, "the journal's write interval"). 25 ms gained nothing more.
 constexpr auto kWriteInterval = std::chrono::milliseconds(10);
 // How often AwaitNextGroup looks at the journals.
 constexpr auto kGroupPoll = std::chrono::microseconds(20);
@@ -304,7 +304,7 @@ void WriterLoop() {
       unsynced = false;
       last_fsync = now;
       shard::PublishJournalDurable(placed);
-      if (policy == AppendFsync::kAlways) {
+      if (policy == AppendFsync::kAlways && !stopping) {  // a stop's last rounds wait for nobody
         uint64_t synced = 0;
         for (unsigned sid = 0; sid < n; ++sid) synced += placed[sid] - synced_seq[sid];
         AwaitNextGroup(taken, synced, std::chrono::steady_clock::now() - now);
