@@ -109,10 +109,10 @@ def test_restore_idletime_and_freq(both):
         assert c.call("RESTORE", "idle", "0", payload, "IDLETIME", "1000") == b"OK"
         assert 1000 <= c.call("OBJECT", "IDLETIME", "idle") <= 1001
         assert c.call("RESTORE", "idle", "0", payload, "REPLACE", "IDLETIME", "0") == b"OK"
-        assert c.call("OBJECT", "IDLETIME", "idle") == 0
+        assert c.call("OBJECT", "IDLETIME", "idle") <= 1  # <= 1: the clock may tick in between
         # FREQ is ignored outside an LFU policy; IDLETIME inside one.
         assert c.call("RESTORE", "f", "0", payload, "FREQ", "100") == b"OK"
-        assert c.call("OBJECT", "IDLETIME", "f") == 0
+        assert c.call("OBJECT", "IDLETIME", "f") <= 1
         c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
         assert c.call("RESTORE", "f", "0", payload, "REPLACE", "FREQ", "100") == b"OK"
         assert c.call("OBJECT", "FREQ", "f") == 100
@@ -166,17 +166,19 @@ def test_no_touch_client_leaves_clocks_alone_but_touch_sets_them(server, sh):
         sh.set("k", "v")
         sh.set("t", "v")
         conn.call("CLIENT", "NO-TOUCH", "ON")
-        time.sleep(1.1)
+        # Idle times are whole seconds and the clock may tick between a touch and OBJECT: untouched
+        # keys must read >= 2 and touched ones <= 1.
+        time.sleep(2.1)
         assert conn.call("GET", "k") == b"v"
         assert conn.call("MGET", "k", "t") == [b"v", b"v"]
         assert conn.call("APPEND", "t", "w") == 2
-        assert sh.object("idletime", "k") >= 1
-        assert sh.object("idletime", "t") >= 1
+        assert sh.object("idletime", "k") >= 2
+        assert sh.object("idletime", "t") >= 2
         assert conn.call("TOUCH", "k") == 1  # TOUCH is the exception
-        assert sh.object("idletime", "k") == 0
+        assert sh.object("idletime", "k") <= 1
         conn.call("CLIENT", "NO-TOUCH", "OFF")
         assert conn.call("GET", "t") == b"vw"
-        assert sh.object("idletime", "t") == 0
+        assert sh.object("idletime", "t") <= 1
     finally:
         conn.close()
 
