@@ -154,13 +154,15 @@ print("|---|---|---|---|---|")
 for server in ("shardis1", "shardis2"):
     for p in (1, 16):
         r = med((server, "everysec", p), 0) / med((server, "off", p), 0)
+        each = rounds((server, "everysec", p), (server, "off", p))
         print(f"| {names[server]}, SET P{p}: everysec / no AOF | ≥ 0.90 | {r:.2f} | "
-              f"{'yes' if r >= 0.9 else 'no'} | {rounds((server, 'everysec', p), (server, 'off', p))} |")
+              f"{'yes' if r >= 0.9 else 'no'} | {each} |")
 for server in ("shardis1", "shardis2"):
     for p in (1, 16):
         r = med((server, "always", p), 0) / med(("redis", "always", p), 0)
+        each = rounds((server, "always", p), ("redis", "always", p))
         print(f"| {names[server]}, SET P{p}: always / redis-server always | ≥ 1.5x | {r:.2f}x | "
-              f"{'yes' if r >= 1.5 else 'no'} | {rounds((server, 'always', p), ('redis', 'always', p))} |")
+              f"{'yes' if r >= 1.5 else 'no'} | {each} |")
 for p in (1, 16):
     r = med(("redis", "everysec", p), 0) / med(("redis", "off", p), 0)
     print(f"| (for reference) redis-server, SET P{p}: everysec / no AOF | - | {r:.2f} | - | "

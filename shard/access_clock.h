@@ -54,7 +54,8 @@ inline bool RestoredAccessClock(int64_t frequency, int64_t idle_seconds, int64_t
 // recorded (the clocks are an array apart from the entries: a cache miss per key for nothing
 // under the default policy).
 template <typename ClockFn>
-inline void SnapshotAccessMeta(const ClockFn& clock, int64_t now_ms, int64_t* idle_seconds, int* freq) {
+inline void SnapshotAccessMeta(const ClockFn& clock, int64_t now_ms, int64_t* idle_seconds,
+                               int* freq) {
   const EvictionPolicy policy = MemoryLimit::policy();
   if (IsLruPolicy(policy)) *idle_seconds = core::LruIdleMs(clock(), now_ms) / 1000;
   if (IsLfuPolicy(policy)) {

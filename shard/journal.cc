@@ -314,10 +314,11 @@ std::string JournalMerger::WaitingReport() const {
     JournalRecord r;
     size_t pos = q.pos;
     NextJournalRecord(q.chunks.front(), &pos, &r);
-    absl::StrAppend(&out, "shard ", sid, " waits at record ", q.placed_seq + 1,
-                    r.kind == JournalRecord::kMarker ? absl::StrCat(", the marker of transaction ", r.id,
-                                                                   " over ", r.shards, " shard(s)")
-                                                     : std::string(), "; ");
+    absl::StrAppend(&out, "shard ", sid, " waits at record ", q.placed_seq + 1);
+    if (r.kind == JournalRecord::kMarker) {
+      absl::StrAppend(&out, ", the marker of transaction ", r.id, " over ", r.shards, " shard(s)");
+    }
+    out += "; ";
   }
   return out;
 }
